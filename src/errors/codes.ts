@@ -1,0 +1,32 @@
+/**
+ * The one registry of error codes. Every error the service raises carries one of these codes;
+ * callers decide what to do from `retryable` and `exitCode`, never from message text.
+ *
+ * `exitCode`: 2 for usage / configuration / input problems (fix the input, do not retry),
+ * 1 for runtime failures.
+ */
+export const ERROR_CODES = {
+  CONFIG_MISSING: { retryable: false, exitCode: 2 },
+  CONFIG_INVALID: { retryable: false, exitCode: 2 },
+  PULL_SECRET_INVALID: { retryable: false, exitCode: 2 },
+  IDENTIFIER_INVALID: { retryable: false, exitCode: 2 },
+  PAYLOAD_TOO_LARGE: { retryable: false, exitCode: 2 },
+  SECRET_UNMANAGED: { retryable: false, exitCode: 1 },
+  SECRET_NOT_FOUND: { retryable: false, exitCode: 1 },
+  VERSION_NOT_ENABLED: { retryable: false, exitCode: 1 },
+  VERIFY_MISMATCH: { retryable: false, exitCode: 1 },
+  STORE_UNAVAILABLE: { retryable: true, exitCode: 1 },
+  STORE_TIMEOUT: { retryable: true, exitCode: 1 },
+  STORE_QUOTA_EXCEEDED: { retryable: true, exitCode: 1 },
+  STORE_INTERNAL: { retryable: true, exitCode: 1 },
+  STORE_CONFLICT: { retryable: true, exitCode: 1 },
+  STORE_PERMISSION_DENIED: { retryable: false, exitCode: 1 },
+  STORE_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
+  STORE_INVALID_REQUEST: { retryable: false, exitCode: 1 },
+  STORE_CORRUPT: { retryable: false, exitCode: 1 },
+  STORE_FAILED: { retryable: false, exitCode: 1 },
+  ABORTED: { retryable: false, exitCode: 1 },
+  INTERNAL: { retryable: false, exitCode: 1 },
+} as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,2 @@
+export { ERROR_CODES, type ErrorCode } from './codes.js';
+export { PullSecretError, isRetryable, toPullSecretError, describeError } from './pull-secret-error.js';

@@ -1,0 +1,98 @@
+/**
+ * The secret store contract (design §3). Every store (local, GCP Secret Manager, later AWS, Azure)
+ * implements `SecretStore`; nothing outside a store's folder imports its SDK.
+ *
+ * Errors: every method throws only `PullSecretError`, with the SDK error classified at the edge
+ * (retryable: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, socket errors; permanent:
+ * invalid input, permission denied, unmanaged target). Methods do not retry; the caller does.
+ */
+
+/** What a push did: like controller-runtime's OperationResult. */
+export type PushOutcome = 'created' | 'updated' | 'unchanged';
+
+/** Options every store call takes. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** Metadata of a stored secret. Never includes payload bytes. */
+export interface SecretMetadata {
+  /** The secret id, e.g. `hyperfleet-{cluster}-pull-secret`. */
+  name: string;
+  /** The store's full resource path, e.g. `projects/p/secrets/name`. */
+  path: string;
+  labels: Record<string, string>;
+  /** ISO 8601 time the secret was created. */
+  createdTime: string;
+  /** Opaque token that changes on every metadata change (GCP etag); used for optimistic concurrency. */
+  etag?: string;
+}
+
+/** One secret version. */
+export interface SecretVersionInfo {
+  /** Version id within the secret: "1", "2", ... */
+  version: string;
+  /** Full resource path of the version, e.g. `projects/p/secrets/name/versions/2`. */
+  path: string;
+  state: 'ENABLED' | 'DISABLED' | 'DESTROYED';
+  createdTime: string;
+}
+
+/** Metadata plus the version list, newest first. */
+export interface SecretDescription extends SecretMetadata {
+  versions: SecretVersionInfo[];
+}
+
+/** A version with its payload. */
+export interface SecretPayload {
+  version: string;
+  path: string;
+  data: Buffer;
+}
+
+/**
+ * The narrow store client. Each method is one store round trip (or a local equivalent), so callers
+ * can count and retry them step by step.
+ */
+export interface SecretStore {
+  /** Store kind, e.g. `local` or `gcp`. */
+  readonly kind: string;
+  /** Largest payload one version may hold, in bytes (GCP: 64 KiB). */
+  readonly maxPayloadBytes: number;
+  /** Where secrets live, for logs and status (`projects/p`, or the local directory). */
+  readonly location: string;
+
+  /** Resource path of a secret id in this store. */
+  secretPath(secretId: string): string;
+
+  /** Reads metadata; `undefined` when the secret does not exist. */
+  getSecret(secretId: string, options?: CallOptions): Promise<SecretMetadata | undefined>;
+
+  /**
+   * Creates the secret with the given labels (automatic replication where the store has a choice)
+   * and no versions. Returns `undefined` when it already exists (a concurrent creator won the race);
+   * the caller then reads it with `getSecret`.
+   */
+  createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined>;
+
+  /**
+   * Reads the newest ENABLED version's payload. `undefined` when the secret has no enabled version.
+   * Throws SECRET_NOT_FOUND when the secret itself does not exist.
+   */
+  accessLatestEnabled(secretId: string, options?: CallOptions): Promise<SecretPayload | undefined>;
+
+  /** Reads one version's payload. Throws SECRET_NOT_FOUND or VERSION_NOT_ENABLED. */
+  accessVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretPayload>;
+
+  /** Adds a version holding exactly `data`. Throws PAYLOAD_TOO_LARGE, SECRET_NOT_FOUND. */
+  addVersion(secretId: string, data: Buffer, options?: CallOptions): Promise<SecretVersionInfo>;
+
+  /** Metadata plus every version (newest first); `undefined` when the secret does not exist. */
+  describe(secretId: string, options?: CallOptions): Promise<SecretDescription | undefined>;
+
+  /** Deletes the secret and all versions. Returns false when it did not exist. */
+  deleteSecret(secretId: string, options?: CallOptions): Promise<boolean>;
+
+  /** Releases connections and handles. Safe to call twice. */
+  close(): Promise<void>;
+}
