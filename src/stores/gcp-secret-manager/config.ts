@@ -1,0 +1,112 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import type { EnvSetting } from '../factory.js';
+
+/**
+ * Observes every Secret Manager API call once it finished: the RPC name (`AccessSecretVersion`),
+ * the gRPC status code name (`OK`, `NOT_FOUND`, `UNAVAILABLE`, `CANCELLED` when the caller
+ * aborted) and its duration. Feeds `pullsecret_gcp_api_calls_total{status_code}`; must not throw.
+ */
+export type ApiCallHook = (method: string, code: string, durationMs: number) => void;
+
+/** Settings of the GCP Secret Manager store. */
+export interface GcpStoreConfig {
+  /** GCP project that holds the secrets (its id, not its number). */
+  projectId: string;
+  /** `host:port` of a non-default endpoint (private endpoint, or a local test server). */
+  endpoint?: string;
+  /** Plaintext gRPC without credentials; only allowed with an `endpoint` on a loopback host. */
+  insecure: boolean;
+  /** Deadline of each API call, in milliseconds. */
+  callTimeoutMs: number;
+  /** Optional observer of API calls, for metrics. Not settable from the environment. */
+  onApiCall?: ApiCallHook;
+}
+
+/** Default deadline of one Secret Manager call. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
+/** GCP project ids: 6-30 characters, lowercase letters, digits and hyphens, letter first, no trailing hyphen. */
+const PROJECT_ID = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+/** `host:port`; an IPv6 host is written in brackets, as gRPC expects it. */
+const ENDPOINT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?):([0-9]{1,5})$/;
+
+/** An endpoint split into the `apiEndpoint` and `port` the SDK client takes. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/** Splits `host:port`; `undefined` when it is not of that form or the port is out of range. */
+export function parseEndpoint(value: string): Endpoint | undefined {
+  const match = ENDPOINT.exec(value);
+  if (match === null) return undefined;
+  const host = match[1] as string;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65_535) return undefined;
+  if (host.startsWith('[') && isIP(host.slice(1, -1)) !== 6) return undefined;
+  return { host, port };
+}
+
+/** True for `localhost`, `127.0.0.0/8` and `[::1]`: hosts a plaintext connection never leaves. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+  if (bare.toLowerCase() === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  // The URL parser normalizes IPv6 spellings such as `0:0:0:0:0:0:0:1` to `[::1]`.
+  if (isIP(bare) === 6) return new URL(`http://[${bare}]/`).hostname === '[::1]';
+  return false;
+}
+
+const PROJECT_RULE =
+  'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
+const ENDPOINT_RULE = 'must be host:port, e.g. secretmanager.googleapis.com:443, 127.0.0.1:8085 or [::1]:8085';
+const INSECURE_RULE = 'must be "true" or "false"';
+const INSECURE_LOOPBACK_RULE =
+  'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
+
+/**
+ * Schema of `GcpStoreConfig`. Accepts the environment's strings and the parsed values alike, so a
+ * parsed config can be validated again. Messages describe the rule and never echo the value.
+ */
+export const gcpStoreConfigSchema: z.ZodType<GcpStoreConfig> = z
+  .object({
+    projectId: z.string({ error: PROJECT_RULE }).regex(PROJECT_ID, { error: PROJECT_RULE }),
+    endpoint: z
+      .string({ error: ENDPOINT_RULE })
+      .refine((value) => parseEndpoint(value) !== undefined, { error: ENDPOINT_RULE })
+      .optional(),
+    insecure: z
+      .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE })
+      .default(false),
+    callTimeoutMs: z.coerce
+      .number({ error: 'must be a whole number of milliseconds between 1 and 600000' })
+      .int({ error: 'must be a whole number of milliseconds between 1 and 600000' })
+      .min(1, { error: 'must be a whole number of milliseconds between 1 and 600000' })
+      .max(600_000, { error: 'must be a whole number of milliseconds between 1 and 600000' })
+      .default(DEFAULT_CALL_TIMEOUT_MS),
+    onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  })
+  .strict()
+  .check((ctx) => {
+    const { insecure, endpoint } = ctx.value;
+    if (!insecure) return;
+    const parsed = endpoint === undefined ? undefined : parseEndpoint(endpoint);
+    if (parsed === undefined || !isLoopbackHost(parsed.host)) {
+      ctx.issues.push({ code: 'custom', message: INSECURE_LOOPBACK_RULE, path: ['insecure'], input: insecure });
+    }
+  });
+
+/** Environment variables of the GCP store. */
+export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
+  GCP_PROJECT_ID: { key: 'projectId', help: 'GCP project that holds the pull secrets (required; the project id, not its number).' },
+  SECRET_MANAGER_ENDPOINT: {
+    key: 'endpoint',
+    help: 'host:port of a non-default Secret Manager endpoint (a private endpoint, or a local test server). Default: the public endpoint.',
+  },
+  SECRET_MANAGER_INSECURE: {
+    key: 'insecure',
+    help: '"true" for plaintext gRPC without Google credentials; only allowed with a SECRET_MANAGER_ENDPOINT on a loopback host (default false).',
+  },
+  GCP_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
+};

@@ -1,0 +1,206 @@
+import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-manager';
+import { PullSecretError } from '../../errors/index.js';
+import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
+import type { CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import { call, callExpecting, type ApiCallOptions } from './api-call.js';
+import type { GcpStoreConfig } from './config.js';
+import { crc32c } from './crc32c.js';
+import type { GcpMethod } from './errors.js';
+import { int64ToNumber, lastSegment, toSecretMetadata, toVersionInfo } from './resources.js';
+
+type IAccessSecretVersionResponse = protos.google.cloud.secretmanager.v1.IAccessSecretVersionResponse;
+
+/** Options of a GCP store call: the contract's signal, plus an optional deadline override. */
+export interface GcpCallOptions extends CallOptions {
+  /** Deadline of each RPC of this call in milliseconds; default `callTimeoutMs` of the config. */
+  timeoutMs?: number;
+}
+
+/** Secret Manager's limit on one version's payload. */
+export const GCP_MAX_PAYLOAD_BYTES = 65_536;
+
+/** Versions asked for per ListSecretVersions page by `describe`. */
+const PAGE_SIZE = 100;
+
+/**
+ * `SecretStore` on GCP Secret Manager, one RPC per step (so callers can count and retry them).
+ * Every method validates the secret id first (IDENTIFIER_INVALID, no call made) and throws only
+ * `PullSecretError`, classified by `classifyGcpError`.
+ */
+export class GcpSecretStore implements SecretStore {
+  readonly kind = 'gcp';
+  readonly maxPayloadBytes = GCP_MAX_PAYLOAD_BYTES;
+  readonly location: string;
+  private closed = false;
+
+  constructor(
+    private readonly client: SecretManagerServiceClient,
+    private readonly config: GcpStoreConfig,
+  ) {
+    this.location = `projects/${config.projectId}`;
+  }
+
+  secretPath(secretId: string): string {
+    return `${this.location}/secrets/${secretId}`;
+  }
+
+  /** Reads metadata (GetSecret); `undefined` on NOT_FOUND. */
+  async getSecret(secretId: string, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
+    const name = this.checkedPath(secretId);
+    const result = await callExpecting(this.target('GetSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) =>
+      this.client.getSecret({ name }, o),
+    );
+    return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
+  }
+
+  /** CreateSecret with automatic replication and `labels`; `undefined` on ALREADY_EXISTS. */
+  async createSecret(secretId: string, labels: Record<string, string>, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
+    const name = this.checkedPath(secretId);
+    assertLabels(labels);
+    const request = { parent: this.location, secretId, secret: { replication: { automatic: {} }, labels } };
+    const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) =>
+      this.client.createSecret(request, o),
+    );
+    return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
+  }
+
+  /**
+   * Accesses `versions/latest` (one RPC in the normal case). When the newest version is disabled or
+   * destroyed (FAILED_PRECONDITION), lists the newest ENABLED version and accesses that. NOT_FOUND
+   * on `latest` means "no secret" or "no versions"; one GetSecret tells them apart.
+   *
+   * @throws SECRET_NOT_FOUND when the secret does not exist; STORE_CORRUPT on a checksum mismatch.
+   */
+  async accessLatestEnabled(secretId: string, options?: GcpCallOptions): Promise<SecretPayload | undefined> {
+    const path = this.checkedPath(secretId);
+    const name = `${path}/versions/latest`;
+    const latest = await callExpecting(
+      this.target('AccessSecretVersion', name),
+      this.callOptions(options),
+      ['NOT_FOUND', 'FAILED_PRECONDITION'],
+      (o) => this.client.accessSecretVersion({ name }, o),
+    );
+    if (latest.ok) return this.toPayload(path, latest.value[0]);
+    if (latest.code === 'NOT_FOUND') {
+      if ((await this.getSecret(secretId, options)) === undefined) throw this.notFound(path);
+      return undefined;
+    }
+    // The list is newest first, so one entry is the newest enabled version.
+    const page = await this.listVersionsPage(path, { pageSize: 1, filter: 'state:ENABLED' }, options);
+    if (page.missing) throw this.notFound(path);
+    const newest = page.versions[0];
+    return newest === undefined ? undefined : this.accessNumbered(path, newest.version, options);
+  }
+
+  /** Accesses one version. @throws SECRET_NOT_FOUND, VERSION_NOT_ENABLED, STORE_CORRUPT. */
+  async accessVersion(secretId: string, version: string, options?: GcpCallOptions): Promise<SecretPayload> {
+    const path = this.checkedPath(secretId);
+    if (!/^([1-9][0-9]{0,18}|latest)$/.test(version)) {
+      throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: must be a positive version number or "latest"');
+    }
+    return this.accessNumbered(path, version, options);
+  }
+
+  /**
+   * AddSecretVersion with the payload's CRC-32C, so the service rejects bytes damaged on the way.
+   * @throws PAYLOAD_TOO_LARGE (before any call), SECRET_NOT_FOUND.
+   */
+  async addVersion(secretId: string, data: Buffer, options?: GcpCallOptions): Promise<SecretVersionInfo> {
+    const path = this.checkedPath(secretId);
+    if (data.length > this.maxPayloadBytes) {
+      throw new PullSecretError(
+        'PAYLOAD_TOO_LARGE',
+        `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`,
+      );
+    }
+    const request = { parent: path, payload: { data, dataCrc32c: crc32c(data) } };
+    const [version] = await call(this.target('AddSecretVersion', path), this.callOptions(options), (o) => this.client.addSecretVersion(request, o));
+    return toVersionInfo(path, version);
+  }
+
+  /** GetSecret plus every ListSecretVersions page (newest first); `undefined` when the secret is missing. */
+  async describe(secretId: string, options?: GcpCallOptions): Promise<SecretDescription | undefined> {
+    const metadata = await this.getSecret(secretId, options);
+    if (metadata === undefined) return undefined;
+    const versions: SecretVersionInfo[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.listVersionsPage(metadata.path, { pageSize: PAGE_SIZE, pageToken }, options);
+      if (page.missing) return undefined;
+      versions.push(...page.versions);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== undefined);
+    return { ...metadata, versions };
+  }
+
+  /** DeleteSecret; false on NOT_FOUND. */
+  async deleteSecret(secretId: string, options?: GcpCallOptions): Promise<boolean> {
+    const name = this.checkedPath(secretId);
+    const result = await callExpecting(this.target('DeleteSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) =>
+      this.client.deleteSecret({ name }, o),
+    );
+    return result.ok;
+  }
+
+  /** Closes the gRPC channel. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+
+  private async accessNumbered(secretPath: string, version: string, options: GcpCallOptions | undefined): Promise<SecretPayload> {
+    const name = `${secretPath}/versions/${version}`;
+    const [response] = await call(this.target('AccessSecretVersion', name), this.callOptions(options), (o) =>
+      this.client.accessSecretVersion({ name }, o),
+    );
+    return this.toPayload(secretPath, response);
+  }
+
+  private toPayload(secretPath: string, response: IAccessSecretVersionResponse): SecretPayload {
+    const version = lastSegment(response.name);
+    const data = Buffer.from(response.payload?.data ?? new Uint8Array());
+    const expected = int64ToNumber(response.payload?.dataCrc32c);
+    // Verifies the bytes end to end when the service sends a checksum (it does for every version).
+    if (expected !== undefined && expected !== crc32c(data)) {
+      throw new PullSecretError('STORE_CORRUPT', `GCP Secret Manager returned ${secretPath}/versions/${version} with a CRC-32C mismatch`);
+    }
+    return { version, path: `${secretPath}/versions/${version}`, data };
+  }
+
+  private async listVersionsPage(
+    secretPath: string,
+    page: { pageSize: number; pageToken?: string | undefined; filter?: string },
+    options: GcpCallOptions | undefined,
+  ): Promise<{ versions: SecretVersionInfo[]; nextPageToken?: string; missing?: true }> {
+    const request = { parent: secretPath, ...page };
+    const result = await callExpecting(this.target('ListSecretVersions', secretPath), this.callOptions(options), ['NOT_FOUND'], (o) =>
+      this.client.listSecretVersions(request, { ...o, autoPaginate: false }),
+    );
+    if (!result.ok) return { versions: [], missing: true };
+    const [versions, , response] = result.value;
+    const nextPageToken = response?.nextPageToken;
+    return {
+      versions: versions.map((v) => toVersionInfo(secretPath, v)),
+      ...(nextPageToken ? { nextPageToken } : {}),
+    };
+  }
+
+  private checkedPath(secretId: string): string {
+    if (this.closed) throw new PullSecretError('STORE_FAILED', 'the GCP Secret Manager store is closed');
+    assertSecretId(secretId);
+    return this.secretPath(secretId);
+  }
+
+  private notFound(path: string): PullSecretError {
+    return new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist; check GCP_PROJECT_ID and the secret name.`);
+  }
+
+  private target(method: GcpMethod, resource: string) {
+    return { method, resource };
+  }
+
+  private callOptions(options: GcpCallOptions | undefined): ApiCallOptions {
+    return { signal: options?.signal, timeoutMs: options?.timeoutMs ?? this.config.callTimeoutMs, onApiCall: this.config.onApiCall };
+  }
+}

@@ -1,0 +1,43 @@
+import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
+import { grpc } from 'google-gax';
+import { PullSecretError } from '../../errors/index.js';
+import { isLoopbackHost, parseEndpoint, type GcpStoreConfig } from './config.js';
+
+type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>;
+
+/**
+ * Builds the official SDK client. Makes no network call: gax connects and looks up credentials on
+ * the first RPC.
+ *
+ * - Default: the public endpoint with Application Default Credentials (Workload Identity on GKE).
+ * - `endpoint`: the same, against another host (a private endpoint), still over TLS with ADC.
+ * - `insecure` (loopback endpoint only): plaintext gRPC with no credentials at all. gax uses
+ *   `sslCreds` as the channel credentials as they are, so no token is fetched; `universeDomain` is
+ *   set because gax otherwise asks google-auth-library for it, which loads ADC and may probe the
+ *   GCE metadata server before the first call.
+ *
+ * `grpc` comes from google-gax's re-export so the credentials object belongs to the very
+ * `@grpc/grpc-js` instance gax builds its channel with.
+ *
+ * @throws CONFIG_INVALID when `insecure` is set without a loopback endpoint (defence in depth:
+ *   the config schema already refuses it).
+ */
+export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceClient {
+  const endpoint = config.endpoint === undefined ? undefined : parseEndpoint(config.endpoint);
+  if (config.endpoint !== undefined && endpoint === undefined) {
+    throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable SECRET_MANAGER_ENDPOINT: must be host:port');
+  }
+  // Hostnames are plain; an IPv6 literal keeps its brackets, as gax joins `${host}:${port}`.
+  const options: ClientOptions = endpoint === undefined ? {} : { apiEndpoint: endpoint.host, port: endpoint.port };
+  if (config.insecure) {
+    if (endpoint === undefined || !isLoopbackHost(endpoint.host)) {
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host',
+      );
+    }
+    options.sslCreds = grpc.credentials.createInsecure();
+    options.universeDomain = 'googleapis.com';
+  }
+  return new SecretManagerServiceClient(options);
+}

@@ -1,0 +1,67 @@
+import { status } from '@grpc/grpc-js';
+import { crc32c } from '../../../src/stores/gcp-secret-manager/crc32c.js';
+import { RpcError, type WirePayload, type WireReplication } from './types.js';
+
+/** Secret Manager's content rules: labels, replication, payload size and checksum. */
+
+/** Largest payload of one version. */
+export const MAX_PAYLOAD_BYTES = 65_536;
+/** Most labels one secret may carry. */
+export const MAX_LABELS = 64;
+
+const LABEL_KEY = /^[a-z][a-z0-9_-]{0,62}$/;
+const LABEL_VALUE = /^[a-z0-9_-]{0,63}$/;
+
+/** Validates labels. @throws INVALID_ARGUMENT naming the offending key or value. */
+export function assertLabelsRule(labels: Readonly<Record<string, string>>): void {
+  const entries = Object.entries(labels);
+  if (entries.length > MAX_LABELS) {
+    throw new RpcError(status.INVALID_ARGUMENT, `A Secret can have at most ${MAX_LABELS} labels; the request has ${entries.length}.`);
+  }
+  for (const [key, value] of entries) {
+    if (!LABEL_KEY.test(key)) {
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Label key [${key}] is invalid: keys must start with a lowercase letter and contain at most 63 lowercase letters, numbers, underscores or dashes.`,
+      );
+    }
+    if (!LABEL_VALUE.test(value)) {
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Label value [${value}] of key [${key}] is invalid: values can contain at most 63 lowercase letters, numbers, underscores or dashes.`,
+      );
+    }
+  }
+}
+
+/** Validates a replication policy: required, automatic or user-managed with at least one replica. */
+export function assertReplicationRule(replication: WireReplication | undefined): void {
+  if (replication?.automatic !== undefined) return;
+  const replicas = replication?.userManaged?.replicas ?? [];
+  if (replication?.userManaged !== undefined) {
+    if (replicas.length === 0 || replicas.some((r) => !r.location)) {
+      throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication.user_managed.replicas must name at least one location.');
+    }
+    return;
+  }
+  throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication is required: set automatic or user_managed replication.');
+}
+
+/**
+ * Validates a payload and returns its bytes and CRC-32C.
+ * @throws INVALID_ARGUMENT when missing, larger than 64 KiB, or when `data_crc32c` does not match.
+ */
+export function checkPayload(payload: WirePayload | undefined): { data: Buffer; crc: number; clientChecksum: boolean } {
+  if (payload === undefined) throw new RpcError(status.INVALID_ARGUMENT, 'SecretPayload is required.');
+  const data = Buffer.from(payload.data ?? Buffer.alloc(0));
+  if (data.length > MAX_PAYLOAD_BYTES) {
+    throw new RpcError(status.INVALID_ARGUMENT, `Secret payload is ${data.length} bytes; it cannot be larger than ${MAX_PAYLOAD_BYTES} bytes.`);
+  }
+  const crc = crc32c(data);
+  const given = payload.dataCrc32c;
+  const clientChecksum = given !== undefined && given !== null;
+  if (clientChecksum && Number(given) !== crc) {
+    throw new RpcError(status.INVALID_ARGUMENT, 'Checksum mismatch: data_crc32c does not match the CRC32C of the payload data.');
+  }
+  return { data, crc, clientChecksum };
+}

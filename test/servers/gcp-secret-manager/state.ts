@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { status } from '@grpc/grpc-js';
+import { crc32c } from '../../../src/stores/gcp-secret-manager/crc32c.js';
+import { secretName, type SecretRef, type VersionRef } from './names.js';
+import { assertLabelsRule } from './rules.js';
+import { RpcError, type VersionState, type WireReplication } from './types.js';
+
+/**
+ * The in-memory model of Secret Manager: secrets with labels and an etag, versions numbered
+ * 1, 2, 3... with their state machine (ENABLED ⇄ DISABLED → DESTROYED, destroyed is final).
+ * Methods throw `RpcError` with the real service's codes; tests may also call them directly to
+ * seed or inspect state without going through gRPC.
+ */
+
+export interface StoredVersion {
+  number: number;
+  state: VersionState;
+  /** Wiped when the version is destroyed. */
+  data: Buffer | undefined;
+  crc32c: number;
+  clientChecksum: boolean;
+  createTime: Date;
+  destroyTime?: Date;
+  etag: string;
+}
+
+export interface StoredSecret {
+  project: string;
+  secretId: string;
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  replication: WireReplication;
+  createTime: Date;
+  etag: string;
+  /** Oldest first; `latest` is the last one. */
+  versions: StoredVersion[];
+}
+
+/** What a test may seed: labels, and versions (oldest first) in any state. */
+export interface SeedSecret {
+  labels?: Record<string, string>;
+  versions?: { data: Buffer | string; state?: VersionState }[];
+  project?: string;
+}
+
+/** A fresh etag, quoted like the service's. */
+function newEtag(): string {
+  return `"${randomBytes(7).toString('hex')}"`;
+}
+
+function notFound(message: string): RpcError {
+  return new RpcError(status.NOT_FOUND, message);
+}
+
+export class SecretManagerState {
+  private readonly secrets = new Map<string, StoredSecret>();
+
+  /** @param defaultProject project used by the seeding helpers when none is given. */
+  constructor(readonly defaultProject: string) {}
+
+  /** Creates a secret. @throws ALREADY_EXISTS, INVALID_ARGUMENT (labels). */
+  createSecret(ref: SecretRef, labels: Record<string, string>, replication: WireReplication, annotations: Record<string, string> = {}): StoredSecret {
+    assertLabelsRule(labels);
+    if (this.secrets.has(ref.name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${ref.name}] already exists.`);
+    const secret: StoredSecret = {
+      project: ref.project,
+      secretId: ref.secretId,
+      name: ref.name,
+      labels: { ...labels },
+      annotations: { ...annotations },
+      replication,
+      createTime: new Date(),
+      etag: newEtag(),
+      versions: [],
+    };
+    this.secrets.set(ref.name, secret);
+    return secret;
+  }
+
+  /** @throws NOT_FOUND. */
+  getSecret(ref: SecretRef): StoredSecret {
+    const secret = this.secrets.get(ref.name);
+    if (secret === undefined) throw notFound(`Secret [${ref.name}] not found.`);
+    return secret;
+  }
+
+  /** Secrets of a project, in creation order. */
+  listSecrets(project: string): StoredSecret[] {
+    return [...this.secrets.values()].filter((s) => s.project === project);
+  }
+
+  /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, ABORTED (etag), INVALID_ARGUMENT. */
+  updateSecret(
+    ref: SecretRef,
+    changes: { labels?: Record<string, string>; annotations?: Record<string, string> },
+    etag: string | undefined,
+  ): StoredSecret {
+    const secret = this.getSecret(ref);
+    this.checkEtag(secret.etag, etag, ref.name);
+    if (changes.labels !== undefined) assertLabelsRule(changes.labels);
+    if (changes.labels !== undefined) secret.labels = { ...changes.labels };
+    if (changes.annotations !== undefined) secret.annotations = { ...changes.annotations };
+    secret.etag = newEtag();
+    return secret;
+  }
+
+  /** Deletes a secret and its versions. @throws NOT_FOUND, ABORTED (etag). */
+  deleteSecret(ref: SecretRef, etag: string | undefined): void {
+    const secret = this.getSecret(ref);
+    this.checkEtag(secret.etag, etag, ref.name);
+    this.secrets.delete(ref.name);
+  }
+
+  /** Adds an ENABLED version numbered one past the newest. @throws NOT_FOUND. */
+  addVersion(ref: SecretRef, data: Buffer, clientChecksum: boolean): StoredVersion {
+    const secret = this.getSecret(ref);
+    const version: StoredVersion = {
+      number: (secret.versions.at(-1)?.number ?? 0) + 1,
+      state: 'ENABLED',
+      data: Buffer.from(data),
+      crc32c: crc32c(data),
+      clientChecksum,
+      createTime: new Date(),
+      etag: newEtag(),
+    };
+    secret.versions.push(version);
+    return version;
+  }
+
+  /**
+   * Resolves a version; `latest` is the most recently created version whatever its state.
+   * @throws NOT_FOUND (for `latest`: "not found or has no versions", as the service says).
+   */
+  getVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion } {
+    const secret = this.secrets.get(ref.name);
+    if (ref.version === 'latest') {
+      const latest = secret?.versions.at(-1);
+      if (secret === undefined || latest === undefined) throw notFound(`Secret [${ref.name}] not found or has no versions.`);
+      return { secret, version: latest };
+    }
+    const version = secret?.versions.find((v) => v.number === ref.version);
+    if (secret === undefined || version === undefined) throw notFound(`Secret Version [${ref.name}/versions/${ref.version}] not found.`);
+    return { secret, version };
+  }
+
+  /** The payload of an ENABLED version. @throws NOT_FOUND, FAILED_PRECONDITION ("... is in DISABLED state."). */
+  accessVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion; data: Buffer } {
+    const { secret, version } = this.getVersion(ref);
+    if (version.state !== 'ENABLED' || version.data === undefined) {
+      throw new RpcError(status.FAILED_PRECONDITION, `Secret Version [${secret.name}/versions/${version.number}] is in ${version.state} state.`);
+    }
+    return { secret, version, data: version.data };
+  }
+
+  /**
+   * Moves a version to `target`. Destroyed versions cannot change (FAILED_PRECONDITION); destroying
+   * wipes the payload. @throws NOT_FOUND, FAILED_PRECONDITION, ABORTED (etag).
+   */
+  setVersionState(ref: VersionRef, target: VersionState, etag?: string): StoredVersion {
+    const { secret, version } = this.getVersion(ref);
+    this.checkEtag(version.etag, etag, `${secret.name}/versions/${version.number}`);
+    if (version.state === 'DESTROYED') {
+      throw new RpcError(status.FAILED_PRECONDITION, `Secret Version [${secret.name}/versions/${version.number}] is in DESTROYED state.`);
+    }
+    if (version.state === target) return version;
+    version.state = target;
+    version.etag = newEtag();
+    if (target === 'DESTROYED') {
+      version.data = undefined;
+      version.destroyTime = new Date();
+    }
+    return version;
+  }
+
+  /** Versions newest first, optionally only those in `state`. @throws NOT_FOUND. */
+  listVersions(ref: SecretRef, state?: VersionState): StoredVersion[] {
+    const versions = [...this.getSecret(ref).versions].reverse();
+    return state === undefined ? versions : versions.filter((v) => v.state === state);
+  }
+
+  /** Seeds a secret with labels and versions in any state (for tests). @throws like the RPCs. */
+  seedSecret(secretId: string, seed: SeedSecret = {}): StoredSecret {
+    const project = seed.project ?? this.defaultProject;
+    const ref = { project, secretId, name: secretName(project, secretId) };
+    const secret = this.createSecret(ref, seed.labels ?? {}, { automatic: {} });
+    for (const v of seed.versions ?? []) {
+      const data = Buffer.from(v.data);
+      const version = this.addVersion(ref, data, false);
+      if (v.state !== undefined && v.state !== 'ENABLED') this.setVersionState({ ...ref, version: version.number }, v.state);
+    }
+    return secret;
+  }
+
+  /** A secret by id, or `undefined` (for assertions). */
+  findSecret(secretId: string, project = this.defaultProject): StoredSecret | undefined {
+    return this.secrets.get(secretName(project, secretId));
+  }
+
+  /** A secret's versions newest first, by id (for assertions). @throws NOT_FOUND. */
+  versionsOf(secretId: string, project = this.defaultProject): StoredVersion[] {
+    return this.listVersions({ project, secretId, name: secretName(project, secretId) });
+  }
+
+  /** Sets a version's state by id and number (for tests). */
+  setState(secretId: string, version: number, state: VersionState, project = this.defaultProject): StoredVersion {
+    return this.setVersionState({ project, secretId, name: secretName(project, secretId), version }, state);
+  }
+
+  /** Removes every secret. */
+  clear(): void {
+    this.secrets.clear();
+  }
+
+  private checkEtag(current: string, given: string | undefined, name: string): void {
+    // AIP-154: a stale etag is a failed test-and-set, answered with ABORTED (HTTP 409).
+    if (given !== undefined && given !== '' && given !== current) {
+      throw new RpcError(status.ABORTED, `The etag provided for [${name}] does not match the current etag of the resource.`);
+    }
+  }
+}
