@@ -1,8 +1,16 @@
 import type { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
 
-/** Environment variable name → key of the object a schema parses. */
-export type EnvMapping = Readonly<Record<string, { key: string }>>;
+/** One environment variable, mapped onto a key of the object a schema parses. */
+export interface EnvSetting {
+  /** Key in the parsed config object. */
+  key: string;
+  /** One line for `--help` and the configuration reference. */
+  help: string;
+}
+
+/** Environment variable name → setting. */
+export type EnvMapping = Readonly<Record<string, EnvSetting>>;
 
 /** The outcome of reading one schema from the environment: a value, or every problem found. */
 export type EnvParse<T> =

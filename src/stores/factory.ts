@@ -1,13 +1,9 @@
 import type { z } from 'zod';
 import type { SecretStore } from './store.js';
 
-/** One environment variable a store reads, mapped onto a key of its config object. */
-export interface EnvSetting {
-  /** Key in the store's config object. */
-  key: string;
-  /** One line for `--help` and the configuration reference. */
-  help: string;
-}
+import type { EnvSetting } from '../config/env.js';
+
+export type { EnvSetting };
 
 /**
  * A store factory owns its config schema (design §3). The registry builds the config from the

@@ -1,0 +1,50 @@
+import { spawn } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { summarize, type Summary } from './stats.js';
+
+const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const PROBE = fileURLToPath(new URL('./rss-probe.mjs', import.meta.url));
+
+export interface ProcessRuns {
+  runs: number;
+  runsPerSecond: number;
+  wallMs: Summary;
+  peakRssMb: number;
+  failures: number;
+}
+
+function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; code: number | null }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['--import', PROBE, MAIN, ...args], { env, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ ms: performance.now() - started, code }));
+  });
+}
+
+/**
+ * Runs the built CLI `runs` times, one process after another (the way Jobs run: one process per
+ * reconcile), and reports wall time per process and the highest peak RSS of any of them.
+ */
+export async function benchProcesses(args: string[], env: NodeJS.ProcessEnv, runs: number, rssFile: string): Promise<ProcessRuns> {
+  await rm(rssFile, { force: true });
+  const times: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  for (let i = 0; i < runs; i++) {
+    const { ms, code } = await runOnce(args, { ...env, BENCH_RSS_FILE: rssFile });
+    times.push(ms);
+    if (code !== 0) failures++;
+  }
+  const elapsed = performance.now() - started;
+  const rss = (await readFile(rssFile, 'utf8')).trim().split('\n').map(Number);
+  return {
+    runs,
+    runsPerSecond: (runs * 1000) / elapsed,
+    wallMs: summarize(times),
+    peakRssMb: Math.max(...rss) / 1024,
+    failures,
+  };
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `npm start`: runs the pull secret job on the embedded defaults (local encrypted store, no cloud
+# account), three times, and shows what happened:
+#   1. first run           -> the secret is created with version 1
+#   2. same data again     -> unchanged, no new version
+#   3. changed data        -> updated, version 2
+# then prints the stored secret's metadata with `pull-secret inspect`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export LOCAL_STORE_DIR="${LOCAL_STORE_DIR:-.pull-secret/demo-store}"
+export CLUSTER_ID="${CLUSTER_ID:-019466a0-8f8e-7abc-9def-0123456789ab}"
+export RESULTS_PATH="${RESULTS_PATH:-.pull-secret/demo-result.json}"
+rm -rf "$LOCAL_STORE_DIR" && mkdir -p "$(dirname "$RESULTS_PATH")"
+
+cli() { node dist/cli/main.js "$@"; }
+summary() { sed -n 's/.*"operation":"completed".*"outcome":"\([a-z]*\)".*/  => outcome: \1/p'; }
+
+run() {
+  echo
+  echo "\$ PULL_SECRET_DATA=\"\$(cat $1)\" pull-secret run-job pull-secret   # $2"
+  PULL_SECRET_DATA="$(cat "$1")" cli run-job pull-secret | tee .pull-secret/demo-run.log
+  summary < .pull-secret/demo-run.log
+}
+
+changed=.pull-secret/demo-changed.json
+sed 's/"email":"test@example.com"}}}$/"email":"ops@example.com"}}}/' examples/pull-secret.json > "$changed"
+
+echo "Pull secret job on the embedded defaults: local encrypted store in $LOCAL_STORE_DIR, cluster $CLUSTER_ID"
+run examples/pull-secret.json "first run: creates the secret"
+run examples/pull-secret.json "same data: no new version"
+run "$changed" "changed data: a second version"
+
+echo
+echo "\$ pull-secret inspect --cluster-id $CLUSTER_ID"
+cli inspect --cluster-id "$CLUSTER_ID"
+echo
+echo "Result file for a status reporter ($RESULTS_PATH):"
+cat "$RESULTS_PATH"
+echo
+echo "Try it yourself: node dist/cli/main.js run-job pull-secret --help"

@@ -1,0 +1,66 @@
+import { Command } from 'commander';
+import { loadJobConfig, JOB_ENV } from '../job/config.js';
+import { runPullSecretJob } from '../job/pull-secret-job.js';
+import { writeResultFile } from '../job/result-file.js';
+import { failureReason, toPullSecretError } from '../errors/index.js';
+import { createLogger } from '../observability/logger.js';
+import { loadStoreFactory, STORE_KINDS } from '../stores/registry.js';
+import { reportFailure } from './output.js';
+
+async function environmentHelp(): Promise<string> {
+  const rows: Array<[string, string]> = Object.entries(JOB_ENV).map(([name, { help }]) => [name, help]);
+  for (const kind of STORE_KINDS) {
+    const factory = await loadStoreFactory(kind);
+    for (const [name, { help }] of Object.entries(factory.env)) rows.push([name, `[${kind}] ${help}`]);
+  }
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return ['', 'Environment:', ...rows.map(([name, help]) => `  ${name.padEnd(width)}  ${help}`)].join('\n');
+}
+
+/** `run-job pull-secret`: the job, configured from the environment like the upstream Go job. */
+export async function runJobCommand(): Promise<Command> {
+  return new Command('run-job')
+    .description('Run a job. Jobs: pull-secret (store a cluster pull secret in the secret store).')
+    .argument('<job>', 'job name: pull-secret')
+    .option('--dry-run', 'validate everything and read the store, but write nothing', false)
+    .addHelpText('after', await environmentHelp())
+    .addHelpText('after', '\nExit codes: 0 success, 1 runtime failure, 2 usage or configuration error.')
+    .action(async (job: string, options: { dryRun: boolean }, command: Command) => {
+      if (job !== 'pull-secret') command.error(`unknown job "${job}": the only job is pull-secret`, { exitCode: 2 });
+      process.exitCode = await runPullSecret(options.dryRun);
+    });
+}
+
+async function runPullSecret(dryRun: boolean): Promise<number> {
+  let config;
+  try {
+    config = await loadJobConfig(process.env);
+  } catch (err) {
+    // The status reporter still needs to hear about a configuration failure.
+    const resultsPath = process.env.RESULTS_PATH;
+    if (resultsPath) {
+      const error = toPullSecretError(err);
+      await writeResultFile(resultsPath, {
+        status: 'failure',
+        reason: failureReason(error.code),
+        message: error.message,
+        error_code: error.code,
+        timestamp: new Date().toISOString(),
+      }).catch(() => undefined);
+    }
+    return reportFailure(err);
+  }
+  const logger = createLogger({ level: config.logLevel });
+  // Kubernetes stops a Job's pod with SIGTERM: abort the in-flight step instead of dying mid-write.
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  process.once('SIGTERM', abort).once('SIGINT', abort);
+  try {
+    await runPullSecretJob(config, logger, { dryRun, signal: controller.signal });
+    return 0;
+  } catch (err) {
+    return reportFailure(err);
+  } finally {
+    process.off('SIGTERM', abort).off('SIGINT', abort);
+  }
+}

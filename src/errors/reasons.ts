@@ -1,0 +1,27 @@
+import type { ErrorCode } from './codes.js';
+
+/**
+ * PascalCase reasons (seed 001 style) for failures, shared by the job's result file and the
+ * adapter's status conditions, so an operator sees the same word everywhere.
+ */
+const REASONS: Partial<Record<ErrorCode, string>> = {
+  CONFIG_MISSING: 'InvalidConfiguration',
+  CONFIG_INVALID: 'InvalidConfiguration',
+  IDENTIFIER_INVALID: 'InvalidConfiguration',
+  PULL_SECRET_INVALID: 'InvalidPullSecret',
+  PAYLOAD_TOO_LARGE: 'InvalidPullSecret',
+  SECRET_UNMANAGED: 'SecretNotManaged',
+  STORE_PERMISSION_DENIED: 'PermissionDenied',
+  STORE_UNAUTHENTICATED: 'AuthenticationFailed',
+  STORE_QUOTA_EXCEEDED: 'QuotaExceeded',
+  STORE_UNAVAILABLE: 'StoreUnavailable',
+  STORE_TIMEOUT: 'StoreUnavailable',
+  STORE_INTERNAL: 'StoreUnavailable',
+  VERIFY_MISMATCH: 'VerificationFailed',
+  STORE_CORRUPT: 'StoreCorrupt',
+};
+
+/** The failure reason for an error code; `JobFailed` when none is more specific. */
+export function failureReason(code: ErrorCode): string {
+  return REASONS[code] ?? 'JobFailed';
+}

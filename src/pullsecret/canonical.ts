@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Canonical form of a JSON document: object keys sorted recursively, no insignificant whitespace.
+ * Two pull secrets that differ only in formatting or key order have the same canonical form, so
+ * re-sending the same secret never creates a new version (design §2).
+ */
+export function canonicalize(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Canonical form of raw pull secret bytes, or `undefined` when they are not JSON (then only a
+ * byte-for-byte comparison can say they are equal).
+ */
+export function canonicalizeBytes(data: Uint8Array): string | undefined {
+  try {
+    return canonicalize(JSON.parse(Buffer.from(data).toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/** SHA-256 hex of the canonical form (or of the raw bytes when they are not JSON). Safe to log. */
+export function fingerprint(data: Uint8Array): string {
+  const canonical = canonicalizeBytes(data);
+  return createHash('sha256').update(canonical ?? Buffer.from(data)).digest('hex');
+}
+
+/** True when two payloads are the same pull secret: equal bytes or equal canonical form. */
+export function sameContent(a: Uint8Array, b: Uint8Array): boolean {
+  if (Buffer.from(a).equals(Buffer.from(b))) return true;
+  const ca = canonicalizeBytes(a);
+  return ca !== undefined && ca === canonicalizeBytes(b);
+}

@@ -1,0 +1,29 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redactor } from './redact.js';
+import { credentialStrings } from './credentials.js';
+
+test('redacts every credential string of a pull secret, raw and JSON-escaped', () => {
+  const text = '{"auths":{"quay.io":{"auth":"cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=","identitytoken":"tok-123456"}}}';
+  const r = new Redactor();
+  r.register(credentialStrings(text));
+  const line = JSON.stringify({ a: text, b: 'pullbot:s3cr3t-canary-7Q2v', c: 's3cr3t-canary-7Q2v', d: 'tok-123456', e: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' });
+  const out = r.redact(line);
+  for (const needle of ['s3cr3t-canary-7Q2v', 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=', 'tok-123456', 'pullbot:']) {
+    assert.ok(!out.includes(needle), `${needle} leaked: ${out}`);
+  }
+  assert.match(out, /\[REDACTED\]/);
+});
+
+test('short strings are not registered and unrelated text is untouched', () => {
+  const r = new Redactor();
+  assert.ok(r.empty);
+  r.register(['abc', 'longer-secret']);
+  assert.equal(r.redact('abc is fine'), 'abc is fine');
+  assert.equal(r.redact('x longer-secret y'), 'x [REDACTED] y');
+});
+
+test('credentialStrings never throws on garbage', () => {
+  assert.deepEqual(credentialStrings('not json'), ['not json', 'not json']);
+  assert.equal(credentialStrings('{"auths":[1]}').length, 2);
+});

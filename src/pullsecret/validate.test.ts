@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { validatePullSecret } from './validate.js';
+import { isValidRegistryKey } from './registry-key.js';
+import { PullSecretError } from '../errors/index.js';
+
+const LIMIT = { maxBytes: 65536, targetName: 'gcp store' };
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const doc = (auths: unknown) => JSON.stringify({ auths });
+
+function rejects(input: string, pattern: RegExp, code = 'PULL_SECRET_INVALID') {
+  assert.throws(
+    () => validatePullSecret(input, LIMIT),
+    (err: unknown) => err instanceof PullSecretError && err.code === code && /^invalid pull secret format: /.test(err.message) && pattern.test(err.message),
+  );
+}
+
+test('accepts the documented shapes and keeps the bytes as given', () => {
+  const input = `{ "auths": {
+    "quay.io/myorg": {"auth": "${b64('u:p:with:colons')}", "email": "a@b.c", "x-extra": 1},
+    "registry.example.com:5000": {"identitytoken": "tok"},
+    "https://index.docker.io/v1/": {"auth": "${b64('me:pw')}"}
+  }, "credHelpers": {} }`;
+  const result = validatePullSecret(input, LIMIT);
+  assert.deepEqual(result.registries, ['quay.io/myorg', 'registry.example.com:5000', 'https://index.docker.io/v1/']);
+  assert.equal(result.raw.toString(), input);
+});
+
+test('rejects each malformed document with a message naming the problem', () => {
+  rejects('', /empty/);
+  rejects('{"auths":', /not valid JSON/);
+  rejects('[]', /must be a JSON object/);
+  rejects('{"auths":[]}', /"auths" must be an object/);
+  rejects('{"auths":{}}', /"auths" is empty/);
+  rejects(doc({ 'quay.io': 'x' }), /registry "quay.io": entry must be an object/);
+  rejects(doc({ 'quay.io': {} }), /needs an "auth"/);
+  rejects(doc({ 'quay.io': { auth: '' } }), /non-empty base64/);
+  rejects(doc({ 'quay.io': { auth: 'not base64!' } }), /not valid base64/);
+  rejects(doc({ 'quay.io': { auth: b64('nocolon') } }), /user:password/);
+  rejects(doc({ 'quay.io': { auth: b64(':pw') } }), /user:password/);
+  rejects(doc({ 'quay.io': { auth: b64('user:') } }), /user:password/);
+  rejects(doc({ 'quay.io': { identitytoken: 7 } }), /identitytoken must be a non-empty string/);
+  rejects(doc({ 'quay.io': { auth: b64('u:p'), email: 3 } }), /email must be a string/);
+  rejects(doc({ 'not a host': { auth: b64('u:p') } }), /registry key "not a host"/);
+});
+
+test('size is checked against the target before parsing', () => {
+  const big = doc({ 'quay.io': { auth: b64('u:p'), pad: 'x'.repeat(70_000) } });
+  rejects(big, /exceeds the gcp store limit of 65536 bytes/, 'PAYLOAD_TOO_LARGE');
+  rejects('x'.repeat(70_000), /exceeds/, 'PAYLOAD_TOO_LARGE');
+});
+
+test('error messages never echo credentials, even from JSON.parse', () => {
+  const secret = 'c3VwZXI6c2VjcmV0LXBhc3N3b3Jk';
+  for (const input of [`{"auths":{"quay.io":{"auth":"${secret}"`, `{"auths":{"quay.io":{"auth":"${secret}x"}}}`, `${secret}`]) {
+    try {
+      validatePullSecret(input, LIMIT);
+      assert.fail('expected a validation error');
+    } catch (err) {
+      assert.ok(err instanceof PullSecretError);
+      assert.ok(!err.message.includes(secret.slice(0, 10)), err.message);
+    }
+  }
+});
+
+test('registry keys: hosts, ports, namespaces, legacy Docker Hub', () => {
+  for (const key of ['quay.io', 'localhost:5000', 'quay.io/org/repo', '10.0.0.1:443', '[::1]:5000', 'https://index.docker.io/v1/', 'REGISTRY.example.com']) {
+    assert.ok(isValidRegistryKey(key), key);
+  }
+  for (const key of ['', 'quay.io:', 'quay.io:99999', 'quay.io/', 'quay.io/Org', 'https://quay.io', '-bad.io', 'a b', 'quay.io//x', 'x'.repeat(300)]) {
+    assert.ok(!isValidRegistryKey(key), key);
+  }
+});

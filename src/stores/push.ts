@@ -1,0 +1,143 @@
+import { PullSecretError } from '../errors/index.js';
+import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
+import { sameContent } from '../pullsecret/canonical.js';
+import { withRetry, type RetryPolicy } from '../util/retry.js';
+import type { PushOutcome, SecretMetadata, SecretStore } from './store.js';
+
+/** What to store. `payload` is stored exactly as given. */
+export interface PushRequest {
+  secretId: string;
+  /** Labels for a new secret; must include `managed-by=hyperfleet` and `cluster-id`. */
+  labels: Record<string, string>;
+  payload: Buffer;
+  /** Read and decide, but write nothing. */
+  dryRun?: boolean;
+}
+
+export interface PushResult {
+  /** With `dryRun`, what a real push would have done. */
+  outcome: PushOutcome;
+  secretPath: string;
+  /** Version id now holding the payload ("3"); absent on a dry run that would write. */
+  version?: string;
+  versionPath?: string;
+}
+
+/** One line of progress, for the caller's logger. Never carries payload bytes. */
+export interface PushEvent {
+  operation: string;
+  message: string;
+  level?: 'info' | 'warn';
+  duration_ms?: number;
+  version?: string;
+  attempt?: number;
+  retry_in_ms?: number;
+  error_code?: string;
+}
+
+export interface PushOptions {
+  retry: RetryPolicy;
+  signal?: AbortSignal;
+  onEvent?: (event: PushEvent) => void;
+}
+
+/**
+ * Stores a pull secret idempotently (design §2, issue "Foundation"):
+ * read the secret (create it with labels if missing; ALREADY_EXISTS from a concurrent run is fine),
+ * refuse one not managed by HyperFleet or managed for another cluster, add a version only when the
+ * payload differs from the newest enabled version, then read the new version back and compare bytes.
+ *
+ * Calls: first run 4 (get, create, add, access), no-op 2 (get, access), update 4.
+ * Each step is retried on its own; a retried add first re-reads the newest version, so a write whose
+ * answer was lost is never repeated as a duplicate version.
+ *
+ * @throws PullSecretError SECRET_UNMANAGED, VERIFY_MISMATCH, or the store's classified errors.
+ */
+export async function pushSecret(store: SecretStore, request: PushRequest, options: PushOptions): Promise<PushResult> {
+  const { secretId, payload } = request;
+  const secretPath = store.secretPath(secretId);
+  const step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined): Promise<T> =>
+    runStep(operation, message, fn, options, version);
+  const call = { signal: options.signal };
+
+  let metadata = await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
+  let created = false;
+  if (metadata === undefined) {
+    if (request.dryRun) return { outcome: 'created', secretPath };
+    metadata = await step('create-secret', (m) => (m ? 'Created secret' : 'Secret already exists'), () => store.createSecret(secretId, request.labels, call));
+    if (metadata === undefined) {
+      // A concurrent run created it between our read and our create: use theirs.
+      metadata = await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
+      if (metadata === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `secret ${secretPath} vanished right after it was created`, { retryable: true });
+    } else {
+      created = true;
+    }
+  }
+  assertOwnership(metadata, request.labels);
+
+  const latest = created ? undefined : await step('access-latest', 'Read newest enabled version', () => store.accessLatestEnabled(secretId, call));
+  if (latest !== undefined && sameContent(latest.data, payload)) {
+    return { outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path };
+  }
+  const outcome: PushOutcome = latest === undefined ? 'created' : 'updated';
+  if (request.dryRun) return { outcome, secretPath };
+
+  const added = await step('add-secret-version', 'Added secret version', async (attempt) => {
+    if (attempt > 1) {
+      // The previous attempt may have been applied before its answer was lost.
+      const current = await store.accessLatestEnabled(secretId, call);
+      if (current !== undefined && current.version !== latest?.version && current.data.equals(payload)) {
+        return { version: current.version, path: current.path };
+      }
+    }
+    return store.addVersion(secretId, payload, call);
+  }, (v) => v.path);
+
+  const readBack = await step('verify-secret', 'Read back the new version', () => store.accessVersion(secretId, added.version, call), (v) => v.path);
+  if (!readBack.data.equals(payload)) {
+    throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${added.path} does not hold the bytes that were written`);
+  }
+  return { outcome, secretPath, version: added.version, versionPath: added.path };
+}
+
+/** Refuses a secret that HyperFleet does not own, or owns for another cluster. */
+function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<string, string>>): void {
+  if (!isManaged(metadata.labels)) {
+    throw new PullSecretError(
+      'SECRET_UNMANAGED',
+      `secret ${metadata.path} exists but is not managed by HyperFleet (label managed-by=hyperfleet is missing); refusing to modify it: rename or delete it, or set SECRET_NAME to another name`,
+    );
+  }
+  const owner = metadata.labels['cluster-id'];
+  if (owner !== undefined && wanted['cluster-id'] !== undefined && owner !== wanted['cluster-id']) {
+    throw new PullSecretError(
+      'SECRET_UNMANAGED',
+      `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`,
+    );
+  }
+}
+
+/** Runs one store step with its own retries and reports it once it succeeds. */
+async function runStep<T>(
+  operation: string,
+  message: string | ((value: T) => string),
+  fn: (attempt: number) => Promise<T>,
+  options: PushOptions,
+  version?: (value: T) => string | undefined,
+): Promise<T> {
+  const started = performance.now();
+  const value = await withRetry(options.retry, fn, {
+    signal: options.signal,
+    onRetry: ({ attempt, delayMs, error }) =>
+      options.onEvent?.({
+        operation,
+        level: 'warn',
+        message: 'Retrying after a transient error',
+        attempt,
+        retry_in_ms: delayMs,
+        error_code: error instanceof PullSecretError ? error.code : 'INTERNAL',
+      }),
+  });
+  options.onEvent?.({ operation, message: typeof message === 'function' ? message(value) : message, duration_ms: Math.round(performance.now() - started), version: version?.(value) });
+  return value;
+}

@@ -1,0 +1,127 @@
+import { test, before, after, beforeEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { status } from '@grpc/grpc-js';
+import { baseEnv, finalLine, runCli } from './support/cli.js';
+import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+
+// The job through the CLI, against the GCP Secret Manager test server, through the real SDK.
+
+const PROJECT = 'customer-prod-12345';
+let server: SecretManagerTestServer;
+let n = 0;
+let cluster: string;
+
+before(async () => (server = await startSecretManagerTestServer({ project: PROJECT })));
+after(async () => server.stop());
+beforeEach(() => {
+  cluster = `cls-gcp-${++n}`;
+  server.resetCalls();
+  server.clearFaults();
+});
+
+function env(extra: Record<string, string> = {}) {
+  return baseEnv({
+    SECRET_STORE: 'gcp',
+    GCP_PROJECT_ID: PROJECT,
+    SECRET_MANAGER_ENDPOINT: server.address,
+    SECRET_MANAGER_INSECURE: 'true',
+    CLUSTER_ID: cluster,
+    PULL_SECRET_DATA: VALID_PULL_SECRET,
+    ...extra,
+  });
+}
+const versions = () => server.state.versionsOf(`hyperfleet-${cluster}-pull-secret`).map((v) => v.number).reverse();
+
+test('first run: at most 4 calls; no-op run: at most 2; labels and automatic replication set', async () => {
+  const first = await runCli(['run-job', 'pull-secret'], env());
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(finalLine(first)?.outcome, 'created');
+  assert.equal(finalLine(first)?.gcp_project, PROJECT);
+  assert.ok(server.totalCalls <= 4, `first run made ${server.totalCalls} calls`);
+  assert.equal(server.calls.AddSecretVersion, 1);
+  const secret = server.state.findSecret(`hyperfleet-${cluster}-pull-secret`);
+  assert.equal(secret?.labels['managed-by'], 'hyperfleet');
+  assert.equal(secret?.labels['cluster-id'], cluster);
+  assert.ok(secret?.replication.automatic !== undefined && secret.replication.automatic !== null);
+
+  server.resetCalls();
+  const second = await runCli(['run-job', 'pull-secret'], env());
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(finalLine(second)?.outcome, 'unchanged');
+  assert.ok(server.totalCalls <= 2, `no-op run made ${server.totalCalls} calls`);
+  assert.equal(server.calls.AddSecretVersion, 0);
+  assert.deepEqual(versions(), [1]);
+
+  const changed = await runCli(['run-job', 'pull-secret'], env({ PULL_SECRET_DATA: VALID_PULL_SECRET.replace('quay.io', 'quay.io/myorg') }));
+  assert.equal(changed.code, 0, changed.stderr);
+  assert.equal(finalLine(changed)?.outcome, 'updated');
+  assert.match(String(finalLine(changed)?.version), new RegExp(`projects/${PROJECT}/secrets/hyperfleet-${cluster}-pull-secret/versions/2$`));
+  assert.deepEqual(versions(), [1, 2]);
+
+  const inspect = await runCli(['inspect', '--cluster-id', cluster], env());
+  assert.equal(inspect.code, 0, inspect.stderr);
+  assert.equal((JSON.parse(inspect.stdout) as { version_count: number }).version_count, 2);
+});
+
+for (const code of [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.DEADLINE_EXCEEDED, status.INTERNAL]) {
+  test(`transient ${status[code]} on every step ends in success without duplicate versions`, async () => {
+    for (const method of ['GetSecret', 'CreateSecret', 'AddSecretVersion', 'AccessSecretVersion'] as const) {
+      server.injectFault({ method, code });
+    }
+    server.injectFault({ method: 'AddSecretVersion', code, afterApply: true });
+    const result = await runCli(['run-job', 'pull-secret'], env());
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(finalLine(result)?.outcome, 'created');
+    assert.deepEqual(versions(), [1]);
+    assert.ok(result.logs.some((l) => l.message === 'Retrying after a transient error' && l.level === 'warn'));
+  });
+}
+
+test('permanent faults fail at once with a clear message and exit 1', async () => {
+  server.injectFault({ method: 'GetSecret', code: status.PERMISSION_DENIED });
+  const denied = await runCli(['run-job', 'pull-secret'], env());
+  assert.equal(denied.code, 1);
+  assert.match(denied.stderr, /PERMISSION_DENIED/);
+  assert.match(denied.stderr, /secretmanager\.secrets\.get/);
+  assert.equal(server.totalCalls, 1);
+  assert.equal(finalLine(denied)?.operation, 'failed');
+  assert.equal(finalLine(denied)?.error_code, 'STORE_PERMISSION_DENIED');
+
+  server.resetCalls();
+  server.injectFault({ method: 'GetSecret', code: status.UNAUTHENTICATED });
+  const unauthenticated = await runCli(['run-job', 'pull-secret'], env());
+  assert.equal(unauthenticated.code, 1);
+  assert.match(unauthenticated.stderr, /UNAUTHENTICATED/);
+  assert.equal(server.totalCalls, 1);
+});
+
+test('retries are bounded: a store that stays down fails with exit 1', async () => {
+  server.injectFault({ method: 'GetSecret', code: status.UNAVAILABLE, times: Infinity });
+  const result = await runCli(['run-job', 'pull-secret'], env({ RETRY_MAX_ATTEMPTS: '3' }));
+  assert.equal(result.code, 1);
+  assert.equal(server.calls.GetSecret, 3);
+  assert.match(result.stderr, /UNAVAILABLE/);
+});
+
+test('an existing secret without managed-by=hyperfleet is refused with exit 1, untouched', async () => {
+  server.state.seedSecret(`hyperfleet-${cluster}-pull-secret`, { labels: { team: 'payments' }, versions: [{ data: 'theirs' }] });
+  const result = await runCli(['run-job', 'pull-secret'], env());
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /not managed by HyperFleet/);
+  assert.equal(server.calls.AddSecretVersion, 0);
+});
+
+test('an oversized pull secret is refused before any call, exit 2', async () => {
+  const big = JSON.stringify({ auths: { 'quay.io': { auth: Buffer.from('u:p').toString('base64'), pad: 'x'.repeat(66_000) } } });
+  const result = await runCli(['run-job', 'pull-secret'], env({ PULL_SECRET_DATA: big }));
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /invalid pull secret format: \d+ bytes exceeds the gcp store limit of 65536 bytes/);
+  assert.equal(server.totalCalls, 0);
+});
+
+test('insecure endpoints are refused off loopback (configuration error, exit 2)', async () => {
+  const result = await runCli(['run-job', 'pull-secret'], env({ SECRET_MANAGER_ENDPOINT: 'secretmanager.example.com:443' }));
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /SECRET_MANAGER_INSECURE/);
+});

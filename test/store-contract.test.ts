@@ -1,0 +1,155 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { managedLabels } from '../src/pullsecret/identifiers.js';
+import { pushSecret } from '../src/stores/push.js';
+import { HARNESSES, type StoreHarness } from './support/store-harness.js';
+import { VALID_PULL_SECRET } from './support/fixtures.js';
+
+// One contract, every store: the idempotent push and the primitives it is built on behave the same
+// on the local store and on GCP Secret Manager (through the real SDK and the gRPC test server).
+
+const CLUSTER = 'cls-contract';
+const RETRY = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
+const labels = managedLabels(CLUSTER);
+const payload = (s = VALID_PULL_SECRET) => Buffer.from(s);
+const changed = () => payload(VALID_PULL_SECRET.replace('test@example.com', 'other@example.com'));
+
+for (const [name, makeHarness] of HARNESSES) {
+  describe(`store contract: ${name}`, () => {
+    let h: StoreHarness;
+    let n = 0;
+    const id = () => `hyperfleet-contract-${++n}-pull-secret`;
+    before(async () => (h = await makeHarness()));
+    after(async () => h.dispose());
+
+    test('create, unchanged, update', async () => {
+      const secretId = id();
+      const first = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+      assert.equal(first.outcome, 'created');
+      assert.equal(first.version, '1');
+      const again = await pushSecret(h.store, { secretId, labels, payload: payload(JSON.stringify(JSON.parse(VALID_PULL_SECRET), null, 4)) }, { retry: RETRY });
+      assert.equal(again.outcome, 'unchanged');
+      assert.equal(again.version, '1');
+      const update = await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY });
+      assert.equal(update.outcome, 'updated');
+      assert.equal(update.version, '2');
+      const description = await h.store.describe(secretId);
+      assert.deepEqual(description?.versions.map((v) => v.version), ['2', '1']);
+      assert.deepEqual(description?.labels, labels);
+      assert.ok((await h.store.accessVersion(secretId, '2')).data.equals(changed()));
+    });
+
+    test('concurrent create: both runs succeed on one secret holding the same content', async () => {
+      const secretId = id();
+      const other = await h.second();
+      const results = await Promise.all([
+        pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }),
+        pushSecret(other, { secretId, labels, payload: payload() }, { retry: RETRY }),
+      ]);
+      const description = await h.store.describe(secretId);
+      // Both may race past the existence check and each add a version: what matters is that both
+      // report success with identical content and the store holds no torn state.
+      assert.ok(results.every((r) => ['created', 'unchanged'].includes(r.outcome)));
+      assert.ok(description !== undefined && description.versions.length >= 1 && description.versions.length <= 2);
+      assert.ok((await h.store.accessLatestEnabled(secretId))?.data.equals(payload()));
+      const createdSecretOnce = results.filter((r) => r.outcome === 'created').length >= 1;
+      assert.ok(createdSecretOnce);
+    });
+
+    test('a secret without managed-by=hyperfleet is refused and left untouched', async () => {
+      const secretId = id();
+      await h.seedForeign(secretId, { owner: 'someone-else' }, 'foreign data');
+      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'SECRET_UNMANAGED');
+        assert.match(err.message, /not managed by HyperFleet/);
+        return true;
+      });
+      const description = await h.store.describe(secretId);
+      assert.equal(description?.versions.length, 1);
+      assert.deepEqual(description?.labels, { owner: 'someone-else' });
+    });
+
+    test('a managed secret of another cluster is refused', async () => {
+      const secretId = id();
+      await h.seedForeign(secretId, managedLabels('cls-other'), VALID_PULL_SECRET);
+      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+    });
+
+    test('not found: reads say so without throwing, access throws SECRET_NOT_FOUND', async () => {
+      const secretId = id();
+      assert.equal(await h.store.getSecret(secretId), undefined);
+      assert.equal(await h.store.describe(secretId), undefined);
+      assert.equal(await h.store.deleteSecret(secretId), false);
+      await assert.rejects(h.store.accessLatestEnabled(secretId), { code: 'SECRET_NOT_FOUND' });
+      await assert.rejects(h.store.addVersion(secretId, payload()), { code: 'SECRET_NOT_FOUND' });
+    });
+
+    test('a secret with no version yet (crash after create) gets its first version', async () => {
+      const secretId = id();
+      await h.store.createSecret(secretId, labels);
+      assert.equal(await h.store.accessLatestEnabled(secretId), undefined);
+      const result = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+      assert.equal(result.outcome, 'created');
+      assert.equal(result.version, '1');
+    });
+
+    test('disabled latest version: compared against the newest enabled one', async () => {
+      const secretId = id();
+      await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+      await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY });
+      await h.disableVersion(secretId, '2');
+      assert.equal((await h.store.accessLatestEnabled(secretId))?.version, '1');
+      await assert.rejects(h.store.accessVersion(secretId, '2'), { code: 'VERSION_NOT_ENABLED' });
+      const same = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+      assert.equal(same.outcome, 'unchanged');
+      assert.equal(same.version, '1');
+      const readd = await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY });
+      assert.equal(readd.outcome, 'updated');
+      assert.equal(readd.version, '3');
+    });
+
+    test('payload limit and naming rules are enforced by the store itself', async () => {
+      const secretId = id();
+      await h.store.createSecret(secretId, labels);
+      await assert.rejects(h.store.addVersion(secretId, Buffer.alloc(65537, 'x')), (err: Error & { code?: string }) => ['PAYLOAD_TOO_LARGE', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''));
+      await assert.rejects(h.store.createSecret('bad.id', labels), (err: Error & { code?: string }) => ['IDENTIFIER_INVALID', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''));
+      await assert.rejects(h.store.createSecret(id(), { Bad: 'x' }), (err: Error & { code?: string }) => ['IDENTIFIER_INVALID', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''));
+    });
+
+    test('delete removes the secret and all versions', async () => {
+      const secretId = id();
+      await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+      assert.equal(await h.store.deleteSecret(secretId), true);
+      assert.equal(await h.store.getSecret(secretId), undefined);
+    });
+
+    test('transient faults on each step end in success without a duplicate version', async (t) => {
+      if (h.injectTransient === undefined || h.calls === undefined) return t.skip('this store cannot inject faults');
+      const secretId = id();
+      for (const operation of ['getSecret', 'createSecret', 'addVersion'] as const) h.injectTransient(operation);
+      // The add is applied but its answer is lost: the retry must find it instead of adding again.
+      h.injectTransient('addVersion', true);
+      const result = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+      assert.equal(result.outcome, 'created');
+      assert.deepEqual((await h.store.describe(secretId))?.versions.map((v) => v.version), ['1']);
+    });
+
+    test('a permanent fault fails at once, with no retry', async (t) => {
+      if (h.injectPermissionDenied === undefined || h.calls === undefined) return t.skip('this store cannot inject faults');
+      const before = h.calls();
+      h.injectPermissionDenied('getSecret');
+      await assert.rejects(pushSecret(h.store, { secretId: id(), labels, payload: payload() }, { retry: RETRY }), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'STORE_PERMISSION_DENIED');
+        assert.match(err.message, /secretmanager\.secrets\.get/);
+        return true;
+      });
+      assert.equal(h.calls() - before, 1);
+    });
+
+    test('an aborted call fails with ABORTED', async () => {
+      const controller = new AbortController();
+      controller.abort();
+      await assert.rejects(h.store.getSecret(id(), { signal: controller.signal }), { code: 'ABORTED' });
+    });
+  });
+}
