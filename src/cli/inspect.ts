@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { throwEnvProblems } from '../config/env.js';
 import { PullSecretError } from '../errors/index.js';
 import { assertClusterId, assertSecretId, defaultSecretId } from '../pullsecret/identifiers.js';
-import { DEFAULT_STORE_KIND, loadStoreFactory, parseStoreEnv } from '../stores/registry.js';
+import { createStore, DEFAULT_STORE_KIND, parseStoreEnv } from '../stores/registry.js';
 import type { SecretDescription } from '../stores/store.js';
 import { printOut, reportFailure } from './output.js';
 
@@ -39,10 +39,10 @@ async function inspect(clusterId: string, secretName: string | undefined): Promi
     assertClusterId(clusterId);
     const name = secretName ?? defaultSecretId(clusterId);
     assertSecretId(name);
-    const factory = await loadStoreFactory(process.env.SECRET_STORE || DEFAULT_STORE_KIND);
-    const parsed = parseStoreEnv(factory, process.env);
+    const kind = process.env.SECRET_STORE || DEFAULT_STORE_KIND;
+    const parsed = parseStoreEnv(kind, process.env);
     throwEnvProblems([parsed]);
-    const store = await factory.create(parsed.ok ? parsed.value : undefined);
+    const store = await createStore(kind, parsed.ok ? parsed.value : undefined);
     try {
       const description = await store.describe(name);
       if (description === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `secret ${store.secretPath(name)} not found`);

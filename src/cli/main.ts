@@ -8,20 +8,20 @@ import { printError, reportFailure } from './output.js';
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Builds the `pull-secret` command tree. Usage errors exit 2 (design §3). */
-export async function buildProgram(): Promise<Command> {
+export function buildProgram(): Command {
   const program = new Command('pull-secret')
     .description('Lifecycle of image-registry pull secrets for HyperFleet clusters.')
     .version(version)
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ outputError: (text) => printError(text.replace(/^error: /, '').trimEnd()) });
-  program.addCommand((await runJobCommand()).exitOverride());
+  program.addCommand(runJobCommand().exitOverride());
   program.addCommand(inspectCommand().exitOverride());
   return program;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const program = await buildProgram();
+  const program = buildProgram();
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -4,26 +4,25 @@ import { runPullSecretJob } from '../job/pull-secret-job.js';
 import { writeResultFile } from '../job/result-file.js';
 import { failureReason, toPullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
-import { loadStoreFactory, STORE_KINDS } from '../stores/registry.js';
+import { storeEnv, STORE_KINDS } from '../stores/registry.js';
 import { reportFailure } from './output.js';
 
-async function environmentHelp(): Promise<string> {
+function environmentHelp(): string {
   const rows: Array<[string, string]> = Object.entries(JOB_ENV).map(([name, { help }]) => [name, help]);
   for (const kind of STORE_KINDS) {
-    const factory = await loadStoreFactory(kind);
-    for (const [name, { help }] of Object.entries(factory.env)) rows.push([name, `[${kind}] ${help}`]);
+    for (const [name, { help }] of Object.entries(storeEnv(kind))) rows.push([name, `[${kind}] ${help}`]);
   }
   const width = Math.max(...rows.map(([name]) => name.length));
   return ['', 'Environment:', ...rows.map(([name, help]) => `  ${name.padEnd(width)}  ${help}`)].join('\n');
 }
 
 /** `run-job pull-secret`: the job, configured from the environment like the upstream Go job. */
-export async function runJobCommand(): Promise<Command> {
+export function runJobCommand(): Command {
   return new Command('run-job')
     .description('Run a job. Jobs: pull-secret (store a cluster pull secret in the secret store).')
     .argument('<job>', 'job name: pull-secret')
     .option('--dry-run', 'validate everything and read the store, but write nothing', false)
-    .addHelpText('after', await environmentHelp())
+    .addHelpText('after', environmentHelp)
     .addHelpText('after', '\nExit codes: 0 success, 1 runtime failure, 2 usage or configuration error.')
     .action(async (job: string, options: { dryRun: boolean }, command: Command) => {
       if (job !== 'pull-secret') command.error(`unknown job "${job}": the only job is pull-secret`, { exitCode: 2 });
@@ -34,7 +33,7 @@ export async function runJobCommand(): Promise<Command> {
 async function runPullSecret(dryRun: boolean): Promise<number> {
   let config;
   try {
-    config = await loadJobConfig(process.env);
+    config = loadJobConfig(process.env);
   } catch (err) {
     // The status reporter still needs to hear about a configuration failure.
     const resultsPath = process.env.RESULTS_PATH;

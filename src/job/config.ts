@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { parseEnv, throwEnvProblems, type EnvMapping } from '../config/env.js';
-import { DEFAULT_STORE_KIND, loadStoreFactory, parseStoreEnv, STORE_KINDS } from '../stores/registry.js';
-import type { StoreFactory } from '../stores/factory.js';
+import { DEFAULT_STORE_KIND, isStoreKind, parseStoreEnv, STORE_KINDS } from '../stores/registry.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../util/retry.js';
 import { PullSecretError } from '../errors/index.js';
 
@@ -42,7 +41,8 @@ export interface JobConfig {
   resultsPath?: string;
   retry: RetryPolicy;
   logLevel: string;
-  store: { factory: StoreFactory<unknown>; config: unknown };
+  /** The selected store's kind and parsed settings (see `createStore`). */
+  store: { kind: string; config: unknown };
 }
 
 /**
@@ -52,15 +52,14 @@ export interface JobConfig {
  * @throws PullSecretError CONFIG_MISSING (`missing required environment variable: NAME`, one line
  *   each) or CONFIG_INVALID; both exit 2.
  */
-export async function loadJobConfig(env: NodeJS.ProcessEnv): Promise<JobConfig> {
+export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
   const job = parseEnv(jobSchema, JOB_ENV, env);
   const kind = env.SECRET_STORE || DEFAULT_STORE_KIND;
-  if (!STORE_KINDS.includes(kind)) {
+  if (!isStoreKind(kind)) {
     throwEnvProblems([job]);
     throw new PullSecretError('CONFIG_INVALID', `invalid environment variable SECRET_STORE: must be one of ${STORE_KINDS.join(', ')}`);
   }
-  const factory = await loadStoreFactory(kind);
-  const store = parseStoreEnv(factory, env);
+  const store = parseStoreEnv(kind, env);
   throwEnvProblems([job, store]);
   if (!job.ok || !store.ok) throw new Error('unreachable: problems were thrown above');
   const v = job.value;
@@ -75,6 +74,6 @@ export async function loadJobConfig(env: NodeJS.ProcessEnv): Promise<JobConfig> 
     resultsPath: v.resultsPath,
     retry: { maxAttempts: v.retryMaxAttempts, baseDelayMs: v.retryBaseDelayMs, maxDelayMs: v.retryMaxDelayMs },
     logLevel: v.logLevel,
-    store: { factory, config: store.value },
+    store: { kind, config: store.value },
   };
 }

@@ -7,6 +7,7 @@ import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { pushSecret, type PushResult } from '../stores/push.js';
 import type { SecretStore } from '../stores/store.js';
+import { createStore } from '../stores/registry.js';
 import type { JobConfig } from './config.js';
 import { writeResultFile, type JobResultFile } from './result-file.js';
 
@@ -46,7 +47,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
     assertSecretId(secretName);
     const labels = managedLabels(config.clusterId);
     assertLabels(labels);
-    store ??= await config.store.factory.create(config.store.config);
+    store ??= await createStore(config.store.kind, config.store.config);
     const secret = validatePullSecret(config.pullSecretData, { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` });
     log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
 

@@ -1,0 +1,84 @@
+/**
+ * `npm run bench`: job runs per second, start-up time and peak memory of the pull secret job, on the
+ * local store and on the GCP Secret Manager test server (through the real SDK), plus in-process push
+ * throughput. Prints a table; asserts nothing (targets are listed next to the figures).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { benchProcesses, type ProcessRuns } from './job-processes.js';
+import { fmt, summarize } from './stats.js';
+import { startSecretManagerTestServer } from '../test/servers/gcp-secret-manager/index.js';
+import { LocalStore } from '../src/stores/local/index.js';
+import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
+import { pushSecret } from '../src/stores/push.js';
+import { managedLabels } from '../src/pullsecret/identifiers.js';
+import type { SecretStore } from '../src/stores/store.js';
+
+process.env.METADATA_SERVER_DETECTION = 'none';
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const PUSHES = Number(process.env.BENCH_PUSHES ?? 2000);
+const PULL_SECRET = readFileSync(new URL('../examples/pull-secret.json', import.meta.url), 'utf8').trim();
+const rows: string[][] = [];
+
+function processRow(name: string, r: ProcessRuns, target = ''): void {
+  rows.push([name, fmt(r.runsPerSecond), fmt(r.wallMs.p50, 0), fmt(r.wallMs.p95, 0), fmt(r.peakRssMb), String(r.failures), target]);
+}
+
+async function pushThroughput(store: SecretStore, label: string): Promise<void> {
+  const labels = managedLabels('cls-bench-push');
+  const request = { secretId: 'hyperfleet-cls-bench-push-pull-secret', labels, payload: Buffer.from(PULL_SECRET) };
+  const retry = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 100 };
+  await pushSecret(store, request, { retry });
+  const times: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < PUSHES; i++) {
+    const t0 = performance.now();
+    await pushSecret(store, request, { retry });
+    times.push(performance.now() - t0);
+  }
+  const perSecond = (PUSHES * 1000) / (performance.now() - started);
+  const s = summarize(times);
+  rows.push([`in-process no-op push, ${label}`, fmt(perSecond), fmt(s.p50, 2), fmt(s.p95, 2), '-', '0', '']);
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-bench-'));
+  const server = await startSecretManagerTestServer({ project: 'bench-project' });
+  try {
+    const base = { PATH: process.env.PATH, METADATA_SERVER_DETECTION: 'none', PULL_SECRET_DATA: PULL_SECRET };
+    const local = { ...base, LOCAL_STORE_DIR: join(dir, 'store'), CLUSTER_ID: 'cls-bench' };
+    const gcp = { ...base, SECRET_STORE: 'gcp', GCP_PROJECT_ID: 'bench-project', SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true', CLUSTER_ID: 'cls-bench' };
+    const rss = join(dir, 'rss');
+
+    processRow('start-up: pull-secret --version', await benchProcesses(['--version'], base, RUNS, rss), '< 400 ms');
+    processRow('job, local store, first run (create)', await benchProcesses(['run-job', 'pull-secret'], { ...local, CLUSTER_ID: 'cls-bench-first', LOCAL_STORE_DIR: join(dir, 'first') }, 1, rss));
+    processRow('job, local store, no-op run', await benchProcesses(['run-job', 'pull-secret'], local, RUNS, rss), '< 400 ms, < 80 MB');
+    processRow('job, GCP test server, no-op run', await benchProcesses(['run-job', 'pull-secret'], gcp, RUNS, rss), '< 80 MB');
+    server.resetCalls();
+    const gcpCalls = (await benchProcesses(['run-job', 'pull-secret'], gcp, 1, rss), server.totalCalls);
+
+    const localStore = new LocalStore({ dir: join(dir, 'push') });
+    await pushThroughput(localStore, 'local store');
+    await localStore.close();
+    const gcpStore = await gcpStoreFactory.create({ projectId: 'bench-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
+    await pushThroughput(gcpStore, 'GCP test server');
+    await gcpStore.close();
+
+    const header = ['benchmark', 'runs/s', 'p50 ms', 'p95 ms', 'peak RSS MB', 'failures', 'target'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+    const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
+    console.log(`\nPull secret job benchmarks (${RUNS} process runs each, ${PUSHES} in-process pushes; node ${process.version})\n`);
+    console.log(line(header));
+    console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+    for (const r of rows) console.log(line(r));
+    console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target ≤ 2)`);
+  } finally {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
