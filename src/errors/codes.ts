@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   PAYLOAD_TOO_LARGE: { retryable: false, exitCode: 2 },
   SECRET_UNMANAGED: { retryable: false, exitCode: 1 },
   SECRET_NOT_FOUND: { retryable: false, exitCode: 1 },
+  /** The target namespace does not exist yet (HyperShift creates it); worth retrying later. */
+  NAMESPACE_NOT_FOUND: { retryable: true, exitCode: 1 },
   VERSION_NOT_ENABLED: { retryable: false, exitCode: 1 },
   VERIFY_MISMATCH: { retryable: false, exitCode: 1 },
   STORE_UNAVAILABLE: { retryable: true, exitCode: 1 },

@@ -11,6 +11,7 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   PULL_SECRET_INVALID: 'InvalidPullSecret',
   PAYLOAD_TOO_LARGE: 'InvalidPullSecret',
   SECRET_UNMANAGED: 'SecretNotManaged',
+  NAMESPACE_NOT_FOUND: 'NamespaceNotFound',
   STORE_PERMISSION_DENIED: 'PermissionDenied',
   STORE_UNAUTHENTICATED: 'AuthenticationFailed',
   STORE_QUOTA_EXCEEDED: 'QuotaExceeded',

@@ -1,0 +1,124 @@
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { BatchV1Api, CoreV1Api, KubeConfig, Observable, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import { PullSecretError } from '../errors/index.js';
+import { quoteIdentifier } from '../pullsecret/identifiers.js';
+
+/** Where the Kubernetes connection settings came from. */
+export type KubeConfigSource = 'explicit' | 'KUBECONFIG' | 'in-cluster' | 'default';
+
+export interface LoadKubeConfigOptions {
+  /** An explicit kubeconfig file (CLI flag or config); wins over everything else. */
+  kubeconfigPath?: string;
+  /** Environment to read `KUBECONFIG` and `KUBERNETES_SERVICE_HOST/PORT` from; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Service account directory; default `/var/run/secrets/kubernetes.io/serviceaccount`. */
+  serviceAccountDir?: string;
+}
+
+export interface LoadedKubeConfig {
+  kubeConfig: KubeConfig;
+  source: KubeConfigSource;
+  /** API server URL of the current context. */
+  server: string;
+}
+
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+function fromFiles(kc: KubeConfig, files: string[]): void {
+  const [first, ...rest] = files;
+  kc.loadFromFile(first ?? '');
+  // Same merge as kubectl and the client's loadFromDefault: the first file's current context wins.
+  for (const file of rest) {
+    const extra = new KubeConfig();
+    extra.loadFromFile(file);
+    kc.mergeConfig(extra, true);
+  }
+}
+
+function fromServiceAccount(kc: KubeConfig, env: NodeJS.ProcessEnv, dir: string): void {
+  const host = env.KUBERNETES_SERVICE_HOST ?? '';
+  const server = `https://${host.includes(':') ? `[${host}]` : host}:${env.KUBERNETES_SERVICE_PORT ?? ''}`;
+  kc.loadFromOptions({
+    clusters: [{ name: 'in-cluster', server, caFile: join(dir, 'ca.crt'), skipTLSVerify: false }],
+    // A token file provider, not the token itself: projected service account tokens rotate, and
+    // the client re-reads the file.
+    users: [{ name: 'in-cluster', authProvider: { name: 'tokenFile', config: { tokenFile: join(dir, 'token') } } }],
+    contexts: [{ name: 'in-cluster', cluster: 'in-cluster', user: 'in-cluster' }],
+    currentContext: 'in-cluster',
+  });
+}
+
+/**
+ * Builds a KubeConfig, taking the first that applies:
+ * 1. `kubeconfigPath` (explicit file);
+ * 2. `KUBECONFIG` (one or more files separated by the platform delimiter, merged like kubectl);
+ * 3. in-cluster service account (`KUBERNETES_SERVICE_HOST`/`_PORT` set and a token file present);
+ * 4. the client's `loadFromDefault` (`~/.kube/config`, then its own fallbacks).
+ *
+ * Makes no network call.
+ * @throws PullSecretError CONFIG_INVALID when a kubeconfig cannot be read or parsed, or names no
+ *   current cluster.
+ */
+export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeConfig {
+  const env = options.env ?? process.env;
+  const saDir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
+  const kc = new KubeConfig();
+  let source: KubeConfigSource;
+  const kubeconfigEnv = (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
+  const files = options.kubeconfigPath ? [options.kubeconfigPath] : kubeconfigEnv;
+  try {
+    if (options.kubeconfigPath) {
+      source = 'explicit';
+      fromFiles(kc, files);
+    } else if (files.length > 0) {
+      source = 'KUBECONFIG';
+      fromFiles(kc, files);
+    } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT && existsSync(join(saDir, 'token'))) {
+      source = 'in-cluster';
+      fromServiceAccount(kc, env, saDir);
+    } else {
+      source = 'default';
+      kc.loadFromDefault();
+    }
+  } catch (err) {
+    const where = files.length > 0 ? ` ${files.map((f) => quoteIdentifier(f)).join(', ')}` : '';
+    const code = (err as { code?: unknown }).code;
+    throw new PullSecretError('CONFIG_INVALID', `cannot load kubeconfig${where}${typeof code === 'string' ? `: ${code}` : ''}`, { cause: err });
+  }
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null || !cluster.server) {
+    throw new PullSecretError('CONFIG_INVALID', `kubeconfig (${source}) has no current context with a cluster server`);
+  }
+  return { kubeConfig: kc, source, server: cluster.server };
+}
+
+/** The API clients the service uses, built from one KubeConfig. */
+export interface KubeApis {
+  core: CoreV1Api;
+  batch: BatchV1Api;
+  server: string;
+  source: KubeConfigSource;
+}
+
+/** Loads the config (see `loadKubeConfig`) and builds the API clients. Makes no network call. */
+export function createKubeApis(options: LoadKubeConfigOptions = {}): KubeApis {
+  const { kubeConfig, source, server } = loadKubeConfig(options);
+  return { core: kubeConfig.makeApiClient(CoreV1Api), batch: kubeConfig.makeApiClient(BatchV1Api), server, source };
+}
+
+/**
+ * Per-call options that tie a request to an AbortSignal: the generated client has no signal
+ * parameter, but its middleware can set one on the request it is about to send.
+ */
+export function withSignal(signal: AbortSignal | undefined): ConfigurationOptions | undefined {
+  if (signal === undefined) return undefined;
+  const middleware: ObservableMiddleware = {
+    pre: (ctx: RequestContext) => {
+      ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
+}

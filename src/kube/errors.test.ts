@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiException } from '@kubernetes/client-node';
+import { classifyKubeError } from './errors.js';
+
+const OP = { verb: 'update', kind: 'Secret', namespace: 'clusters-a', name: 'a-pull-secret' };
+
+function apiError(code: number, reason: string, message = 'server text'): ApiException<string> {
+  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code, details: { causes: [{ field: 'data[.dockerconfigjson]', message }] } });
+  return new ApiException(code, 'Unknown API Status Code!', body, {});
+}
+
+describe('classifyKubeError', () => {
+  const table: [number, string, string, boolean][] = [
+    [401, 'Unauthorized', 'STORE_UNAUTHENTICATED', false],
+    [403, 'Forbidden', 'STORE_PERMISSION_DENIED', false],
+    [404, 'NotFound', 'SECRET_NOT_FOUND', false],
+    [409, 'Conflict', 'STORE_CONFLICT', true],
+    [422, 'Invalid', 'STORE_INVALID_REQUEST', false],
+    [400, 'BadRequest', 'STORE_INVALID_REQUEST', false],
+    [429, 'TooManyRequests', 'STORE_QUOTA_EXCEEDED', true],
+    [500, 'InternalError', 'STORE_UNAVAILABLE', true],
+    [503, 'ServiceUnavailable', 'STORE_UNAVAILABLE', true],
+    [504, 'Timeout', 'STORE_TIMEOUT', true],
+  ];
+  for (const [status, reason, code, retryable] of table) {
+    it(`maps HTTP ${status} to ${code}`, () => {
+      const err = classifyKubeError(apiError(status, reason), OP);
+      assert.equal(err.code, code);
+      assert.equal(err.retryable, retryable);
+      assert.match(err.message, new RegExp(`HTTP ${status} ${reason}`));
+    });
+  }
+
+  it('names fields but never repeats the server message', () => {
+    const err = classifyKubeError(apiError(422, 'Invalid', 'Invalid value: "dXNlcjpwYXNz"'), OP);
+    assert.match(err.message, /data\[\.dockerconfigjson\]/);
+    assert.doesNotMatch(err.message, /dXNlcjpwYXNz/);
+    assert.match(err.message, /clusters-a\/a-pull-secret/);
+  });
+
+  it('maps socket errors to retryable STORE_UNAVAILABLE', () => {
+    const err = classifyKubeError(Object.assign(new Error('request to https://x failed, reason: connect ECONNREFUSED'), { name: 'FetchError', code: 'ECONNREFUSED' }), OP);
+    assert.equal(err.code, 'STORE_UNAVAILABLE');
+    assert.equal(err.retryable, true);
+    assert.match(err.message, /ECONNREFUSED/);
+  });
+
+  it('maps TLS verification failures to a permanent error', () => {
+    const err = classifyKubeError(Object.assign(new Error('self-signed'), { name: 'FetchError', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), OP);
+    assert.equal(err.code, 'STORE_FAILED');
+    assert.equal(err.retryable, false);
+  });
+
+  it('maps aborts and unknown errors', () => {
+    assert.equal(classifyKubeError(Object.assign(new Error('aborted'), { name: 'AbortError' }), OP).code, 'ABORTED');
+    const unknown = classifyKubeError(new TypeError('secret-bearing parser text'), OP);
+    assert.equal(unknown.code, 'INTERNAL');
+    assert.doesNotMatch(unknown.message, /secret-bearing/);
+  });
+});

@@ -1,0 +1,97 @@
+import { PullSecretError } from '../errors/index.js';
+import { canonicalizeBytes, fingerprint } from '../pullsecret/canonical.js';
+import { assertClusterId, assertKubernetesName, MANAGED_BY } from '../pullsecret/identifiers.js';
+
+/** The Secret type HyperShift reads pull secrets from. */
+export const PULL_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
+/** The data key of a `kubernetes.io/dockerconfigjson` Secret. */
+export const DOCKERCONFIGJSON_KEY = '.dockerconfigjson';
+/** A Kubernetes Secret holds at most 1 MiB of data (design §2). */
+export const MAX_SECRET_BYTES = 1024 * 1024;
+
+/** Annotations we own on the Secret. */
+export const ANNOTATIONS = {
+  secretPath: 'hyperfleet.io/secret-path',
+  secretVersion: 'hyperfleet.io/secret-version',
+  lastUpdated: 'hyperfleet.io/last-updated',
+  contentSha256: 'hyperfleet.io/content-sha256',
+} as const;
+
+/** The Secret we want in the management cluster; plain JSON, no client types, no server fields. */
+export interface PullSecretManifest {
+  apiVersion: 'v1';
+  kind: 'Secret';
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  };
+  type: typeof PULL_SECRET_TYPE;
+  data: Record<string, string>;
+}
+
+export interface PullSecretManifestInput {
+  clusterId: string;
+  /** The pull secret bytes exactly as given; stored unchanged. */
+  pullSecret: Uint8Array;
+  /** Defaults to `clusters-{cluster-id}` (MANAGEMENT_NAMESPACE overrides it). */
+  namespace?: string;
+  /** Full path of the cloud secret (version-less), e.g. `projects/p/secrets/hyperfleet-x-pull-secret`. */
+  secretPath: string;
+  /** The cloud secret version the bytes came from. */
+  secretVersion: string;
+  /** Time for `hyperfleet.io/last-updated`; default now. */
+  now?: Date;
+}
+
+/** `{cluster-id}-pull-secret` (design §2). */
+export function pullSecretName(clusterId: string): string {
+  return `${clusterId}-pull-secret`;
+}
+
+/** `clusters-{cluster-id}`: the namespace HyperShift creates for a hosted cluster. */
+export function defaultManagementNamespace(clusterId: string): string {
+  return `clusters-${clusterId}`;
+}
+
+/**
+ * Builds the desired Secret for a cluster: name `{cluster-id}-pull-secret`, type
+ * `kubernetes.io/dockerconfigjson`, `.dockerconfigjson` = base64 of the bytes as given, labels
+ * `managed-by=hyperfleet` and `cluster-id`, annotations for the cloud secret path and version, the
+ * update time and the SHA-256 of the canonical JSON (keys sorted), which is how later writes tell
+ * whether the content changed. Pure: no I/O.
+ *
+ * @throws PullSecretError IDENTIFIER_INVALID (cluster id, name or namespace unusable as is),
+ *   PULL_SECRET_INVALID (not JSON), PAYLOAD_TOO_LARGE (over 1 MiB). Messages never hold the bytes.
+ */
+export function buildPullSecretManifest(input: PullSecretManifestInput): PullSecretManifest {
+  assertClusterId(input.clusterId);
+  const name = pullSecretName(input.clusterId);
+  const namespace = input.namespace ?? defaultManagementNamespace(input.clusterId);
+  assertKubernetesName(name, 'Kubernetes Secret name', 253);
+  assertKubernetesName(namespace, 'Kubernetes namespace', 63);
+  if (input.pullSecret.length > MAX_SECRET_BYTES) {
+    throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`);
+  }
+  if (canonicalizeBytes(input.pullSecret) === undefined) {
+    throw new PullSecretError('PULL_SECRET_INVALID', 'pull secret is not valid JSON; refusing to build a kubernetes.io/dockerconfigjson Secret');
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace,
+      labels: { [MANAGED_BY.key]: MANAGED_BY.value, 'cluster-id': input.clusterId },
+      annotations: {
+        [ANNOTATIONS.secretPath]: input.secretPath,
+        [ANNOTATIONS.secretVersion]: input.secretVersion,
+        [ANNOTATIONS.lastUpdated]: (input.now ?? new Date()).toISOString(),
+        [ANNOTATIONS.contentSha256]: fingerprint(input.pullSecret),
+      },
+    },
+    type: PULL_SECRET_TYPE,
+    data: { [DOCKERCONFIGJSON_KEY]: Buffer.from(input.pullSecret).toString('base64') },
+  };
+}

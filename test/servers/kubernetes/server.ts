@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CallLog, FaultInjector, type FaultSpec, type RequestRecord } from './faults.js';
+import { handleRequest, type HandlerContext } from './http-handler.js';
+import { writeKubeconfig } from './kubeconfig.js';
+import { ApiOperations } from './operations.js';
+import { ObjectStore } from './store.js';
+import { generateTestPki } from './tls.js';
+import { isRecord, RESOURCE_TYPES, resourceByKind, type KubeObject, type ResourceType } from './types.js';
+
+export type { FaultSpec, RequestRecord } from './faults.js';
+export type { KubeObject } from './types.js';
+
+export interface KubernetesTestServerOptions {
+  /** Bearer token clients must send; random by default. */
+  token?: string;
+  /** Namespaces that exist from the start (besides `default`). */
+  namespaces?: string[];
+}
+
+function resourceType(resource: string): ResourceType {
+  const rt = RESOURCE_TYPES.find((r) => r.resource === resource);
+  if (rt === undefined) throw new Error(`the test server does not serve ${resource}`);
+  return rt;
+}
+
+/**
+ * A Kubernetes API server for tests: HTTPS on 127.0.0.1 with a throwaway CA, bearer-token auth, and
+ * a kubeconfig file the real `@kubernetes/client-node` and kubectl can load. Serves namespaces,
+ * Secrets and Jobs with the real API's semantics and Status errors; Jobs are stored, not run.
+ * Tests can inject faults, count calls, and read or change state directly.
+ */
+export class KubernetesTestServer {
+  private readonly faults = new FaultInjector();
+  private readonly callLog = new CallLog();
+  private readonly store = new ObjectStore();
+  private readonly ops = new ApiOperations(this.store);
+  private readonly watches = new Set<() => void>();
+
+  private constructor(
+    private readonly server: Server,
+    /** `https://127.0.0.1:{port}`. */
+    readonly url: string,
+    /** Path of a kubeconfig pointing at this server (CA data + token). */
+    readonly kubeconfigPath: string,
+    readonly token: string,
+    /** PEM of the CA that signed the server certificate. */
+    readonly caPem: string,
+    /** Temp directory holding the PKI and kubeconfig; removed by `close`. */
+    readonly dir: string,
+  ) {}
+
+  /** Starts a server on a random loopback port. @throws when openssl is missing or the port cannot be bound. */
+  static async start(options: KubernetesTestServerOptions = {}): Promise<KubernetesTestServer> {
+    const dir = await mkdtemp(join(tmpdir(), 'kube-test-server-'));
+    try {
+      const pki = await generateTestPki(dir);
+      const token = options.token ?? randomBytes(16).toString('hex');
+      // The handler needs the instance, which needs the listening server: filled in below.
+      const holder: { ctx?: HandlerContext } = {};
+      const server = createServer({ key: pki.keyPem, cert: pki.certPem }, (req, res) => {
+        if (holder.ctx !== undefined) void handleRequest(holder.ctx, req, res);
+      });
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      const { port } = server.address() as AddressInfo;
+      const url = `https://127.0.0.1:${port}`;
+      const kubeconfigPath = await writeKubeconfig({ dir, server: url, caPem: pki.caPem, token });
+      const instance = new KubernetesTestServer(server, url, kubeconfigPath, token, pki.caPem, dir);
+      holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, token, address: `127.0.0.1:${port}`, watches: instance.watches };
+      for (const ns of ['default', ...(options.namespaces ?? [])]) instance.createNamespace(ns);
+      return instance;
+    } catch (err) {
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  /** Adds a fault; see FaultSpec. Faults apply after authentication, in the order added. */
+  injectFault(spec: FaultSpec): void {
+    this.faults.add(spec);
+  }
+
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  /** Requests received (faulted ones included) by verb (`GET`, `WATCH`, `POST`, …) and plural resource. */
+  calls(method?: string, resource?: string): number {
+    return this.callLog.count(method, resource);
+  }
+
+  /** POST + PUT + PATCH + DELETE requests, optionally for one resource. */
+  writes(resource?: string): number {
+    return this.callLog.writes(resource);
+  }
+
+  /** Every resource request received, oldest first (discovery is not recorded). */
+  requests(): readonly RequestRecord[] {
+    return this.callLog.all();
+  }
+
+  resetCalls(): void {
+    this.callLog.reset();
+  }
+
+  /** Creates a namespace (no-op when it exists) and returns it. */
+  createNamespace(name: string, labels: Record<string, string> = {}): KubeObject {
+    const rt = resourceType('namespaces');
+    return this.store.get(rt, undefined, name) ?? this.ops.create(rt, undefined, { metadata: { name, labels } });
+  }
+
+  /**
+   * Stores an object as if a client had created it (same defaults and validation), creating its
+   * namespace when missing. @throws StatusError like a create would.
+   */
+  seed(object: KubeObject): KubeObject {
+    const rt = resourceByKind(object.apiVersion, object.kind);
+    if (rt === undefined) throw new Error(`the test server does not serve ${object.apiVersion} ${object.kind}`);
+    const namespace = rt.namespaced ? (object.metadata.namespace ?? 'default') : undefined;
+    if (namespace !== undefined) this.createNamespace(namespace);
+    return this.ops.create(rt, namespace, object);
+  }
+
+  /** The stored object (a copy), or undefined. `namespace` is ignored for cluster-scoped resources. */
+  getObject(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.store.get(resourceType(resource), namespace, name);
+  }
+
+  listObjects(resource: string, namespace?: string): KubeObject[] {
+    return this.store.list(resourceType(resource), namespace);
+  }
+
+  /** Deletes an object behind the clients' backs (emits a DELETED watch event). */
+  deleteObject(resource: string, namespace: string | undefined, name: string): boolean {
+    const rt = resourceType(resource);
+    if (this.store.get(rt, namespace, name) === undefined) return false;
+    this.ops.delete(rt, namespace, name, {});
+    return true;
+  }
+
+  /**
+   * Merges `status` into a Job's status, as the Job controller would (a MODIFIED watch event).
+   * @throws StatusError 404 when the Job does not exist.
+   */
+  setJobStatus(namespace: string, name: string, status: Record<string, unknown>): KubeObject {
+    const rt = resourceType('jobs');
+    const job = this.ops.get(rt, namespace, name);
+    const merged = { ...(isRecord(job.status) ? job.status : {}), ...status };
+    return this.ops.replace(rt, namespace, name, { ...job, status: merged }, { status: true });
+  }
+
+  /** Ends watches, closes connections and removes the temp directory. Safe to call twice. */
+  async close(): Promise<void> {
+    for (const end of [...this.watches]) end();
+    if (this.server.listening) {
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      this.server.closeAllConnections();
+      await closed;
+    }
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Starts a KubernetesTestServer; see `KubernetesTestServer.start`. */
+export function startKubernetesTestServer(options: KubernetesTestServerOptions = {}): Promise<KubernetesTestServer> {
+  return KubernetesTestServer.start(options);
+}
