@@ -27,6 +27,16 @@ export const ERROR_CODES = {
   STORE_INVALID_REQUEST: { retryable: false, exitCode: 1 },
   STORE_CORRUPT: { retryable: false, exitCode: 1 },
   STORE_FAILED: { retryable: false, exitCode: 1 },
+  /** A broker message that is not a valid cluster CloudEvent: dead-lettered, never retried. */
+  EVENT_INVALID: { retryable: false, exitCode: 1 },
+  BROKER_UNAVAILABLE: { retryable: true, exitCode: 1 },
+  /** HyperFleet API: 408/429/5xx or a network error. */
+  API_UNAVAILABLE: { retryable: true, exitCode: 1 },
+  /** HyperFleet API refused the request (400/409/422): a bug or a contract mismatch, not retried. */
+  API_REQUEST_INVALID: { retryable: false, exitCode: 1 },
+  API_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
+  PRECONDITION_ERROR: { retryable: false, exitCode: 1 },
+  JOB_FAILED: { retryable: false, exitCode: 1 },
   ABORTED: { retryable: false, exitCode: 1 },
   INTERNAL: { retryable: false, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;

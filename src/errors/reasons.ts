@@ -20,6 +20,12 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   STORE_INTERNAL: 'StoreUnavailable',
   VERIFY_MISMATCH: 'VerificationFailed',
   STORE_CORRUPT: 'StoreCorrupt',
+  EVENT_INVALID: 'InvalidEvent',
+  API_UNAVAILABLE: 'ApiUnavailable',
+  API_REQUEST_INVALID: 'ApiRequestInvalid',
+  API_UNAUTHENTICATED: 'AuthenticationFailed',
+  PRECONDITION_ERROR: 'PreconditionError',
+  JOB_FAILED: 'JobFailed',
 };
 
 /** The failure reason for an error code; `JobFailed` when none is more specific. */

@@ -1,0 +1,53 @@
+/**
+ * The broker contract (design §2 "Events"). Every broker (embedded, RabbitMQ, Google Pub/Sub)
+ * delivers messages to one handler and settles each one as the handler decides; nothing outside a
+ * broker's folder imports its client library.
+ */
+
+/** What to do with a message once handled. */
+export type Disposition =
+  /** Done (also for work skipped on purpose): remove it. */
+  | 'ack'
+  /** Transient failure: deliver it again later (with backoff where the broker allows). */
+  | 'retry'
+  /** Can never succeed (malformed): dead-letter it, or drop it where there is no dead-letter route. */
+  | 'reject';
+
+/** One delivered message. The body is never logged (it may be anything). */
+export interface InboundMessage {
+  /** Broker message id (RabbitMQ message-id or delivery tag, Pub/Sub message id). */
+  id: string;
+  body: Buffer;
+  /** Headers / attributes as strings. */
+  attributes: Readonly<Record<string, string>>;
+  /** 1 on first delivery, when the broker tells (Pub/Sub with dead-lettering; RabbitMQ redelivered → 2). */
+  deliveryAttempt: number;
+}
+
+/**
+ * Handles one message. `signal` fires when the broker stops hard (drain time over); the handler
+ * should then give up quickly. A thrown error counts as 'retry'.
+ */
+export type MessageHandler = (message: InboundMessage, signal: AbortSignal) => Promise<Disposition>;
+
+export interface Broker {
+  /** `embedded`, `rabbitmq` or `pubsub`. */
+  readonly kind: string;
+  /**
+   * Connects, declares its topology (exchange/queue, topic/subscription/dead-letter topic) and starts
+   * delivering to `handler`, at most `maxInFlight` messages at once (its prefetch / flow control).
+   * Reconnects by itself after a broker restart.
+   * @throws PullSecretError BROKER_UNAVAILABLE when the first connection fails, CONFIG_INVALID.
+   */
+  start(handler: MessageHandler): Promise<void>;
+  /** Publishes a message to the topic/exchange the broker consumes from (Sentinel, dev stack, tests). */
+  publish(body: Buffer, attributes?: Record<string, string>): Promise<void>;
+  /** True while connected and consuming (feeds /readyz). */
+  isReady(): boolean;
+  /**
+   * Stops taking new messages, waits up to `drainMs` for in-flight handlers to settle, then aborts
+   * the rest (their messages are not acked, so the broker redelivers them) and disconnects.
+   * Safe to call twice.
+   */
+  stop(options?: { drainMs?: number }): Promise<void>;
+}
