@@ -66,7 +66,7 @@ for (const store of ['local', 'gcp'] as const) {
         RESULTS_PATH: resultsPath,
         LOG_LEVEL: 'debug',
         ...(store === 'local'
-          ? { LOCAL_STORE_DIR: storeDir }
+          ? { LOCAL_STORE_DIR: storeDir, KUBERNETES_TARGET: 'manifests', MANIFEST_DIR: join(dir, `manifests-${n}`) }
           : { SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true' }),
       });
       const runs: CliResult[] = [];

@@ -3,6 +3,7 @@ import { parseEnv, throwEnvProblems, type EnvMapping } from '../config/env.js';
 import { DEFAULT_STORE_KIND, isStoreKind, parseStoreEnv, STORE_KINDS } from '../stores/registry.js';
 import { DEFAULT_RETRY, type RetryPolicy } from '../util/retry.js';
 import { PullSecretError } from '../errors/index.js';
+import { KUBERNETES_TARGET_ENV, kubernetesTargetSchema, type KubernetesTargetConfig } from '../kube/target-config.js';
 
 const positiveInt = (max: number) =>
   z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
@@ -43,6 +44,8 @@ export interface JobConfig {
   logLevel: string;
   /** The selected store's kind and parsed settings (see `createStore`). */
   store: { kind: string; config: unknown };
+  /** Where the Kubernetes Secret goes after the store step (`target: none` = nowhere). */
+  kubernetes: KubernetesTargetConfig;
 }
 
 /**
@@ -60,8 +63,9 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     throw new PullSecretError('CONFIG_INVALID', `invalid environment variable SECRET_STORE: must be one of ${STORE_KINDS.join(', ')}`);
   }
   const store = parseStoreEnv(kind, env);
-  throwEnvProblems([job, store]);
-  if (!job.ok || !store.ok) throw new Error('unreachable: problems were thrown above');
+  const kubernetes = parseEnv(kubernetesTargetSchema, KUBERNETES_TARGET_ENV, env);
+  throwEnvProblems([job, store, kubernetes]);
+  if (!job.ok || !store.ok || !kubernetes.ok) throw new Error('unreachable: problems were thrown above');
   const v = job.value;
   if (v.retryMaxDelayMs < v.retryBaseDelayMs) {
     throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable RETRY_MAX_DELAY_MS: must not be below RETRY_BASE_DELAY_MS');
@@ -75,5 +79,6 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     retry: { maxAttempts: v.retryMaxAttempts, baseDelayMs: v.retryBaseDelayMs, maxDelayMs: v.retryMaxDelayMs },
     logLevel: v.logLevel,
     store: { kind, config: store.value },
+    kubernetes: kubernetes.value,
   };
 }

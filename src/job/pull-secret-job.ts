@@ -10,6 +10,8 @@ import type { SecretStore } from '../stores/store.js';
 import { createStore } from '../stores/registry.js';
 import type { JobConfig } from './config.js';
 import { writeResultFile, type JobResultFile } from './result-file.js';
+import { provisionKubernetesSecret } from './provision-kubernetes.js';
+import type { ApplyResult } from '../kube/target.js';
 
 export interface JobRunOptions {
   dryRun?: boolean;
@@ -22,6 +24,8 @@ export interface JobRunOptions {
 export interface JobOutcome extends PushResult {
   secretName: string;
   dryRun: boolean;
+  /** The Kubernetes Secret step, when a target is configured. */
+  kubernetes?: ApplyResult;
 }
 
 const SUCCESS_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unchanged: 'SecretUnchanged' } as const;
@@ -57,6 +61,14 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
       onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
     });
     const outcome: JobOutcome = { ...result, secretName, dryRun };
+    if (config.kubernetes.target !== 'none' && !dryRun && result.stored !== undefined && result.version !== undefined) {
+      outcome.kubernetes = await provisionKubernetesSecret(
+        config.kubernetes,
+        { clusterId: config.clusterId, stored: result.stored, secretPath: result.secretPath, version: result.version },
+        log,
+        options.signal,
+      );
+    }
     log.info(
       {
         operation: 'completed',
@@ -64,6 +76,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
         dry_run: dryRun,
         secret_name: secretName,
         version: result.versionPath,
+        kubernetes_outcome: outcome.kubernetes?.outcome,
         duration_ms: Math.round(performance.now() - started),
       },
       completionMessage(outcome),
@@ -79,6 +92,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
       version_path: result.versionPath,
       outcome: result.outcome,
       dry_run: dryRun,
+      kubernetes_secret: outcome.kubernetes && { namespace: outcome.kubernetes.namespace, name: outcome.kubernetes.name, outcome: outcome.kubernetes.outcome },
       timestamp: new Date().toISOString(),
     });
     return outcome;

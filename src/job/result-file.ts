@@ -17,6 +17,8 @@ export interface JobResultFile {
   version_path?: string;
   outcome?: 'created' | 'updated' | 'unchanged';
   dry_run?: boolean;
+  /** The Kubernetes Secret written after the store step, when a target is configured. */
+  kubernetes_secret?: { namespace: string; name: string; outcome: 'created' | 'updated' | 'unchanged' };
   error_code?: string;
   timestamp: string;
 }

@@ -21,6 +21,8 @@ export interface PushResult {
   /** Version id now holding the payload ("3"); absent on a dry run that would write. */
   version?: string;
   versionPath?: string;
+  /** The bytes the store holds in that version, as read back (absent on a dry run that would write). */
+  stored?: Buffer;
 }
 
 /** One line of progress, for the caller's logger. Never carries payload bytes. */
@@ -77,7 +79,7 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
 
   const latest = created ? undefined : await step('access-latest', 'Read newest enabled version', () => store.accessLatestEnabled(secretId, call));
   if (latest !== undefined && sameContent(latest.data, payload)) {
-    return { outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path };
+    return { outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data };
   }
   const outcome: PushOutcome = latest === undefined ? 'created' : 'updated';
   if (request.dryRun) return { outcome, secretPath };
@@ -97,7 +99,7 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   if (!readBack.data.equals(payload)) {
     throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${added.path} does not hold the bytes that were written`);
   }
-  return { outcome, secretPath, version: added.version, versionPath: added.path };
+  return { outcome, secretPath, version: added.version, versionPath: added.path, stored: readBack.data };
 }
 
 /** Refuses a secret that HyperFleet does not own, or owns for another cluster. */

@@ -1,0 +1,48 @@
+import type { Logger } from '../observability/logger.js';
+import { buildPullSecretManifest } from '../kube/pull-secret-manifest.js';
+import { createKubernetesTarget, type KubernetesTargetConfig } from '../kube/target-config.js';
+import type { ApplyResult } from '../kube/target.js';
+
+/** What the Kubernetes step needs from the store step. */
+export interface ProvisionInput {
+  clusterId: string;
+  /** The bytes read back from the store (seed 001 phase 5: the Secret is filled from the store). */
+  stored: Buffer;
+  secretPath: string;
+  version: string;
+}
+
+/**
+ * Writes the cluster's `kubernetes.io/dockerconfigjson` Secret into the configured target
+ * (API server or manifest directory) with the store's bytes; `unchanged` makes no write.
+ * @throws PullSecretError from the target (SECRET_UNMANAGED, NAMESPACE_NOT_FOUND, STORE_*).
+ */
+export async function provisionKubernetesSecret(
+  config: KubernetesTargetConfig,
+  input: ProvisionInput,
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<ApplyResult> {
+  const started = performance.now();
+  const manifest = buildPullSecretManifest({
+    clusterId: input.clusterId,
+    pullSecret: input.stored,
+    namespace: config.namespace,
+    secretPath: input.secretPath,
+    secretVersion: input.version,
+  });
+  const target = await createKubernetesTarget(config, log);
+  const result = await target.apply(manifest, { signal });
+  log.info(
+    {
+      operation: 'provision-kubernetes-secret',
+      kubernetes_target: target.kind,
+      namespace: result.namespace,
+      kubernetes_secret: result.name,
+      outcome: result.outcome,
+      duration_ms: Math.round(performance.now() - started),
+    },
+    result.outcome === 'unchanged' ? 'Kubernetes Secret already up to date' : 'Kubernetes Secret written',
+  );
+  return result;
+}
