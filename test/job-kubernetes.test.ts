@@ -43,7 +43,7 @@ test('manifests target: file written once, untouched on a no-op, updated on chan
   const before = await stat(file);
   assert.equal(before.mode & 0o777, 0o600);
   const manifest = parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  new Secret(manifest as ConstructorParameters<typeof Secret>[0]).validate();
+  new Secret(manifest).validate();
   assert.equal(decoded(manifest as { data?: Record<string, string> }), VALID_PULL_SECRET);
 
   const again = await runCli(['run-job', 'pull-secret'], env);
