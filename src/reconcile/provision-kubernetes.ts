@@ -1,11 +1,12 @@
 import type { Logger } from '../observability/logger.js';
 import { buildPullSecretManifest } from '../kube/pull-secret-manifest.js';
-import { createKubernetesTarget, type KubernetesTargetConfig } from '../kube/target-config.js';
-import type { ApplyResult } from '../kube/target.js';
+import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 
 /** What the Kubernetes step needs from the store step. */
 export interface ProvisionInput {
   clusterId: string;
+  /** Namespace of the Secret; default `clusters-{cluster-id}`. */
+  namespace?: string;
   /** The bytes read back from the store (seed 001 phase 5: the Secret is filled from the store). */
   stored: Buffer;
   secretPath: string;
@@ -13,12 +14,12 @@ export interface ProvisionInput {
 }
 
 /**
- * Writes the cluster's `kubernetes.io/dockerconfigjson` Secret into the configured target
- * (API server or manifest directory) with the store's bytes; `unchanged` makes no write.
+ * Writes the cluster's `kubernetes.io/dockerconfigjson` Secret into `target` (API server or
+ * manifest directory) with the store's bytes; `unchanged` makes no write.
  * @throws PullSecretError from the target (SECRET_UNMANAGED, NAMESPACE_NOT_FOUND, STORE_*).
  */
 export async function provisionKubernetesSecret(
-  config: KubernetesTargetConfig,
+  target: KubernetesSecretTarget,
   input: ProvisionInput,
   log: Logger,
   signal?: AbortSignal,
@@ -27,11 +28,10 @@ export async function provisionKubernetesSecret(
   const manifest = buildPullSecretManifest({
     clusterId: input.clusterId,
     pullSecret: input.stored,
-    namespace: config.namespace,
+    namespace: input.namespace,
     secretPath: input.secretPath,
     secretVersion: input.version,
   });
-  const target = await createKubernetesTarget(config, log);
   const result = await target.apply(manifest, { signal });
   log.info(
     {

@@ -1,0 +1,76 @@
+import type { Logger } from '../observability/logger.js';
+import { credentialStrings } from '../pullsecret/credentials.js';
+import { assertClusterId, assertLabels, assertSecretId, defaultSecretId, managedLabels } from '../pullsecret/identifiers.js';
+import { redactor } from '../pullsecret/redact.js';
+import { validatePullSecret } from '../pullsecret/validate.js';
+import { pushSecret, type PushResult } from '../stores/push.js';
+import type { SecretStore } from '../stores/store.js';
+import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
+import type { RetryPolicy } from '../util/retry.js';
+import { provisionKubernetesSecret } from './provision-kubernetes.js';
+
+/** One cluster's desired pull secret. */
+export interface ReconcileInput {
+  clusterId: string;
+  /** Cloud secret id; default `hyperfleet-{cluster-id}-pull-secret`. */
+  secretName?: string;
+  /** The pull secret document as given (a credential: never logged). */
+  pullSecretData: string;
+  /** Namespace of the Kubernetes Secret; default `clusters-{cluster-id}`. */
+  namespace?: string;
+  dryRun?: boolean;
+}
+
+export interface ReconcileDeps {
+  store: SecretStore;
+  /** Where the Kubernetes Secret goes; none = store step only. */
+  kubernetes?: KubernetesSecretTarget;
+  retry: RetryPolicy;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+/** What a reconcile did. */
+export interface ReconcileResult extends PushResult {
+  secretName: string;
+  dryRun: boolean;
+  kubernetes?: ApplyResult;
+}
+
+/**
+ * The unit of work shared by the job and the adapter's in-process executor: check the ids,
+ * validate the pull secret against the store's limits, store it idempotently (`pushSecret`), then
+ * write the Kubernetes Secret from the bytes read back from the store. The input's credentials are
+ * registered with the redactor before anything else.
+ *
+ * @throws PullSecretError IDENTIFIER_INVALID, PULL_SECRET_INVALID, PAYLOAD_TOO_LARGE, or what the
+ *   store and target throw.
+ */
+export async function reconcilePullSecret(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
+  redactor.register(credentialStrings(input.pullSecretData));
+  const secretName = input.secretName ?? defaultSecretId(input.clusterId);
+  const dryRun = input.dryRun ?? false;
+  assertClusterId(input.clusterId);
+  assertSecretId(secretName);
+  const labels = managedLabels(input.clusterId);
+  assertLabels(labels);
+  const { store, log } = deps;
+  const secret = validatePullSecret(input.pullSecretData, { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` });
+  log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
+
+  const pushed = await pushSecret(store, { secretId: secretName, labels, payload: secret.raw, dryRun }, {
+    retry: deps.retry,
+    signal: deps.signal,
+    onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
+  });
+  const result: ReconcileResult = { ...pushed, secretName, dryRun };
+  if (deps.kubernetes !== undefined && !dryRun && pushed.stored !== undefined && pushed.version !== undefined) {
+    result.kubernetes = await provisionKubernetesSecret(
+      deps.kubernetes,
+      { clusterId: input.clusterId, namespace: input.namespace, stored: pushed.stored, secretPath: pushed.secretPath, version: pushed.version },
+      log,
+      deps.signal,
+    );
+  }
+  return result;
+}
