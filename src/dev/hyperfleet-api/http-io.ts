@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ProblemError } from './problem.js';
+
+/** An answer before it is written: status, JSON body (none for 204) and extra headers. */
+export interface Answer {
+  status: number;
+  body?: unknown;
+  /** `application/json` by default; problems use `application/problem+json`. */
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** A raw body (an injected proxy page): written as is and not checked against the contract. */
+  raw?: string;
+}
+
+/**
+ * Reads a JSON request body: `application/json` (or another `+json` type) only, at most `limit` bytes.
+ *
+ * @throws ProblemError: unsupportedMediaType, payloadTooLarge, malformed (empty or invalid JSON)
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    req.resume();
+    throw new ProblemError('unsupportedMediaType', `Content-Type must be application/json, not ${type === '' ? 'missing' : type.slice(0, 60)}`);
+  }
+  const chunks = await new Promise<Buffer[]>((resolve, reject) => {
+    const received: Buffer[] = [];
+    let size = 0;
+    // Event-based rather than `for await`: leaving an async iterator early destroys the request and
+    // with it the socket, and the client would see a reset instead of the 413.
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) received.push(chunk);
+      else if (size - chunk.length <= limit) reject(new ProblemError('payloadTooLarge', `request body exceeds ${limit} bytes`));
+    });
+    req.on('end', () => resolve(received));
+    req.on('error', reject);
+  });
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new ProblemError('malformed', 'Unable to read request body: the body is empty');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProblemError('malformed', 'Unable to read request body: invalid JSON');
+  }
+}
+
+/**
+ * Checks `Authorization: Bearer <token>` against the accepted tokens (none configured: no check).
+ *
+ * @throws ProblemError: unauthenticated (no credentials) or invalidCredentials
+ */
+export function checkBearer(req: IncomingMessage, tokens: readonly string[] | undefined): void {
+  if (tokens === undefined) return;
+  const header = req.headers.authorization;
+  if (header === undefined) throw new ProblemError('unauthenticated', 'Account authentication could not be verified: no bearer token');
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (match === null || !tokens.includes(match[1] ?? '')) {
+    throw new ProblemError('invalidCredentials', 'Account authentication could not be verified: invalid bearer token');
+  }
+}
+
+/** Writes an answer; 204 never has a body. */
+export function writeAnswer(res: ServerResponse, answer: Answer): void {
+  const headers: Record<string, string> = { ...answer.headers };
+  let payload: string | undefined;
+  if (answer.raw !== undefined) {
+    payload = answer.raw;
+    headers['content-type'] = answer.contentType ?? 'text/plain';
+  } else if (answer.status !== 204 && answer.body !== undefined) {
+    payload = JSON.stringify(answer.body);
+    headers['content-type'] = answer.contentType ?? 'application/json';
+  }
+  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+  res.writeHead(answer.status, headers);
+  res.end(payload);
+}

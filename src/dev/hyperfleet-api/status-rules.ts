@@ -1,0 +1,93 @@
+import type { AdapterCondition, AdapterStatus, AdapterStatusCreateRequest, Cluster, ValidationError } from '../../hyperfleet/types.js';
+import { MANDATORY_CONDITIONS } from '../../hyperfleet/types.js';
+import { ProblemError } from './problem.js';
+
+/** Limits on `observed_time` relative to the server clock. */
+export interface TimeLimits {
+  /** How far in the future a report may be (clock skew), in ms. */
+  maxClockSkewMs: number;
+  /** How old a report may be, in ms. */
+  maxObservedAgeMs: number;
+}
+
+/** Why a valid report was not stored (the API answers 204 for all of them). */
+export type DiscardReason = 'stale-generation' | 'future-generation' | 'stale-observed-time' | 'available-unknown';
+
+/** Adapter names become condition types (`{Adapter}Successful`), so keep them to a tame alphabet. */
+const ADAPTER_NAME = /^[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?$/;
+
+/**
+ * The request rules beyond the schema (which the caller checked already). Each broken rule is a
+ * field error; the API answers 400 `HYPERFLEET-VAL-000` with all of them.
+ *
+ * Where the contract is silent, the stand-in is strict: duplicate condition types and
+ * `observed_generation` < 1 are refused, as they can only come from a buggy adapter.
+ *
+ * @throws ProblemError (validation)
+ */
+export function checkReportRules(report: AdapterStatusCreateRequest, now: Date, limits: TimeLimits): void {
+  const errors: ValidationError[] = [];
+  if (!ADAPTER_NAME.test(report.adapter)) {
+    errors.push({ field: 'adapter', constraint: 'pattern', message: 'must be 1-63 lowercase letters, digits, "-" or "_"' });
+  }
+  if (report.observed_generation < 1) errors.push({ field: 'observed_generation', constraint: 'min', message: 'must be at least 1' });
+  const types = report.conditions.map((c) => c.type);
+  for (const mandatory of MANDATORY_CONDITIONS) {
+    if (!types.includes(mandatory)) {
+      errors.push({ field: 'conditions', constraint: 'required', message: `missing mandatory condition '${mandatory}': all adapters must report Available, Applied, and Health` });
+    }
+  }
+  types.forEach((type, i) => {
+    if (types.indexOf(type) !== i) errors.push({ field: `conditions[${i}].type`, constraint: 'unique', message: `condition '${type}' appears more than once` });
+  });
+  const observed = Date.parse(report.observed_time);
+  if (observed > now.getTime() + limits.maxClockSkewMs) {
+    errors.push({ field: 'observed_time', constraint: 'max', message: `must not be more than ${limits.maxClockSkewMs / 1000} s ahead of the server clock` });
+  }
+  if (observed < now.getTime() - limits.maxObservedAgeMs) {
+    errors.push({ field: 'observed_time', constraint: 'min', message: `must not be older than ${limits.maxObservedAgeMs / 1000} s` });
+  }
+  if (errors.length > 0) throw new ProblemError('validation', 'Invalid adapter status report', errors);
+}
+
+/**
+ * The API's discard rules, in its order: older generation than stored; generation ahead of the
+ * cluster; same generation but observed before the stored report; `Available=Unknown` (cluster
+ * conditions are True/False only). `undefined` means: store it.
+ */
+export function discardReason(report: AdapterStatusCreateRequest, cluster: Cluster, stored: AdapterStatus | undefined): DiscardReason | undefined {
+  if (stored !== undefined && report.observed_generation < stored.observed_generation) return 'stale-generation';
+  if (report.observed_generation > cluster.generation) return 'future-generation';
+  if (stored !== undefined && report.observed_generation === stored.observed_generation && Date.parse(report.observed_time) < Date.parse(stored.last_report_time)) {
+    return 'stale-observed-time';
+  }
+  if (report.conditions.find((c) => c.type === 'Available')?.status === 'Unknown') return 'available-unknown';
+  return undefined;
+}
+
+/**
+ * The stored form of an accepted report: a full replacement of the previous one. `last_report_time` is
+ * the report's `observed_time`; a condition's `last_transition_time` moves only when its status changes.
+ */
+export function toAdapterStatus(report: AdapterStatusCreateRequest, stored: AdapterStatus | undefined, now: Date): AdapterStatus {
+  const observed = new Date(report.observed_time).toISOString();
+  const conditions: AdapterCondition[] = report.conditions.map((c) => {
+    const previous = stored?.conditions.find((p) => p.type === c.type);
+    return {
+      type: c.type,
+      status: c.status,
+      ...(c.reason === undefined ? {} : { reason: c.reason }),
+      ...(c.message === undefined ? {} : { message: c.message }),
+      last_transition_time: previous !== undefined && previous.status === c.status ? previous.last_transition_time : observed,
+    };
+  });
+  return {
+    adapter: report.adapter,
+    observed_generation: report.observed_generation,
+    conditions,
+    ...(report.data === undefined ? {} : { data: report.data }),
+    ...(report.metadata === undefined ? {} : { metadata: report.metadata }),
+    created_time: stored?.created_time ?? now.toISOString(),
+    last_report_time: observed,
+  };
+}
