@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   API_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
   PRECONDITION_ERROR: { retryable: false, exitCode: 1 },
   JOB_FAILED: { retryable: false, exitCode: 1 },
+  /** A Kubernetes Job still runs when the caller stopped waiting; asking again later finds it. */
+  JOB_IN_PROGRESS: { retryable: true, exitCode: 1 },
   ABORTED: { retryable: false, exitCode: 1 },
   INTERNAL: { retryable: false, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;

@@ -26,6 +26,7 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   API_UNAUTHENTICATED: 'AuthenticationFailed',
   PRECONDITION_ERROR: 'PreconditionError',
   JOB_FAILED: 'JobFailed',
+  JOB_IN_PROGRESS: 'JobInProgress',
 };
 
 /** The failure reason for an error code; `JobFailed` when none is more specific. */

@@ -150,6 +150,16 @@ export class ApiOperations {
     return { object: this.patch(rt, namespace, name, 'application/strategic-merge-patch+json', body, options), created: false };
   }
 
+  /**
+   * Merges `status` into an object's status through the `/status` subresource, as a controller
+   * would: a MODIFIED watch event, no generation bump. @throws StatusError 404.
+   */
+  mergeStatus(rt: ResourceType, namespace: string | undefined, name: string, status: Record<string, unknown>): KubeObject {
+    const obj = this.get(rt, namespace, name);
+    const merged = { ...(isRecord(obj.status) ? obj.status : {}), ...status };
+    return this.replace(rt, namespace, name, { ...obj, status: merged }, { status: true });
+  }
+
   private commitUpdate(rt: ResourceType, old: KubeObject, obj: KubeObject, options: WriteOptions): KubeObject {
     let next = obj;
     if (options.status) next = { ...old, status: obj.status };

@@ -6,13 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CallLog, FaultInjector, type FaultSpec, type RequestRecord } from './faults.js';
 import { handleRequest, type HandlerContext } from './http-handler.js';
+import { JobRunner, type JobRun, type RunJobsOptions } from './job-runner.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { ApiOperations } from './operations.js';
 import { ObjectStore } from './store.js';
 import { generateTestPki } from './tls.js';
-import { isRecord, RESOURCE_TYPES, resourceByKind, type KubeObject, type ResourceType } from './types.js';
+import { RESOURCE_TYPES, resourceByKind, type KubeObject, type ResourceType } from './types.js';
 
 export type { FaultSpec, RequestRecord } from './faults.js';
+export type { JobRun, RunJobsOptions } from './job-runner.js';
 export type { KubeObject } from './types.js';
 
 export interface KubernetesTestServerOptions {
@@ -20,6 +22,8 @@ export interface KubernetesTestServerOptions {
   token?: string;
   /** Namespaces that exist from the start (besides `default`). */
   namespaces?: string[];
+  /** Run created Jobs as child processes (see JobRunner); without it Jobs are stored, not run. */
+  runJobs?: RunJobsOptions;
 }
 
 function resourceType(resource: string): ResourceType {
@@ -31,7 +35,8 @@ function resourceType(resource: string): ResourceType {
 /**
  * A Kubernetes API server for tests: HTTPS on 127.0.0.1 with a throwaway CA, bearer-token auth, and
  * a kubeconfig file the real `@kubernetes/client-node` and kubectl can load. Serves namespaces,
- * Secrets and Jobs with the real API's semantics and Status errors; Jobs are stored, not run.
+ * Secrets and Jobs with the real API's semantics and Status errors; Jobs are stored, and run as
+ * child processes when `runJobs` is given.
  * Tests can inject faults, count calls, and read or change state directly.
  */
 export class KubernetesTestServer {
@@ -40,6 +45,7 @@ export class KubernetesTestServer {
   private readonly store = new ObjectStore();
   private readonly ops = new ApiOperations(this.store);
   private readonly watches = new Set<() => void>();
+  private jobRunner: JobRunner | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -75,6 +81,10 @@ export class KubernetesTestServer {
       const instance = new KubernetesTestServer(server, url, kubeconfigPath, token, pki.caPem, dir);
       holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, token, address: `127.0.0.1:${port}`, watches: instance.watches };
       for (const ns of ['default', ...(options.namespaces ?? [])]) instance.createNamespace(ns);
+      if (options.runJobs !== undefined) {
+        instance.jobRunner = new JobRunner(instance.ops, join(dir, 'jobs'), kubeconfigPath, options.runJobs);
+        instance.jobRunner.start();
+      }
       return instance;
     } catch (err) {
       await rm(dir, { recursive: true, force: true });
@@ -150,14 +160,17 @@ export class KubernetesTestServer {
    * @throws StatusError 404 when the Job does not exist.
    */
   setJobStatus(namespace: string, name: string, status: Record<string, unknown>): KubeObject {
-    const rt = resourceType('jobs');
-    const job = this.ops.get(rt, namespace, name);
-    const merged = { ...(isRecord(job.status) ? job.status : {}), ...status };
-    return this.ops.replace(rt, namespace, name, { ...job, status: merged }, { status: true });
+    return this.ops.mergeStatus(resourceType('jobs'), namespace, name, status);
+  }
+
+  /** Finished pod runs of Jobs (with `runJobs`), oldest first, output included for leak checks. */
+  jobRuns(): readonly JobRun[] {
+    return this.jobRunner?.runs() ?? [];
   }
 
   /** Ends watches, closes connections and removes the temp directory. Safe to call twice. */
   async close(): Promise<void> {
+    await this.jobRunner?.stop();
     for (const end of [...this.watches]) end();
     if (this.server.listening) {
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
