@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { inspectCommand } from './inspect.js';
+import { adapterCommand, validateConfigCommand } from './adapter.js';
 import { runJobCommand } from './run-job.js';
 import { printError, reportFailure } from './output.js';
 
@@ -17,6 +18,8 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text) => printError(text.replace(/^error: /, '').trimEnd()) });
   program.addCommand(runJobCommand().exitOverride());
   program.addCommand(inspectCommand().exitOverride());
+  program.addCommand(adapterCommand().exitOverride());
+  program.addCommand(validateConfigCommand().exitOverride());
   return program;
 }
 

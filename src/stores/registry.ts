@@ -46,6 +46,11 @@ export function isStoreKind(kind: string): boolean {
   return kind in STORES;
 }
 
+/** The schema of a store's settings. @throws CONFIG_INVALID for an unknown kind. */
+export function storeConfigSchema(kind: string): z.ZodType<unknown> {
+  return entry(kind).configSchema;
+}
+
 /** The environment variables a store reads. @throws CONFIG_INVALID for an unknown kind. */
 export function storeEnv(kind: string): EnvMapping {
   return entry(kind).env;

@@ -1,0 +1,102 @@
+/** What `submit` resolves with when a newer event for the same cluster replaced this one. */
+export const SUPERSEDED = Symbol('superseded');
+export type Superseded = typeof SUPERSEDED;
+
+type Task<T> = (signal: AbortSignal) => Promise<T>;
+
+interface Pending<T> {
+  generation: number;
+  task: Task<T>;
+  resolve: (value: T | Superseded) => void;
+  reject: (err: unknown) => void;
+}
+
+interface ClusterSlot<T> {
+  running: boolean;
+  pending?: Pending<T>;
+}
+
+/**
+ * Runs work per cluster with three rules (issue "adapter", item 5):
+ * - at most `concurrency` tasks run at once, across clusters;
+ * - tasks of one cluster never overlap: a second event waits for the first to finish;
+ * - while one waits, a newer event for that cluster replaces it (the replaced one resolves with
+ *   SUPERSEDED, so its message can be acked): the cluster is read fresh anyway, so only the last
+ *   event matters. An older generation never replaces a newer one.
+ */
+export class ClusterScheduler<T> {
+  private readonly slots = new Map<string, ClusterSlot<T>>();
+  private readonly ready: Array<() => void> = [];
+  private running = 0;
+  private readonly controller = new AbortController();
+
+  constructor(private readonly concurrency: number) {
+    if (!(concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
+  }
+
+  /** Tasks running or waiting. */
+  get size(): number {
+    let n = 0;
+    for (const slot of this.slots.values()) n += (slot.running ? 1 : 0) + (slot.pending ? 1 : 0);
+    return n;
+  }
+
+  /** Schedules `task` for `clusterId`; see the class rules. Rejects with whatever `task` throws. */
+  submit(clusterId: string, generation: number, task: Task<T>): Promise<T | Superseded> {
+    return new Promise((resolve, reject) => {
+      let slot = this.slots.get(clusterId);
+      if (slot === undefined) {
+        slot = { running: false };
+        this.slots.set(clusterId, slot);
+      }
+      const waiting = slot.pending;
+      if (waiting !== undefined) {
+        if (generation < waiting.generation) {
+          resolve(SUPERSEDED);
+          return;
+        }
+        waiting.resolve(SUPERSEDED);
+      }
+      slot.pending = { generation, task, resolve, reject };
+      if (!slot.running) this.enqueue(clusterId, slot);
+    });
+  }
+
+  /** Aborts the signal every running task received (hard stop after the drain time). */
+  abortAll(): void {
+    this.controller.abort();
+  }
+
+  private enqueue(clusterId: string, slot: ClusterSlot<T>): void {
+    slot.running = true;
+    const start = () => void this.run(clusterId, slot);
+    if (this.running < this.concurrency) {
+      this.running++;
+      start();
+    } else {
+      this.ready.push(() => {
+        this.running++;
+        start();
+      });
+    }
+  }
+
+  private async run(clusterId: string, slot: ClusterSlot<T>): Promise<void> {
+    // Take the newest pending work at the moment a worker is free, not when it was queued.
+    const work = slot.pending;
+    slot.pending = undefined;
+    try {
+      if (work !== undefined) work.resolve(await work.task(this.controller.signal));
+    } catch (err) {
+      work?.reject(err);
+    } finally {
+      this.running--;
+      this.ready.shift()?.();
+      if (slot.pending !== undefined) this.enqueue(clusterId, slot);
+      else {
+        slot.running = false;
+        this.slots.delete(clusterId);
+      }
+    }
+  }
+}

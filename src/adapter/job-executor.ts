@@ -1,0 +1,71 @@
+import { toPullSecretError } from '../errors/index.js';
+import type { Logger } from '../observability/logger.js';
+import { assertClusterId, assertSecretId } from '../pullsecret/identifiers.js';
+import { validatePullSecret } from '../pullsecret/validate.js';
+import { storeEnv } from '../stores/registry.js';
+import type { AdapterConfig } from './config.js';
+import type { ClusterWork, Executor } from './in-process-executor.js';
+import type { WorkOutcome } from './outcome.js';
+
+/** Secret Manager's (and the local store's) per-version limit, checked before a Job is launched. */
+const MAX_PAYLOAD_BYTES = 65_536;
+
+/** The job's environment for a store: the store's settings under their environment variable names. */
+export function storeSettingsEnv(kind: string, settings: Readonly<Record<string, unknown>>): Record<string, string> {
+  const env: Record<string, string> = { SECRET_STORE: kind };
+  for (const [name, { key }] of Object.entries(storeEnv(kind))) {
+    const value = settings[key];
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+  }
+  return env;
+}
+
+/**
+ * Kubernetes Job execution (design §1): each cluster's work runs as `pull-secret run-job
+ * pull-secret` in the Job `pullsecret-{id}-gen{generation}`. Input errors are caught here first
+ * (no Job for a pull secret that can never work); a Job still running when `waitSeconds` pass is
+ * reported as in progress and found again, by its generation, on the next event.
+ */
+export async function createJobExecutor(config: AdapterConfig, logger: Logger): Promise<Executor> {
+  const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
+  const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
+  const job = config.execution.job;
+  return {
+    async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
+      const jobBase = { target: work.target, jobNamespace: job.namespace };
+      try {
+        assertClusterId(work.clusterId);
+        assertSecretId(work.target.secretName);
+        validatePullSecret(work.pullSecret, { maxBytes: MAX_PAYLOAD_BYTES, targetName: `${config.store.type} store` });
+        const env = {
+          ...storeSettingsEnv(config.store.type, { ...config.store.settings, projectId: work.target.projectId }),
+          SECRET_NAME: work.target.secretName,
+          LOG_LEVEL: config.logLevel,
+        };
+        const result = await launcher.launch(
+          {
+            clusterId: work.clusterId,
+            generation: work.generation,
+            pullSecret: Buffer.from(work.pullSecret),
+            env,
+            image: job.image,
+            namespace: job.namespace,
+            activeDeadlineSeconds: job.timeoutSeconds,
+            kubernetesSecret: config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
+          },
+          { signal, timeoutMs: job.waitSeconds * 1000 },
+        );
+        return result.outcome === 'succeeded'
+          ? { kind: 'job-succeeded', ...jobBase, jobName: result.jobName }
+          : { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
+      } catch (err) {
+        const error = toPullSecretError(err);
+        if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: `pullsecret-${work.clusterId}-gen${work.generation}` };
+        return { kind: 'failed', error, target: work.target };
+      }
+    },
+    async close() {
+      // The launcher holds no connections between calls.
+    },
+  };
+}

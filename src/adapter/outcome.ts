@@ -1,0 +1,25 @@
+import type { PullSecretError } from '../errors/index.js';
+import type { ApplyResult } from '../kube/target.js';
+import type { ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
+
+/** Where the work was done, for the status `data`. */
+export interface WorkTarget {
+  store: string;
+  projectId?: string;
+  secretName: string;
+  namespace: string;
+  kubernetesSecretName: string;
+}
+
+/** What happened to one cluster event; the status report is derived from it alone. */
+export type WorkOutcome =
+  | { kind: 'applied'; target: WorkTarget; result: ReconcileResult }
+  | { kind: 'skipped'; precondition: string; message: string }
+  | { kind: 'failed'; error: PullSecretError; target?: WorkTarget }
+  | { kind: 'job-running'; target: WorkTarget; jobName: string; jobNamespace: string }
+  | { kind: 'job-succeeded'; target: WorkTarget; jobName: string; jobNamespace: string }
+  | { kind: 'job-failed'; target: WorkTarget; jobName: string; jobNamespace: string; message: string }
+  | { kind: 'finalized'; target: WorkTarget; kubernetesRemoved: boolean; cloud: 'retained' | 'deleted' | 'absent' }
+  | { kind: 'finalize-failed'; target: WorkTarget; error: PullSecretError };
+
+export type { ApplyResult };

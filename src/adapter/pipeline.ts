@@ -1,0 +1,153 @@
+import type { Disposition, InboundMessage } from '../brokers/broker.js';
+import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
+import { decodeClusterEvent, type ClusterEvent } from '../events/cluster-event.js';
+import type { Cluster, HyperFleetClient } from '../hyperfleet/index.js';
+import { defaultManagementNamespace, pullSecretName } from '../kube/pull-secret-manifest.js';
+import type { Logger } from '../observability/logger.js';
+import type { EventResult, Metrics } from '../observability/metrics.js';
+import { assertClusterId, defaultSecretId } from '../pullsecret/identifiers.js';
+import { readClusterParams, type FieldPaths } from './cluster-params.js';
+import type { ClusterScheduler} from './cluster-scheduler.js';
+import { SUPERSEDED } from './cluster-scheduler.js';
+import { finalizeCluster, type CleanupOptions, type Executor } from './in-process-executor.js';
+import type { WorkOutcome, WorkTarget } from './outcome.js';
+import type { Preconditions } from './preconditions.js';
+import { buildStatusReport } from './status-report.js';
+
+export interface PipelineDeps {
+  api: HyperFleetClient;
+  executor: Executor;
+  cleanup: CleanupOptions;
+  preconditions: Preconditions;
+  fieldPaths: FieldPaths;
+  scheduler: ClusterScheduler<Disposition>;
+  metrics: Metrics;
+  logger: Logger;
+  storeKind: string;
+}
+
+/** The event result for the metrics, by outcome. */
+const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {
+  applied: 'applied', skipped: 'skipped', failed: 'failed', 'job-running': 'applied', 'job-succeeded': 'applied',
+  'job-failed': 'failed', finalized: 'finalized', 'finalize-failed': 'failed',
+};
+
+/**
+ * The adapter's event pipeline (seed 001 phases 1-6): decode the CloudEvent, GET the cluster (the
+ * event is only a trigger), check preconditions, execute, and report status on every event; then
+ * tell the broker what to do with the message.
+ *
+ * Dispositions: malformed event → reject (dead-letter); cluster gone → ack; work done, skipped or
+ * failed for good → ack; transient failure (API or store unavailable) → report, then retry.
+ */
+export class EventPipeline {
+  constructor(private readonly deps: PipelineDeps) {}
+
+  /** The broker's message handler. Never throws. */
+  readonly handle = async (message: InboundMessage): Promise<Disposition> => {
+    const started = performance.now();
+    const { metrics, logger } = this.deps;
+    let event: ClusterEvent;
+    try {
+      event = decodeClusterEvent(message.body);
+      assertClusterId(event.clusterId);
+    } catch (err) {
+      logger.warn({ operation: 'decode-event', message_id: message.id, delivery_attempt: message.deliveryAttempt, ...describeError(err) }, 'Rejected an invalid event');
+      metrics.events.inc({ result: 'invalid' });
+      return 'reject';
+    }
+    metrics.inFlight.inc();
+    try {
+      const settled = await this.deps.scheduler.submit(event.clusterId, event.generation ?? 0, (signal) => this.process(event, signal));
+      if (settled === SUPERSEDED) {
+        metrics.events.inc({ result: 'superseded' });
+        return 'ack';
+      }
+      return settled;
+    } catch (err) {
+      logger.error({ operation: 'process-event', cluster_id: event.clusterId, ...describeError(err) }, 'Event processing failed');
+      metrics.events.inc({ result: 'failed' });
+      return 'retry';
+    } finally {
+      metrics.inFlight.dec();
+      metrics.eventDuration.observe((performance.now() - started) / 1000);
+    }
+  };
+
+  private async process(event: ClusterEvent, signal: AbortSignal): Promise<Disposition> {
+    const { api, metrics } = this.deps;
+    const log = this.deps.logger.child({ cluster_id: event.clusterId, event_id: event.eventId });
+    let cluster: Cluster | undefined;
+    try {
+      cluster = await api.getCluster(event.clusterId, { signal });
+    } catch (err) {
+      const error = toPullSecretError(err);
+      log.warn({ operation: 'get-cluster', ...describeError(error) }, 'Could not read the cluster');
+      metrics.events.inc({ result: 'failed' });
+      return error.retryable ? 'retry' : 'ack';
+    }
+    if (cluster === undefined) {
+      log.info({ operation: 'get-cluster' }, 'Cluster no longer exists; nothing to do');
+      metrics.events.inc({ result: 'gone' });
+      return 'ack';
+    }
+    const outcome = await this.work(cluster, log, signal);
+    metrics.events.inc({ result: RESULT_OF[outcome.kind] });
+    const reported = await this.report(cluster, outcome, log, signal);
+    const transient = (outcome.kind === 'failed' || outcome.kind === 'finalize-failed') && outcome.error.retryable;
+    return reported && !transient ? 'ack' : 'retry';
+  }
+
+  private async work(cluster: Cluster, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {
+    const { metrics } = this.deps;
+    const params = readClusterParams(cluster, this.deps.fieldPaths);
+    const target: WorkTarget = {
+      store: this.deps.storeKind,
+      projectId: params.projectId || undefined,
+      secretName: params.secretName ?? defaultSecretId(cluster.id),
+      namespace: params.namespace ?? defaultManagementNamespace(cluster.id),
+      kubernetesSecretName: pullSecretName(cluster.id),
+    };
+    if (cluster.deleted_time !== undefined) {
+      const outcome = await finalizeCluster(target, this.deps.cleanup, signal);
+      log.info({ operation: 'finalize', outcome: outcome.kind }, 'Cluster cleanup finished');
+      return outcome;
+    }
+    try {
+      const verdict = this.deps.preconditions.evaluate(cluster, params);
+      if (!verdict.met) {
+        log.info({ operation: 'preconditions', precondition: verdict.name }, 'Preconditions not met; skipping');
+        metrics.jobTotal.inc({ result: 'skipped' });
+        return { kind: 'skipped', precondition: verdict.name, message: verdict.message };
+      }
+    } catch (err) {
+      return { kind: 'failed', error: toPullSecretError(err), target };
+    }
+    if (params.pullSecret === undefined) {
+      return { kind: 'failed', error: new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: the cluster has no pull secret data'), target };
+    }
+    const started = performance.now();
+    const outcome = await this.deps.executor.execute({ clusterId: cluster.id, generation: cluster.generation, target, pullSecret: params.pullSecret, log }, signal);
+    metrics.jobDuration.observe((performance.now() - started) / 1000);
+    metrics.jobTotal.inc({ result: outcome.kind === 'failed' || outcome.kind === 'job-failed' ? 'failure' : 'success' });
+    if (outcome.kind === 'applied' && outcome.result.kubernetes) metrics.kubernetesWrites.inc({ outcome: outcome.result.kubernetes.outcome });
+    if (outcome.kind === 'failed') log.warn({ operation: 'execute', ...describeError(outcome.error) }, 'Pull secret reconcile failed');
+    else log.info({ operation: 'execute', outcome: outcome.kind === 'applied' ? outcome.result.outcome : outcome.kind }, 'Pull secret reconciled');
+    return outcome;
+  }
+
+  /** Sends the status; false when it could not be delivered (then the event is retried). */
+  private async report(cluster: Cluster, outcome: WorkOutcome, log: Logger, signal: AbortSignal): Promise<boolean> {
+    const report = buildStatusReport(outcome, cluster.generation);
+    try {
+      const result = await this.deps.api.putStatus(cluster.id, report, { signal });
+      this.deps.metrics.statusReports.inc({ result });
+      log.info({ operation: 'report-status', result, observed_generation: cluster.generation }, 'Status reported');
+      return true;
+    } catch (err) {
+      this.deps.metrics.statusReports.inc({ result: 'error' });
+      log.warn({ operation: 'report-status', ...describeError(err) }, 'Could not report status');
+      return !toPullSecretError(err).retryable;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import type { Broker, Disposition } from '../brokers/broker.js';
+import { createBroker } from '../brokers/registry.js';
+import { createHyperFleetClient, type HyperFleetClient } from '../hyperfleet/index.js';
+import { createKubernetesTarget } from '../kube/target-config.js';
+import type { KubernetesSecretTarget } from '../kube/target.js';
+import { startHealthServer, startMetricsServer, type RunningServer } from '../observability/health-server.js';
+import type { Logger } from '../observability/logger.js';
+import { Metrics } from '../observability/metrics.js';
+import { ClusterScheduler } from './cluster-scheduler.js';
+import type { AdapterConfig } from './config.js';
+import { InProcessExecutor, type Executor } from './in-process-executor.js';
+import { EventPipeline } from './pipeline.js';
+import { Preconditions } from './preconditions.js';
+import { StoreProvider } from './store-provider.js';
+import { createJobExecutor } from './job-executor.js';
+
+/** A running adapter. */
+export interface RunningAdapter {
+  readonly metrics: Metrics;
+  readonly broker: Broker;
+  readonly api: HyperFleetClient;
+  readonly healthPort: number;
+  readonly metricsPort: number;
+  /** True while connected and not draining (what /readyz says). */
+  ready(): boolean;
+  /** Graceful shutdown: stop taking events, finish in-flight work (up to drainSeconds), close everything. */
+  stop(): Promise<void>;
+}
+
+/** Parts a caller may supply instead of building them from the config (dev stack, tests). */
+export interface AdapterOverrides {
+  broker?: Broker;
+  metrics?: Metrics;
+}
+
+/**
+ * Starts the adapter service: HyperFleet API client, broker, stores, Kubernetes target, executor,
+ * pipeline, health (/healthz, /readyz) and metrics (/metrics) servers.
+ * @throws PullSecretError when a part cannot start (e.g. BROKER_UNAVAILABLE, CONFIG_INVALID).
+ */
+export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
+  const metrics = overrides.metrics ?? new Metrics();
+  const api = createHyperFleetClient({ baseUrl: config.hyperfleetApi.baseUrl, tokenFile: config.hyperfleetApi.tokenFile, timeoutMs: config.hyperfleetApi.timeoutMs, retry: config.execution.retry, logger });
+  const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onGcpApiCall });
+  const kubernetes: KubernetesSecretTarget | undefined =
+    config.kubernetes.target === 'none'
+      ? undefined
+      : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger);
+  const executor: Executor =
+    config.execution.mode === 'job'
+      ? await createJobExecutor(config, logger)
+      : new InProcessExecutor({ stores, kubernetes, retry: config.execution.retry });
+  const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
+  const pipeline = new EventPipeline({
+    api,
+    executor,
+    cleanup: { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret },
+    preconditions: new Preconditions(config.preconditions.rules),
+    fieldPaths: config.preconditions.fieldPaths,
+    scheduler,
+    metrics,
+    logger,
+    storeKind: config.store.type,
+  });
+  const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
+
+  let draining = false;
+  const ready = () => !draining && broker.isReady();
+  const servers: RunningServer[] = [];
+  try {
+    servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
+    servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry }));
+    await broker.start(pipeline.handle);
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close()));
+    await stores.close();
+    throw err;
+  }
+  logger.info({ operation: 'start', broker: broker.kind, store: config.store.type, execution: config.execution.mode, health_port: servers[0]?.port, metrics_port: servers[1]?.port }, 'Adapter started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    metrics,
+    broker,
+    api,
+    healthPort: servers[0]?.port ?? 0,
+    metricsPort: servers[1]?.port ?? 0,
+    ready,
+    stop: () =>
+      (stopping ??= (async () => {
+        draining = true;
+        logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
+        await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
+        scheduler.abortAll();
+        await executor.close();
+        await stores.close();
+        await Promise.all(servers.map((s) => s.close()));
+        logger.info({ operation: 'stop' }, 'Adapter stopped');
+      })()),
+  };
+}

@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PullSecretError } from '../errors/index.js';
+import { buildStatusReport } from './status-report.js';
+import type { WorkOutcome, WorkTarget } from './outcome.js';
+
+const target: WorkTarget = { store: 'gcp', projectId: 'customer-prod-12345', secretName: 'hyperfleet-c1-pull-secret', namespace: 'clusters-c1', kubernetesSecretName: 'c1-pull-secret' };
+const conditions = (o: WorkOutcome) => Object.fromEntries(buildStatusReport(o, 3).conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`]));
+
+test('applied: Applied/Available/Health True with seed reasons and the secret in data', () => {
+  const report = buildStatusReport(
+    { kind: 'applied', target, result: { outcome: 'created', secretName: target.secretName, secretPath: 'projects/p/secrets/s', version: '1', versionPath: 'projects/p/secrets/s/versions/1', dryRun: false } },
+    7,
+    new Date('2026-01-01T00:00:00Z'),
+  );
+  assert.equal(report.adapter, 'pullsecret');
+  assert.equal(report.observed_generation, 7);
+  assert.equal(report.observed_time, '2026-01-01T00:00:00.000Z');
+  assert.deepEqual(Object.fromEntries(report.conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`])), {
+    Applied: 'True/SecretCreated', Available: 'True/SecretAvailable', Health: 'True/Healthy',
+  });
+  assert.equal(report.data?.secretPath, 'projects/p/secrets/s');
+  assert.equal(report.data?.secretVersion, '1');
+  assert.equal(report.data?.gcpProject, 'customer-prod-12345');
+  assert.deepEqual(report.data?.kubernetesSecret, { namespace: 'clusters-c1', name: 'c1-pull-secret' });
+});
+
+test('an invalid pull secret is the cluster\'s problem (Health stays True); a store outage is not', () => {
+  assert.deepEqual(conditions({ kind: 'failed', target, error: new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: "auths" is empty') }), {
+    Applied: 'False/InvalidPullSecret', Available: 'False/SecretNotReady', Health: 'True/Healthy',
+  });
+  assert.deepEqual(conditions({ kind: 'failed', target, error: new PullSecretError('STORE_PERMISSION_DENIED', 'denied') }), {
+    Applied: 'False/PermissionDenied', Available: 'False/SecretNotReady', Health: 'False/PermissionDenied',
+  });
+});
+
+test('skipped, Job states and deletion', () => {
+  assert.deepEqual(conditions({ kind: 'skipped', precondition: 'dns-available', message: 'dns not done' }), {
+    Applied: 'False/PreconditionNotMet', Available: 'False/PreconditionNotMet', Health: 'True/Healthy',
+  });
+  assert.equal(conditions({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'hyperfleet-system' }).Applied, 'True/JobInProgress');
+  assert.equal(conditions({ kind: 'job-failed', target, jobName: 'j', jobNamespace: 'hyperfleet-system', message: 'exit 1' }).Health, 'False/JobFailed');
+  const finalized = conditions({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' });
+  assert.equal(finalized.Finalized, 'True/CleanupCompleted');
+  assert.equal(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }).Finalized, 'False/CleanupFailed');
+});
+
+test('every report carries the three mandatory conditions', () => {
+  const outcomes: WorkOutcome[] = [
+    { kind: 'skipped', precondition: 'x', message: 'y' },
+    { kind: 'failed', error: new PullSecretError('INTERNAL', 'x') },
+    { kind: 'finalized', target, kubernetesRemoved: false, cloud: 'absent' },
+  ];
+  for (const o of outcomes) {
+    const types = buildStatusReport(o, 1).conditions.map((c) => c.type);
+    for (const required of ['Applied', 'Available', 'Health']) assert.ok(types.includes(required), `${o.kind} lacks ${required}`);
+    assert.notEqual(buildStatusReport(o, 1).conditions.find((c) => c.type === 'Available')?.status, 'Unknown');
+  }
+});

@@ -1,0 +1,129 @@
+import { failureReason, type ErrorCode } from '../errors/index.js';
+import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
+import type { WorkOutcome, WorkTarget } from './outcome.js';
+
+/** The adapter's name in status reports. */
+export const ADAPTER_NAME = 'pullsecret';
+
+/**
+ * Errors caused by the cluster's own data: the adapter itself is healthy (Health=True), the cluster
+ * needs fixing. Everything else (store, API, Kubernetes, permissions) marks Health=False.
+ */
+const INPUT_ERRORS: ReadonlySet<ErrorCode> = new Set(['PULL_SECRET_INVALID', 'PAYLOAD_TOO_LARGE', 'IDENTIFIER_INVALID', 'SECRET_UNMANAGED']);
+
+const HEALTHY: ConditionRequest = { type: 'Health', status: 'True', reason: 'Healthy', message: 'Adapter functioning normally' };
+const APPLIED_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unchanged: 'SecretUpToDate' } as const;
+
+function condition(type: string, status: ConditionRequest['status'], reason: string, message: string): ConditionRequest {
+  return { type, status, reason, message };
+}
+
+function targetData(target: WorkTarget | undefined): Record<string, unknown> {
+  if (target === undefined) return {};
+  return {
+    secretName: target.secretName,
+    store: target.store,
+    ...(target.projectId ? { gcpProject: target.projectId } : {}),
+    kubernetesSecret: { namespace: target.namespace, name: target.kubernetesSecretName },
+  };
+}
+
+/** Conditions and data for each outcome (design §2; reasons from seed 001). */
+function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data: Record<string, unknown> } {
+  switch (outcome.kind) {
+    case 'applied': {
+      const { result, target } = outcome;
+      const k8s = result.kubernetes ? `; Kubernetes Secret ${result.kubernetes.namespace}/${result.kubernetes.name} ${result.kubernetes.outcome}` : '';
+      return {
+        conditions: [
+          condition('Applied', 'True', APPLIED_REASON[result.outcome], `Pull secret ${result.outcome} in the ${target.store} store${k8s}`),
+          condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
+          HEALTHY,
+        ],
+        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome },
+      };
+    }
+    case 'skipped':
+      return {
+        conditions: [
+          condition('Applied', 'False', 'PreconditionNotMet', `Skipped: ${outcome.message}`),
+          condition('Available', 'False', 'PreconditionNotMet', 'Not provisioned until the preconditions are met'),
+          HEALTHY,
+        ],
+        data: { precondition: outcome.precondition },
+      };
+    case 'failed': {
+      const reason = failureReason(outcome.error.code);
+      const health = INPUT_ERRORS.has(outcome.error.code) ? HEALTHY : condition('Health', 'False', reason, outcome.error.message);
+      return {
+        conditions: [condition('Applied', 'False', reason, outcome.error.message), condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'), health],
+        data: { ...targetData(outcome.target), errorCode: outcome.error.code },
+      };
+    }
+    case 'job-running':
+      return {
+        conditions: [
+          condition('Applied', 'True', 'JobInProgress', `Job ${outcome.jobNamespace}/${outcome.jobName} is running`),
+          condition('Available', 'False', 'JobInProgress', 'Waiting for the Job to finish'),
+          HEALTHY,
+        ],
+        data: { ...targetData(outcome.target), jobName: outcome.jobName },
+      };
+    case 'job-succeeded':
+      return {
+        conditions: [
+          condition('Applied', 'True', 'JobSucceeded', `Job ${outcome.jobNamespace}/${outcome.jobName} completed`),
+          condition('Available', 'True', 'SecretAvailable', 'The pull secret was stored and provisioned by the Job'),
+          HEALTHY,
+        ],
+        data: { ...targetData(outcome.target), jobName: outcome.jobName },
+      };
+    case 'job-failed':
+      return {
+        conditions: [
+          condition('Applied', 'False', 'JobFailed', `Job ${outcome.jobNamespace}/${outcome.jobName} failed: ${outcome.message}`),
+          condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
+          condition('Health', 'False', 'JobFailed', outcome.message),
+        ],
+        data: { ...targetData(outcome.target), jobName: outcome.jobName },
+      };
+    case 'finalized': {
+      const cloud = { retained: 'cloud secret retained', deleted: 'cloud secret deleted', absent: 'no cloud secret' }[outcome.cloud];
+      const k8s = outcome.kubernetesRemoved ? 'Kubernetes Secret deleted' : 'no Kubernetes Secret';
+      return {
+        conditions: [
+          condition('Applied', 'False', 'ClusterDeleted', `Cleanup done: ${k8s}, ${cloud}`),
+          condition('Available', 'False', 'ClusterDeleted', 'The cluster is being deleted'),
+          HEALTHY,
+          condition('Finalized', 'True', 'CleanupCompleted', `${k8s}; ${cloud}`),
+        ],
+        data: { ...targetData(outcome.target), cloudSecret: outcome.cloud },
+      };
+    }
+    case 'finalize-failed': {
+      const reason = failureReason(outcome.error.code);
+      return {
+        conditions: [
+          condition('Applied', 'Unknown', 'CleanupFailed', outcome.error.message),
+          condition('Available', 'False', 'CleanupFailed', 'Cleanup has not finished'),
+          condition('Health', 'False', reason, outcome.error.message),
+          condition('Finalized', 'False', 'CleanupFailed', outcome.error.message),
+        ],
+        data: { ...targetData(outcome.target), errorCode: outcome.error.code },
+      };
+    }
+  }
+}
+
+/**
+ * `Available` is never `Unknown`: the HyperFleet API discards such reports (204), and a skipped or
+ * waiting cluster must still show why.
+ *
+ * The status report for one outcome: `Applied`, `Available`, `Health` always, `Finalized` on
+ * deletion; `observed_generation` is the cluster generation that was worked on. Messages come from
+ * PullSecretError messages, which never carry credentials.
+ */
+export function buildStatusReport(outcome: WorkOutcome, generation: number, observedTime = new Date()): AdapterStatusReport {
+  const { conditions, data } = describe(outcome);
+  return { adapter: ADAPTER_NAME, observed_generation: generation, observed_time: observedTime.toISOString(), conditions, data };
+}

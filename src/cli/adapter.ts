@@ -1,0 +1,62 @@
+import { Command } from 'commander';
+import { ENV_OVERRIDES } from '../adapter/env-overrides.js';
+import { createLogger } from '../observability/logger.js';
+import { printOut, reportFailure } from './output.js';
+
+const OVERRIDES_HELP = ['', 'Environment overrides (win over the file):', ...Object.entries(ENV_OVERRIDES).map(([name, path]) => `  ${name.padEnd(26)} ${path}`)].join('\n');
+
+/** `adapter --config FILE`: the long-running event-driven service. */
+export function adapterCommand(): Command {
+  return new Command('adapter')
+    .description('Run the event-driven adapter: consume cluster events, store and provision pull secrets, report status.')
+    .option('-c, --config <file>', 'YAML configuration file (see docs/configuration.md)')
+    .addHelpText('after', `${OVERRIDES_HELP}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime failure, 2 configuration error.`)
+    .action(async (options: { config?: string }) => {
+      process.exitCode = await runAdapter(options.config);
+    });
+}
+
+/** `validate-config --config FILE`: the same checks the adapter makes at start. */
+export function validateConfigCommand(): Command {
+  return new Command('validate-config')
+    .description('Check an adapter configuration file (and environment overrides) without starting anything.')
+    .option('-c, --config <file>', 'YAML configuration file')
+    .action(async (options: { config?: string }) => {
+      try {
+        const { loadAdapterConfig } = await import('../adapter/config.js');
+        const config = await loadAdapterConfig(options.config, process.env);
+        printOut(`configuration is valid: broker ${config.broker.type}, store ${config.store.type}, Kubernetes target ${config.kubernetes.target}, execution ${config.execution.mode}`);
+        process.exitCode = 0;
+      } catch (err) {
+        process.exitCode = reportFailure(err);
+      }
+    });
+}
+
+async function runAdapter(configPath: string | undefined): Promise<number> {
+  // Loaded here, not at start-up: the job command must not pay for the adapter's dependencies.
+  const { loadAdapterConfig } = await import('../adapter/config.js');
+  const { startAdapter } = await import('../adapter/service.js');
+  let config;
+  try {
+    config = await loadAdapterConfig(configPath, process.env);
+  } catch (err) {
+    return reportFailure(err);
+  }
+  const logger = createLogger({ level: config.logLevel });
+  let adapter;
+  try {
+    adapter = await startAdapter(config, logger);
+  } catch (err) {
+    return reportFailure(err);
+  }
+  const running = adapter;
+  await new Promise<void>((resolve) => {
+    const shutdown = () => {
+      process.off('SIGTERM', shutdown).off('SIGINT', shutdown);
+      void running.stop().finally(resolve);
+    };
+    process.once('SIGTERM', shutdown).once('SIGINT', shutdown);
+  });
+  return 0;
+}
