@@ -1,0 +1,2 @@
+export { EmbeddedBroker } from './embedded-broker.js';
+export { embeddedBrokerConfigSchema, type EmbeddedBrokerConfig } from './config.js';

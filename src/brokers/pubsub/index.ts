@@ -1,0 +1,2 @@
+export { PubSubBroker } from './pubsub-broker.js';
+export { pubSubBrokerConfigSchema, deadLetterTopicId, type PubSubBrokerConfig } from './config.js';

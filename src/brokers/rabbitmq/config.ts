@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/** Exchange, topic and subscription names: AMQP short strings, kept to a portable alphabet. */
+const AMQP_NAME = /^[A-Za-z0-9_.:-]{1,120}$/;
+const NAME_RULE = 'must be 1-120 letters, digits, "_", ".", ":" or "-"';
+
+function isAmqpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'amqp:' || url.protocol === 'amqps:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Settings of the RabbitMQ broker (design §2 "Events"): a durable `topic` exchange, a durable queue
+ * `{topic}-{subscriptionId}` bound with routing key `""`, and a dead-letter exchange / queue. The URL
+ * may hold credentials, so no message here ever echoes it.
+ */
+export const rabbitMqBrokerConfigSchema = z
+  .object({
+    type: z.literal('rabbitmq'),
+    /** `amqp://user:pass@host:5672/vhost` (or `amqps://`). */
+    url: z.string().refine(isAmqpUrl, { message: 'must be an amqp:// or amqps:// URL with a host' }),
+    /** The exchange the Sentinel publishes to. */
+    exchange: z
+      .string()
+      .regex(AMQP_NAME, { message: NAME_RULE })
+      .refine((name) => !name.startsWith('amq.'), { message: 'must not start with "amq." (reserved by RabbitMQ)' }),
+    topic: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
+    /** Replicas with the same subscription id share one queue (competing consumers). */
+    subscriptionId: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
+    /** Unacknowledged messages at once (the channel prefetch). */
+    maxInFlight: z.coerce.number().int().min(1).max(65_535).default(8),
+    /** How long a message a handler asked to retry is held before it is requeued, in ms. */
+    retryDelayMs: z.coerce.number().int().min(0).max(600_000).default(1_000),
+    /** First reconnect delay after a lost connection, in ms; doubled each attempt, jittered. */
+    reconnectBaseDelayMs: z.coerce.number().int().min(10).max(600_000).default(500),
+    /** Upper bound of one reconnect delay, in ms. */
+    reconnectMaxDelayMs: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+    /** TCP connect timeout, in ms. */
+    connectTimeoutMs: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  })
+  .strict();
+
+export type RabbitMqBrokerConfig = z.output<typeof rabbitMqBrokerConfigSchema>;
+
+/** `host:port` of the broker, for messages and logs (never the credentials). */
+export function brokerAddress(url: string): string {
+  const parsed = new URL(url);
+  const port = parsed.port !== '' ? parsed.port : parsed.protocol === 'amqps:' ? '5671' : '5672';
+  return `${parsed.hostname}:${port}`;
+}

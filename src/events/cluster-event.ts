@@ -1,0 +1,150 @@
+import { CloudEvent, ValidationError } from 'cloudevents';
+import { PullSecretError } from '../errors/index.js';
+import { quoteIdentifier } from '../pullsecret/identifiers.js';
+
+/** The Sentinel's current event type (design §2 "Events"). */
+export const RECONCILE_EVENT_TYPE = 'com.redhat.hyperfleet.cluster.reconcile';
+
+/** Event types the adapter accepts: the Sentinel's reconcile plus seed 001's create / update. */
+export const CLUSTER_EVENT_TYPES = [RECONCILE_EVENT_TYPE, 'cluster.create', 'cluster.update'] as const;
+
+export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
+
+/** Largest message body decoded; checked before parsing so a huge body costs nothing. */
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+/** Longest cluster id accepted here; the pipeline applies the real id rules later. */
+export const MAX_CLUSTER_ID_LENGTH = 256;
+
+/** A decoded cluster event: a trigger only (the pipeline always GETs the cluster). Frozen. */
+export interface ClusterEvent {
+  readonly eventId: string;
+  readonly type: ClusterEventType;
+  readonly source: string;
+  readonly clusterId: string;
+  readonly generation?: number;
+  readonly href?: string;
+  readonly time?: string;
+}
+
+const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
+
+function invalid(message: string): PullSecretError {
+  return new PullSecretError('EVENT_INVALID', message);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isClusterEventType(type: string): type is ClusterEventType {
+  return (CLUSTER_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+/**
+ * Runs the CloudEvents SDK's validation and turns its error into our message. The SDK's own text is
+ * not repeated: some of its messages quote attribute values, which come from the body.
+ */
+function validateWithSdk(event: Record<string, unknown>, eventId: string): void {
+  try {
+    new CloudEvent<unknown>(event, true);
+  } catch (err) {
+    const fields = new Set<string>();
+    if (err instanceof ValidationError && Array.isArray(err.errors)) {
+      for (const problem of err.errors) {
+        if (typeof problem === 'object' && problem.instancePath.length > 1) {
+          fields.add(problem.instancePath.slice(1).split('/')[0] ?? '');
+        }
+      }
+    }
+    const detail: string =
+      fields.size > 0
+        ? `invalid attribute ${[...fields].map(quoteIdentifier).join(', ')}`
+        : 'attribute names must be lowercase letters and digits, and values CloudEvents types';
+    // No `cause`: the SDK's error may hold attribute values taken from the body.
+    throw invalid(`event ${quoteIdentifier(eventId)} is not a valid CloudEvent 1.0: ${detail}`);
+  }
+}
+
+function parseBody(body: Buffer): Record<string, unknown> {
+  if (body.length > MAX_EVENT_BYTES) {
+    throw invalid(`event body is ${body.length} bytes, over the ${MAX_EVENT_BYTES}-byte limit`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    // The parser's message quotes the body, so it is neither repeated nor kept as the cause.
+    throw invalid('event body is not valid JSON (expected a structured-mode CloudEvent)');
+  }
+  if (!isPlainObject(parsed)) throw invalid('event body is not a JSON object (expected a structured-mode CloudEvent)');
+  return parsed;
+}
+
+function checkEnvelope(event: Record<string, unknown>): void {
+  if (event.specversion === undefined) throw invalid('event attribute "specversion" is missing');
+  if (event.specversion !== '1.0') throw invalid('event attribute "specversion" must be "1.0"');
+  for (const name of REQUIRED_ATTRIBUTES) {
+    const value = event[name];
+    if (typeof value !== 'string' || value.length === 0) {
+      throw invalid(`event attribute "${name}" is missing or not a non-empty string`);
+    }
+  }
+}
+
+function readClusterId(data: Record<string, unknown>, type: ClusterEventType, eventId: string): string {
+  // Seed 001 events name it `clusterId`; the Sentinel's (and some seed examples) use `id`.
+  const field = type !== RECONCILE_EVENT_TYPE && data.clusterId !== undefined ? 'clusterId' : 'id';
+  const value = data[field];
+  const where = `event ${quoteIdentifier(eventId)}: data.${field}`;
+  if (value === undefined) throw invalid(`${where} (the cluster id) is missing`);
+  if (typeof value !== 'string' || value.length === 0) throw invalid(`${where} (the cluster id) must be a non-empty string`);
+  if (value.length > MAX_CLUSTER_ID_LENGTH) {
+    throw invalid(`${where} (the cluster id) is longer than ${MAX_CLUSTER_ID_LENGTH} characters`);
+  }
+  return value;
+}
+
+/**
+ * Decodes a structured-mode CloudEvents 1.0 JSON message body into a frozen `ClusterEvent`.
+ * The envelope is validated with the official CloudEvents SDK; the cluster id's format is not
+ * checked here (the pipeline does it, so it can report the cluster).
+ *
+ * @throws PullSecretError EVENT_INVALID for a body over 256 KiB, not JSON, not an object, a missing or
+ *   invalid `specversion` / `id` / `source` / `type`, an unknown type, missing `data`, a missing or
+ *   non-string cluster id, or a `generation` that is not a non-negative integer. Messages name fields
+ *   and quote ids, never the body.
+ */
+export function decodeClusterEvent(body: Buffer): ClusterEvent {
+  const event = parseBody(body);
+  checkEnvelope(event);
+  const eventId = event.id as string;
+  validateWithSdk(event, eventId);
+
+  const type = event.type as string;
+  if (!isClusterEventType(type)) {
+    throw invalid(`event ${quoteIdentifier(eventId)} has unknown type ${quoteIdentifier(type)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`);
+  }
+  const data = event.data;
+  if (!isPlainObject(data)) throw invalid(`event ${quoteIdentifier(eventId)}: "data" is missing or not a JSON object`);
+
+  const clusterId = readClusterId(data, type, eventId);
+  const { generation, href } = data;
+  if (generation !== undefined && (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)) {
+    throw invalid(`event ${quoteIdentifier(eventId)}: data.generation must be a non-negative integer`);
+  }
+  if (href !== undefined && typeof href !== 'string') {
+    throw invalid(`event ${quoteIdentifier(eventId)}: data.href must be a string`);
+  }
+
+  const decoded: ClusterEvent = {
+    eventId,
+    type,
+    source: event.source as string,
+    clusterId,
+    ...(generation === undefined ? {} : { generation }),
+    ...(href === undefined ? {} : { href }),
+    ...(typeof event.time === 'string' ? { time: event.time } : {}),
+  };
+  return Object.freeze(decoded);
+}

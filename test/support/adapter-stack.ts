@@ -1,0 +1,116 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { validateAdapterConfig, type AdapterConfig } from '../../src/adapter/config.js';
+import { startAdapter, type RunningAdapter } from '../../src/adapter/service.js';
+import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../../src/dev/hyperfleet-api/index.js';
+import type { AdapterStatus, Cluster } from '../../src/hyperfleet/index.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { jsonFixture, VALID_PULL_SECRET } from './fixtures.js';
+
+/** Everything one adapter integration test needs, on loopback. */
+export interface AdapterStack {
+  api: HyperFleetApiStandIn;
+  adapter: RunningAdapter;
+  config: AdapterConfig;
+  dir: string;
+  /** Every log line the adapter wrote. */
+  logs: string[];
+  /** Seeds a cluster that meets the default preconditions; `spec` entries override the fixture's. */
+  seedCluster(spec?: Record<string, unknown>, conditions?: Cluster['status']['conditions']): Promise<Cluster>;
+  /** Publishes a `com.redhat.hyperfleet.cluster.reconcile` event for the cluster. */
+  publish(cluster: Pick<Cluster, 'id' | 'generation'>): Promise<void>;
+  /** Waits until the adapter's status for the cluster satisfies `accept`. */
+  waitForStatus(clusterId: string, accept: (status: AdapterStatus) => boolean, timeoutMs?: number): Promise<AdapterStatus>;
+  /** Calls the stand-in's REST API (PATCH, DELETE). */
+  request(method: string, path: string, body?: unknown): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  broker?: Record<string, unknown>;
+  store?: Record<string, unknown>;
+  kubernetes?: Record<string, unknown>;
+  execution?: Record<string, unknown>;
+  deletion?: Record<string, unknown>;
+  /** Start a second adapter on the same broker settings (competing consumers). */
+}
+
+let eventCounter = 0;
+
+/** Starts the API stand-in and an adapter wired to it (embedded broker, local store, manifests by default). */
+export async function startAdapterStack(options: StackOptions = {}): Promise<AdapterStack> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-adapter-'));
+  const api = await startHyperFleetApiStandIn({});
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const config = validateAdapterConfig({
+    hyperfleetApi: { baseUrl: api.url, timeoutMs: 2000 },
+    broker: options.broker ?? { type: 'embedded', maxInFlight: 8, retryDelayMs: 10, retryMaxDelayMs: 50 },
+    store: options.store ?? { type: 'local', settings: { dir: join(dir, 'store') } },
+    kubernetes: options.kubernetes ?? { target: 'manifests', manifestDir: join(dir, 'manifests') },
+    execution: { concurrency: 8, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 }, ...options.execution },
+    deletion: options.deletion,
+    server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
+  });
+  const logger = createLogger({ level: 'debug', destination: sink });
+  const adapter = await startAdapter(config, logger);
+  const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>('clusters/gcp-cluster.json');
+
+  return {
+    api,
+    adapter,
+    config,
+    dir,
+    logs,
+    async seedCluster(spec = {}, conditions) {
+      const { id: _id, href: _href, ...rest } = fixture;
+      return api.seedCluster({
+        ...rest,
+        generation: 1,
+        spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET }, ...spec },
+        status: { conditions: conditions ?? fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })) },
+      });
+    },
+    async publish(cluster) {
+      const event = {
+        specversion: '1.0',
+        id: `evt-${++eventCounter}`,
+        source: 'hyperfleet-sentinel',
+        type: 'com.redhat.hyperfleet.cluster.reconcile',
+        datacontenttype: 'application/json',
+        data: { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation },
+      };
+      await adapter.broker.publish(Buffer.from(JSON.stringify(event)));
+    },
+    async waitForStatus(clusterId, accept, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const status = api.listStatuses(clusterId).find((s) => s.adapter === 'pullsecret');
+        if (status !== undefined && accept(status)) return status;
+        if (Date.now() > deadline) throw new Error(`no matching status for ${clusterId} within ${timeoutMs} ms; last: ${JSON.stringify(status?.conditions)}`);
+        await sleep(20);
+      }
+    },
+    request: (method, path, body) =>
+      fetch(`${api.baseUrl}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }),
+    async stop() {
+      await adapter.stop();
+      await api.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The status of a condition type in a stored report. */
+export function conditionOf(status: AdapterStatus, type: string): string | undefined {
+  const c = status.conditions.find((x) => x.type === type);
+  return c ? `${c.status}/${c.reason ?? ''}` : undefined;
+}
