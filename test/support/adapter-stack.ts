@@ -26,6 +26,8 @@ export interface AdapterStack {
   waitForStatus(clusterId: string, accept: (status: AdapterStatus) => boolean, timeoutMs?: number): Promise<AdapterStatus>;
   /** Calls the stand-in's REST API (PATCH, DELETE). */
   request(method: string, path: string, body?: unknown): Promise<Response>;
+  /** Starts another adapter with the same configuration (a second replica); stopped with the stack. */
+  startReplica(): Promise<{ adapter: RunningAdapter; logs: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -35,7 +37,18 @@ export interface StackOptions {
   kubernetes?: Record<string, unknown>;
   execution?: Record<string, unknown>;
   deletion?: Record<string, unknown>;
-  /** Start a second adapter on the same broker settings (competing consumers). */
+  hyperfleetApi?: Record<string, unknown>;
+}
+
+function captureLogs(): { logs: string[]; sink: Writable } {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { logs, sink };
 }
 
 let eventCounter = 0;
@@ -44,13 +57,7 @@ let eventCounter = 0;
 export async function startAdapterStack(options: StackOptions = {}): Promise<AdapterStack> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-adapter-'));
   const api = await startHyperFleetApiStandIn({});
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      logs.push(...chunk.toString().split('\n').filter(Boolean));
-      done();
-    },
-  });
+  const { logs, sink } = captureLogs();
   const config = validateAdapterConfig({
     hyperfleetApi: { baseUrl: api.url, timeoutMs: 2000 },
     broker: options.broker ?? { type: 'embedded', maxInFlight: 8, retryDelayMs: 10, retryMaxDelayMs: 50 },
@@ -62,6 +69,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
+  const replicas: RunningAdapter[] = [];
   const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>('clusters/gcp-cluster.json');
 
   return {
@@ -101,7 +109,14 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     },
     request: (method, path, body) =>
       fetch(`${api.baseUrl}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }),
+    async startReplica() {
+      const captured = captureLogs();
+      const replica = await startAdapter(config, createLogger({ level: 'debug', destination: captured.sink }));
+      replicas.push(replica);
+      return { adapter: replica, logs: captured.logs };
+    },
     async stop() {
+      await Promise.all(replicas.map((r) => r.stop()));
       await adapter.stop();
       await api.stop();
       await rm(dir, { recursive: true, force: true });
