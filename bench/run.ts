@@ -16,6 +16,8 @@ import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { pushSecret } from '../src/stores/push.js';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
 import type { SecretStore } from '../src/stores/store.js';
+import { benchKubernetes } from './kube-bench.js';
+import { benchAdapter } from './adapter-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -75,10 +77,26 @@ async function main(): Promise<void> {
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) console.log(line(r));
     console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target ≤ 2)`);
+    printSection('Kubernetes Secret writes (KubernetesSecretWriter against the Kubernetes API test server)', (await benchKubernetes()).rows);
+    const sizes = (process.env.BENCH_ADAPTER_SIZES ?? '1000,10000').split(',').map(Number);
+    const adapterRows: string[][] = [];
+    for (const n of sizes) adapterRows.push(...(await benchAdapter(n)));
+    printSection('Adapter on the embedded broker and the local store', adapterRows);
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Prints rows `[name, value, unit, target]` as an aligned table under a heading. */
+function printSection(title: string, sectionRows: string[][]): void {
+  const header = ['benchmark', 'value', 'unit', 'target'];
+  const widths = header.map((h, i) => Math.max(h.length, ...sectionRows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
+  console.log(`\n${title}\n`);
+  console.log(line(header));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of sectionRows) console.log(line(r));
 }
 
 await main();

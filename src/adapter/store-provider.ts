@@ -18,7 +18,7 @@ export interface StoreProviderOptions {
 /**
  * One store client per customer project, created on first use and reused (a gRPC channel per
  * project, not per event), each behind its project's write rate limit. Stores without projects
- * (local) share one client.
+ * (local) share one client, without a rate limit.
  */
 export class StoreProvider {
   private readonly stores = new Map<string, Promise<SecretStore>>();
@@ -46,8 +46,9 @@ export class StoreProvider {
   private async create(projectId: string): Promise<SecretStore> {
     const { kind, config, writesPerMinute, onApiCall } = this.options;
     if (this.projectScoped && projectId === '') throw new PullSecretError('CONFIG_INVALID', 'the cluster names no GCP project');
-    const store = await createStore(kind, this.projectScoped ? { ...config, projectId, onApiCall } : config);
-    return withWriteRateLimit(store, new TokenBucket(writesPerMinute));
+    if (!this.projectScoped) return createStore(kind, config);
+    // The quota is Secret Manager's, per project: the local store has none to protect.
+    return withWriteRateLimit(await createStore(kind, { ...config, projectId, onApiCall }), new TokenBucket(writesPerMinute));
   }
 
   /** Closes every client. */
