@@ -8,7 +8,7 @@ import { isStoreKind, storeConfigSchema, STORE_KINDS } from '../stores/registry.
 import { DEFAULT_RETRY } from '../util/retry.js';
 import { fieldPathsSchema } from './cluster-params.js';
 import { ENV_OVERRIDES } from './env-overrides.js';
-import { DEFAULT_PRECONDITIONS, preconditionSchema } from './preconditions.js';
+import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema } from './preconditions.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
 const JOB_IMAGE = 'quay.io/openshift-hyperfleet/pull-secret:latest';
@@ -122,6 +122,11 @@ export function validateAdapterConfig(raw: unknown): AdapterConfig {
     const sample = type === 'gcp' ? { projectId: 'sample-project' } : {};
     const store = storeConfigSchema(type).safeParse({ ...sample, ...settings });
     if (!store.success) problems.push(...store.error.issues.map((i) => `store.settings.${i.path.join('.')}: ${i.message}`));
+    try {
+      new Preconditions(parsed.data.preconditions.rules);
+    } catch (err) {
+      problems.push(`preconditions.rules: ${(err as Error).message}`);
+    }
   }
   if (problems.length > 0 || !parsed.success) {
     throw new PullSecretError('CONFIG_INVALID', ['invalid adapter configuration:', ...problems.map((p) => `  ${p}`)].join('\n'));
