@@ -129,7 +129,8 @@ export class EventPipeline {
     const started = performance.now();
     const outcome = await this.deps.executor.execute({ clusterId: cluster.id, generation: cluster.generation, target, pullSecret: params.pullSecret, log }, signal);
     metrics.jobDuration.observe((performance.now() - started) / 1000);
-    metrics.jobTotal.inc({ result: outcome.kind === 'failed' || outcome.kind === 'job-failed' ? 'failure' : 'success' });
+    // A Job still running has no result yet: it is counted when a later event sees it finish.
+    if (outcome.kind !== 'job-running') metrics.jobTotal.inc({ result: outcome.kind === 'failed' || outcome.kind === 'job-failed' ? 'failure' : 'success' });
     if (outcome.kind === 'applied' && outcome.result.kubernetes) metrics.kubernetesWrites.inc({ outcome: outcome.result.kubernetes.outcome });
     if (outcome.kind === 'failed') log.warn({ operation: 'execute', ...describeError(outcome.error) }, 'Pull secret reconcile failed');
     else log.info({ operation: 'execute', outcome: outcome.kind === 'applied' ? outcome.result.outcome : outcome.kind }, 'Pull secret reconciled');

@@ -142,6 +142,39 @@ export class GcpSecretStore implements SecretStore {
     return result.ok;
   }
 
+  /**
+   * TestIamPermissions on the secret `secretId`: which of `permissions` the caller holds there,
+   * grants inherited from the project included. Needs no permission of its own. Secret Manager
+   * answers an empty set for a secret that does not exist, so an empty answer alone proves nothing.
+   *
+   * @throws IDENTIFIER_INVALID (no call made); STORE_PERMISSION_DENIED when the call itself is
+   *   refused (Secret Manager API disabled, or no such project); otherwise the classified error.
+   */
+  async testIamPermissions(permissions: readonly string[], options: GcpCallOptions & { secretId: string }): Promise<string[]> {
+    const resource = this.checkedPath(options.secretId);
+    // `GcpMethod` names the RPCs that need a permission; this one needs none, so PERMISSION_DENIED is
+    // answered here rather than by the classifier's per-method advice.
+    const target = { method: 'TestIamPermissions' as string as GcpMethod, resource };
+    let refusal: unknown;
+    const result = await callExpecting(target, this.callOptions(options), ['PERMISSION_DENIED'], (o) =>
+      this.client.testIamPermissions({ resource, permissions: [...permissions] }, o).catch((err: unknown) => {
+        refusal = err;
+        throw err;
+      }),
+    );
+    if (result.ok) return [...(result.value[0].permissions ?? [])];
+    const e = refusal as { details?: unknown; message?: unknown } | undefined;
+    const raw = typeof e?.details === 'string' && e.details !== '' ? e.details : typeof e?.message === 'string' ? e.message : '';
+    // Bounded printable ASCII: the server's text can neither flood nor forge a line.
+    const detail = raw.replace(/^\d+ [A-Z_]+: /, '').replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+    throw new PullSecretError(
+      'STORE_PERMISSION_DENIED',
+      `GCP Secret Manager TestIamPermissions failed for ${resource}: PERMISSION_DENIED${detail === '' ? '' : ` (${detail})`}. ` +
+        'The Secret Manager API may be disabled in the project, or the project does not exist.',
+      { cause: refusal },
+    );
+  }
+
   /** Closes the gRPC channel. Safe to call twice. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -1,0 +1,244 @@
+// Renders every Kustomize overlay in deploy/ with the kubectl on this machine and checks what comes
+// out: Kubernetes schemas (kubernetes-models), no unknown fields, the security rules of design §2,
+// least-privilege RBAC, probes and metrics wiring, and an adapter config the adapter accepts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import type { V1ClusterRole, V1ConfigMap, V1Container, V1Deployment, V1PodDisruptionBudget, V1PodSpec, V1RoleBinding, V1Service, V1ServiceAccount } from '@kubernetes/client-node';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { parseAllDocuments } from 'yaml';
+import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
+import { buildPullSecretJob, JOB_DEFAULTS } from '../src/kube/job-manifest.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const OVERLAYS = ['in-process', 'job'] as const;
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
+/** The Prometheus Operator CRD, as far as it is checked here (no model of it is installed). */
+interface ServiceMonitor extends Obj {
+  spec: { selector: { matchLabels: Record<string, string> }; namespaceSelector: { matchNames: string[] }; endpoints: Array<{ port: string; path?: string }> };
+}
+
+/** kind → [kubernetes-models class, @kubernetes/client-node model for the unknown-field check]. */
+const MODELS: Record<string, [new (data: never) => { validate(): void }, string]> = {
+  'v1/ServiceAccount': [ServiceAccount, 'V1ServiceAccount'],
+  'v1/ConfigMap': [ConfigMap, 'V1ConfigMap'],
+  'v1/Service': [Service, 'V1Service'],
+  'apps/v1/Deployment': [Deployment, 'V1Deployment'],
+  'policy/v1/PodDisruptionBudget': [PodDisruptionBudget, 'V1PodDisruptionBudget'],
+  'rbac.authorization.k8s.io/v1/Role': [Role, 'V1Role'],
+  'rbac.authorization.k8s.io/v1/RoleBinding': [RoleBinding, 'V1RoleBinding'],
+  'rbac.authorization.k8s.io/v1/ClusterRole': [ClusterRole, 'V1ClusterRole'],
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': [ClusterRoleBinding, 'V1ClusterRoleBinding'],
+};
+
+/** The RBAC each overlay may grant, exactly: `kind/name ns: apiGroup/resource verbs`. Change only with a reason. */
+const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
+  'in-process': ['ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,create,update,delete'],
+  job: [
+    'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,delete',
+    'ClusterRole/pullsecret-job-managed-secrets -: /secrets get,create,update',
+    'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create',
+    'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
+  ],
+};
+
+async function render(overlay: string): Promise<Obj[]> {
+  const { stdout } = await promisify(execFile)('kubectl', ['kustomize', join(ROOT, 'deploy', 'overlays', overlay)], { maxBuffer: 16 * 1024 * 1024 }).catch((err: NodeJS.ErrnoException) => {
+    throw new Error(err.code === 'ENOENT' ? 'kubectl is not installed: it renders the Kustomize overlays (kubectl kustomize)' : `kubectl kustomize failed: ${String(err)}`);
+  });
+  return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter((o) => o !== null);
+}
+
+/** Field paths of `value` that model `type` does not know (what `kubectl --validate=strict` refuses). */
+function unknownFields(value: unknown, type: string, path: string): string[] {
+  if (value === null || value === undefined) return [];
+  const array = /^Array<(.+)>$/.exec(type);
+  if (array) return Array.isArray(value) ? value.flatMap((v: unknown, i) => unknownFields(v, array[1] ?? '', `${path}[${i}]`)) : [];
+  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
+  if (map) return Object.entries(value).flatMap(([k, v]) => unknownFields(v, map[1] ?? '', `${path}.${k}`));
+  const model = (k8s as unknown as Record<string, { getAttributeTypeMap?: () => Array<{ baseName: string; type: string }> }>)[type];
+  if (typeof model?.getAttributeTypeMap !== 'function' || typeof value !== 'object') return [];
+  const attributes = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
+  return Object.entries(value).flatMap(([key, v]) => {
+    const attr = attributes.get(key);
+    return attr === undefined ? [`${path}.${key}`] : unknownFields(v, attr, `${path}.${key}`);
+  });
+}
+
+function find<T = Obj>(objects: Obj[], kind: string, name?: string): T {
+  const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  assert.ok(found, `no ${kind}${name ? ` ${name}` : ''} rendered`);
+  return found as T;
+}
+
+function podOf(deployment: V1Deployment): { pod: V1PodSpec; container: V1Container; labels: Record<string, string> } {
+  const pod = deployment.spec?.template.spec;
+  const container = pod?.containers[0];
+  assert.ok(pod && container, 'the Deployment has a pod with a container');
+  return { pod, container, labels: deployment.spec?.template.metadata?.labels ?? {} };
+}
+
+/** Design §2 / seed 001 AC8 for a pod: non-root 1000, no escalation, read-only root, no capabilities. */
+function assertLockedDown(pod: V1PodSpec | undefined, what: string): void {
+  assert.ok(pod, `${what}: a pod spec`);
+  assert.equal(pod.securityContext?.runAsNonRoot, true, `${what}: pod runAsNonRoot`);
+  assert.equal(pod.securityContext?.seccompProfile?.type, 'RuntimeDefault', `${what}: seccomp`);
+  for (const key of ['hostNetwork', 'hostPID', 'hostIPC'] as const) assert.notEqual(pod[key], true, `${what}: ${key}`);
+  assert.ok(!(pod.volumes ?? []).some((v) => v.hostPath), `${what}: no hostPath volume`);
+  for (const c of pod.containers) {
+    const sc = c.securityContext ?? {};
+    assert.equal(sc.runAsUser ?? pod.securityContext.runAsUser, 1000, `${what}/${c.name}: UID 1000`);
+    assert.equal(sc.runAsNonRoot ?? pod.securityContext.runAsNonRoot, true, `${what}/${c.name}: runAsNonRoot`);
+    assert.equal(sc.allowPrivilegeEscalation, false, `${what}/${c.name}: allowPrivilegeEscalation`);
+    assert.equal(sc.readOnlyRootFilesystem, true, `${what}/${c.name}: readOnlyRootFilesystem`);
+    assert.notEqual(sc.privileged, true, `${what}/${c.name}: privileged`);
+    assert.deepEqual(sc.capabilities?.drop, ['ALL'], `${what}/${c.name}: drop ALL`);
+    assert.equal(sc.capabilities?.add, undefined, `${what}/${c.name}: no added capabilities`);
+    assert.ok(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory, `${what}/${c.name}: resources`);
+    assert.doesNotMatch(c.image ?? '', /:latest$|^[^:@]+$/, `${what}/${c.name}: pinned image tag`);
+  }
+}
+
+function portNumber(container: V1Container, port: number | string | undefined): number | undefined {
+  return typeof port === 'number' ? port : container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+/** The config the adapter would load: the ConfigMap's file plus the container's literal env overrides. */
+async function effectiveConfig(objects: Obj[], deployment: V1Deployment): Promise<AdapterConfig> {
+  const { pod, container } = podOf(deployment);
+  const volume = pod.volumes?.find((v) => v.configMap);
+  assert.ok(volume?.configMap?.name, 'the config comes from a ConfigMap volume');
+  const configMap = find<V1ConfigMap>(objects, 'ConfigMap', volume.configMap.name);
+  const args = container.args ?? [];
+  const configPath = args[args.indexOf('--config') + 1] ?? '';
+  const mount = container.volumeMounts?.find((m) => m.name === volume.name);
+  assert.ok(mount && configPath.startsWith(`${mount.mountPath}/`), 'the --config file lies in the mounted ConfigMap');
+  const key = configPath.slice(mount.mountPath.length + 1);
+  const text = configMap.data?.[key];
+  assert.ok(typeof text === 'string', `ConfigMap holds ${key}`);
+  const env = Object.fromEntries((container.env ?? []).flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])));
+  const dir = await mkdtemp(join(tmpdir(), 'deploy-config-'));
+  try {
+    await writeFile(join(dir, key), text);
+    return await loadAdapterConfig(join(dir, key), env);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+for (const overlay of OVERLAYS) {
+  describe(`deploy/overlays/${overlay}`, () => {
+    const rendered = render(overlay);
+
+    test('renders, and every object validates against its Kubernetes schema with no unknown fields', async () => {
+      const objects = await rendered;
+      assert.ok(objects.length >= 8);
+      for (const obj of objects) {
+        const id = `${obj.kind}/${obj.metadata.name}`;
+        if (obj.kind === 'ServiceMonitor') continue; // a CRD; checked in its own test below
+        const entry = MODELS[`${obj.apiVersion}/${obj.kind}`];
+        assert.ok(entry, `${id}: unexpected kind ${obj.apiVersion}/${obj.kind}`);
+        const [Model, clientModel] = entry;
+        assert.doesNotThrow(() => new Model(obj as never).validate(), `${id} does not validate`);
+        assert.deepEqual(unknownFields(obj, clientModel, obj.kind), [], `${id} has unknown fields`);
+        const clusterScoped = obj.kind === 'ClusterRole' || obj.kind === 'ClusterRoleBinding';
+        assert.equal(obj.metadata.namespace, clusterScoped ? undefined : 'hyperfleet-system', `${id} namespace`);
+      }
+    });
+
+    test('Deployment: 2 replicas, a PodDisruptionBudget of 1, locked down, probes on 8080', async () => {
+      const objects = await rendered;
+      const deployment = find<V1Deployment>(objects, 'Deployment', 'pullsecret-adapter');
+      const { pod, container, labels } = podOf(deployment);
+      assert.equal(deployment.spec?.replicas, 2);
+      assertLockedDown(pod, 'adapter');
+      const pdb = find<V1PodDisruptionBudget>(objects, 'PodDisruptionBudget');
+      assert.equal(pdb.spec?.minAvailable, 1);
+      for (const [k, v] of Object.entries(pdb.spec?.selector?.matchLabels ?? {})) assert.equal(labels[k], v, 'the PDB selects the adapter pods');
+      assert.equal(portNumber(container, container.livenessProbe?.httpGet?.port), 8080);
+      assert.equal(container.livenessProbe?.httpGet?.path, '/healthz');
+      assert.equal(portNumber(container, container.readinessProbe?.httpGet?.port), 8080);
+      assert.equal(container.readinessProbe?.httpGet?.path, '/readyz');
+      assert.ok((pod.terminationGracePeriodSeconds ?? 30) > 30, 'longer than the drain time');
+      find<V1ServiceAccount>(objects, 'ServiceAccount', pod.serviceAccountName);
+    });
+
+    test('metrics: Service on 9090 to the pods, ServiceMonitor scraping /metrics', async () => {
+      const objects = await rendered;
+      const { container, labels } = podOf(find<V1Deployment>(objects, 'Deployment', 'pullsecret-adapter'));
+      const service = find<V1Service>(objects, 'Service', 'pullsecret-adapter-metrics');
+      const port = service.spec?.ports?.find((p) => p.name === 'metrics');
+      assert.equal(port?.port, 9090);
+      assert.equal(portNumber(container, port?.targetPort), 9090);
+      for (const [k, v] of Object.entries(service.spec?.selector ?? {})) assert.equal(labels[k], v);
+      const monitor = find<ServiceMonitor>(objects, 'ServiceMonitor');
+      assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
+      for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) assert.equal(service.metadata?.labels?.[k], v, 'the ServiceMonitor selects the Service');
+      assert.deepEqual(monitor.spec.namespaceSelector.matchNames, ['hyperfleet-system']);
+      assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.path ?? '/metrics']), [['metrics', '/metrics']]);
+      assert.deepEqual(Object.keys(monitor.spec).sort(), ['endpoints', 'namespaceSelector', 'selector']);
+    });
+
+    test('RBAC: exactly the expected rules, no wildcards, no Secret list/watch, bindings to rendered service accounts', async () => {
+      const objects = await rendered;
+      const rules = objects
+        .filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')
+        .flatMap((o) =>
+          ((o as V1ClusterRole).rules ?? []).flatMap((r) =>
+            (r.resources ?? []).map((res) => `${o.kind}/${o.metadata.name} ${o.metadata.namespace ?? '-'}: ${(r.apiGroups ?? []).join('|')}/${res} ${r.verbs.join(',')}`),
+          ),
+        );
+      assert.deepEqual(rules.sort(), [...EXPECTED_RULES[overlay]].sort());
+      for (const rule of rules) {
+        assert.doesNotMatch(rule, /\*/, 'no wildcard');
+        assert.doesNotMatch(rule, /\/secrets .*\b(list|watch|patch|deletecollection)\b/, 'Secrets are never enumerated');
+        assert.doesNotMatch(rule, /\b(escalate|bind|impersonate)\b/);
+        if (rule.includes('batch/jobs')) assert.match(rule, /^Role\/\S+ hyperfleet-system:/, 'Jobs only in hyperfleet-system');
+      }
+      const accounts = new Set(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => `${o.metadata.namespace}/${o.metadata.name}`));
+      for (const binding of objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') as Array<V1RoleBinding & Obj>) {
+        find(objects, binding.roleRef.kind, binding.roleRef.name);
+        for (const s of binding.subjects ?? []) assert.ok(s.kind === 'ServiceAccount' && accounts.has(`${s.namespace}/${s.name}`), `${binding.metadata.name}: subject ${s.name}`);
+      }
+    });
+
+    test('Workload Identity: every service account names a Google service account, no key is mounted', async () => {
+      const objects = await rendered;
+      for (const sa of objects.filter((o) => o.kind === 'ServiceAccount')) {
+        assert.match(sa.metadata.annotations?.['iam.gke.io/gcp-service-account'] ?? '', /^[a-z][a-z0-9-]+@[A-Za-z0-9_-]+\.iam\.gserviceaccount\.com$/);
+      }
+      const { pod } = podOf(find<V1Deployment>(objects, 'Deployment'));
+      assert.ok(!JSON.stringify(pod).includes('GOOGLE_APPLICATION_CREDENTIALS'));
+      assert.ok(!(pod.volumes ?? []).some((v) => v.secret), 'no Secret volume (no key file)');
+    });
+
+    test(`the ConfigMap holds a config the adapter accepts, in ${overlay} mode, matching the Deployment`, async () => {
+      const objects = await rendered;
+      const deployment = find<V1Deployment>(objects, 'Deployment', 'pullsecret-adapter');
+      const config = await effectiveConfig(objects, deployment);
+      assert.equal(config.execution.mode, overlay);
+      assert.equal(config.store.type, 'gcp');
+      assert.equal(config.kubernetes.target, 'api');
+      const { container } = podOf(deployment);
+      assert.equal(portNumber(container, 'health'), config.server.healthPort);
+      assert.equal(portNumber(container, 'metrics'), config.server.metricsPort);
+      if (overlay === 'job') {
+        assert.equal(config.execution.job.image, container.image, 'Jobs run the adapter\'s image');
+        assert.equal(config.execution.job.namespace, JOB_DEFAULTS.namespace);
+        const jobSa = find(objects, 'ServiceAccount', JOB_DEFAULTS.serviceAccountName);
+        assert.equal(jobSa.metadata.namespace, config.execution.job.namespace);
+        const job = buildPullSecretJob({ clusterId: 'cls-1', generation: 1, image: config.execution.job.image, namespace: config.execution.job.namespace, env: {} });
+        assertLockedDown(job.spec?.template.spec, 'Job');
+      }
+    });
+  });
+}

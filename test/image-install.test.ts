@@ -1,0 +1,200 @@
+// The container image, without a Docker engine: a structural lint of the Dockerfile (hadolint is not
+// installable here), then what its stages do, on this machine: build with tsc, install production
+// dependencies with the exact `npm ci` line of the deps stage into a clean directory, and run the
+// CLI from there, the way the image's ENTRYPOINT and the Jobs' `pull-secret` command do.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
+import { VALID_PULL_SECRET } from './support/fixtures.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const run = promisify(execFile);
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+interface Stage {
+  from: string;
+  name?: string;
+  steps: Instruction[];
+}
+
+/** Dockerfile → stages of instructions (continuation lines joined, comments dropped). */
+function parseDockerfile(text: string): Stage[] {
+  const logical = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [, op = '', args = ''] = /^(\S+)\s+(.*)$/.exec(line) ?? [];
+    if (op.toUpperCase() === 'FROM') {
+      const [from = '', , name] = args.split(/\s+/);
+      stages.push({ from, ...(name === undefined ? {} : { name }), steps: [] });
+    } else {
+      stages.at(-1)?.steps.push({ op: op.toUpperCase(), args });
+    }
+  }
+  return stages;
+}
+
+const dockerfileText = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const stages = parseDockerfile(dockerfileText);
+const final = stages.at(-1) as Stage;
+const stageByName = (name: string) => stages.find((s) => s.name === name);
+/** The stage whose node_modules the runtime image copies, and its `npm ci` line. */
+const depsStage = stageByName(/--from=(\S+)\s+\S*node_modules/.exec(final.steps.map((s) => `${s.op} ${s.args}`).join('\n'))?.[1] ?? '');
+const prodInstall = depsStage?.steps.find((s) => s.op === 'RUN' && /\bnpm ci\b/.test(s.args))?.args.split('&&')[0]?.trim() ?? '';
+
+describe('Dockerfile (structural lint)', () => {
+  test('multi-stage on UBI 9 Node.js 20, the runtime on the minimal image, tags pinned', () => {
+    assert.ok(stages.length >= 2, 'multi-stage');
+    for (const stage of stages) assert.match(stage.from, /^registry\.access\.redhat\.com\/ubi9\/nodejs-20(-minimal)?:(?!latest$)[\w.-]+$/, stage.from);
+    assert.match(final.from, /^registry\.access\.redhat\.com\/ubi9\/nodejs-20-minimal:/);
+    assert.equal(final.steps.filter((s) => s.op === 'RUN').length, 0, 'nothing runs in the runtime stage (no shell, no package manager needed)');
+  });
+
+  test('production dependencies only: npm ci --omit=dev from the lock file; never npm install', () => {
+    assert.doesNotMatch(dockerfileText, /\bnpm (install|i)\b/);
+    assert.ok(depsStage, 'the runtime copies node_modules from a named stage');
+    assert.match(prodInstall, /^npm ci\b.*--omit=dev/);
+    assert.match(prodInstall, /--ignore-scripts/);
+    for (const stage of stages.filter((s) => s.steps.some((x) => x.op === 'RUN' && /\bnpm ci\b/.test(x.args)))) {
+      const copyLock = stage.steps.findIndex((x) => x.op === 'COPY' && /package-lock\.json/.test(x.args));
+      const install = stage.steps.findIndex((x) => x.op === 'RUN' && /\bnpm ci\b/.test(x.args));
+      assert.ok(copyLock >= 0 && copyLock < install, `${stage.name ?? stage.from}: package-lock.json is copied before npm ci`);
+    }
+    assert.doesNotMatch(dockerfileText, /\b(curl|wget)\b|^ADD\s+https?:/m, 'nothing fetched outside the package manager');
+  });
+
+  test('runs as UID 1000, exposes 8080 and 9090, health documented for Kubernetes probes', () => {
+    const users = final.steps.filter((s) => s.op === 'USER');
+    assert.match(users.at(-1)?.args ?? '', /^1000(:1000)?$/);
+    assert.equal(final.steps.findLast((s) => s.op === 'EXPOSE')?.args, '8080 9090');
+    const healthcheck = final.steps.some((s) => s.op === 'HEALTHCHECK');
+    assert.ok(healthcheck || /No HEALTHCHECK: Kubernetes probes \/healthz and \/readyz on port 8080/.test(dockerfileText));
+  });
+
+  test('the Jobs\' command `pull-secret` is on PATH and is the ENTRYPOINT', () => {
+    assert.equal(JOB_DEFAULTS.command[0], 'pull-secret');
+    assert.match(final.steps.find((s) => s.op === 'ENV')?.args ?? '', /PATH=\/opt\/pull-secret\/bin:\$PATH/);
+    assert.equal(final.steps.find((s) => s.op === 'ENTRYPOINT')?.args, '["pull-secret"]');
+    assert.ok(stages.some((s) => s.steps.some((x) => x.op === 'RUN' && x.args.includes('ln -s ../dist/cli/main.js bin/pull-secret'))));
+  });
+
+  test('.dockerignore lets in only what the Dockerfile copies from the context', () => {
+    const lines = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    assert.equal(lines[0], '*', 'deny by default');
+    const allowed = lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
+    const copied = stages.flatMap((s) => s.steps.filter((x) => x.op === 'COPY' && !x.args.includes('--from=')).flatMap((x) => x.args.replace(/--\S+/g, '').trim().split(/\s+/).slice(0, -1)));
+    for (const source of copied) assert.ok(allowed.includes(source.replace(/\/$/, '')), `${source} is in the build context`);
+    for (const secret of ['.pull-secret', 'node_modules', 'dist', '.git', 'test']) assert.ok(!allowed.includes(secret), `${secret} stays out`);
+  });
+});
+
+/** The npm registry answers within 15 s. */
+async function registryReachable(): Promise<boolean> {
+  try {
+    await run('npm', ['ping'], { timeout: 15_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function cli(dir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    // What the image sets: bin first on PATH, production mode; nothing inherited that reaches a cloud.
+    const childEnv = { PATH: `${join(dir, 'bin')}:${process.env.PATH ?? ''}`, HOME: dir, NODE_ENV: 'production', METADATA_SERVER_DETECTION: 'none', ...env };
+    const child = spawn('pull-secret', args, { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function jsFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.js')).map((e) => join(e.parentPath, e.name));
+}
+
+describe('the image\'s production install, in a clean directory', { timeout: 8 * 60_000 }, () => {
+  let dir = '';
+  let reachable = false;
+
+  before(async () => {
+    reachable = await registryReachable();
+    if (!reachable) return;
+    dir = await mkdtemp(join(tmpdir(), 'image-install-'));
+    // The build stage: `npm run build` (tsc -p tsconfig.build.json), into our own directory so the
+    // shared dist/ is left alone; then the executable and its PATH link.
+    await run('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    await chmod(join(dir, 'dist', 'cli', 'main.js'), 0o755);
+    await mkdir(join(dir, 'bin'));
+    await symlink('../dist/cli/main.js', join(dir, 'bin', 'pull-secret'));
+    for (const file of ['package.json', 'package-lock.json']) await cp(join(ROOT, file), join(dir, file));
+    await cp(join(ROOT, 'contracts'), join(dir, 'contracts'), { recursive: true });
+    // The deps stage, exactly as the Dockerfile says it.
+    const [command, ...args] = prodInstall.split(/\s+/);
+    await run(command as string, args, { cwd: dir, timeout: 6 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+  });
+
+  after(async () => {
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+  });
+
+  test('installs production dependencies only', async (t) => {
+    if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed): cannot prove the production install');
+    assert.ok(existsSync(join(dir, 'node_modules', 'commander')));
+    for (const dev of ['typescript', 'tsx', 'eslint', 'kubernetes-models', 'typescript-eslint']) assert.ok(!existsSync(join(dir, 'node_modules', dev)), `${dev} is a devDependency`);
+  });
+
+  test('`pull-secret --version` runs through the PATH link', async (t) => {
+    if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
+    const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const result = await cli(dir, ['--version']);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout.trim(), version);
+    assert.ok((await stat(join(dir, 'bin', 'pull-secret'))).isFile());
+  });
+
+  test('`run-job pull-secret --dry-run` on the local store', async (t) => {
+    if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
+    const result = await cli(dir, ['run-job', 'pull-secret', '--dry-run'], {
+      SECRET_STORE: 'local',
+      LOCAL_STORE_DIR: join(dir, 'store'),
+      CLUSTER_ID: '019466a0-8f8e-7abc-9def-0123456789ab',
+      PULL_SECRET_DATA: VALID_PULL_SECRET,
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const last = JSON.parse(result.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, unknown>;
+    assert.deepEqual([last.operation, last.outcome, last.dry_run], ['completed', 'created', true]);
+  });
+
+  test('`validate-config` accepts the shipped adapter configurations', async (t) => {
+    if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
+    for (const config of ['deploy/base/adapter.yaml', 'deploy/overlays/job/adapter.yaml']) {
+      const result = await cli(dir, ['validate-config', '--config', join(ROOT, config)]);
+      assert.equal(result.code, 0, `${config}: ${result.stderr}`);
+      assert.match(result.stdout, /^configuration is valid: broker pubsub, store gcp/);
+    }
+  });
+
+  test('every compiled module loads with production dependencies alone', async (t) => {
+    if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
+    // main.js runs the CLI on import; everything else must import without a devDependency.
+    const modules = (await jsFiles(join(dir, 'dist'))).filter((f) => !f.endsWith(join('cli', 'main.js'))).map((f) => `./${relative(dir, f)}`);
+    assert.ok(modules.length > 50);
+    const script = `for (const m of ${JSON.stringify(modules)}) await import(m);`;
+    const { stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METADATA_SERVER_DETECTION: 'none' } });
+    assert.equal(stderr, '');
+  });
+});
