@@ -1,0 +1,39 @@
+// The adapter under benchmark, in a process of its own (plain Node on the build in dist/, no
+// TypeScript loader), so its memory is measured alone and the API stand-in does not share its
+// event loop. Driven by the parent over IPC: `publish` (event bodies into the embedded broker),
+// `stats` (peak RSS, Kubernetes writes), `reset-peak`, `stop`.
+import { Writable } from 'node:stream';
+import { validateAdapterConfig } from '../dist/adapter/config.js';
+import { startAdapter } from '../dist/adapter/service.js';
+import { createLogger } from '../dist/observability/logger.js';
+
+const config = validateAdapterConfig(JSON.parse(process.env.BENCH_ADAPTER_CONFIG ?? '{}'));
+const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+const adapter = await startAdapter(config, createLogger({ level: 'warn', destination: silent }));
+let peak = process.memoryUsage().rss;
+setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10).unref();
+
+async function kubernetesWrites() {
+  const { values } = await adapter.metrics.kubernetesWrites.get();
+  return values.filter((v) => v.labels.outcome !== 'unchanged').reduce((sum, v) => sum + v.value, 0);
+}
+
+process.on('message', async (command) => {
+  switch (command.type) {
+    case 'publish':
+      for (const body of command.bodies) await adapter.broker.publish(Buffer.from(body));
+      process.send({ type: 'published' });
+      break;
+    case 'stats':
+      process.send({ type: 'stats', peakRss: peak, kubernetesWrites: await kubernetesWrites() });
+      break;
+    case 'reset-peak':
+      peak = process.memoryUsage().rss;
+      process.send({ type: 'reset' });
+      break;
+    case 'stop':
+      await adapter.stop();
+      process.exit(0);
+  }
+});
+process.send({ type: 'ready' });
