@@ -169,7 +169,8 @@ describe('Job launcher against the test API server', () => {
       server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `churn-${i}`, namespace: 'default' } });
       server.deleteObject('secrets', 'default', `churn-${i}`);
     }
-    for (let i = 0; i < 100 && server.calls('WATCH', 'jobs') < 4; i++) await sleep(20);
+    // Wait (generously: a loaded machine slows the re-watch backoff) for the fourth watch.
+    for (let i = 0; i < 750 && server.calls('WATCH', 'jobs') < 4; i++) await sleep(20);
     server.setJobStatus(NS, name, complete());
     assert.equal((await running).outcome, 'succeeded');
     assert.ok(server.calls('WATCH', 'jobs') >= 4, `watches: ${server.calls('WATCH', 'jobs')}`);
