@@ -39,7 +39,8 @@ export async function benchEndToEnd(n: number): Promise<string[][]> {
     ports: { api: 0, health: 0, metrics: 0 },
     // Upstream's 5 s poll would dominate the figure; a short poll measures the pipeline instead.
     sentinel: { pollIntervalMs: 100 },
-    persistApi: process.env.BENCH_PERSIST !== "0",
+    // BENCH_E2E_PERSIST=0: the API stand-in keeps its state in memory only (no state file to rewrite).
+    persistApi: process.env.BENCH_E2E_PERSIST !== '0',
     logger: createLogger({ level: 'warn', destination: sink }),
   });
   try {
