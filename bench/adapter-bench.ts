@@ -57,7 +57,7 @@ export async function benchAdapter(n: number): Promise<string[][]> {
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1' },
     logLevel: 'warn',
   };
-  const child = fork(CHILD, [], { execArgv: process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/childprof'] : [], env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
+  const child = fork(CHILD, [], { execArgv: process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=.pull-secret/profiles'] : [], env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
   await once(child, 'message');
   const publish = (bodies: string[]) => ask(child, { type: 'publish', bodies }, 'published');
   const rows: string[][] = [];
