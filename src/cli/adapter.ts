@@ -56,7 +56,9 @@ async function runAdapter(configPath: string | undefined): Promise<number> {
       process.off('SIGTERM', shutdown).off('SIGINT', shutdown);
       void running.stop().finally(resolve);
     };
-    process.once('SIGTERM', shutdown).once('SIGINT', shutdown);
+    // `on`, not `once`: the local store's lock library re-raises a signal nobody else listens to,
+    // which would kill the process mid-drain.
+    process.on('SIGTERM', shutdown).on('SIGINT', shutdown);
   });
   return 0;
 }

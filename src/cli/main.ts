@@ -4,22 +4,25 @@ import { Command, CommanderError } from 'commander';
 import { inspectCommand } from './inspect.js';
 import { adapterCommand, validateConfigCommand } from './adapter.js';
 import { runJobCommand } from './run-job.js';
+import { devCommand } from './dev.js';
+import { statusCommand } from './status.js';
+import { preflightCommand } from './preflight.js';
 import { printError, reportFailure } from './output.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Builds the `pull-secret` command tree. Usage errors exit 2 (design §3). */
 export function buildProgram(): Command {
+  const output = { outputError: (text: string) => printError(text.replace(/^error: /, '').trimEnd()) };
   const program = new Command('pull-secret')
     .description('Lifecycle of image-registry pull secrets for HyperFleet clusters.')
     .version(version)
     .showHelpAfterError()
     .exitOverride()
-    .configureOutput({ outputError: (text) => printError(text.replace(/^error: /, '').trimEnd()) });
-  program.addCommand(runJobCommand().exitOverride());
-  program.addCommand(inspectCommand().exitOverride());
-  program.addCommand(adapterCommand().exitOverride());
-  program.addCommand(validateConfigCommand().exitOverride());
+    .configureOutput(output);
+  const commands = [runJobCommand(), inspectCommand(), adapterCommand(), validateConfigCommand(), devCommand(), statusCommand(), preflightCommand()];
+  // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
+  for (const command of commands) program.addCommand(command.exitOverride().showHelpAfterError().configureOutput(output));
   return program;
 }
 

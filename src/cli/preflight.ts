@@ -58,7 +58,7 @@ async function preflight(options: PreflightOptions): Promise<number> {
   const opened: { store?: { close(): Promise<void> } } = {};
   const controller = new AbortController();
   const abort = () => controller.abort();
-  process.once('SIGINT', abort).once('SIGTERM', abort);
+  process.on('SIGINT', abort).on('SIGTERM', abort);
   try {
     const project = gcpStoreConfigSchema.safeParse({ projectId: options.project });
     if (!project.success) throw usage(`invalid --project: ${project.error.issues[0]?.message ?? 'not a GCP project id'}`);

@@ -54,7 +54,8 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
   // Kubernetes stops a Job's pod with SIGTERM: abort the in-flight step instead of dying mid-write.
   const controller = new AbortController();
   const abort = () => controller.abort();
-  process.once('SIGTERM', abort).once('SIGINT', abort);
+  // `on`, not `once`: the store's lock library re-raises a signal nobody else listens to.
+  process.on('SIGTERM', abort).on('SIGINT', abort);
   try {
     await runPullSecretJob(config, logger, { dryRun, signal: controller.signal });
     return 0;

@@ -87,14 +87,14 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     limits: { maxClockSkewMs: options.maxClockSkewMs ?? 60_000, maxObservedAgeMs: options.maxObservedAgeMs ?? 3_600_000 },
     now,
   });
-  const writer = options.dataFile === undefined ? undefined : new SnapshotWriter(options.dataFile);
+  const writer = options.dataFile === undefined ? undefined : new SnapshotWriter(options.dataFile, () => store.serialize());
   if (options.dataFile !== undefined) {
     const snapshot = await loadSnapshot(options.dataFile, contract);
     if (snapshot !== undefined) store.restore(snapshot);
   }
   const persist = async (): Promise<void> => {
     try {
-      await writer?.save(store.snapshot());
+      await writer?.save();
     } catch (err) {
       throw new ProblemError('database', `the stand-in could not save its state: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
     }

@@ -182,14 +182,24 @@ export class ClusterStore {
   }
 
   snapshot(): StoreSnapshot {
-    return structuredClone({
+    return structuredClone(this.liveSnapshot());
+  }
+
+  /** The snapshot as JSON text, serialized straight from the state (no copy): what persistence writes. */
+  serialize(): string {
+    return JSON.stringify(this.liveSnapshot());
+  }
+
+  /** The state in snapshot form, sharing the live objects: use it at once, never keep or change it. */
+  private liveSnapshot(): StoreSnapshot {
+    return {
       format: 'hyperfleet-api-stand-in/1',
       clusters: [...this.records.values()].map((r) => ({
         cluster: r.cluster,
         statuses: [...r.statuses.values()],
         ...(r.lastKnownReconciledGeneration === undefined ? {} : { last_known_reconciled_generation: r.lastKnownReconciledGeneration }),
       })),
-    });
+    };
   }
 
   /** Replaces the state with a snapshot (already checked by the loader). */

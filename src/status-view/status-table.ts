@@ -1,0 +1,71 @@
+import { explainRow, type ClusterStatusRow, type ConditionView } from './status-row.js';
+
+export interface TableOptions {
+  /** Full cluster ids (an ID column, and unabridged Kubernetes Secret names). */
+  wide?: boolean;
+}
+
+const NONE = '-';
+
+function cell(view: ConditionView | undefined): string {
+  if (view === undefined) return NONE;
+  return view.reason === undefined ? view.status : `${view.status} ${view.reason}`;
+}
+
+/**
+ * `019466a0-8f8e-7abc-9def-0123456789ab` → `…456789ab`: the random tail, since UUIDv7s made in the same
+ * millisecond share their head. The id stays recognisable, the column narrow.
+ */
+function abridge(text: string, id: string): string {
+  return id.length > 12 ? text.split(id).join(`…${id.slice(-8)}`) : text;
+}
+
+function generationCell(row: ClusterStatusRow): string {
+  const observed = row.report?.observedGeneration;
+  const base = observed === undefined || observed === row.generation ? String(row.generation) : `${row.generation} (seen ${observed})`;
+  return row.deleting ? `${base} deleting` : base;
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function renderColumns(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/**
+ * The `pull-secret status` table: one line per cluster (name, generation, Applied / Available / Health
+ * with reasons, secret version, Kubernetes Secret), then a "why" line for every cluster that is not
+ * provisioned and healthy, in the adapter's own words. Pure.
+ */
+export function formatStatusTable(rows: readonly ClusterStatusRow[], options: TableOptions = {}): string {
+  if (rows.length === 0) return 'No clusters.';
+  const header = [...(options.wide === true ? ['ID'] : []), 'CLUSTER', 'GEN', 'APPLIED', 'AVAILABLE', 'HEALTH', 'VERSION', 'KUBERNETES SECRET'];
+  const body = rows.map((row) => {
+    const report = row.report;
+    const k8s = report?.kubernetesSecret === undefined ? NONE : `${report.kubernetesSecret.namespace}/${report.kubernetesSecret.name}`;
+    return [
+      ...(options.wide === true ? [row.id] : []),
+      row.name,
+      generationCell(row),
+      cell(report?.applied),
+      cell(report?.available),
+      cell(report?.health),
+      report?.secretVersion ?? NONE,
+      options.wide === true ? k8s : abridge(k8s, row.id),
+    ];
+  });
+  const reasons = rows.flatMap((row) => {
+    const why = explainRow(row);
+    return why === undefined ? [] : [[row.name, why]];
+  });
+  const table = renderColumns(header, body);
+  if (reasons.length === 0) return table;
+  const width = Math.max(...reasons.map(([name]) => (name ?? '').length));
+  return `${table}\n\nWhy some clusters are not provisioned:\n${reasons.map(([name, why]) => `  ${(name ?? '').padEnd(width)}  ${why ?? ''}`).join('\n')}`;
+}
+
+/** The JSON form (`--output json`): `{ clusters: [...] }`, stable field names, two-space indented. */
+export function formatStatusJson(rows: readonly ClusterStatusRow[]): string {
+  return JSON.stringify({ clusters: rows }, null, 2);
+}
