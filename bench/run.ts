@@ -18,6 +18,7 @@ import { managedLabels } from '../src/pullsecret/identifiers.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { benchKubernetes } from './kube-bench.js';
 import { benchAdapter } from './adapter-bench.js';
+import { benchEndToEnd } from './e2e-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -82,6 +83,9 @@ async function main(): Promise<void> {
     const adapterRows: string[][] = [];
     for (const n of sizes) adapterRows.push(...(await benchAdapter(n)));
     printSection('Adapter on the embedded broker and the local store', adapterRows);
+    const e2eRows: string[][] = [];
+    for (const n of (process.env.BENCH_E2E_SIZES ?? '100,1000').split(',').map(Number)) e2eRows.push(...(await benchEndToEnd(n)));
+    printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });
