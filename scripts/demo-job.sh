@@ -15,6 +15,8 @@ export RESULTS_PATH="${RESULTS_PATH:-.pull-secret/demo-result.json}"
 export KUBERNETES_TARGET="${KUBERNETES_TARGET:-manifests}"
 export MANIFEST_DIR="${MANIFEST_DIR:-.pull-secret/demo-manifests}"
 rm -rf "$LOCAL_STORE_DIR" "$MANIFEST_DIR" && mkdir -p "$(dirname "$RESULTS_PATH")"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
 
 # PULL_SECRET_CLI lets tests run the CLI from source; users get the build.
 read -r -a pull_secret_cli <<< "${PULL_SECRET_CLI:-node dist/cli/main.js}"
@@ -24,11 +26,11 @@ summary() { sed -n 's/.*"operation":"completed".*"outcome":"\([a-z]*\)".*"kubern
 run() {
   echo
   echo "\$ PULL_SECRET_DATA=\"\$(cat $1)\" pull-secret run-job pull-secret   # $2"
-  PULL_SECRET_DATA="$(cat "$1")" cli run-job pull-secret | tee .pull-secret/demo-run.log
-  summary < .pull-secret/demo-run.log
+  PULL_SECRET_DATA="$(cat "$1")" cli run-job pull-secret | tee "$scratch/run.log"
+  summary < "$scratch/run.log"
 }
 
-changed=.pull-secret/demo-changed.json
+changed="$scratch/changed.json"
 sed 's/"email":"test@example.com"}}}$/"email":"ops@example.com"}}}/' examples/pull-secret.json > "$changed"
 
 echo "Pull secret job on the embedded defaults: local encrypted store in $LOCAL_STORE_DIR,"

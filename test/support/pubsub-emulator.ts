@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cleanUpOnExit, freePort, killGroup } from './process-group.js';
 
 /**
  * The real Google Pub/Sub emulator (Java, shipped with the Google Cloud SDK) on loopback with a random
@@ -12,7 +12,6 @@ import { join } from 'node:path';
 
 const EMULATOR = '/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator';
 const START_DEADLINE_MS = 30_000;
-const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const STOP_GRACE_MS = 5_000;
 
 export interface PubSubEmulator {
@@ -22,24 +21,7 @@ export interface PubSubEmulator {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
 
 async function answers(host: string): Promise<boolean> {
   try {
@@ -84,19 +66,8 @@ export async function startPubSubEmulator(): Promise<PubSubEmulator> {
     killGroup(pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
-  // Last resort when a test file ends without running its after hook, or the run is interrupted
-  // (the server is in its own process group, so it would not get the terminal's signal).
-  const onSignal = (signal: NodeJS.Signals): void => {
-    unhook();
-    cleanUp();
-    process.kill(process.pid, signal);
-  };
-  process.once('exit', cleanUp);
-  for (const signal of SIGNALS) process.once(signal, onSignal);
-  const unhook = (): void => {
-    process.removeListener('exit', cleanUp);
-    for (const signal of SIGNALS) process.removeListener(signal, onSignal);
-  };
+  // Last resort when a test file ends without running its after hook, or the run is interrupted.
+  const unhook = cleanUpOnExit(cleanUp);
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as netConnect, createServer } from 'node:net';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cleanUpOnExit, freePort, killGroup } from './process-group.js';
 import { connect } from 'amqplib';
 
 /**
@@ -15,7 +16,6 @@ import { connect } from 'amqplib';
 /** The package's real start script; /usr/sbin/rabbitmq-server re-runs it as user rabbitmq, dropping our environment. */
 const SERVER_SCRIPT = '/usr/lib/rabbitmq/bin/rabbitmq-server';
 const START_DEADLINE_MS = 45_000;
-const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const STOP_GRACE_MS = 10_000;
 
 export interface RabbitMqServer {
@@ -28,16 +28,6 @@ export interface RabbitMqServer {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
@@ -45,13 +35,6 @@ async function distinctFreePorts(count: number): Promise<number[]> {
   return [...ports];
 }
 
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
 
 /** A process started in its own process group, its output appended to `logFile`. */
 interface GroupProcess {
@@ -160,19 +143,8 @@ export async function startRabbitMq(): Promise<RabbitMqServer> {
     for (const proc of [node, epmd]) if (proc !== undefined) killGroup(proc.pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
-  // Last resort when a test file ends without running its after hook, or the run is interrupted
-  // (the servers are in their own process groups, so they would not get the terminal's signal).
-  const onSignal = (signal: NodeJS.Signals): void => {
-    unhook();
-    killAll();
-    process.kill(process.pid, signal);
-  };
-  process.once('exit', killAll);
-  for (const signal of SIGNALS) process.once(signal, onSignal);
-  const unhook = (): void => {
-    process.removeListener('exit', killAll);
-    for (const signal of SIGNALS) process.removeListener(signal, onSignal);
-  };
+  // Last resort when a test file ends without running its after hook, or the run is interrupted.
+  const unhook = cleanUpOnExit(killAll);
 
   const startNode = async (): Promise<void> => {
     node = spawnGroup(SERVER_SCRIPT, [], { cwd: dir, env, logFile });

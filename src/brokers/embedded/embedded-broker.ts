@@ -1,4 +1,5 @@
-import { PullSecretError, describeError } from '../../errors/index.js';
+import { PullSecretError } from '../../errors/index.js';
+import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
 import { backoffDelay, type RetryPolicy } from '../../util/retry.js';
 import type { Broker, Disposition, InboundMessage, MessageHandler } from '../broker.js';
@@ -121,14 +122,8 @@ export class EmbeddedBroker implements Broker {
   }
 
   private async deliver(entry: Entry, handler: MessageHandler, signal: AbortSignal): Promise<void> {
-    let disposition: Disposition;
-    try {
-      const message: InboundMessage = { id: entry.id, body: entry.body, attributes: entry.attributes, deliveryAttempt: entry.deliveryAttempt };
-      disposition = await handler(message, signal);
-    } catch (error) {
-      this.options.logger?.warn({ broker: this.kind, message_id: entry.id, ...describeError(error) }, 'broker message handler threw; retrying');
-      disposition = 'retry';
-    }
+    const message: InboundMessage = { id: entry.id, body: entry.body, attributes: entry.attributes, deliveryAttempt: entry.deliveryAttempt };
+    const disposition = await runHandler(handler, message, signal, (fields, text) => this.options.logger?.warn({ broker: this.kind, ...fields }, text));
     // Not in the set any more: a hard stop already requeued it, so this late outcome is ignored.
     if (!this.inFlight.delete(entry)) return;
     this.settle(entry, disposition);

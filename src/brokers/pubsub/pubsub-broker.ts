@@ -1,8 +1,9 @@
 import { Duration, PubSub, type ClientConfig, type Message, type Subscription, type SubscriberOptions } from '@google-cloud/pubsub';
 import { PullSecretError, describeError } from '../../errors/index.js';
+import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
 import { backoffDelay, type RetryPolicy } from '../../util/retry.js';
-import type { Broker, Disposition, InboundMessage, MessageHandler } from '../broker.js';
+import type { Broker, InboundMessage, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import type { PubSubBrokerConfig } from './config.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
@@ -155,13 +156,7 @@ export class PubSubBroker implements Broker {
       // 0 when the subscription has no dead-letter policy (the service does not count then).
       deliveryAttempt: message.deliveryAttempt > 0 ? message.deliveryAttempt : 1,
     };
-    let disposition: Disposition;
-    try {
-      disposition = await handler(inbound, this.controller.signal);
-    } catch (error) {
-      this.log('warn', { message_id: inbound.id, ...describeError(error) }, 'broker message handler threw; retrying');
-      disposition = 'retry';
-    }
+    const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) => this.log('warn', fields, text));
     // Abandoned by a hard stop: already nacked.
     if (!this.inFlight.has(message)) return;
     if (disposition === 'ack') message.ack();

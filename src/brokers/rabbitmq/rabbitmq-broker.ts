@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { PullSecretError, describeError } from '../../errors/index.js';
+import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
 import { backoffDelay, type RetryPolicy } from '../../util/retry.js';
-import type { Broker, Disposition, MessageHandler } from '../broker.js';
+import type { Broker, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import { brokerAddress, type RabbitMqBrokerConfig } from './config.js';
 import { classifyConnectError } from './errors.js';
@@ -219,13 +220,7 @@ export class RabbitMqBroker implements Broker {
 
   private async handle(delivery: Delivery, handler: MessageHandler): Promise<void> {
     const inbound = toInboundMessage(delivery.message);
-    let disposition: Disposition;
-    try {
-      disposition = await handler(inbound, this.controller.signal);
-    } catch (error) {
-      this.log('warn', { message_id: inbound.id, ...describeError(error) }, 'broker message handler threw; retrying');
-      disposition = 'retry';
-    }
+    const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) => this.log('warn', fields, text));
     // Abandoned by a hard stop: leave it unacked so RabbitMQ redelivers it.
     if (!this.inFlight.delete(delivery)) return;
     if (disposition === 'ack') {
