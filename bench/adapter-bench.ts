@@ -2,6 +2,10 @@
  * Adapter throughput and latency on the embedded broker and the local store (issue "adapter"):
  * N clusters are first created (store + manifest writes), then re-sent as no-op reconciles
  * (a burst for throughput and memory, then a paced run for event-to-status latency).
+ *
+ * The adapter runs in its own process. BENCH_ADAPTER_NODE_FLAGS passes Node flags to it, e.g.
+ * `--max-old-space-size=96` to see the memory / throughput trade-off of a smaller heap;
+ * BENCH_CHILD_PROF=1 writes its CPU profile under .pull-secret/profiles.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -57,7 +61,7 @@ export async function benchAdapter(n: number): Promise<string[][]> {
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1' },
     logLevel: 'warn',
   };
-  const child = fork(CHILD, [], { execArgv: process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=.pull-secret/profiles'] : [], env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
+  const child = fork(CHILD, [], { execArgv: [...(process.env.BENCH_CHILD_PROF ? ['--cpu-prof', '--cpu-prof-dir=.pull-secret/profiles'] : []), ...(process.env.BENCH_ADAPTER_NODE_FLAGS ?? '').split(' ').filter(Boolean)], env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
   await once(child, 'message');
   const publish = (bodies: string[]) => ask(child, { type: 'publish', bodies }, 'published');
   const rows: string[][] = [];
