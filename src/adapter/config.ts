@@ -6,6 +6,7 @@ import { PullSecretError } from '../errors/index.js';
 import { KUBERNETES_TARGET_KINDS, DEFAULT_MANIFEST_DIR } from '../kube/target-config.js';
 import { isStoreKind, storeConfigSchema, STORE_KINDS } from '../stores/registry.js';
 import { DEFAULT_RETRY } from '../util/retry.js';
+import { deepFreeze } from '../util/deep-freeze.js';
 import { fieldPathsSchema } from './cluster-params.js';
 import { ENV_OVERRIDES } from './env-overrides.js';
 import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema } from './preconditions.js';
@@ -101,13 +102,6 @@ function setPath(target: Record<string, unknown>, path: string, value: string): 
   node[keys.at(-1) as string] = value;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /**
  * Validates a raw config object (parsed YAML plus overrides). Store settings are checked by the

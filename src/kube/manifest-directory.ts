@@ -1,10 +1,11 @@
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { PullSecretError } from '../errors/index.js';
 import { fingerprint } from '../pullsecret/canonical.js';
 import { assertKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
+import { deepFreeze } from '../util/deep-freeze.js';
 import { DOCKERCONFIGJSON_KEY, type PullSecretManifest } from './pull-secret-manifest.js';
 import { isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
 import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
@@ -39,10 +40,19 @@ function aborted(signal: AbortSignal | undefined): void {
  * refused (SECRET_UNMANAGED); labels, annotations and data keys others put in the file are kept.
  * Concurrent writers in several processes are not coordinated: the last rename wins.
  */
+/** Bound on cached manifests (about 1 KiB each). */
+const MAX_CACHED = 50_000;
+
 export class ManifestDirectoryTarget implements KubernetesSecretTarget {
   readonly kind = 'manifest-directory';
   readonly location: string;
   private readonly logger: TargetLogger | undefined;
+  /**
+   * Parsed manifests by path, with the file identity they were read from. A no-op reconcile then
+   * costs a `stat` instead of a read and a YAML parse (the largest part of its CPU time); a file
+   * replaced or edited by anyone has another inode, size or mtime and is read again.
+   */
+  private readonly parsed = new Map<string, { ino: number; size: number; mtimeMs: number; manifest: ManifestFile }>();
 
   constructor(options: ManifestDirectoryOptions) {
     this.location = options.directory;
@@ -138,10 +148,18 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
    */
   private async read(path: string): Promise<ManifestFile | undefined> {
     let text: string;
+    let identity: { ino: number; size: number; mtimeMs: number };
     try {
+      const { ino, size, mtimeMs } = await stat(path);
+      identity = { ino, size, mtimeMs };
+      const cached = this.parsed.get(path);
+      if (cached !== undefined && cached.ino === ino && cached.size === size && cached.mtimeMs === mtimeMs) return cached.manifest;
       text = await readFile(path, 'utf8');
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
+      if ((err as { code?: unknown }).code === 'ENOENT') {
+        this.parsed.delete(path);
+        return undefined;
+      }
       throw fsError(err, 'read', path);
     }
     let parsed: unknown;
@@ -155,6 +173,10 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     if (typeof obj !== 'object' || obj === null || obj.kind !== 'Secret' || obj.apiVersion !== 'v1') {
       throw new PullSecretError('STORE_CORRUPT', `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`);
     }
-    return obj;
+    // Frozen: callers share the cached object and must build new ones to change anything.
+    const manifest = deepFreeze(obj);
+    if (this.parsed.size >= MAX_CACHED) this.parsed.delete(this.parsed.keys().next().value as string);
+    this.parsed.set(path, { ...identity, manifest });
+    return manifest;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PullSecretError } from '../../errors/index.js';
 import { readFileIfExists, removeFileDurable, removeStaleTempFiles, writeFileAtomic } from './atomic-file.js';
@@ -6,6 +6,10 @@ import { classifyFsError } from './fs-errors.js';
 import { KEY_BYTES, keyId, loadOrCreateKeyFile } from './key.js';
 import { DEFAULT_LOCK_TIMING, withLock, type LockTiming } from './lock.js';
 import { fileStem, parseRecord, serializeRecord, type SecretRecord } from './secret-record.js';
+import { deepFreeze } from '../../util/deep-freeze.js';
+
+/** Bound on cached parsed records. */
+const MAX_CACHED = 50_000;
 
 /** Temp files older than this at start-up were left by a crashed writer. */
 const TEMP_FILE_MAX_AGE_MS = 60_000;
@@ -48,6 +52,12 @@ export class SecretFiles {
   readonly #timing: LockTiming;
   readonly #givenKey: Buffer | undefined;
   #ready: Promise<ActiveKey> | undefined;
+  /**
+   * Parsed records by path, with the file identity they came from: a no-op reconcile reads a record
+   * twice (metadata, then latest version), and every write replaces the file (new inode), so a
+   * `stat` tells whether the cached parse still holds.
+   */
+  readonly #parsed = new Map<string, { ino: number; size: number; mtimeMs: number; record: SecretRecord }>();
 
   /** @throws PullSecretError CONFIG_INVALID when `key` is not 32 bytes. */
   constructor(options: SecretFilesOptions) {
@@ -78,8 +88,21 @@ export class SecretFiles {
   /** Reads a secret's record without locking (writers replace files atomically); `undefined` if absent. */
   async read(secretId: string): Promise<SecretRecord | undefined> {
     const path = this.#recordPath(secretId);
+    const identity = await stat(path).then(({ ino, size, mtimeMs }) => ({ ino, size, mtimeMs }), () => undefined);
+    const cached = this.#parsed.get(path);
+    if (identity !== undefined && cached !== undefined && cached.ino === identity.ino && cached.size === identity.size && cached.mtimeMs === identity.mtimeMs) {
+      return cached.record;
+    }
+    this.#parsed.delete(path);
     const raw = await readFileIfExists(path);
-    return raw === undefined ? undefined : parseRecord(raw, secretId, path);
+    if (raw === undefined) return undefined;
+    // Frozen: the cached record is shared, and changes are made by building new records.
+    const record = deepFreeze(parseRecord(raw, secretId, path));
+    if (identity !== undefined) {
+      if (this.#parsed.size >= MAX_CACHED) this.#parsed.delete(this.#parsed.keys().next().value as string);
+      this.#parsed.set(path, { ...identity, record });
+    }
+    return record;
   }
 
   /**
