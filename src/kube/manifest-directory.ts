@@ -83,7 +83,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     aborted(options.signal);
     try {
       await mkdir(join(this.location, namespace), { recursive: true, mode: 0o700 });
-      await writeFileAtomic(path, stringify(manifest), 0o600);
+      await writeFileAtomic(path, stringify(manifest), { mode: 0o600 });
     } catch (err) {
       throw fsError(err, 'write', path);
     }

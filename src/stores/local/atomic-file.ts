@@ -1,48 +1,26 @@
-import { randomBytes } from 'node:crypto';
-import { open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile, readdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { syncDirectory as syncDirectoryRaw, writeFileAtomic as writeFileAtomicRaw, type AtomicWriteOptions } from '../../util/atomic-file.js';
 import { classifyFsError, errnoCode } from './fs-errors.js';
 
 /** Temp files are dot-files ending in `.tmp`, so no store file name can be mistaken for one. */
 const TEMP_FILE = /^\..+\.tmp$/;
 
-/** Options of `writeFileAtomic`. */
-export interface AtomicWriteOptions {
-  /** File mode of the new file (before umask). Default 0600: store files are nobody else's business. */
-  mode?: number;
-  /**
-   * Runs after the data is durable in the temp file and right before the rename that publishes it;
-   * throwing aborts the write and leaves the old file in place (used to re-check lock ownership).
-   */
-  beforeCommit?: () => void;
-}
+export type { AtomicWriteOptions };
 
 /**
- * Replaces `target` with `data` crash-safely: write a uniquely named temp file in the same directory,
- * fsync it, rename it over the target, fsync the directory. A crash at any point leaves the old file
- * or the new one, never a torn one; at worst an orphaned temp file, which readers never open and
- * `removeStaleTempFiles` cleans up.
+ * `writeFileAtomic` of src/util with the store's error classification: crash-safe replacement of
+ * `target`; a crash leaves the old file or the new one, at worst an orphaned temp file, which
+ * readers never open and `removeStaleTempFiles` cleans up.
  *
  * @throws PullSecretError classified from the filesystem error (see `classifyFsError`).
  */
 export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-  const dir = dirname(target);
-  const temp = join(dir, `.${basename(target)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   try {
-    const handle = await open(temp, 'wx', options.mode ?? 0o600);
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    options.beforeCommit?.();
-    await rename(temp, target);
+    await writeFileAtomicRaw(target, data, options);
   } catch (err) {
-    await rm(temp, { force: true }).catch(() => undefined);
     throw classifyFsError(err, 'write', target);
   }
-  await syncDirectory(dir);
 }
 
 /**
@@ -102,21 +80,13 @@ export async function removeStaleTempFiles(dir: string, maxAgeMs: number): Promi
 }
 
 /**
- * Flushes directory entry changes (create, rename, link, unlink) to disk.
+ * `syncDirectory` of src/util with the store's error classification.
  * @throws PullSecretError classified from the filesystem error.
  */
 export async function syncDirectory(dir: string): Promise<void> {
   try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await syncDirectoryRaw(dir);
   } catch (err) {
-    // Some filesystems cannot fsync a directory; the rename itself is still atomic there.
-    const code = errnoCode(err);
-    if (code === 'EINVAL' || code === 'EISDIR' || code === 'ENOTSUP') return;
     throw classifyFsError(err, 'sync directory', dir);
   }
 }
