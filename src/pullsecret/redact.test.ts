@@ -27,3 +27,15 @@ test('credentialStrings never throws on garbage', () => {
   assert.deepEqual(credentialStrings('not json'), ['not json', 'not json']);
   assert.equal(credentialStrings('{"auths":[1]}').length, 2);
 });
+
+test('a released registration stops masking; shared strings stay until every holder releases', () => {
+  const r = new Redactor();
+  const first = r.register(['shared-secret', 'only-first']);
+  const second = r.register(['shared-secret']);
+  first();
+  first();
+  assert.equal(r.redact('only-first shared-secret'), 'only-first [REDACTED]');
+  second();
+  assert.ok(r.empty);
+  assert.equal(r.redact('shared-secret'), 'shared-secret');
+});

@@ -9,19 +9,40 @@ const MIN_LENGTH = 6;
 const MASK = '[REDACTED]';
 
 export class Redactor {
-  private readonly secrets = new Set<string>();
+  /** Registered strings with how many registrations hold each. */
+  private readonly secrets = new Map<string, number>();
   /** Longest first, so a credential that contains another is masked whole. */
   private ordered: string[] = [];
 
-  /** Registers credential strings (and their JSON-escaped forms) to be masked from now on. */
-  register(values: Iterable<string>): void {
+  /**
+   * Registers credential strings (and their JSON-escaped forms) to be masked until the returned
+   * function is called. A long-running process releases them when the work is done, so neither the
+   * set nor the cost of `redact` grows with every cluster it has seen; a one-shot job need not.
+   */
+  register(values: Iterable<string>): () => void {
+    const added: string[] = [];
     for (const value of values) {
       if (value.length < MIN_LENGTH) continue;
-      this.secrets.add(value);
       const escaped = JSON.stringify(value).slice(1, -1);
-      if (escaped !== value) this.secrets.add(escaped);
+      added.push(...(escaped === value ? [value] : [value, escaped]));
     }
-    this.ordered = [...this.secrets].sort((a, b) => b.length - a.length);
+    for (const s of added) this.secrets.set(s, (this.secrets.get(s) ?? 0) + 1);
+    this.reorder();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const s of added) {
+        const count = (this.secrets.get(s) ?? 1) - 1;
+        if (count > 0) this.secrets.set(s, count);
+        else this.secrets.delete(s);
+      }
+      this.reorder();
+    };
+  }
+
+  private reorder(): void {
+    this.ordered = [...this.secrets.keys()].sort((a, b) => b.length - a.length);
   }
 
   /** True when nothing is registered (then `redact` is the identity). */

@@ -41,13 +41,22 @@ export interface ReconcileResult extends PushResult {
  * The unit of work shared by the job and the adapter's in-process executor: check the ids,
  * validate the pull secret against the store's limits, store it idempotently (`pushSecret`), then
  * write the Kubernetes Secret from the bytes read back from the store. The input's credentials are
- * registered with the redactor before anything else.
+ * registered with the redactor before anything else, and released when the call ends (the adapter
+ * handles thousands of clusters; the redactor must not keep them all).
  *
  * @throws PullSecretError IDENTIFIER_INVALID, PULL_SECRET_INVALID, PAYLOAD_TOO_LARGE, or what the
  *   store and target throw.
  */
 export async function reconcilePullSecret(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
-  redactor.register(credentialStrings(input.pullSecretData));
+  const release = redactor.register(credentialStrings(input.pullSecretData));
+  try {
+    return await reconcileRegistered(input, deps);
+  } finally {
+    release();
+  }
+}
+
+async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
   const secretName = input.secretName ?? defaultSecretId(input.clusterId);
   const dryRun = input.dryRun ?? false;
   assertClusterId(input.clusterId);
