@@ -1,11 +1,11 @@
-import { mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { PullSecretError } from '../errors/index.js';
 import { fingerprint } from '../pullsecret/canonical.js';
 import { assertKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
-import { deepFreeze } from '../util/deep-freeze.js';
+import { ParsedFileCache } from '../util/parsed-file-cache.js';
 import { DOCKERCONFIGJSON_KEY, type PullSecretManifest } from './pull-secret-manifest.js';
 import { isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
 import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
@@ -48,11 +48,11 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
   readonly location: string;
   private readonly logger: TargetLogger | undefined;
   /**
-   * Parsed manifests by path, with the file identity they were read from. A no-op reconcile then
-   * costs a `stat` instead of a read and a YAML parse (the largest part of its CPU time); a file
-   * replaced or edited by anyone has another inode, size or mtime and is read again.
+   * Parsed manifests, including those this target wrote. A no-op reconcile then costs a `stat`
+   * instead of a read and a YAML parse (the largest part of its CPU time); a file replaced or edited
+   * by anyone has another inode, size or mtime and is read again.
    */
-  private readonly parsed = new Map<string, { ino: number; size: number; mtimeMs: number; manifest: ManifestFile }>();
+  private readonly parsed = new ParsedFileCache<ManifestFile>(MAX_CACHED);
 
   constructor(options: ManifestDirectoryOptions) {
     this.location = options.directory;
@@ -81,9 +81,12 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     if (existing !== undefined && isUpToDate(existing, desired)) return { outcome: 'unchanged', name, namespace };
     const manifest = existing === undefined ? desired : this.merged(existing, desired);
     aborted(options.signal);
+    this.parsed.delete(path);
     try {
       await mkdir(join(this.location, namespace), { recursive: true, mode: 0o700 });
-      await writeFileAtomic(path, stringify(manifest), { mode: 0o600 });
+      const written = await writeFileAtomic(path, stringify(manifest), { mode: 0o600 });
+      // Plain strings and maps: a YAML round trip gives back an equal object, so skip the re-parse.
+      this.parsed.set(path, written, structuredClone(manifest) as ManifestFile);
     } catch (err) {
       throw fsError(err, 'write', path);
     }
@@ -100,6 +103,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     if (!isManagedSecret(existing)) {
       throw new PullSecretError('SECRET_UNMANAGED', `manifest ${quoteIdentifier(path)} exists without label managed-by=hyperfleet; refusing to delete it`);
     }
+    this.parsed.delete(path);
     try {
       await rm(path, { force: true });
       await syncDirectory(join(this.location, namespace));
@@ -147,36 +151,26 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
    * @throws STORE_CORRUPT when the file is not a single YAML Secret (it is then left alone).
    */
   private async read(path: string): Promise<ManifestFile | undefined> {
-    let text: string;
-    let identity: { ino: number; size: number; mtimeMs: number };
     try {
-      const { ino, size, mtimeMs } = await stat(path);
-      identity = { ino, size, mtimeMs };
-      const cached = this.parsed.get(path);
-      if (cached !== undefined && cached.ino === ino && cached.size === size && cached.mtimeMs === mtimeMs) return cached.manifest;
-      text = await readFile(path, 'utf8');
+      return await this.parsed.load(path, (raw) => parseManifest(raw, path));
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'ENOENT') {
-        this.parsed.delete(path);
-        return undefined;
-      }
-      throw fsError(err, 'read', path);
+      throw err instanceof PullSecretError ? err : fsError(err, 'read', path);
     }
-    let parsed: unknown;
-    try {
-      parsed = parse(text);
-    } catch {
-      // The parser's message can quote file content, which may be Secret data.
-      parsed = undefined;
-    }
-    const obj = parsed as ManifestFile | undefined;
-    if (typeof obj !== 'object' || obj === null || obj.kind !== 'Secret' || obj.apiVersion !== 'v1') {
-      throw new PullSecretError('STORE_CORRUPT', `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`);
-    }
-    // Frozen: callers share the cached object and must build new ones to change anything.
-    const manifest = deepFreeze(obj);
-    if (this.parsed.size >= MAX_CACHED) this.parsed.delete(this.parsed.keys().next().value as string);
-    this.parsed.set(path, { ...identity, manifest });
-    return manifest;
   }
+}
+
+/** @throws STORE_CORRUPT when `raw` is not a single YAML v1 Secret. */
+function parseManifest(raw: Buffer, path: string): ManifestFile {
+  let parsed: unknown;
+  try {
+    parsed = parse(raw.toString('utf8'));
+  } catch {
+    // The parser's message can quote file content, which may be Secret data.
+    parsed = undefined;
+  }
+  const obj = parsed as ManifestFile | undefined;
+  if (typeof obj !== 'object' || obj === null || obj.kind !== 'Secret' || obj.apiVersion !== 'v1') {
+    throw new PullSecretError('STORE_CORRUPT', `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`);
+  }
+  return obj;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { FileIdentity } from './parsed-file-cache.js';
 
 /** Options of `writeFileAtomic`. */
 export interface AtomicWriteOptions {
@@ -18,16 +19,22 @@ export interface AtomicWriteOptions {
  * same directory, fsync it, rename it over the target, fsync the directory. Readers see the old file
  * or the new one, never a torn one. The temp file is removed if anything fails.
  *
+ * Returns the identity of the file it published (a rename keeps inode, size and mtime), so callers
+ * can cache what they wrote (see ParsedFileCache).
+ *
  * @throws the filesystem error as Node raised it (callers classify it), or what `beforeCommit` throws.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<FileIdentity> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  let identity: FileIdentity;
   try {
     const handle = await open(temp, 'wx', options.mode ?? 0o600);
     try {
       await handle.writeFile(data);
       await handle.sync();
+      const { ino, size, mtimeMs } = await handle.stat();
+      identity = { ino, size, mtimeMs };
     } finally {
       await handle.close();
     }
@@ -38,6 +45,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     throw err;
   }
   await syncDirectory(dir);
+  return identity;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalStore } from './local-store.js';
@@ -91,6 +91,9 @@ test('tampering is detected as STORE_CORRUPT without echoing data', async () => 
     await assert.rejects(store.getSecret(ID), { code: 'STORE_CORRUPT', message: /not valid JSON/ });
     await writeFile(path, original.replace(`"id": "${ID}"`, '"id": "someone-else"'));
     await assert.rejects(store.getSecret(ID), { code: 'STORE_CORRUPT', message: /holds secret "someone-else"/ });
+    await rm(path);
+    await mkdir(path);
+    await assert.rejects(store.getSecret(ID), { code: 'STORE_FAILED', message: /EISDIR/ });
   });
 });
 

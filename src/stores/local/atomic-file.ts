@@ -1,6 +1,7 @@
-import { readFile, readdir, stat, unlink } from 'node:fs/promises';
+import { readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirectory as syncDirectoryRaw, writeFileAtomic as writeFileAtomicRaw, type AtomicWriteOptions } from '../../util/atomic-file.js';
+import type { FileIdentity } from '../../util/parsed-file-cache.js';
 import { classifyFsError, errnoCode } from './fs-errors.js';
 
 /** Temp files are dot-files ending in `.tmp`, so no store file name can be mistaken for one. */
@@ -11,13 +12,13 @@ export type { AtomicWriteOptions };
 /**
  * `writeFileAtomic` of src/util with the store's error classification: crash-safe replacement of
  * `target`; a crash leaves the old file or the new one, at worst an orphaned temp file, which
- * readers never open and `removeStaleTempFiles` cleans up.
+ * readers never open and `removeStaleTempFiles` cleans up. Returns the published file's identity.
  *
  * @throws PullSecretError classified from the filesystem error (see `classifyFsError`).
  */
-export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<FileIdentity> {
   try {
-    await writeFileAtomicRaw(target, data, options);
+    return await writeFileAtomicRaw(target, data, options);
   } catch (err) {
     throw classifyFsError(err, 'write', target);
   }
@@ -36,19 +37,6 @@ export async function removeFileDurable(target: string): Promise<boolean> {
   }
   await syncDirectory(dirname(target));
   return true;
-}
-
-/**
- * Reads a whole file; `undefined` when it does not exist.
- * @throws PullSecretError classified from any other filesystem error.
- */
-export async function readFileIfExists(target: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(target);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
-    throw classifyFsError(err, 'read', target);
-  }
 }
 
 /**

@@ -1,12 +1,12 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PullSecretError } from '../../errors/index.js';
-import { readFileIfExists, removeFileDurable, removeStaleTempFiles, writeFileAtomic } from './atomic-file.js';
+import { removeFileDurable, removeStaleTempFiles, writeFileAtomic } from './atomic-file.js';
 import { classifyFsError } from './fs-errors.js';
 import { KEY_BYTES, keyId, loadOrCreateKeyFile } from './key.js';
 import { DEFAULT_LOCK_TIMING, withLock, type LockTiming } from './lock.js';
 import { fileStem, parseRecord, serializeRecord, type SecretRecord } from './secret-record.js';
-import { deepFreeze } from '../../util/deep-freeze.js';
+import { ParsedFileCache } from '../../util/parsed-file-cache.js';
 
 /** Bound on cached parsed records. */
 const MAX_CACHED = 50_000;
@@ -53,11 +53,10 @@ export class SecretFiles {
   readonly #givenKey: Buffer | undefined;
   #ready: Promise<ActiveKey> | undefined;
   /**
-   * Parsed records by path, with the file identity they came from: a no-op reconcile reads a record
-   * twice (metadata, then latest version), and every write replaces the file (new inode), so a
-   * `stat` tells whether the cached parse still holds.
+   * Parsed records: a no-op reconcile reads a record twice (metadata, then latest version), and
+   * every write replaces the file (new inode), so a `stat` tells whether the cached parse holds.
    */
-  readonly #parsed = new Map<string, { ino: number; size: number; mtimeMs: number; record: SecretRecord }>();
+  readonly #parsed = new ParsedFileCache<SecretRecord>(MAX_CACHED);
 
   /** @throws PullSecretError CONFIG_INVALID when `key` is not 32 bytes. */
   constructor(options: SecretFilesOptions) {
@@ -88,21 +87,11 @@ export class SecretFiles {
   /** Reads a secret's record without locking (writers replace files atomically); `undefined` if absent. */
   async read(secretId: string): Promise<SecretRecord | undefined> {
     const path = this.#recordPath(secretId);
-    const identity = await stat(path).then(({ ino, size, mtimeMs }) => ({ ino, size, mtimeMs }), () => undefined);
-    const cached = this.#parsed.get(path);
-    if (identity !== undefined && cached !== undefined && cached.ino === identity.ino && cached.size === identity.size && cached.mtimeMs === identity.mtimeMs) {
-      return cached.record;
+    try {
+      return await this.#parsed.load(path, (raw) => parseRecord(raw, secretId, path));
+    } catch (err) {
+      throw err instanceof PullSecretError ? err : classifyFsError(err, 'read', path);
     }
-    this.#parsed.delete(path);
-    const raw = await readFileIfExists(path);
-    if (raw === undefined) return undefined;
-    // Frozen: the cached record is shared, and changes are made by building new records.
-    const record = deepFreeze(parseRecord(raw, secretId, path));
-    if (identity !== undefined) {
-      if (this.#parsed.size >= MAX_CACHED) this.#parsed.delete(this.#parsed.keys().next().value as string);
-      this.#parsed.set(path, { ...identity, record });
-    }
-    return record;
   }
 
   /**
@@ -116,9 +105,14 @@ export class SecretFiles {
       const path = this.#recordPath(secretId);
       if (change.write === null) {
         lock.assertHeld();
+        this.#parsed.delete(path);
         await removeFileDurable(path);
       } else if (change.write !== undefined) {
-        await writeFileAtomic(path, serializeRecord(change.write), { beforeCommit: () => lock.assertHeld() });
+        const text = serializeRecord(change.write);
+        this.#parsed.delete(path);
+        const written = await writeFileAtomic(path, text, { beforeCommit: () => lock.assertHeld() });
+        // What a later read would parse, without the read: the next reconcile is a cache hit.
+        this.#parsed.set(path, written, JSON.parse(text) as SecretRecord);
       }
       return change.result;
     });
