@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /** What `submit` resolves with when a newer event for the same cluster replaced this one. */
 export const SUPERSEDED = Symbol('superseded');
 export type Superseded = typeof SUPERSEDED;
@@ -32,6 +34,9 @@ export class ClusterScheduler<T> {
 
   constructor(private readonly concurrency: number) {
     if (!(concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
+    // Every running task's calls listen on this one signal (many per task), and each removes its
+    // listener when done: many listeners here are by design, not a leak.
+    setMaxListeners(0, this.controller.signal);
   }
 
   /** Tasks running or waiting. */

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { createHyperFleetClient } from './client.js';
+import { MAX_RESPONSE_BYTES } from './http-exchange.js';
 import type { AdapterStatusReport } from './types.js';
 
 const ID = '019466a0-8f8e-7abc-9def-0123456789ab';
@@ -12,21 +16,55 @@ function isCode(code: string) {
   return (err: unknown) => err instanceof PullSecretError && err.code === code;
 }
 
-/** A fetch that answers from a list, recording each request. */
-function fakeFetch(answers: (() => Response | Promise<Response>)[]) {
-  const requests: { url: string; init: RequestInit | undefined }[] = [];
-  const fn = (async (url: string | URL | Request, init?: RequestInit) => {
-    requests.push({ url: url instanceof Request ? url.url : url.toString(), init });
-    const next = answers.shift();
-    if (next === undefined) throw new Error('no more answers');
-    return next();
-  }) as typeof fetch;
-  return { fn, requests };
+/** What the server saw of one request. */
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  socket: Socket;
 }
 
-function json(status: number, body: unknown, type = 'application/json'): () => Response {
-  return () => new Response(JSON.stringify(body), { status, headers: { 'content-type': type } });
+type Answer = (res: ServerResponse, req: IncomingMessage) => void;
+
+/** A loopback HTTP server that answers requests from a script, in order, recording each request. */
+async function scriptedServer(answers: Answer[]) {
+  const requests: Seen[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), socket: req.socket });
+      const next = answers.shift();
+      if (next === undefined) res.writeHead(500).end();
+      else next(res, req);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  servers.push(server);
+  return { url: `http://127.0.0.1:${port}`, requests };
 }
+
+const servers: Server[] = [];
+after(() => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+function json(status: number, body: unknown, type = 'application/json'): Answer {
+  return (res) => res.writeHead(status, { 'content-type': type }).end(JSON.stringify(body));
+}
+
+function empty(status: number, headers: Record<string, string> = {}): Answer {
+  return (res) => res.writeHead(status, headers).end();
+}
+
+/** Drops the connection without an answer. */
+const reset: Answer = (_res, req) => req.socket.destroy();
 
 function captureLogger() {
   const lines: string[] = [];
@@ -44,34 +82,38 @@ const report: AdapterStatusReport = {
   ],
 };
 
-describe('HyperFleet client (fake transport)', () => {
+describe('HyperFleet client (scripted loopback server)', () => {
   it('a malformed success answer is a permanent "unexpected response", not retried', async () => {
-    const fake = fakeFetch([json(200, { id: ID, kind: 'Cluster', generation: 'two' })]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn });
+    const server = await scriptedServer([json(200, { id: ID, kind: 'Cluster', generation: 'two' })]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /unexpected response .*generation/.test((err as Error).message));
-    assert.equal(fake.requests.length, 1);
+    assert.equal(server.requests.length, 1);
   });
 
   it('an HTML page with 200 is an unexpected response too', async () => {
-    const fake = fakeFetch([() => new Response('<html>login</html>', { status: 200, headers: { 'content-type': 'text/html' } })]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn });
+    const server = await scriptedServer([(res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>')]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     await assert.rejects(client.getCluster(ID), /body is not JSON/);
   });
 
-  it('does not follow redirects', async () => {
-    const fake = fakeFetch([() => new Response(null, { status: 302, headers: { location: 'https://elsewhere.example/' } })]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn });
+  it('a body over the size bound is refused, not retried', async () => {
+    const server = await scriptedServer([(res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`"${'x'.repeat(MAX_RESPONSE_BYTES)}"`)]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
+    await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /larger than/.test((err as Error).message));
+    assert.equal(server.requests.length, 1);
+  });
+
+  it('does not follow redirects, even to the same server', async () => {
+    const server = await scriptedServer([empty(302, { location: '/elsewhere' }), json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     await assert.rejects(client.getCluster(ID), isCode('CONFIG_INVALID'));
-    assert.equal(fake.requests[0]?.init?.redirect, 'manual');
+    assert.equal(server.requests.length, 1);
   });
 
   it('waits at least Retry-After (capped) before retrying', async () => {
     const { lines, logger } = captureLogger();
-    const fake = fakeFetch([
-      () => new Response(null, { status: 429, headers: { 'retry-after': '3600' } }),
-      json(200, { page: 1, size: 0, total: 0, items: [] }),
-    ]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn, maxRetryAfterMs: 150, logger });
+    const server = await scriptedServer([empty(429, { 'retry-after': '3600' }), json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST, maxRetryAfterMs: 150, logger });
     const started = Date.now();
     const list = await client.listClusters();
     assert.equal(list.total, 0);
@@ -82,52 +124,73 @@ describe('HyperFleet client (fake transport)', () => {
   });
 
   it('network errors are retryable API_UNAVAILABLE with the socket error code', async () => {
-    const refused = () => Promise.reject(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }));
-    const fake = fakeFetch([refused, refused, refused]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn });
-    await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNREFUSED/.test((err as Error).message));
-    assert.equal(fake.requests.length, 3);
+    const server = await scriptedServer([reset, reset, reset]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
+    await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNRESET/.test((err as Error).message));
+    assert.equal(server.requests.length, 3);
+
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const { port } = closed.address() as AddressInfo;
+    closed.close();
+    const refused = createHyperFleetClient({ baseUrl: `http://127.0.0.1:${port}`, retry: FAST });
+    await assert.rejects(refused.getCluster(ID), (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNREFUSED/.test((err as Error).message));
+  });
+
+  it('a connection that breaks in the middle of the body is retried', async () => {
+    const halfBody: Answer = (res, req) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"id":');
+      setTimeout(() => req.socket.destroy(), 10);
+    };
+    const server = await scriptedServer([halfBody, json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
+    assert.equal((await client.listClusters()).total, 0);
+    assert.equal(server.requests.length, 2);
+  });
+
+  it('reuses one kept-alive connection for calls in sequence', async () => {
+    const server = await scriptedServer([empty(204), empty(204), empty(204)]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
+    for (let i = 0; i < 3; i++) assert.equal(await client.putStatus(ID, report), 'stale');
+    assert.equal(new Set(server.requests.map((r) => r.socket)).size, 1);
   });
 
   it('a 404 without problem details still means "gone", and is logged', async () => {
     const { lines, logger } = captureLogger();
-    const fake = fakeFetch([() => new Response(null, { status: 404 })]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn, logger });
+    const server = await scriptedServer([empty(404)]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST, logger });
     assert.equal(await client.getCluster(ID), undefined);
     assert.ok(lines.some((l) => l.includes('404 without problem details') && l.includes(ID)));
   });
 
   it('checks a report before sending it', async () => {
-    const fake = fakeFetch([]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn });
+    const server = await scriptedServer([]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     const noHealth = { ...report, conditions: report.conditions.filter((c) => c.type !== 'Health') };
     await assert.rejects(client.putStatus(ID, noHealth), (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /Health is missing/.test((err as Error).message));
     await assert.rejects(client.putStatus(ID, { ...report, observed_generation: 0 }), isCode('API_REQUEST_INVALID'));
     await assert.rejects(client.listClusters({ page: 0 }), isCode('CONFIG_INVALID'));
-    assert.equal(fake.requests.length, 0);
+    assert.equal(server.requests.length, 0);
   });
 
   it('sends the report as JSON to the encoded statuses path', async () => {
-    const fake = fakeFetch([() => new Response(null, { status: 204 })]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1/', retry: FAST, fetch: fake.fn });
+    const server = await scriptedServer([empty(204)]);
+    const client = createHyperFleetClient({ baseUrl: `${server.url}/`, retry: FAST });
     assert.equal(await client.putStatus(ID, report), 'stale');
-    const sent = fake.requests[0];
-    assert.equal(sent?.url, `http://127.0.0.1:1/api/hyperfleet/v1/clusters/${ID}/statuses`);
-    assert.equal(sent?.init?.method, 'PUT');
-    assert.equal(typeof sent?.init?.body, 'string');
-    assert.deepEqual(JSON.parse(sent?.init?.body as string), report);
+    const sent = server.requests[0];
+    assert.equal(sent?.url, `/api/hyperfleet/v1/clusters/${ID}/statuses`);
+    assert.equal(sent?.method, 'PUT');
+    assert.equal(sent?.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(sent?.body ?? ''), report);
   });
 
   it('an abort by the caller is ABORTED and not retried', async () => {
     const controller = new AbortController();
-    const fake = fakeFetch([
-      () => {
-        controller.abort();
-        return Promise.reject(new DOMException('aborted', 'AbortError'));
-      },
-    ]);
-    const client = createHyperFleetClient({ baseUrl: 'http://127.0.0.1:1', retry: FAST, fetch: fake.fn });
+    const server = await scriptedServer([() => controller.abort()]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     await assert.rejects(client.getCluster(ID, { signal: controller.signal }), isCode('ABORTED'));
-    assert.equal(fake.requests.length, 1);
+    assert.equal(server.requests.length, 1);
   });
 });

@@ -21,8 +21,6 @@ export interface HyperFleetClientOptions {
   logger?: Logger;
   /** Upper bound on a server's Retry-After, in ms (default 30 000). */
   maxRetryAfterMs?: number;
-  /** For unit tests; defaults to the global `fetch`. */
-  fetch?: typeof fetch;
 }
 
 export interface CallOptions {
@@ -67,8 +65,8 @@ interface Call<T> {
 }
 
 /**
- * Client of the HyperFleet API (contracts/hyperfleet-api-openapi-1.0.25.yaml) over Node's global
- * `fetch`. Retries 408/429/5xx, timeouts and network errors with jittered backoff (honouring
+ * Client of the HyperFleet API (contracts/hyperfleet-api-openapi-1.0.25.yaml) over HTTP/1.1 with
+ * kept-alive connections. Retries 408/429/5xx, timeouts and network errors with jittered backoff (honouring
  * Retry-After up to a cap); never retries 4xx. A malformed success answer is a permanent
  * API_REQUEST_INVALID ("unexpected response"): the same request to the same server would get the
  * same answer, so retrying only delays the report of a contract mismatch.
@@ -80,7 +78,6 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
   const tokens = createTokenSource(options.tokenFile);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
-  const fetchImpl = options.fetch ?? globalThis.fetch;
   const context = (operation: string, retryAfterMs?: number) => ({ operation, baseUrl, tokenFile: tokens.file, retryAfterMs });
 
   function parse<S extends z.ZodType>(schema: S, response: ExchangeResponse, operation: string): z.output<S> {
@@ -116,11 +113,10 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
           body: spec.body,
           timeoutMs,
           signal: callOptions.signal,
-          fetch: fetchImpl,
         });
         const handled = spec.interpret(response);
         if (handled !== undefined) return handled.value;
-        const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), maxRetryAfterMs);
+        const retryAfterMs = parseRetryAfter(response.header('retry-after'), maxRetryAfterMs);
         if (response.status === 401) tokens.invalidate();
         const error = errorForStatus(response.status, response.problem, context(spec.operation, retryAfterMs));
         if (error.retryable && retryAfterMs !== undefined) waitUntil = Date.now() + retryAfterMs;

@@ -23,7 +23,7 @@ describe('problem details', () => {
   });
 
   it('parses Retry-After as seconds or a date, capped', () => {
-    assert.equal(parseRetryAfter(null, 1000), undefined);
+    assert.equal(parseRetryAfter(undefined, 1000), undefined);
     assert.equal(parseRetryAfter('soon', 1000), undefined);
     assert.equal(parseRetryAfter('0', 1000), 0);
     assert.equal(parseRetryAfter('2', 10_000), 2000);

@@ -80,8 +80,8 @@ export function describeProblem(problem: ProblemDetails | undefined): string {
  * Retry-After as milliseconds (delta-seconds or an HTTP date), capped at `capMs`; `undefined` when
  * absent or unreadable.
  */
-export function parseRetryAfter(value: string | null, capMs: number, now = Date.now()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
+export function parseRetryAfter(value: string | undefined, capMs: number, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
   const trimmed = value.trim();
   const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now;
   if (Number.isNaN(ms)) return undefined;

@@ -1,3 +1,5 @@
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { PullSecretError } from '../errors/index.js';
 import { boundText, HyperFleetApiError, parseProblem } from './errors.js';
 import type { ProblemDetails } from './types.js';
@@ -5,8 +7,18 @@ import type { ProblemDetails } from './types.js';
 /** Largest response body read; a list page of clusters stays far below it. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Connections to the API are kept open and reused (idle ones do not keep the process alive): an
+ * adapter makes two calls per event, and a new connection each time would cost more than the call.
+ */
+const AGENTS = {
+  'http:': new HttpAgent({ keepAlive: true }),
+  'https:': new HttpsAgent({ keepAlive: true }),
+};
+
 export interface ExchangeRequest {
   method: 'GET' | 'PUT';
+  /** An `http:` or `https:` URL (TLS trusts the system CAs and NODE_EXTRA_CA_CERTS). */
   url: string;
   /** For messages: a route template such as `GET /clusters/{id}`. */
   operation: string;
@@ -14,12 +26,12 @@ export interface ExchangeRequest {
   body?: unknown;
   timeoutMs: number;
   signal?: AbortSignal;
-  fetch: typeof fetch;
 }
 
 export interface ExchangeResponse {
   status: number;
-  headers: Headers;
+  /** A response header by lower-case name; `undefined` when absent. */
+  header(name: string): string | undefined;
   /** Parsed JSON; `undefined` for an empty body. */
   json: unknown;
   /** True when the body claimed to be JSON (or was expected to be) but did not parse. */
@@ -27,65 +39,108 @@ export interface ExchangeResponse {
   problem: ProblemDetails | undefined;
 }
 
+interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
 /**
- * One HTTP request to the API, bounded in time (`timeoutMs`, per attempt) and size. Redirects are not
- * followed: with a bearer token on board we only talk to the configured origin.
+ * One HTTP request to the API, bounded in time (`timeoutMs`, per attempt: connecting, waiting and
+ * reading the body) and size. Redirects are not followed: with a bearer token on board we only talk
+ * to the configured origin.
  *
- * @throws ABORTED when `signal` fires; API_UNAVAILABLE (retryable) on a timeout or network error.
+ * @throws ABORTED when `signal` fires; API_UNAVAILABLE (retryable) on a timeout or network error;
+ *   API_REQUEST_INVALID for a body over MAX_RESPONSE_BYTES.
  */
 export async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
-  const timeout = AbortSignal.timeout(request.timeoutMs);
-  const signal = request.signal === undefined ? timeout : AbortSignal.any([request.signal, timeout]);
-  const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+  if (request.signal?.aborted === true) throw aborted(request.operation, request.signal.reason);
+  const { status, headers, text } = await send(request);
+  const header = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  return { status, header, ...parseBody(text, header('content-type')) };
+}
+
+function send(request: ExchangeRequest): Promise<RawResponse> {
+  const url = new URL(request.url);
+  const headers: Record<string, string | number> = { accept: 'application/json, application/problem+json' };
   if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
-  if (request.body !== undefined) headers['content-type'] = 'application/json';
-  try {
-    const response = await request.fetch(request.url, {
-      method: request.method,
-      headers,
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      redirect: 'manual',
-      signal,
-    });
-    const text = await readBounded(response, request.operation);
-    return { status: response.status, headers: response.headers, ...parseBody(text, response.headers.get('content-type')) };
-  } catch (err) {
-    if (err instanceof PullSecretError) throw err;
-    if (request.signal?.aborted === true) {
-      throw new PullSecretError('ABORTED', `HyperFleet API request aborted (${request.operation})`, { cause: err });
-    }
-    if (timeout.aborted) {
-      throw new HyperFleetApiError('API_UNAVAILABLE', `no answer from the HyperFleet API within ${request.timeoutMs} ms (${request.operation})`, { cause: err });
-    }
-    throw new HyperFleetApiError(
-      'API_UNAVAILABLE',
-      `cannot reach the HyperFleet API at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`,
-      { cause: err },
+  const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = body.length;
+  }
+  const https = url.protocol === 'https:';
+  return new Promise<RawResponse>((resolve, reject) => {
+    let settled = false;
+    // The first outcome wins; what the destroyed connection emits afterwards is ignored.
+    const finish = (error: Error | undefined, response?: RawResponse) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.signal?.removeEventListener('abort', onAbort);
+      if (error === undefined) resolve(response as RawResponse);
+      else {
+        reject(error instanceof PullSecretError ? error : unreachable(request, error));
+        outgoing.destroy();
+      }
+    };
+    const onAbort = () => finish(aborted(request.operation, request.signal?.reason));
+    const timer = setTimeout(
+      () => finish(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the HyperFleet API within ${request.timeoutMs} ms (${request.operation})`)),
+      request.timeoutMs,
     );
-  }
-}
-
-async function readBounded(response: Response, operation: string): Promise<string> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const value of response.body) {
-    const chunk = value as Uint8Array;
-    size += chunk.byteLength;
-    if (size > MAX_RESPONSE_BYTES) {
-      await response.body.cancel();
-      throw new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response from the HyperFleet API (${operation}): body larger than ${MAX_RESPONSE_BYTES} bytes`, {
-        httpStatus: response.status,
+    let outgoing: ClientRequest;
+    try {
+      outgoing = (https ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: AGENTS[https ? 'https:' : 'http:'] }, (response) => {
+        readBounded(response, request.operation, (err, text) =>
+          finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }),
+        );
       });
+    } catch (err) {
+      // E.g. a header value Node refuses; its message names the header, never the value.
+      clearTimeout(timer);
+      reject(unreachable(request, err));
+      return;
     }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+    outgoing.on('error', (err) => finish(err));
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+    outgoing.end(body);
+  });
 }
 
-function parseBody(text: string, contentType: string | null): Pick<ExchangeResponse, 'json' | 'malformed' | 'problem'> {
+/** Reads the whole body, then calls `done` once: with the text, or with the error that ended it. */
+function readBounded(response: IncomingMessage, operation: string, done: (err: Error | undefined, text?: string) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  response.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
+    else done(new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response from the HyperFleet API (${operation}): body larger than ${MAX_RESPONSE_BYTES} bytes`, { httpStatus: response.statusCode }));
+  });
+  response.on('end', () => done(undefined, Buffer.concat(chunks, size).toString('utf8')));
+  // The connection broke mid-body: 'aborted' and/or an 'error' (ECONNRESET), depending on timing.
+  response.on('error', (err) => done(err));
+  response.on('aborted', () => done(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' })));
+}
+
+function aborted(operation: string, reason: unknown): PullSecretError {
+  return new PullSecretError('ABORTED', `HyperFleet API request aborted (${operation})`, { cause: reason });
+}
+
+function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError {
+  return new HyperFleetApiError(
+    'API_UNAVAILABLE',
+    `cannot reach the HyperFleet API at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`,
+    { cause: err },
+  );
+}
+
+function parseBody(text: string, contentType: string | undefined): Pick<ExchangeResponse, 'json' | 'malformed' | 'problem'> {
   if (text.trim() === '') return { json: undefined, malformed: false, problem: undefined };
-  const looksJson = contentType === null || /\bjson\b/i.test(contentType);
+  const looksJson = contentType === undefined || /\bjson\b/i.test(contentType);
   if (!looksJson) return { json: undefined, malformed: true, problem: undefined };
   try {
     const json: unknown = JSON.parse(text);
@@ -97,8 +152,7 @@ function parseBody(text: string, contentType: string | null): Pick<ExchangeRespo
 
 /** A short, safe reason for a network failure: the socket error code, never a message with data in it. */
 function networkReason(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown } }).cause;
-  if (typeof cause?.code === 'string') return boundText(cause.code, 40);
-  if (err instanceof Error && err.name === 'TypeError') return 'network error';
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return boundText(code, 40);
   return err instanceof Error ? boundText(err.name, 40) : 'network error';
 }

@@ -48,7 +48,7 @@ export async function readStatusRows(source: StatusSource): Promise<ClusterStatu
   async function statusOf(id: string): Promise<AdapterStatus | undefined> {
     for (let page = 1; ; page++) {
       const response = await withRetry(RETRY, async () => {
-        const answer = await exchange({ method: 'GET', url: `${client.baseUrl}${clusterPath(id, '/statuses')}?page=${page}&size=${PAGE}`, operation, token: await tokens.token(), timeoutMs, fetch: globalThis.fetch });
+        const answer = await exchange({ method: 'GET', url: `${client.baseUrl}${clusterPath(id, '/statuses')}?page=${page}&size=${PAGE}`, operation, token: await tokens.token(), timeoutMs });
         if (answer.status === 200 || answer.status === 404) return answer;
         throw errorForStatus(answer.status, answer.problem, { operation, baseUrl: client.baseUrl, tokenFile: tokens.file });
       });
