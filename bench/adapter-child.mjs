@@ -1,8 +1,11 @@
 // The adapter under benchmark, in a process of its own (plain Node on the build in dist/, no
 // TypeScript loader), so its memory is measured alone and the API stand-in does not share its
 // event loop. Driven by the parent over IPC: `publish` (event bodies into the embedded broker),
-// `stats` (peak RSS, Kubernetes writes), `reset-peak`, `stop`.
+// `stats` (peak RSS, Kubernetes writes), `reset-peak`, `stop`. With BENCH_CHILD_PROF set, the CPU
+// profile of the no-op burst (from `reset-peak` to the next `stats`) goes to .pull-secret/profiles.
 import { Writable } from 'node:stream';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { validateAdapterConfig } from '../dist/adapter/config.js';
 import { startAdapter } from '../dist/adapter/service.js';
 import { createLogger } from '../dist/observability/logger.js';
@@ -19,6 +22,25 @@ async function kubernetesWrites() {
   return values.filter((v) => v.labels.outcome !== 'unchanged').reduce((sum, v) => sum + v.value, 0);
 }
 
+const profiler = process.env.BENCH_CHILD_PROF ? new Session() : undefined;
+profiler?.connect();
+let profiling = false;
+
+async function startProfile() {
+  if (!profiler) return;
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.start');
+  profiling = true;
+}
+
+async function stopProfile() {
+  if (!profiling) return;
+  profiling = false;
+  const { profile } = await profiler.post('Profiler.stop');
+  await mkdir('.pull-secret/profiles', { recursive: true });
+  await writeFile(`.pull-secret/profiles/adapter-burst-${process.pid}.cpuprofile`, JSON.stringify(profile));
+}
+
 process.on('message', async (command) => {
   switch (command.type) {
     case 'publish':
@@ -26,10 +48,12 @@ process.on('message', async (command) => {
       process.send({ type: 'published' });
       break;
     case 'stats':
+      await stopProfile();
       process.send({ type: 'stats', peakRss: peak, kubernetesWrites: await kubernetesWrites() });
       break;
     case 'reset-peak':
       peak = process.memoryUsage.rss();
+      await startProfile();
       process.send({ type: 'reset' });
       break;
     case 'stop':
