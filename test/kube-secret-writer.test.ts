@@ -100,6 +100,14 @@ describe('Kubernetes secret writer against the test API server', () => {
     assert.equal(stored(c.ns, c.name).metadata?.annotations?.[ANNOTATIONS.lastUpdated], '2025-01-01T00:00:00.000Z');
   });
 
+  it('reuses kept-alive connections: twenty applies, no new TLS handshake for each', async () => {
+    const targets = Array.from({ length: 10 }, () => cluster());
+    const before = server.connections();
+    for (const c of targets) await writer.apply(c.desired(V1));
+    for (const c of targets) assert.equal((await writer.apply(c.desired(V1))).outcome, 'unchanged');
+    assert.ok(server.connections() - before <= 2, `${server.connections() - before} connections for 20 applies`);
+  });
+
   it('updates in place with one PUT when the content changes', async () => {
     const c = cluster();
     const created = await writer.apply(c.desired(V1));

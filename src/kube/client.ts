@@ -1,6 +1,20 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { BatchV1Api, CoreV1Api, KubeConfig, Observable, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  createConfiguration,
+  KubeConfig,
+  Observable,
+  ServerConfiguration,
+  type ApiConstructor,
+  type ApiType,
+  type ConfigurationOptions,
+  type ObservableMiddleware,
+  type RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
+import { KubeConnectionPool } from './connection-pool.js';
 import { PullSecretError } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 
@@ -101,10 +115,24 @@ export interface KubeApis {
   source: KubeConfigSource;
 }
 
+/** Connections to the API servers, shared by every client this process makes. */
+const CONNECTIONS = new KubeConnectionPool();
+
+/**
+ * Like `kubeConfig.makeApiClient(type)`, except that calls reuse kept-alive connections (see
+ * KubeConnectionPool) instead of opening one per request.
+ * @throws PullSecretError CONFIG_INVALID when the config has no current cluster.
+ */
+export function makeApiClient<T extends ApiType>(kubeConfig: KubeConfig, type: ApiConstructor<T>): T {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (cluster === null || !cluster.server) throw new PullSecretError('CONFIG_INVALID', 'kubeconfig has no current context with a cluster server');
+  return new type(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: kubeConfig }, middleware: [CONNECTIONS.middleware] }));
+}
+
 /** Loads the config (see `loadKubeConfig`) and builds the API clients. Makes no network call. */
 export function createKubeApis(options: LoadKubeConfigOptions = {}): KubeApis {
   const { kubeConfig, source, server } = loadKubeConfig(options);
-  return { core: kubeConfig.makeApiClient(CoreV1Api), batch: kubeConfig.makeApiClient(BatchV1Api), server, source };
+  return { core: makeApiClient(kubeConfig, CoreV1Api), batch: makeApiClient(kubeConfig, BatchV1Api), server, source };
 }
 
 /**

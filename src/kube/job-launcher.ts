@@ -4,7 +4,7 @@ import { credentialStrings } from '../pullsecret/credentials.js';
 import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { Redactor } from '../pullsecret/redact.js';
 import type { RetryPolicy } from '../util/retry.js';
-import { loadKubeConfig, withSignal, type LoadKubeConfigOptions } from './client.js';
+import { loadKubeConfig, makeApiClient, withSignal, type LoadKubeConfigOptions } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
 import { buildJobDataSecret, buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
@@ -111,8 +111,8 @@ export class PullSecretJobLauncher {
   private readonly batch: BatchV1Api;
 
   constructor(private readonly options: JobLauncherOptions) {
-    this.core = options.kubeConfig.makeApiClient(CoreV1Api);
-    this.batch = options.kubeConfig.makeApiClient(BatchV1Api);
+    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.batch = makeApiClient(options.kubeConfig, BatchV1Api);
   }
 
   async launch(request: JobLaunchRequest, options: JobLaunchOptions = {}): Promise<JobLaunchResult> {

@@ -46,6 +46,7 @@ export class KubernetesTestServer {
   private readonly ops = new ApiOperations(this.store);
   private readonly watches = new Set<() => void>();
   private jobRunner: JobRunner | undefined;
+  private tlsConnections = 0;
 
   private constructor(
     private readonly server: Server,
@@ -58,7 +59,14 @@ export class KubernetesTestServer {
     readonly caPem: string,
     /** Temp directory holding the PKI and kubeconfig; removed by `close`. */
     readonly dir: string,
-  ) {}
+  ) {
+    server.on('secureConnection', () => this.tlsConnections++);
+  }
+
+  /** TLS connections accepted so far (each one a handshake), to check that clients reuse them. */
+  connections(): number {
+    return this.tlsConnections;
+  }
 
   /** Starts a server on a random loopback port. @throws when openssl is missing or the port cannot be bound. */
   static async start(options: KubernetesTestServerOptions = {}): Promise<KubernetesTestServer> {
