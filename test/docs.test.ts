@@ -138,7 +138,7 @@ describe('docs/configuration.md', () => {
     const known = new Set(keys);
     const stale = [...spans].filter((s) => tops.some((t) => s.startsWith(`${t}.`)) && /^[\w.[\]]+$/.test(s) && !known.has(s));
     assert.deepEqual(stale, []);
-    const library = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'METADATA_SERVER_DETECTION', 'PUBSUB_EMULATOR_HOST', 'KUBECONFIG', 'GOOGLE_CLOUD_PROJECT']);
+    const library = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'METADATA_SERVER_DETECTION', 'PUBSUB_EMULATOR_HOST', 'KUBECONFIG', 'GOOGLE_CLOUD_PROJECT', 'NODE_EXTRA_CA_CERTS']);
     const variables = [...spans].filter((s) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(s));
     assert.deepEqual(variables.filter((v) => !envNames.includes(v) && !library.has(v)), []);
   });

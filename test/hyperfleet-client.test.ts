@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +10,7 @@ import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev
 import { PullSecretError } from '../src/errors/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createHyperFleetClient, type AdapterStatusReport, type Cluster, type HyperFleetClientOptions } from '../src/hyperfleet/index.js';
+import { generateTestPki } from './servers/kubernetes/tls.js';
 import { jsonFixture } from './support/fixtures.js';
 
 const FAST = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
@@ -192,10 +196,68 @@ describe('HyperFleet client against the API stand-in', () => {
     assert.equal(api.log.length, 0);
   });
 
+  it('lists a cluster\'s adapter statuses; a missing cluster has none', async () => {
+    await client().putStatus(seeded.id, report(seeded.generation));
+    const statuses = await client().listStatuses(seeded.id, { page: 1, size: 10 });
+    assert.equal(statuses?.items.find((s) => s.adapter === 'pullsecret')?.observed_generation, seeded.generation);
+    assert.equal(await client().listStatuses(GONE_ID), undefined);
+    await assert.rejects(client().listStatuses(seeded.id, { size: 0 }), isCode('CONFIG_INVALID'));
+  });
+
   it('lists clusters a page at a time', async () => {
     const page = await client().listClusters({ page: 1, size: 10 });
     assert.equal(page.total, 1);
     assert.equal(page.items[0]?.id, seeded.id);
     assert.equal((await client().listClusters({ page: 2, size: 10 })).items.length, 0);
+  });
+});
+
+describe('HyperFleet client over https', () => {
+  let dir: string;
+  let caFile: string;
+  let server: HttpsServer;
+  let url: string;
+  let tcpConnections = 0;
+  let tlsConnections = 0;
+  const EMPTY_PAGE = JSON.stringify({ page: 1, size: 0, total: 0, items: [] });
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hf-https-'));
+    const pki = await generateTestPki(dir);
+    caFile = join(dir, 'api-ca.pem');
+    await writeFile(caFile, pki.caPem);
+    server = createHttpsServer({ key: pki.keyPem, cert: pki.certPem }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(EMPTY_PAGE));
+    server.on('connection', () => tcpConnections++);
+    server.on('secureConnection', () => tlsConnections++);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(async () => {
+    server.closeAllConnections();
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('trusts a private CA through caFile, over one kept-alive connection', async () => {
+    const client = createHyperFleetClient({ baseUrl: url, caFile, retry: FAST });
+    const before = tlsConnections;
+    for (let i = 0; i < 3; i++) assert.equal((await client.listClusters()).total, 0);
+    assert.equal(tlsConnections - before, 1);
+  });
+
+  it('an untrusted certificate is a configuration error naming caFile, not retried', async () => {
+    const client = createHyperFleetClient({ baseUrl: url, retry: FAST });
+    const before = tcpConnections;
+    await assert.rejects(client.listClusters(), isCode('CONFIG_INVALID', /certificate we do not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\).*hyperfleetApi\.caFile/));
+    assert.equal(tcpConnections - before, 1);
+  });
+
+  it('a missing or non-PEM CA file fails at creation', async () => {
+    assert.throws(() => createHyperFleetClient({ baseUrl: url, caFile: join(dir, 'missing.pem'), retry: FAST }), isCode('CONFIG_INVALID', /cannot read the HyperFleet API CA file .*ENOENT/));
+    const notPem = join(dir, 'not.pem');
+    await writeFile(notPem, 'hello');
+    assert.throws(() => createHyperFleetClient({ baseUrl: url, caFile: notPem, retry: FAST }), isCode('CONFIG_INVALID', /holds no PEM certificate/));
   });
 });

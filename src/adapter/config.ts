@@ -27,6 +27,7 @@ export const adapterConfigSchema = z
       .object({
         baseUrl: z.string().url('must be a URL such as http://hyperfleet-api:8000'),
         tokenFile: z.string().min(1).optional(),
+        caFile: z.string().min(1).optional(),
         timeoutMs: count(100, 300_000).default(10_000),
       })
       .strict(),

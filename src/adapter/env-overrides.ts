@@ -2,6 +2,7 @@
 export const ENV_OVERRIDES: Readonly<Record<string, string>> = {
   HYPERFLEET_API_URL: 'hyperfleetApi.baseUrl',
   HYPERFLEET_API_TOKEN_FILE: 'hyperfleetApi.tokenFile',
+  HYPERFLEET_API_CA_FILE: 'hyperfleetApi.caFile',
   BROKER_TYPE: 'broker.type',
   BROKER_URL: 'broker.url',
   BROKER_PROJECT_ID: 'broker.projectId',

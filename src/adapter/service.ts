@@ -40,7 +40,7 @@ export interface AdapterOverrides {
  */
 export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
   const metrics = overrides.metrics ?? new Metrics();
-  const api = createHyperFleetClient({ baseUrl: config.hyperfleetApi.baseUrl, tokenFile: config.hyperfleetApi.tokenFile, timeoutMs: config.hyperfleetApi.timeoutMs, retry: config.execution.retry, logger });
+  const api = createHyperFleetClient({ baseUrl: config.hyperfleetApi.baseUrl, tokenFile: config.hyperfleetApi.tokenFile, caFile: config.hyperfleetApi.caFile, timeoutMs: config.hyperfleetApi.timeoutMs, retry: config.execution.retry, logger });
   const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onGcpApiCall });
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'

@@ -8,6 +8,7 @@ export const DEFAULT_STATUS_API = 'http://127.0.0.1:8000';
 interface StatusOptions {
   api: string;
   tokenFile?: string;
+  caFile?: string;
   output: 'table' | 'wide' | 'json';
   adapter: string;
 }
@@ -18,6 +19,7 @@ export function statusCommand(): Command {
     .description('Show every cluster\'s pull secret status: generation, Applied/Available/Health with reasons, secret version, Kubernetes Secret.')
     .option('--api <url>', 'HyperFleet API (the dev stand-in or a real one); env HYPERFLEET_API_URL', process.env.HYPERFLEET_API_URL ?? DEFAULT_STATUS_API)
     .option('--token-file <file>', 'bearer token file; env HYPERFLEET_API_TOKEN_FILE', process.env.HYPERFLEET_API_TOKEN_FILE)
+    .option('--ca-file <file>', 'PEM CA file for an https API with a private CA; env HYPERFLEET_API_CA_FILE', process.env.HYPERFLEET_API_CA_FILE)
     .addOption(new Option('-o, --output <format>', 'table, wide (full ids) or json').choices(['table', 'wide', 'json']).default('table'))
     .option('--adapter <name>', 'adapter whose status is shown', 'pullsecret')
     .addHelpText('after', '\nExit codes: 0 shown, 1 the API could not be read, 2 usage or configuration error.')
@@ -31,7 +33,7 @@ async function runStatus(options: StatusOptions): Promise<number> {
     // Loaded here, not at start-up: other commands must not pay for the status view.
     const { readStatusRows } = await import('../status-view/read-statuses.js');
     const { formatStatusJson, formatStatusTable } = await import('../status-view/status-table.js');
-    const rows = await readStatusRows({ apiUrl: options.api, tokenFile: options.tokenFile, adapter: options.adapter });
+    const rows = await readStatusRows({ apiUrl: options.api, tokenFile: options.tokenFile, caFile: options.caFile, adapter: options.adapter });
     printOut(options.output === 'json' ? formatStatusJson(rows) : formatStatusTable(rows, { wide: options.output === 'wide' }));
     return 0;
   } catch (err) {

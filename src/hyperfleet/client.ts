@@ -1,20 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { Agent as HttpsAgent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
+import { quoteIdentifier } from '../pullsecret/identifiers.js';
 import type { Logger } from '../observability/logger.js';
 import { withRetry, type RetryPolicy } from '../util/retry.js';
 import { clusterPath, normalizeBaseUrl } from './base-url.js';
 import { errorForStatus, HyperFleetApiError, parseRetryAfter, ROUTE_NOT_FOUND_CODE } from './errors.js';
 import { exchange, type ExchangeResponse } from './http-exchange.js';
-import { adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues } from './schemas.js';
+import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues } from './schemas.js';
 import { createTokenSource } from './token-source.js';
-import type { AdapterStatusReport, Cluster, ClusterList } from './types.js';
+import type { AdapterStatusList, AdapterStatusReport, Cluster, ClusterList } from './types.js';
 
 export interface HyperFleetClientOptions {
   /** E.g. `https://hyperfleet.example.com`; `/api/hyperfleet/v1` is appended unless already there. */
   baseUrl: string;
   /** File holding the bearer token; re-read when it changes. Without it, requests carry no credentials. */
   tokenFile?: string;
+  /**
+   * PEM file of the CA certificate(s) that sign an https API's certificate; read once, at creation.
+   * Without it the system trust store (plus NODE_EXTRA_CA_CERTS) is used.
+   */
+  caFile?: string;
   /** Per attempt, in ms (default 10 000). */
   timeoutMs?: number;
   retry: RetryPolicy;
@@ -52,6 +60,13 @@ export interface HyperFleetClient {
    * @throws like `getCluster`; CONFIG_INVALID for a bad page/size or a 404 on the collection
    */
   listClusters(paging?: { page?: number; size?: number }, options?: CallOptions): Promise<ClusterList>;
+  /**
+   * `GET /clusters/{id}/statuses?page&size`: one page of the cluster's adapter statuses; `undefined`
+   * when the cluster does not exist (404).
+   *
+   * @throws like `listClusters`
+   */
+  listStatuses(clusterId: string, paging?: { page?: number; size?: number }, options?: CallOptions): Promise<AdapterStatusList | undefined>;
 }
 
 interface Call<T> {
@@ -71,10 +86,11 @@ interface Call<T> {
  * API_REQUEST_INVALID ("unexpected response"): the same request to the same server would get the
  * same answer, so retrying only delays the report of a contract mismatch.
  *
- * @throws CONFIG_INVALID at creation for a bad base URL
+ * @throws CONFIG_INVALID at creation for a bad base URL or an unreadable CA file
  */
 export function createHyperFleetClient(options: HyperFleetClientOptions): HyperFleetClient {
   const baseUrl = normalizeBaseUrl(options.baseUrl);
+  const agent = options.caFile === undefined ? undefined : new HttpsAgent({ keepAlive: true, ca: readCaFile(options.caFile) });
   const tokens = createTokenSource(options.tokenFile);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
@@ -97,6 +113,25 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     }
   }
 
+  /** A GET of something of one cluster: the parsed answer on 200, `undefined` on 404 (the cluster is gone). */
+  async function readOrGone<S extends z.ZodType>(schema: S, operation: string, clusterId: string, path: string, callOptions: CallOptions): Promise<z.output<S> | undefined> {
+    return await call<z.output<S> | undefined>(
+      {
+        method: 'GET',
+        path,
+        operation,
+        clusterId,
+        interpret: (response) => {
+          if (response.status === 200) return { value: parse(schema, response, operation) };
+          if (response.status !== 404) return undefined;
+          notFound(response, { operation, clusterId });
+          return { value: undefined };
+        },
+      },
+      callOptions,
+    );
+  }
+
   async function call<T>(spec: Call<T>, callOptions: CallOptions): Promise<T> {
     let waitUntil = 0;
     return withRetry(
@@ -113,6 +148,7 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
           body: spec.body,
           timeoutMs,
           signal: callOptions.signal,
+          agent,
         });
         const handled = spec.interpret(response);
         if (handled !== undefined) return handled.value;
@@ -139,22 +175,7 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     baseUrl,
 
     async getCluster(clusterId, callOptions = {}) {
-      const operation = 'GET /clusters/{id}';
-      return await call<Cluster | undefined>(
-        {
-          method: 'GET',
-          path: clusterPath(clusterId),
-          operation,
-          clusterId,
-          interpret: (response) => {
-            if (response.status === 200) return { value: parse(clusterSchema, response, operation) };
-            if (response.status !== 404) return undefined;
-            notFound(response, { operation, clusterId });
-            return { value: undefined };
-          },
-        },
-        callOptions,
-      );
+      return await readOrGone(clusterSchema, 'GET /clusters/{id}', clusterId, clusterPath(clusterId), callOptions);
     },
 
     async putStatus(clusterId, report, callOptions = {}) {
@@ -186,17 +207,10 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
 
     async listClusters(paging = {}, callOptions = {}) {
       const operation = 'GET /clusters';
-      const page = paging.page ?? 1;
-      const size = paging.size ?? 20;
-      for (const [name, value] of [['page', page], ['size', size]] as const) {
-        if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-          throw new PullSecretError('CONFIG_INVALID', `${name} must be a positive integer`);
-        }
-      }
       return await call<ClusterList>(
         {
           method: 'GET',
-          path: `/clusters?page=${page}&size=${size}`,
+          path: `/clusters?${pageQuery(paging)}`,
           operation,
           interpret: (response) => {
             if (response.status === 200) return { value: parse(clusterListSchema, response, operation) };
@@ -212,7 +226,39 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
         callOptions,
       );
     },
+
+    async listStatuses(clusterId, paging = {}, callOptions = {}) {
+      const path = `${clusterPath(clusterId, '/statuses')}?${pageQuery(paging)}`;
+      return await readOrGone(adapterStatusListSchema, 'GET /clusters/{id}/statuses', clusterId, path, callOptions);
+    },
   };
+}
+
+/** `page=…&size=…` (API defaults 1 and 20). @throws CONFIG_INVALID unless both are positive int32. */
+function pageQuery(paging: { page?: number; size?: number }): string {
+  const page = paging.page ?? 1;
+  const size = paging.size ?? 20;
+  for (const [name, value] of [['page', page], ['size', size]] as const) {
+    if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
+      throw new PullSecretError('CONFIG_INVALID', `${name} must be a positive integer`);
+    }
+  }
+  return `page=${page}&size=${size}`;
+}
+
+/** @throws CONFIG_INVALID naming the file when it cannot be read or holds no PEM certificate. */
+function readCaFile(file: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new PullSecretError('CONFIG_INVALID', `cannot read the HyperFleet API CA file ${quoteIdentifier(file)}: ${typeof code === 'string' ? code : 'unreadable'}`, { cause: err });
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new PullSecretError('CONFIG_INVALID', `the HyperFleet API CA file ${quoteIdentifier(file)} holds no PEM certificate`);
+  }
+  return pem;
 }
 
 async function sleepOrAbort(ms: number, signal: AbortSignal | undefined): Promise<void> {

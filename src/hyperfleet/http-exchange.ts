@@ -26,6 +26,8 @@ export interface ExchangeRequest {
   body?: unknown;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Connection pool to use instead of the shared one (e.g. an https agent trusting a private CA). */
+  agent?: HttpAgent;
 }
 
 export interface ExchangeResponse {
@@ -51,7 +53,8 @@ interface RawResponse {
  * to the configured origin.
  *
  * @throws ABORTED when `signal` fires; API_UNAVAILABLE (retryable) on a timeout or network error;
- *   API_REQUEST_INVALID for a body over MAX_RESPONSE_BYTES.
+ *   CONFIG_INVALID for a server certificate we do not trust; API_REQUEST_INVALID for a body over
+ *   MAX_RESPONSE_BYTES.
  */
 export async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
   if (request.signal?.aborted === true) throw aborted(request.operation, request.signal.reason);
@@ -94,7 +97,7 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
     );
     let outgoing: ClientRequest;
     try {
-      outgoing = (https ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: AGENTS[https ? 'https:' : 'http:'] }, (response) => {
+      outgoing = (https ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: request.agent ?? AGENTS[https ? 'https:' : 'http:'] }, (response) => {
         readBounded(response, request.operation, (err, text) =>
           finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }),
         );
@@ -130,7 +133,26 @@ function aborted(operation: string, reason: unknown): PullSecretError {
   return new PullSecretError('ABORTED', `HyperFleet API request aborted (${operation})`, { cause: reason });
 }
 
+/** OpenSSL's codes for a server certificate we do not trust; retrying cannot change the answer. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
+    return new HyperFleetApiError(
+      'CONFIG_INVALID',
+      `the HyperFleet API at ${new URL(request.url).origin} presented a certificate we do not trust (${code}); set hyperfleetApi.caFile (or --ca-file) to the CA that signs it`,
+      { cause: err },
+    );
+  }
   return new HyperFleetApiError(
     'API_UNAVAILABLE',
     `cannot reach the HyperFleet API at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`,

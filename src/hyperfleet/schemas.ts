@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MANDATORY_CONDITIONS, type AdapterStatus, type AdapterStatusReport, type Cluster, type ClusterList } from './types.js';
+import { MANDATORY_CONDITIONS, type AdapterStatus, type AdapterStatusList, type AdapterStatusReport, type Cluster, type ClusterList } from './types.js';
 
 /**
  * Minimal checks of what the HyperFleet API answers: the fields this service relies on have the
@@ -37,12 +37,12 @@ export const clusterSchema = z.object({
   deleted_by: z.string().optional(),
 }) satisfies z.ZodType<Cluster, unknown>;
 
-export const clusterListSchema = z.object({
-  page: z.number().int(),
-  size: z.number().int(),
-  total: z.number().int(),
-  items: z.array(clusterSchema),
-}) satisfies z.ZodType<ClusterList, unknown>;
+/** One page of a list answer, with the contract's pagination fields. */
+function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ page: z.number().int(), size: z.number().int(), total: z.number().int(), items: z.array(item) });
+}
+
+export const clusterListSchema = pageOf(clusterSchema) satisfies z.ZodType<ClusterList, unknown>;
 
 const conditionRequest = z.object({
   type: z.string().min(1),
@@ -60,6 +60,8 @@ export const adapterStatusSchema = z.object({
   created_time: timestamp,
   last_report_time: timestamp,
 }) satisfies z.ZodType<AdapterStatus, unknown>;
+
+export const adapterStatusListSchema = pageOf(adapterStatusSchema) satisfies z.ZodType<AdapterStatusList, unknown>;
 
 /**
  * A report is checked before it is sent, so a bug on our side fails here with a precise message

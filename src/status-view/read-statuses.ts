@@ -1,19 +1,15 @@
-import { z } from 'zod';
 import { ADAPTER_NAME } from '../adapter/status-report.js';
-import { clusterPath } from '../hyperfleet/base-url.js';
 import { createHyperFleetClient } from '../hyperfleet/client.js';
-import { errorForStatus, HyperFleetApiError } from '../hyperfleet/errors.js';
-import { exchange } from '../hyperfleet/http-exchange.js';
-import { adapterStatusSchema, describeIssues } from '../hyperfleet/schemas.js';
-import { createTokenSource } from '../hyperfleet/token-source.js';
 import type { AdapterStatus, Cluster } from '../hyperfleet/types.js';
-import { withRetry, type RetryPolicy } from '../util/retry.js';
+import type { RetryPolicy } from '../util/retry.js';
 import { toStatusRow, type ClusterStatusRow } from './status-row.js';
 
 export interface StatusSource {
   /** Any HyperFleet API: `http://127.0.0.1:8000` or a full `.../api/hyperfleet/v1`. */
   apiUrl: string;
   tokenFile?: string;
+  /** PEM CA file for an https API with a private CA. */
+  caFile?: string;
   /** Whose status to show (default `pullsecret`). */
   adapter?: string;
   timeoutMs?: number;
@@ -23,7 +19,6 @@ export interface StatusSource {
 
 const PAGE = 100;
 const RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 1_000 };
-const statusListSchema = z.object({ total: z.number().int(), items: z.array(adapterStatusSchema) });
 
 /**
  * Reads every cluster (paged) and each one's status from `adapter`, and builds the status rows in the
@@ -34,29 +29,21 @@ const statusListSchema = z.object({ total: z.number().int(), items: z.array(adap
  */
 export async function readStatusRows(source: StatusSource): Promise<ClusterStatusRow[]> {
   const timeoutMs = source.timeoutMs ?? 10_000;
-  const client = createHyperFleetClient({ baseUrl: source.apiUrl, tokenFile: source.tokenFile, timeoutMs, retry: RETRY });
+  const client = createHyperFleetClient({ baseUrl: source.apiUrl, tokenFile: source.tokenFile, caFile: source.caFile, timeoutMs, retry: RETRY });
   const clusters: Cluster[] = [];
   for (let page = 1; ; page++) {
     const list = await client.listClusters({ page, size: PAGE });
     clusters.push(...list.items);
     if (list.items.length === 0 || page * PAGE >= list.total) break;
   }
-  const tokens = createTokenSource(source.tokenFile);
   const adapter = source.adapter ?? ADAPTER_NAME;
-  const operation = 'GET /clusters/{id}/statuses';
 
   async function statusOf(id: string): Promise<AdapterStatus | undefined> {
     for (let page = 1; ; page++) {
-      const response = await withRetry(RETRY, async () => {
-        const answer = await exchange({ method: 'GET', url: `${client.baseUrl}${clusterPath(id, '/statuses')}?page=${page}&size=${PAGE}`, operation, token: await tokens.token(), timeoutMs });
-        if (answer.status === 200 || answer.status === 404) return answer;
-        throw errorForStatus(answer.status, answer.problem, { operation, baseUrl: client.baseUrl, tokenFile: tokens.file });
-      });
-      if (response.status === 404) return undefined;
-      const parsed = statusListSchema.safeParse(response.json);
-      if (!parsed.success) throw new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response from the HyperFleet API (${operation}): ${describeIssues(parsed.error)}`, { httpStatus: 200 });
-      const found = parsed.data.items.find((s) => s.adapter === adapter);
-      if (found !== undefined || parsed.data.items.length === 0 || page * PAGE >= parsed.data.total) return found;
+      const list = await client.listStatuses(id, { page, size: PAGE });
+      if (list === undefined) return undefined;
+      const found = list.items.find((s) => s.adapter === adapter);
+      if (found !== undefined || list.items.length === 0 || page * PAGE >= list.total) return found;
     }
   }
 
