@@ -47,6 +47,9 @@ function event(cluster: Cluster, n: number): string {
   });
 }
 
+/** Events the adapter handles at once (the broker's flow control); the RSS target is set for this many. */
+const MAX_IN_FLIGHT = 1000;
+
 /** Starts the adapter process on `config`; resolves once it is ready. */
 async function startChild(config: object): Promise<ChildProcess> {
   const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
@@ -72,7 +75,7 @@ export async function benchAdapter(n: number): Promise<string[][]> {
   const api = await startHyperFleetApiStandIn({ checkResponses: false });
   const config = {
     hyperfleetApi: { baseUrl: api.url },
-    broker: { type: 'embedded', maxInFlight: 1000 },
+    broker: { type: 'embedded', maxInFlight: MAX_IN_FLIGHT },
     store: { type: 'local', settings: { dir: join(dir, 'store') } },
     kubernetes: { target: 'manifests', manifestDir: join(dir, 'manifests') },
     execution: { concurrency: 16 },
@@ -113,7 +116,10 @@ export async function benchAdapter(n: number): Promise<string[][]> {
       const writes = clusters.filter((c) => statusOf(c.id)?.data?.outcome !== 'unchanged').length + stats.kubernetesWrites - before.kubernetesWrites;
       rows.push([`N=${n}: no-op reconcile throughput, burst (${label})`, fmt(n / seconds), 'reconciles/s', '≥ 500']);
       rows.push([`N=${n}: writes per no-op reconcile (${label})`, fmt(writes / n, 2), 'writes', '0']);
-      rows.push([`N=${n}: adapter peak RSS, N events published at once (${label})`, fmt(stats.peakRss / 1024 / 1024), 'MB', '≤ 150 (1,000 in flight)']);
+      // The target is set for 1,000 events in flight; past maxInFlight the rest wait in the in-process broker's queue.
+      const queued = n - MAX_IN_FLIGHT;
+      const rssTarget = queued <= 0 ? '≤ 150 (1,000 in flight)' : `none (1,000 in flight + ${queued.toLocaleString('en-US')} queued in-process)`;
+      rows.push([`N=${n}: adapter peak RSS, N events published at once (${label})`, fmt(stats.peakRss / 1024 / 1024), 'MB', rssTarget]);
     };
 
     // 2. Burst on the adapter that wrote everything.

@@ -17,6 +17,7 @@ import { pushSecret } from '../src/stores/push.js';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { benchKubernetes } from './kube-bench.js';
+import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
 import { benchAdapter } from './adapter-bench.js';
 import { benchEndToEnd } from './e2e-bench.js';
 
@@ -51,7 +52,8 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-bench-'));
   const server = await startSecretManagerTestServer({ project: 'bench-project' });
   try {
-    const base = { PATH: process.env.PATH, METADATA_SERVER_DETECTION: 'none', PULL_SECRET_DATA: PULL_SECRET };
+    // Job processes run with the NODE_OPTIONS a Job pod gets (JOB_DEFAULTS.nodeOptions).
+    const base = { PATH: process.env.PATH, METADATA_SERVER_DETECTION: 'none', PULL_SECRET_DATA: PULL_SECRET, NODE_OPTIONS: JOB_DEFAULTS.nodeOptions };
     const local = { ...base, LOCAL_STORE_DIR: join(dir, 'store'), CLUSTER_ID: 'cls-bench' };
     const gcp = { ...base, SECRET_STORE: 'gcp', GCP_PROJECT_ID: 'bench-project', SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true', CLUSTER_ID: 'cls-bench' };
     const rss = join(dir, 'rss');
@@ -73,7 +75,7 @@ async function main(): Promise<void> {
     const header = ['benchmark', 'runs/s', 'p50 ms', 'p95 ms', 'peak RSS MB', 'failures', 'target'];
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
     const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ');
-    console.log(`\nPull secret job benchmarks (${RUNS} process runs each, ${PUSHES} in-process pushes; node ${process.version})\n`);
+    console.log(`\nPull secret job benchmarks (${RUNS} process runs each with NODE_OPTIONS=${JOB_DEFAULTS.nodeOptions} as in a Job pod, ${PUSHES} in-process pushes; node ${process.version})\n`);
     console.log(line(header));
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) console.log(line(r));

@@ -72,7 +72,7 @@ describe('Job launcher against the test API server', () => {
     const writes = server.requests().filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)).map((r) => `${r.method} ${r.resource}`);
     assert.deepEqual(writes, ['POST jobs', 'POST secrets']);
     const env = (job.spec as { template: { spec: { containers: Array<{ env: unknown[] }> } } }).template.spec.containers[0]?.env;
-    assert.deepEqual(env?.slice(0, 2), [{ name: 'CLUSTER_ID', value: req.clusterId }, { name: 'SECRET_STORE', value: 'local' }]);
+    assert.deepEqual(env?.slice(0, 3), [{ name: 'CLUSTER_ID', value: req.clusterId }, { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' }, { name: 'SECRET_STORE', value: 'local' }]);
 
     server.resetCalls();
     const again = await launcher.launch(req);

@@ -66,6 +66,7 @@ describe('buildPullSecretJob', () => {
     assert.deepEqual(container?.env, [
       { name: 'CLUSTER_ID', value: CLUSTER },
       { name: 'GCP_PROJECT_ID', value: 'p-1' },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
       { name: 'SECRET_STORE', value: 'gcp' },
       { name: 'PULL_SECRET_DATA', valueFrom: { secretKeyRef: { name: `cluster-${CLUSTER}-pullsecret-data`, key: DATA_SECRET_KEY, optional: false } } },
       { name: 'RESULTS_PATH', value: POD_RESULTS_PATH },
@@ -94,6 +95,11 @@ describe('buildPullSecretJob', () => {
     assert.equal(custom.spec?.ttlSecondsAfterFinished, 0);
     assert.deepEqual(custom.spec?.template.spec?.containers[0]?.resources?.limits, { cpu: '500m', memory: '128Mi' });
     assert.equal(custom.spec?.template.spec?.containers[0]?.imagePullPolicy, 'IfNotPresent');
+  });
+
+  it('lets the env map set its own NODE_OPTIONS', () => {
+    const env = buildPullSecretJob({ ...BASE, env: { ...BASE.env, NODE_OPTIONS: '--max-old-space-size=64' } }).spec?.template.spec?.containers[0]?.env;
+    assert.deepEqual(env?.filter((v) => v.name === 'NODE_OPTIONS'), [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }]);
   });
 
   it('refuses reserved or malformed env names, and a missing image', () => {
