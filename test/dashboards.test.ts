@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { PrometheusRule as PrometheusRuleModel } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { Metrics } from '../src/observability/metrics.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
@@ -151,6 +152,7 @@ describe('PrometheusRule', () => {
     assert.equal(ruleFile.apiVersion, 'monitoring.coreos.com/v1');
     assert.equal(ruleFile.kind, 'PrometheusRule');
     assert.equal(ruleFile.metadata.namespace, 'hyperfleet-system');
+    assert.doesNotThrow(() => new PrometheusRuleModel(ruleFile).validate(), 'matches the Prometheus Operator CRD schema');
     const names = rules.map((r) => r.alert);
     assert.equal(new Set(names).size, names.length, 'alert names are unique');
     // Job failure rate > 10 %, job duration > 5 min, API errors > 5 %, Workload Identity failures, quota errors.

@@ -18,6 +18,7 @@ import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
 import { buildPullSecretJob, JOB_DEFAULTS } from '../src/kube/job-manifest.js';
+import { ServiceMonitor as ServiceMonitorModel } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OVERLAYS = ['in-process', 'job'] as const;
@@ -144,7 +145,7 @@ for (const overlay of OVERLAYS) {
       assert.ok(objects.length >= 8);
       for (const obj of objects) {
         const id = `${obj.kind}/${obj.metadata.name}`;
-        if (obj.kind === 'ServiceMonitor') continue; // a CRD; checked in its own test below
+        if (obj.kind === 'ServiceMonitor') continue; // a Prometheus Operator CRD; checked in its own test below
         const entry = MODELS[`${obj.apiVersion}/${obj.kind}`];
         assert.ok(entry, `${id}: unexpected kind ${obj.apiVersion}/${obj.kind}`);
         const [Model, clientModel] = entry;
@@ -186,6 +187,7 @@ for (const overlay of OVERLAYS) {
       assert.deepEqual(monitor.spec.namespaceSelector.matchNames, ['hyperfleet-system']);
       assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.path ?? '/metrics']), [['metrics', '/metrics']]);
       assert.deepEqual(Object.keys(monitor.spec).sort(), ['endpoints', 'namespaceSelector', 'selector']);
+      assert.doesNotThrow(() => new ServiceMonitorModel(monitor).validate(), 'the ServiceMonitor matches the Prometheus Operator CRD schema');
     });
 
     test('RBAC: exactly the expected rules, no wildcards, no Secret list/watch, bindings to rendered service accounts', async () => {
