@@ -145,9 +145,12 @@ test('status: table and JSON from the stand-in, failures and skips explained', a
   assert.equal(nowhere.code, 1);
   assert.match(nowhere.stderr, /cannot reach the HyperFleet API at http:\/\/127\.0\.0\.1:9/);
   assert.equal((await runCli(['status', '--output', 'yaml'], baseEnv())).code, 2);
-  const noCa = await runCli(['status', '--api', stack.urls.api, '--ca-file', 'no-such-ca.pem'], baseEnv());
+  const noCa = await runCli(['status', '--api', 'https://127.0.0.1:9', '--ca-file', 'no-such-ca.pem'], baseEnv());
   assert.equal(noCa.code, 2);
   assert.match(noCa.stderr, /cannot read the HyperFleet API CA file "no-such-ca\.pem": ENOENT/);
+  const caForHttp = await runCli(['status', '--api', stack.urls.api, '--ca-file', 'no-such-ca.pem'], baseEnv());
+  assert.equal(caForHttp.code, 2);
+  assert.match(caForHttp.stderr, /CA file is set, but http:.* is not an https URL/);
 });
 
 test('npm start demo: exits 0 with the summary table, and its manifests are accepted by the Kubernetes API', async () => {

@@ -254,10 +254,11 @@ describe('HyperFleet client over https', () => {
     assert.equal(tcpConnections - before, 1);
   });
 
-  it('a missing or non-PEM CA file fails at creation', async () => {
+  it('a missing or non-PEM CA file, or one set for an http URL, fails at creation', async () => {
     assert.throws(() => createHyperFleetClient({ baseUrl: url, caFile: join(dir, 'missing.pem'), retry: FAST }), isCode('CONFIG_INVALID', /cannot read the HyperFleet API CA file .*ENOENT/));
     const notPem = join(dir, 'not.pem');
     await writeFile(notPem, 'hello');
     assert.throws(() => createHyperFleetClient({ baseUrl: url, caFile: notPem, retry: FAST }), isCode('CONFIG_INVALID', /holds no PEM certificate/));
+    assert.throws(() => createHyperFleetClient({ baseUrl: url.replace('https:', 'http:'), caFile, retry: FAST }), isCode('CONFIG_INVALID', /CA file is set, but http:.* is not an https URL/));
   });
 });

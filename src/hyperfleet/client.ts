@@ -86,10 +86,13 @@ interface Call<T> {
  * API_REQUEST_INVALID ("unexpected response"): the same request to the same server would get the
  * same answer, so retrying only delays the report of a contract mismatch.
  *
- * @throws CONFIG_INVALID at creation for a bad base URL or an unreadable CA file
+ * @throws CONFIG_INVALID at creation for a bad base URL, or a CA file that is unreadable or set for http
  */
 export function createHyperFleetClient(options: HyperFleetClientOptions): HyperFleetClient {
   const baseUrl = normalizeBaseUrl(options.baseUrl);
+  if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
+    throw new PullSecretError('CONFIG_INVALID', `a HyperFleet API CA file is set, but ${baseUrl} is not an https URL`);
+  }
   const agent = options.caFile === undefined ? undefined : new HttpsAgent({ keepAlive: true, ca: readCaFile(options.caFile) });
   const tokens = createTokenSource(options.tokenFile);
   const timeoutMs = options.timeoutMs ?? 10_000;
