@@ -124,9 +124,11 @@ function readBounded(response: IncomingMessage, operation: string, done: (err: E
     else done(new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response from the HyperFleet API (${operation}): body larger than ${MAX_RESPONSE_BYTES} bytes`, { httpStatus: response.statusCode }));
   });
   response.on('end', () => done(undefined, Buffer.concat(chunks, size).toString('utf8')));
-  // The connection broke mid-body: 'aborted' and/or an 'error' (ECONNRESET), depending on timing.
   response.on('error', (err) => done(err));
-  response.on('aborted', () => done(Object.assign(new Error('response aborted'), { code: 'ECONNRESET' })));
+  // Closed before the end of the body: the connection broke (an 'error' may or may not come first).
+  response.on('close', () => {
+    if (!response.complete) done(Object.assign(new Error('response incomplete'), { code: 'ECONNRESET' }));
+  });
 }
 
 function aborted(operation: string, reason: unknown): PullSecretError {
