@@ -2,12 +2,11 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { PullSecretError } from '../errors/index.js';
-import { fingerprint } from '../pullsecret/canonical.js';
 import { assertKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
 import { ParsedFileCache } from '../util/parsed-file-cache.js';
-import { DOCKERCONFIGJSON_KEY, type PullSecretManifest } from './pull-secret-manifest.js';
-import { isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
+import type { PullSecretManifest } from './pull-secret-manifest.js';
+import { describeSecret, isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
 import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
 
 export interface ManifestDirectoryOptions {
@@ -117,18 +116,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     const path = this.pathOf(namespace, name);
     aborted(options.signal);
     const existing = await this.read(path);
-    if (existing === undefined) return undefined;
-    const payload = existing.data?.[DOCKERCONFIGJSON_KEY];
-    return {
-      name,
-      namespace,
-      managed: isManagedSecret(existing),
-      type: existing.type,
-      labels: { ...(existing.metadata?.labels ?? {}) },
-      annotations: { ...(existing.metadata?.annotations ?? {}) },
-      dataKeys: Object.keys(existing.data ?? {}).sort(),
-      contentSha256: payload === undefined ? undefined : fingerprint(Buffer.from(payload, 'base64')),
-    };
+    return existing === undefined ? undefined : describeSecret(existing, name, namespace);
   }
 
   /** The existing file's object with our keys laid over it, server fields dropped. */

@@ -1,5 +1,7 @@
+import { fingerprint } from '../pullsecret/canonical.js';
 import { isManaged } from '../pullsecret/identifiers.js';
 import { ANNOTATIONS, DOCKERCONFIGJSON_KEY, type PullSecretManifest } from './pull-secret-manifest.js';
+import type { SecretDescription } from './target.js';
 
 /**
  * How a desired pull secret Secret is reconciled with one that exists (in a cluster or a manifest
@@ -23,6 +25,21 @@ export interface MergedSecret {
 /** True when the existing Secret carries `managed-by=hyperfleet`. */
 export function isManagedSecret(existing: ExistingSecret): boolean {
   return isManaged(existing.metadata?.labels);
+}
+
+/** What a target reports of an existing Secret: names, labels, annotations, data keys and a content hash, never data. */
+export function describeSecret(existing: ExistingSecret, name: string, namespace: string): SecretDescription {
+  const payload = existing.data?.[DOCKERCONFIGJSON_KEY];
+  return {
+    name,
+    namespace,
+    managed: isManagedSecret(existing),
+    type: existing.type,
+    labels: { ...(existing.metadata?.labels ?? {}) },
+    annotations: { ...(existing.metadata?.annotations ?? {}) },
+    dataKeys: Object.keys(existing.data ?? {}).sort(),
+    contentSha256: payload === undefined ? undefined : fingerprint(Buffer.from(payload, 'base64')),
+  };
 }
 
 /**

@@ -1,13 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import { PullSecretError } from '../errors/index.js';
-import { fingerprint } from '../pullsecret/canonical.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 import { backoffDelay, type RetryPolicy } from '../util/retry.js';
 import { createKubeApis, withSignal, type LoadKubeConfigOptions } from './client.js';
 import { apiFailure, classifyKubeError, type KubeOperation } from './errors.js';
-import { DOCKERCONFIGJSON_KEY, type PullSecretManifest } from './pull-secret-manifest.js';
-import { isManagedSecret, isUpToDate, mergeSecret } from './secret-merge.js';
+import type { PullSecretManifest } from './pull-secret-manifest.js';
+import { describeSecret, isManagedSecret, isUpToDate, mergeSecret } from './secret-merge.js';
 import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
 
 /** Re-read-and-retry budget for optimistic-concurrency conflicts (409) within one call. */
@@ -76,19 +75,7 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
 
   async describe(namespace: string, name: string, options: TargetCallOptions = {}): Promise<SecretDescription | undefined> {
     const secret = await this.read(namespace, name, options.signal);
-    if (secret === undefined) return undefined;
-    const payload = secret.data?.[DOCKERCONFIGJSON_KEY];
-    return {
-      name,
-      namespace,
-      managed: isManagedSecret(secret),
-      type: secret.type,
-      resourceVersion: secret.metadata?.resourceVersion,
-      labels: { ...(secret.metadata?.labels ?? {}) },
-      annotations: { ...(secret.metadata?.annotations ?? {}) },
-      dataKeys: Object.keys(secret.data ?? {}).sort(),
-      contentSha256: payload === undefined ? undefined : fingerprint(Buffer.from(payload, 'base64')),
-    };
+    return secret === undefined ? undefined : { ...describeSecret(secret, name, namespace), resourceVersion: secret.metadata?.resourceVersion };
   }
 
   private async applyOnce(desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
