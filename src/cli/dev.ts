@@ -1,11 +1,12 @@
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_DEV_DATA_DIR } from '../dev/data-dir.js';
 import { printError, printOut, reportFailure } from './output.js';
 
 type DurationOption = 'pollInterval' | 'debounce' | 'maxAge' | 'timeout';
 
 interface DevOptions extends Record<DurationOption, string> {
-  dataDir: string;
+  dataDir?: string;
   port?: number;
   healthPort?: number;
   metricsPort?: number;
@@ -28,9 +29,39 @@ function count(value: string): number {
   return n;
 }
 
-/** Parses durations at the edge, importing only the tiny parser. */
-async function durations(options: Record<DurationOption, string>): Promise<Record<DurationOption, number>> {
-  const { parseDuration } = await import('../dev/duration.js');
+/**
+ * The dev stack's modules, loaded only when `dev` runs: `run-job` must not pay for the whole stack, and
+ * a production install (the image, `npm ci --omit=dev`) has neither `dist/dev` nor its dependencies.
+ */
+async function loadDevStack() {
+  const [stack, logger, text, dataDir, duration, demo] = await Promise.all([
+    import('../dev/stack.js'),
+    import('../dev/dev-logger.js'),
+    import('../dev/dev-text.js'),
+    import('../dev/data-dir.js'),
+    import('../dev/duration.js'),
+    import('../dev/demo.js'),
+  ]);
+  return { ...stack, ...logger, ...text, ...dataDir, ...duration, ...demo };
+}
+type DevStackModules = Awaited<ReturnType<typeof loadDevStack>>;
+
+/** The package root, to name a missing module by its path in the package, not the machine's. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * What is missing when loading the dev stack failed for want of a module (a package such as `ajv`, or
+ * a file of `dist/dev`); undefined for any other failure.
+ */
+function missingDevModule(err: unknown): string | undefined {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ERR_MODULE_NOT_FOUND') return undefined;
+  const specifier = /Cannot find (?:package|module) '([^']+)'/.exec((err as Error).message)?.[1];
+  if (specifier === undefined) return 'a module';
+  return specifier.startsWith('/') || specifier.startsWith('file:') ? relative(PACKAGE_ROOT, specifier.startsWith('file:') ? fileURLToPath(specifier) : specifier) : specifier;
+}
+
+/** Parses durations at the edge. */
+function durations(options: Record<DurationOption, string>, parseDuration: DevStackModules['parseDuration']): Record<DurationOption, number> {
   const out = {} as Record<DurationOption, number>;
   for (const key of ['pollInterval', 'debounce', 'maxAge', 'timeout'] as const) {
     const ms = parseDuration(options[key]);
@@ -44,7 +75,8 @@ async function durations(options: Record<DurationOption, string>): Promise<Recor
 export function devCommand(): Command {
   return new Command('dev')
     .description('Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and adapter (local store, manifests).')
-    .option('--data-dir <dir>', 'API state, secret store, manifests and logs', DEFAULT_DEV_DATA_DIR)
+    // The default (DEFAULT_DEV_DATA_DIR) is applied once the dev stack is loaded, not at start-up.
+    .option('--data-dir <dir>', 'API state, secret store, manifests and logs (default .pull-secret/dev)')
     .option('--port <n>', 'HyperFleet API port (default 8000; 0 picks a free one)', port)
     .option('--health-port <n>', 'adapter /healthz and /readyz port (default 8080)', port)
     .option('--metrics-port <n>', 'adapter /metrics port (default 9090)', port)
@@ -57,7 +89,10 @@ export function devCommand(): Command {
     .option('--timeout <duration>', 'with --exit-when-settled: give up (exit 1) after this long', '2m')
     .option('--log-file <file>', 'JSON log lines go here; - for stdout (default <data-dir>/dev.log)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
-    .addHelpText('after', '\nCtrl+C stops the stack (in-flight work drains first). Exit codes: 0 done, 1 runtime failure or not settled in time, 2 usage error.')
+    .addHelpText(
+      'after',
+      '\nCtrl+C stops the stack (in-flight work drains first). Exit codes: 0 done, 1 runtime failure or not settled in time, 2 usage error or no dev stack in this installation (it needs the development dependencies: a source checkout after npm ci).',
+    )
     .action(async (options: DevOptions) => {
       process.exitCode = await runDev(options);
     });
@@ -72,28 +107,34 @@ async function runDev(options: DevOptions): Promise<number> {
     printError('--log-level must be debug, info, warn or error');
     return 2;
   }
+  let dev: DevStackModules;
+  try {
+    dev = await loadDevStack();
+  } catch (err) {
+    const missing = missingDevModule(err);
+    if (missing === undefined) throw err;
+    printError(`the dev stack is not part of this installation (${missing} is missing): run it from a source checkout after npm ci (npm start)`);
+    return 2;
+  }
+  const { parseDuration, startDevStack, createDevLogger, describeStack, nextSteps, devPaths, prepareDataDir, runDemo, demoSummary, DEFAULT_DEV_DATA_DIR } = dev;
+  const dataDir = options.dataDir ?? DEFAULT_DEV_DATA_DIR;
   let times;
   try {
-    times = await durations(options);
+    times = durations(options, parseDuration);
   } catch (err) {
     printError((err as Error).message);
     return 2;
   }
-  // Loaded here, not at start-up: `run-job` must not pay for the whole stack.
-  const { startDevStack } = await import('../dev/stack.js');
-  const { createDevLogger } = await import('../dev/dev-logger.js');
-  const { describeStack, nextSteps } = await import('../dev/dev-text.js');
-  const { devPaths, prepareDataDir } = await import('../dev/data-dir.js');
   // A stack that exits by itself serves nobody afterwards: free ports avoid clashing with a running one.
   const fallbackPort = options.exitWhenSettled ? 0 : undefined;
-  const logTarget = options.logFile ?? devPaths(options.dataDir).log;
+  const logTarget = options.logFile ?? devPaths(dataDir).log;
   let stack;
   try {
     // Cleared (for the demo) before the log file is opened in it.
-    await prepareDataDir(options.dataDir, { fresh: options.demo });
+    await prepareDataDir(dataDir, { fresh: options.demo });
     const logger = createDevLogger(logTarget, options.logLevel);
     stack = await startDevStack({
-      dataDir: options.dataDir,
+      dataDir,
       ports: { api: options.port ?? fallbackPort, health: options.healthPort ?? fallbackPort, metrics: options.metricsPort ?? fallbackPort },
       sentinel: { pollIntervalMs: times.pollInterval, debounceMs: times.debounce, maxAgeMs: times.maxAge },
       logger,
@@ -112,8 +153,6 @@ async function runDev(options: DevOptions): Promise<number> {
     printOut(describeStack(stack, logs));
     let code = 0;
     if (options.demo) {
-      const { runDemo } = await import('../dev/demo.js');
-      const { demoSummary } = await import('../dev/dev-text.js');
       try {
         const result = await runDemo(stack, { validClusters: options.demoClusters, timeoutMs: times.timeout, say: (text) => printOut(`\n${text}`), signal: interrupted.signal });
         printOut(`\n${demoSummary(stack, result, logs, { exiting: options.exitWhenSettled })}`);
