@@ -43,9 +43,7 @@ function boundaries(home, zone) {
     }
   }
   // Dynamic import() is not seen by no-restricted-imports: the same bans as selectors.
-  const dynamic = restricted
-    .filter((r) => !(zone === 'entry' && r.regex === DEV_STACK))
-    .map((r) => ({ selector: `ImportExpression[source.value=/${r.regex.replaceAll('/', '\\/')}/]`, message: r.message }));
+  const dynamic = restricted.filter((r) => !(zone === 'entry' && r.regex === DEV_STACK)).map((r) => ({ selector: `ImportExpression[source.value=/${r.regex.replaceAll('/', '\\/')}/]`, message: r.message }));
   return { 'no-restricted-imports': ['error', { patterns: restricted }], 'no-restricted-syntax': ['error', ...dynamic] };
 }
 

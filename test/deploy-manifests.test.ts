@@ -1,6 +1,7 @@
 // Renders every Kustomize overlay in deploy/ with the kubectl on this machine and checks what comes
 // out: Kubernetes schemas (kubernetes-models), no unknown fields, the security rules of design §2,
-// least-privilege RBAC, probes and metrics wiring, and an adapter config the adapter accepts.
+// least-privilege RBAC with the admission policy that narrows it, the network policies, probes and
+// metrics wiring, and an adapter config the adapter accepts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,7 +11,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
-import type { V1ClusterRole, V1ConfigMap, V1Container, V1Deployment, V1PodDisruptionBudget, V1PodSpec, V1RoleBinding, V1Service, V1ServiceAccount } from '@kubernetes/client-node';
+import type {
+  V1ClusterRole,
+  V1ConfigMap,
+  V1Container,
+  V1Deployment,
+  V1NetworkPolicy,
+  V1PodDisruptionBudget,
+  V1PodSpec,
+  V1RoleBinding,
+  V1Service,
+  V1ServiceAccount,
+  V1ValidatingAdmissionPolicy,
+} from '@kubernetes/client-node';
+import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
@@ -18,6 +33,7 @@ import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
 import { buildPullSecretJob, JOB_DEFAULTS } from '../src/kube/job-manifest.js';
+import { admit } from './support/admission-policy.js';
 import { ServiceMonitor as ServiceMonitorModel } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -39,7 +55,11 @@ const MODELS: Record<string, [new (data: never) => { validate(): void }, string]
   'rbac.authorization.k8s.io/v1/RoleBinding': [RoleBinding, 'V1RoleBinding'],
   'rbac.authorization.k8s.io/v1/ClusterRole': [ClusterRole, 'V1ClusterRole'],
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': [ClusterRoleBinding, 'V1ClusterRoleBinding'],
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': [ValidatingAdmissionPolicy, 'V1ValidatingAdmissionPolicy'],
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': [ValidatingAdmissionPolicyBinding, 'V1ValidatingAdmissionPolicyBinding'],
+  'networking.k8s.io/v1/NetworkPolicy': [NetworkPolicy, 'V1NetworkPolicy'],
 };
+const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 /** The RBAC each overlay may grant, exactly: `kind/name ns: apiGroup/resource verbs`. Change only with a reason. */
 const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
@@ -136,6 +156,28 @@ async function effectiveConfig(objects: Obj[], deployment: V1Deployment): Promis
   }
 }
 
+/** `port/protocol` of each port a NetworkPolicy rule list opens; `*` when a rule opens every port. */
+function openPorts(rules: Array<{ ports?: Array<{ port?: number | string; protocol?: string }> }> | undefined): string[] {
+  return (rules ?? []).flatMap((r) => (r.ports === undefined || r.ports.length === 0 ? ['*'] : r.ports.map((p) => `${p.port}/${p.protocol ?? 'TCP'}`)));
+}
+
+/** The NetworkPolicies whose podSelector selects pods with `labels`. */
+function policiesFor(objects: Obj[], labels: Record<string, string>): V1NetworkPolicy[] {
+  return (objects.filter((o) => o.kind === 'NetworkPolicy') as Array<V1NetworkPolicy & Obj>).filter((np) =>
+    Object.entries(np.spec?.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v),
+  );
+}
+
+/** Service accounts (as API usernames) bound to a role that may create, update or delete Secrets. */
+function secretWriters(objects: Obj[]): string[] {
+  const writes = (role: V1ClusterRole) => (role.rules ?? []).some((r) => (r.resources ?? []).includes('secrets') && r.verbs.some((v) => ['create', 'update', 'delete', '*'].includes(v)));
+  const bindings = objects.filter((o) => o.kind === 'RoleBinding' || o.kind === 'ClusterRoleBinding') as Array<V1RoleBinding & Obj>;
+  return bindings
+    .filter((b) => writes(find<V1ClusterRole>(objects, b.roleRef.kind, b.roleRef.name)))
+    .flatMap((b) => (b.subjects ?? []).map((s) => `system:serviceaccount:${s.namespace}:${s.name}`))
+    .filter((u, i, all) => all.indexOf(u) === i);
+}
+
 for (const overlay of OVERLAYS) {
   describe(`deploy/overlays/${overlay}`, () => {
     const rendered = render(overlay);
@@ -151,8 +193,7 @@ for (const overlay of OVERLAYS) {
         const [Model, clientModel] = entry;
         assert.doesNotThrow(() => new Model(obj as never).validate(), `${id} does not validate`);
         assert.deepEqual(unknownFields(obj, clientModel, obj.kind), [], `${id} has unknown fields`);
-        const clusterScoped = obj.kind === 'ClusterRole' || obj.kind === 'ClusterRoleBinding';
-        assert.equal(obj.metadata.namespace, clusterScoped ? undefined : 'hyperfleet-system', `${id} namespace`);
+        assert.equal(obj.metadata.namespace, CLUSTER_SCOPED.has(obj.kind) ? undefined : 'hyperfleet-system', `${id} namespace`);
       }
     });
 
@@ -212,6 +253,49 @@ for (const overlay of OVERLAYS) {
         for (const s of binding.subjects ?? []) assert.ok(s.kind === 'ServiceAccount' && accounts.has(`${s.namespace}/${s.name}`), `${binding.metadata.name}: subject ${s.name}`);
       }
     });
+
+    test('admission policy: every service account that may write Secrets is held to managed Secrets', async () => {
+      const objects = await rendered;
+      const policy = find<V1ValidatingAdmissionPolicy & Obj>(objects, 'ValidatingAdmissionPolicy');
+      const binding = find<Obj & { spec: { policyName: string; validationActions: string[] } }>(objects, 'ValidatingAdmissionPolicyBinding');
+      assert.equal(binding.spec.policyName, policy.metadata.name);
+      assert.ok(binding.spec.validationActions.includes('Deny'));
+      const writers = secretWriters(objects);
+      assert.deepEqual(writers.sort(), (overlay === 'job' ? ['pullsecret-adapter', JOB_DEFAULTS.serviceAccountName] : ['pullsecret-adapter']).map((n) => `system:serviceaccount:hyperfleet-system:${n}`).sort());
+      const unlabelled = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-ours', namespace: 'clusters-x' } };
+      for (const username of writers) {
+        const verdict = admit(policy, { operation: 'CREATE', username, resource: { group: '', version: 'v1', resource: 'secrets' }, object: unlabelled });
+        assert.deepEqual([verdict.matched, verdict.allowed], [true, false], `${username} may not create an unlabelled Secret`);
+      }
+    });
+
+    test('network policy: the adapter takes in only health and metrics, and sends only to the ports it uses', async () => {
+      const objects = await rendered;
+      const deployment = find<V1Deployment>(objects, 'Deployment', 'pullsecret-adapter');
+      const { labels } = podOf(deployment);
+      const config = await effectiveConfig(objects, deployment);
+      const [policy, ...more] = policiesFor(objects, labels);
+      assert.ok(policy && more.length === 0, 'exactly one NetworkPolicy selects the adapter pods');
+      assert.deepEqual(policy.spec?.policyTypes, ['Ingress', 'Egress']);
+      assert.deepEqual(openPorts(policy.spec?.ingress).sort(), [`${config.server.healthPort}/TCP`, `${config.server.metricsPort}/TCP`].sort());
+      const egress = openPorts(policy.spec?.egress);
+      assert.ok(!egress.includes('*'), 'no egress rule opens every port');
+      const api = new URL(config.hyperfleetApi.baseUrl);
+      const apiPort = api.port === '' ? (api.protocol === 'https:' ? '443' : '80') : api.port;
+      for (const needed of ['53/UDP', '53/TCP', '443/TCP', '6443/TCP', `${apiPort}/TCP`]) assert.ok(egress.includes(needed), `egress to ${needed}`);
+    });
+
+    if (overlay === 'job') {
+      test('network policy: the Jobs take in nothing and send only to DNS, HTTPS and the metadata server', async () => {
+        const objects = await rendered;
+        const job = buildPullSecretJob({ clusterId: 'cls-1', generation: 1, image: 'quay.io/openshift-hyperfleet/pull-secret:0.1.0', namespace: JOB_DEFAULTS.namespace, env: {} });
+        const [policy, ...more] = policiesFor(objects, job.spec?.template.metadata?.labels ?? {});
+        assert.ok(policy && more.length === 0, 'exactly one NetworkPolicy selects the Job pods');
+        assert.deepEqual(policy.spec?.policyTypes, ['Ingress', 'Egress']);
+        assert.deepEqual(policy.spec?.ingress ?? [], [], 'no ingress at all');
+        assert.deepEqual(openPorts(policy.spec?.egress).sort(), ['53/UDP', '53/TCP', '5353/UDP', '5353/TCP', '443/TCP', '6443/TCP', '80/TCP', '988/TCP'].sort());
+      });
+    }
 
     test('Workload Identity: every service account names a Google service account, no key is mounted', async () => {
       const objects = await rendered;

@@ -34,8 +34,16 @@ describe('lint: import boundaries', { timeout: 5 * 60_000 }, () => {
   });
 
   test('an SDK outside its folder is refused, statically, as a type, and with import()', async () => {
-    await refused('src/adapter/lint-probe.ts', "import { SecretManagerServiceClient } from '@google-cloud/secret-manager';\nexport const c = SecretManagerServiceClient;\n", /^no-restricted-imports: .*@google-cloud\/secret-manager is imported only in src\/stores\/gcp-secret-manager\//);
-    await refused('src/reconcile/lint-probe.ts', "import type { KubeConfig } from '@kubernetes/client-node';\nexport type K = KubeConfig;\n", /^no-restricted-imports: .*@kubernetes\/client-node is imported only in src\/kube\//);
+    await refused(
+      'src/adapter/lint-probe.ts',
+      "import { SecretManagerServiceClient } from '@google-cloud/secret-manager';\nexport const c = SecretManagerServiceClient;\n",
+      /^no-restricted-imports: .*@google-cloud\/secret-manager is imported only in src\/stores\/gcp-secret-manager\//,
+    );
+    await refused(
+      'src/reconcile/lint-probe.ts',
+      "import type { KubeConfig } from '@kubernetes/client-node';\nexport type K = KubeConfig;\n",
+      /^no-restricted-imports: .*@kubernetes\/client-node is imported only in src\/kube\//,
+    );
     await refused('src/adapter/lint-probe.ts', "export const load = () => import('amqplib');\n", /^no-restricted-syntax: amqplib is imported only in src\/brokers\/rabbitmq\//);
     await refused('src/stores/local/lint-probe.ts', "export { GoogleError } from 'google-gax';\n", /google-gax is imported only in src\/stores\/gcp-secret-manager\//);
     await refused('src/brokers/rabbitmq/lint-probe.ts', "import { PubSub } from '@google-cloud/pubsub';\nexport const p = PubSub;\n", /@google-cloud\/pubsub is imported only in src\/brokers\/pubsub\//);
@@ -46,7 +54,10 @@ describe('lint: import boundaries', { timeout: 5 * 60_000 }, () => {
   });
 
   test('each SDK is allowed in its own folder, and everywhere in test/', async () => {
-    await allowed('src/stores/gcp-secret-manager/lint-probe.ts', "import { SecretManagerServiceClient } from '@google-cloud/secret-manager';\nimport { GoogleError } from 'google-gax';\nexport const c = [SecretManagerServiceClient, GoogleError];\n");
+    await allowed(
+      'src/stores/gcp-secret-manager/lint-probe.ts',
+      "import { SecretManagerServiceClient } from '@google-cloud/secret-manager';\nimport { GoogleError } from 'google-gax';\nexport const c = [SecretManagerServiceClient, GoogleError];\n",
+    );
     await allowed('src/kube/lint-probe.test.ts', "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n");
     await allowed('src/brokers/pubsub/lint-probe.ts', "import { PubSub } from '@google-cloud/pubsub';\nexport const p = PubSub;\n");
     await allowed('src/brokers/rabbitmq/lint-probe.ts', "export const load = () => import('amqplib');\n");
@@ -56,7 +67,11 @@ describe('lint: import boundaries', { timeout: 5 * 60_000 }, () => {
   });
 
   test('production code imports neither the dev stack nor a devDependency', async () => {
-    await refused('src/adapter/lint-probe.ts', "import { startDevStack } from '../dev/stack.js';\nexport const s = startDevStack;\n", /^no-restricted-imports: .*Production code does not import the dev stack \(src\/dev\)/);
+    await refused(
+      'src/adapter/lint-probe.ts',
+      "import { startDevStack } from '../dev/stack.js';\nexport const s = startDevStack;\n",
+      /^no-restricted-imports: .*Production code does not import the dev stack \(src\/dev\)/,
+    );
     await refused('src/stores/local/lint-probe.ts', "export const load = () => import('../../dev/stack.js');\n", /^no-restricted-syntax: Production code does not import the dev stack/);
     await refused('src/adapter/lint-probe.ts', "import { Ajv } from 'ajv';\nexport const a = Ajv;\n", /^no-restricted-imports: .*ajv is a devDependency/);
     await refused('src/kube/lint-probe.ts', "import { Deployment } from 'kubernetes-models/apps/v1';\nexport const d = Deployment;\n", /kubernetes-models is a devDependency/);
