@@ -1,7 +1,7 @@
 // Renders every Kustomize overlay in deploy/ with the kubectl on this machine and checks what comes
-// out: Kubernetes schemas (kubernetes-models), no unknown fields, the security rules of design §2,
-// least-privilege RBAC with the admission policy that narrows it, the network policies, probes and
-// metrics wiring, and an adapter config the adapter accepts.
+// out: Kubernetes schemas (kubernetes-models), no unknown fields, the pod security rules (non-root,
+// read-only root filesystem, no privileges), least-privilege RBAC with the admission policy that
+// narrows it, the network policies, probes and metrics wiring, and an adapter config the adapter accepts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
