@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId, quoteIdentifier } from '../../pullsecret/identifiers.js';
-import type { CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { decryptPayload, encryptPayload } from './crypto.js';
 import { nextVersionNumber, RECORD_FORMAT, type SecretRecord, type VersionRecord } from './secret-record.js';
 import { SecretFiles, type ActiveKey, type Change, type SecretFilesOptions } from './secret-files.js';
@@ -68,7 +68,7 @@ export class LocalStore implements SecretStore {
   async accessLatestEnabled(secretId: string, options?: CallOptions): Promise<SecretPayload | undefined> {
     const { record, active } = await this.#read(secretId, options);
     const found = this.#mustExist(secretId, record);
-    const latest = found.versions.filter((v) => v.state === 'ENABLED').sort((a, b) => b.version - a.version)[0];
+    const latest = newestEnabled(found);
     return latest === undefined ? undefined : this.#payload(found, latest, active);
   }
 
@@ -83,13 +83,28 @@ export class LocalStore implements SecretStore {
     return this.#payload(existing, found, active);
   }
 
-  async addVersion(secretId: string, data: Buffer, options?: CallOptions): Promise<SecretVersionInfo> {
+  /**
+   * Appends a version under the secret's lock. `ifLatest` is checked under that same lock, so among
+   * all processes sharing the directory exactly one of several compare-and-adds on one newest
+   * version succeeds.
+   */
+  async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
     assertSecretId(secretId);
     if (data.length > LOCAL_MAX_PAYLOAD_BYTES) {
       throw new PullSecretError('PAYLOAD_TOO_LARGE', `payload is ${data.length} bytes; a secret version holds at most ${LOCAL_MAX_PAYLOAD_BYTES} bytes`);
     }
     return this.#mutate(secretId, options, (current, active) => {
       const record = this.#mustExist(secretId, current);
+      if (options?.ifLatest !== undefined) {
+        const latest = newestEnabled(record);
+        const seen = latest === undefined ? null : String(latest.version);
+        if (seen !== options.ifLatest) {
+          throw new PullSecretError(
+            'STORE_PRECONDITION_FAILED',
+            `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`,
+          );
+        }
+      }
       const number = nextVersionNumber(record);
       const payload = encryptPayload(active.key, { secretId, version: number }, data);
       const added: VersionRecord = { version: number, state: 'ENABLED', createTime: now(), keyId: active.keyId, payload };
@@ -207,6 +222,10 @@ export class LocalStore implements SecretStore {
   #versionPath(secretId: string, number: number): string {
     return `${this.secretPath(secretId)}/versions/${number}`;
   }
+}
+
+function newestEnabled(record: SecretRecord): VersionRecord | undefined {
+  return record.versions.filter((v) => v.state === 'ENABLED').sort((a, b) => b.version - a.version)[0];
 }
 
 function parseVersion(version: string): number {
