@@ -179,12 +179,15 @@ export class LocalStore implements SecretStore {
 
   async #read(secretId: string, options: CallOptions | undefined): Promise<{ record: SecretRecord | undefined; active: ActiveKey }> {
     const active = await this.#begin(secretId, options);
-    return { record: await this.#files.read(secretId), active };
+    const record = await this.#files.read(secretId);
+    // A version under a key this process has not loaded: a rotation started since; load the keys again.
+    const unknown = record?.versions.some((v) => v.keyId !== undefined && v.payload !== undefined && !active.keys.has(v.keyId));
+    return { record, active: unknown ? await this.#files.refreshKeys() : active };
   }
 
   async #mutate<T>(secretId: string, options: CallOptions | undefined, decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>): Promise<T> {
-    const active = await this.#begin(secretId, options);
-    return this.#files.mutate(secretId, options?.signal, (current) => decide(current, active));
+    await this.#begin(secretId, options);
+    return this.#files.mutate(secretId, options?.signal, decide);
   }
 
   #mustExist(secretId: string, record: SecretRecord | undefined): SecretRecord {
@@ -198,13 +201,14 @@ export class LocalStore implements SecretStore {
     return found;
   }
 
-  #payload(record: SecretRecord, version: VersionRecord, { key, keyId: currentKeyId }: ActiveKey): SecretPayload {
+  #payload(record: SecretRecord, version: VersionRecord, { key: currentKey, keyId: currentKeyId, keys }: ActiveKey): SecretPayload {
     const binding = { secretId: record.id, version: version.version };
     if (version.payload === undefined) {
       throw new PullSecretError('STORE_CORRUPT', `local store: version ${this.#versionPath(record.id, version.version)} is ${version.state} but has no payload`);
     }
+    const key = (version.keyId === undefined ? undefined : keys.get(version.keyId)) ?? currentKey;
     const hint =
-      version.keyId !== undefined && version.keyId !== currentKeyId
+      version.keyId !== undefined && !keys.has(version.keyId)
         ? `it was encrypted with another store key (key id ${version.keyId}, current key id ${currentKeyId}); check LOCAL_STORE_KEY / LOCAL_STORE_KEY_FILE`
         : undefined;
     const data = decryptPayload(key, binding, version.payload, hint);
