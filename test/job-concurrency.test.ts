@@ -1,12 +1,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import { LocalStore } from '../src/stores/local/index.js';
+import { pushSecret } from '../src/stores/push.js';
 import { baseEnv, finalLine, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 
@@ -86,6 +88,56 @@ test('jobs killed with SIGKILL at varying points leave nothing that blocks or du
   }
   const leftovers = (await readdir(join(storeDir, 'locks'))).filter((name) => !name.startsWith('.'));
   assert.deepEqual(leftovers, [], 'no lock is left behind');
+});
+
+/** A writer that adds versions of alternating content as fast as it can (mostly inside the lock) until killed. */
+const WRITER = `
+const [moduleUrl, dir, id] = process.argv.slice(1);
+const { LocalStore } = await import(moduleUrl);
+const store = new LocalStore({ dir });
+if (await store.getSecret(id) === undefined) await store.createSecret(id, { 'managed-by': 'hyperfleet', 'cluster-id': id.slice(11, -12) });
+process.stdout.write('ready\\n');
+for (let i = 0; ; i++) await store.addVersion(id, Buffer.from('writer ' + (i % 2)));
+`;
+
+test('a writer killed inside its lock: the next push takes the lock over at once (no staleness wait) and the next job adds no duplicate', { timeout: 240_000 }, async () => {
+  const storeDir = join(dir, 'killed-in-lock');
+  const storeModule = pathToFileURL(join(import.meta.dirname, '../src/stores/local/index.ts')).href;
+  let locksLeftBehind = 0;
+  for (let round = 0; round < 10; round++) {
+    const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', WRITER, storeModule, storeDir, SECRET_ID], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    await sleep(50 + round * 20);
+    child.kill('SIGKILL');
+    await exited;
+    const owner = await readFile(join(storeDir, 'locks', `${SECRET_ID}.lock`, 'owner.json'), 'utf8').then(
+      (text) => (JSON.parse(text) as { pid: number }).pid,
+      () => undefined,
+    );
+    if (owner !== undefined) {
+      assert.equal(owner, child.pid, 'the lock left behind names the killed writer');
+      locksLeftBehind += 1;
+    }
+
+    // With an owner recorded, staleness would free the lock only after 60 s and the wait gives up after 3 s:
+    // success proves the dead holder was recognized. A kill between the lock's mkdir and its owner file
+    // (a few system calls) leaves a lock only staleness frees, so that round keeps the default timing.
+    const store = new LocalStore({ dir: storeDir, ...(owner === undefined ? {} : { lockTiming: { staleMs: 60_000, waitMs: 3_000 } }) });
+    const data = round % 2 === 0 ? VALID_PULL_SECRET : OTHER_PULL_SECRET;
+    const labels = { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER };
+    await pushSecret(store, { secretId: SECRET_ID, labels, payload: Buffer.from(data) }, { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    await store.close();
+    const count = (await versionsOf(storeDir)).length;
+    const job = await runCli(['run-job', 'pull-secret'], env(storeDir, data));
+    assert.equal(job.code, 0, job.stderr);
+    assert.equal(finalLine(job)?.outcome, 'unchanged', `round ${round}: the job found the version already there`);
+    assert.equal((await versionsOf(storeDir)).length, count, `round ${round}: no duplicate version`);
+  }
+  console.log(`rounds whose killed writer left its lock behind: ${locksLeftBehind} of 10`);
+  assert.ok(locksLeftBehind > 0, 'at least one kill landed inside the lock');
 });
 
 function countBy(values: unknown[]): Record<string, number> {

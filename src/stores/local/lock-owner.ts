@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { readFile, rmdir, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { errnoCode } from './fs-errors.js';
 
 /**
@@ -17,6 +18,8 @@ import { errnoCode } from './fs-errors.js';
  */
 
 const OWNER_FILE = 'owner.json';
+/** Released lock directories are renamed to `.{name}.{random}.released` first, then emptied and removed. */
+const RELEASED = /^\..+\.released$/;
 /** A takeover marker older than this was left by a waiter that crashed mid-takeover. */
 const TAKEOVER_STALE_MS = 5_000;
 
@@ -49,21 +52,62 @@ function isAlive(pid: number): boolean {
 type Callback = (err: NodeJS.ErrnoException | null) => void;
 
 /**
+ * Removes a lock directory in one atomic step, a rename to a private name (then empties and removes
+ * that): a process killed while releasing leaves a harmless `.released` directory, never a lock
+ * without its owner file that others would have to wait out.
+ */
+function removeLockDir(path: string, callback: Callback): void {
+  const released = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.released`);
+  fs.rename(path, released, (err) => {
+    if (err) return callback(err);
+    fs.unlink(join(released, OWNER_FILE), () => fs.rmdir(released, () => callback(null)));
+  });
+}
+
+/**
+ * Removes `.released` directories older than `maxAgeMs` left in `dir` by processes killed while
+ * releasing a lock. Best effort; returns how many were removed.
+ */
+export async function removeReleasedLocks(dir: string, maxAgeMs: number): Promise<number> {
+  let removed = 0;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names.filter((n) => RELEASED.test(n))) {
+    const path = join(dir, name);
+    try {
+      if ((await stat(path)).mtimeMs < Date.now() - maxAgeMs) {
+        await rm(path, { recursive: true, force: true });
+        removed += 1;
+      }
+    } catch {
+      // Removed by another process first.
+    }
+  }
+  return removed;
+}
+
+/**
  * The `fs` proper-lockfile uses, with the owner file added: `mkdir` of a lock directory also writes
  * the owner file into it (the lock is taken either way; a missing owner file only means no one can
- * prove this holder dead), and `rmdir` removes the owner file first.
+ * prove this holder dead: a kill between the two calls leaves the lock to the staleness timeout),
+ * and `rmdir` removes the directory with its owner file (`removeLockDir`).
  */
 export const lockFs = {
   ...fs,
   mkdir(path: string, callback: Callback): void {
     fs.mkdir(path, (err) => {
       if (err) return callback(err);
-      const owner: Owner = { host: HOST, pid: process.pid };
-      fs.writeFile(join(path, OWNER_FILE), JSON.stringify(owner), { mode: 0o600 }, () => callback(null));
+      // Synchronously, in the same tick as the mkdir's completion: the window in which a kill leaves a
+      // lock without its owner file shrinks to a few system calls.
+      try {
+        fs.writeFileSync(join(path, OWNER_FILE), JSON.stringify({ host: HOST, pid: process.pid } satisfies Owner), { mode: 0o600 });
+      } catch {
+        // The lock is held all the same; only its holder cannot be proven dead.
+      }
+      callback(null);
     });
   },
   rmdir(path: string, callback: Callback): void {
-    fs.unlink(join(path, OWNER_FILE), () => fs.rmdir(path, callback));
+    removeLockDir(path, callback);
   },
 };
 
@@ -97,8 +141,7 @@ export async function takeOverIfOwnerGone(lockPath: string): Promise<boolean> {
   }
   try {
     if (!provablyGone(await readOwner(lockPath))) return false;
-    await unlink(join(lockPath, OWNER_FILE)).catch(() => undefined);
-    await rmdir(lockPath);
+    await new Promise<void>((resolve, reject) => removeLockDir(lockPath, (err) => (err ? reject(err) : resolve())));
     return true;
   } catch {
     return false;

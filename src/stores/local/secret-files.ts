@@ -6,6 +6,7 @@ import { classifyFsError } from './fs-errors.js';
 import { KEY_BYTES } from './key.js';
 import { fixedKeyRing, keyFilesSignature, loadKeyRing, type KeyRing } from './key-ring.js';
 import { DEFAULT_LOCK_TIMING, withLock, type LockTiming } from './lock.js';
+import { removeReleasedLocks } from './lock-owner.js';
 import { fileStem, parseRecord, serializeRecord, type SecretRecord } from './secret-record.js';
 import { ParsedFileCache } from '../../util/parsed-file-cache.js';
 
@@ -158,6 +159,7 @@ export class SecretFiles {
     }
     const ring = this.#givenKey === undefined ? await this.#loadRing() : fixedKeyRing(this.#givenKey);
     await removeStaleTempFiles(this.#secretsDir, TEMP_FILE_MAX_AGE_MS);
+    await removeReleasedLocks(this.#locksDir, TEMP_FILE_MAX_AGE_MS);
     return ring;
   }
 
