@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { PullSecretError } from '../../errors/index.js';
 import { removeFileDurable, removeStaleTempFiles, writeFileAtomic } from './atomic-file.js';
 import { classifyFsError } from './fs-errors.js';
-import { KEY_BYTES } from './key.js';
+import { KEY_BYTES, readKeyFile } from './key.js';
 import { fixedKeyRing, keyFilesSignature, loadKeyRing, type KeyRing } from './key-ring.js';
 import { DEFAULT_LOCK_TIMING, withLock, type LockTiming } from './lock.js';
 import { removeReleasedLocks } from './lock-owner.js';
@@ -178,6 +178,8 @@ export class SecretFiles {
     for (const name of await this.#recordFiles()) {
       const record = await this.#peek(name);
       if (record?.versions?.some((v) => typeof v?.payload === 'string')) {
+        // A process racing on a fresh store may have created the key, then written this record, since the key was found missing.
+        if ((await readKeyFile(this.#keyFile)) !== undefined) return;
         throw new PullSecretError(
           'CONFIG_INVALID',
           `local store ${this.location} holds encrypted secret versions but its key file ${this.#keyFile} is missing; refusing to generate a new key that cannot read them: ` +
