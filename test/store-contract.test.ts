@@ -62,6 +62,13 @@ for (const [name, makeHarness] of HARNESSES) {
       await assert.rejects(pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), (err: Error & { code?: string }) => {
         assert.equal(err.code, 'SECRET_UNMANAGED');
         assert.match(err.message, /not managed by HyperFleet/);
+        assert.match(err.message, /or set SECRET_NAME to another name$/, 'the job names its variable by default');
+        return true;
+      });
+      const adapterRequest = { secretId, labels, payload: payload(), secretNameSetting: 'spec.pullSecret.secretName' };
+      await assert.rejects(pushSecret(h.store, adapterRequest, { retry: RETRY }), (err: Error) => {
+        assert.match(err.message, /or set spec\.pullSecret\.secretName to another name$/);
+        assert.doesNotMatch(err.message, /SECRET_NAME/);
         return true;
       });
       const description = await h.store.describe(secretId);

@@ -7,6 +7,7 @@ import { runJobCommand } from './run-job.js';
 import { devCommand } from './dev.js';
 import { statusCommand } from './status.js';
 import { preflightCommand } from './preflight.js';
+import { storeCommand } from './store.js';
 import { printError, reportFailure } from './output.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -20,7 +21,7 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride()
     .configureOutput(output);
-  const commands = [runJobCommand(), inspectCommand(), adapterCommand(), validateConfigCommand(), devCommand(), statusCommand(), preflightCommand()];
+  const commands = [runJobCommand(), inspectCommand(), adapterCommand(), validateConfigCommand(), devCommand(), statusCommand(), preflightCommand(), storeCommand()];
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
   for (const command of commands) program.addCommand(command.exitOverride().showHelpAfterError().configureOutput(output));
   return program;

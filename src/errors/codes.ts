@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   STORE_QUOTA_EXCEEDED: { retryable: true, exitCode: 1 },
   STORE_INTERNAL: { retryable: true, exitCode: 1 },
   STORE_CONFLICT: { retryable: true, exitCode: 1 },
+  /** A compare-and-add lost: the newest version changed since it was read (re-read, decide again). */
+  STORE_PRECONDITION_FAILED: { retryable: true, exitCode: 1 },
   STORE_PERMISSION_DENIED: { retryable: false, exitCode: 1 },
   STORE_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
   STORE_INVALID_REQUEST: { retryable: false, exitCode: 1 },

@@ -19,6 +19,8 @@ export interface ReconcileInput {
   /** Namespace of the Kubernetes Secret; default `clusters-{cluster-id}`. */
   namespace?: string;
   dryRun?: boolean;
+  /** The setting that names the secret, for messages: `SECRET_NAME` (default) or `spec.pullSecret.secretName`. */
+  secretNameSetting?: string;
 }
 
 export interface ReconcileDeps {
@@ -67,7 +69,7 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps): 
   const secret = validatePullSecret(input.pullSecretData, { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` });
   log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
 
-  const pushed = await pushSecret(store, { secretId: secretName, labels, payload: secret.raw, dryRun }, {
+  const pushed = await pushSecret(store, { secretId: secretName, labels, payload: secret.raw, dryRun, secretNameSetting: input.secretNameSetting }, {
     retry: deps.retry,
     signal: deps.signal,
     onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),

@@ -1,7 +1,8 @@
 import { PullSecretError } from '../errors/index.js';
 import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { sameContent } from '../pullsecret/canonical.js';
-import { withRetry, type RetryPolicy } from '../util/retry.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay, withRetry, type RetryPolicy } from '../util/retry.js';
 import type { PushOutcome, SecretMetadata, SecretStore } from './store.js';
 
 /** What to store. `payload` is stored exactly as given. */
@@ -12,6 +13,11 @@ export interface PushRequest {
   payload: Buffer;
   /** Read and decide, but write nothing. */
   dryRun?: boolean;
+  /**
+   * The setting a user changes to pick another secret name, named in the refusal of an unmanaged
+   * secret: `SECRET_NAME` (the job, the default) or `spec.pullSecret.secretName` (the adapter).
+   */
+  secretNameSetting?: string;
 }
 
 export interface PushResult {
@@ -37,8 +43,15 @@ export interface PushEvent {
   error_code?: string;
 }
 
+/** How long a push keeps re-reading while concurrent writers change the secret under it. */
+export const DEFAULT_CONFLICT_WAIT_MS = 60_000;
+/** Pauses between those re-reads: short at first (a local lock is held for milliseconds), then up to 1 s. */
+const CONFLICT_BACKOFF: RetryPolicy = { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 10, maxDelayMs: 1000 };
+
 export interface PushOptions {
   retry: RetryPolicy;
+  /** Upper bound on waiting for concurrent writers (STORE_PRECONDITION_FAILED); default 60 s. */
+  conflictWaitMs?: number;
   signal?: AbortSignal;
   onEvent?: (event: PushEvent) => void;
 }
@@ -53,13 +66,18 @@ export interface PushOptions {
  * Each step is retried on its own; a retried add first re-reads the newest version, so a write whose
  * answer was lost is never repeated as a duplicate version.
  *
- * @throws PullSecretError SECRET_UNMANAGED, VERIFY_MISMATCH, or the store's classified errors.
+ * Concurrency: the add is a compare-and-add on the newest version that was compared (`ifLatest`), so
+ * a decision taken on a stale read is never written. A writer that loses re-reads and decides again
+ * (concurrent runs with the same content end with one version, the others `unchanged`), for up to
+ * `conflictWaitMs`. How strictly each store holds the precondition: docs/architecture.md.
+ *
+ * @throws PullSecretError SECRET_UNMANAGED, VERIFY_MISMATCH, STORE_PRECONDITION_FAILED (still
+ *   contended after `conflictWaitMs`), or the store's classified errors.
  */
 export async function pushSecret(store: SecretStore, request: PushRequest, options: PushOptions): Promise<PushResult> {
   const { secretId, payload } = request;
   const secretPath = store.secretPath(secretId);
-  const step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined): Promise<T> =>
-    runStep(operation, message, fn, options, version);
+  const step: Step = (operation, message, fn, version) => runStep(operation, message, fn, options, version);
   const call = { signal: options.signal };
 
   let metadata = await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
@@ -75,39 +93,88 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
       created = true;
     }
   }
-  assertOwnership(metadata, request.labels);
+  assertOwnership(metadata, request.labels, request.secretNameSetting ?? 'SECRET_NAME');
 
-  const latest = created ? undefined : await step('access-latest', 'Read newest enabled version', () => store.accessLatestEnabled(secretId, call));
-  if (latest !== undefined && sameContent(latest.data, payload)) {
-    return { outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data };
-  }
-  const outcome: PushOutcome = latest === undefined ? 'created' : 'updated';
-  if (request.dryRun) return { outcome, secretPath };
-
-  const added = await step('add-secret-version', 'Added secret version', async (attempt) => {
-    if (attempt > 1) {
-      // The previous attempt may have been applied before its answer was lost.
-      const current = await store.accessLatestEnabled(secretId, call);
-      if (current !== undefined && current.version !== latest?.version && current.data.equals(payload)) {
-        return { version: current.version, path: current.path };
-      }
+  let added: { version: string; path: string } | undefined;
+  let outcome: PushOutcome = 'created';
+  const waitUntil = Date.now() + (options.conflictWaitMs ?? DEFAULT_CONFLICT_WAIT_MS);
+  for (let round = 1; added === undefined; round++) {
+    const latest = created && round === 1 ? undefined : await step('access-latest', 'Read newest enabled version', () => store.accessLatestEnabled(secretId, call));
+    if (latest !== undefined && sameContent(latest.data, payload)) {
+      return { outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data };
     }
-    return store.addVersion(secretId, payload, call);
-  }, (v) => v.path);
-
-  const readBack = await step('verify-secret', 'Read back the new version', () => store.accessVersion(secretId, added.version, call), (v) => v.path);
-  if (!readBack.data.equals(payload)) {
-    throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${added.path} does not hold the bytes that were written`);
+    outcome = latest === undefined ? 'created' : 'updated';
+    if (request.dryRun) return { outcome, secretPath };
+    const attempt = await addIfLatest(store, request, latest?.version ?? null, step, call);
+    if (attempt.conflict === undefined) {
+      added = attempt.added;
+    } else {
+      // Another writer added a version (or holds the write) since we read: wait, then decide again on what is there now.
+      if (Date.now() >= waitUntil) throw attempt.conflict;
+      options.onEvent?.({ operation: 'add-secret-version', message: 'Secret changed concurrently; reading it again', attempt: round });
+      await pause(backoffDelay(CONFLICT_BACKOFF, round), options.signal);
+    }
   }
-  return { outcome, secretPath, version: added.version, versionPath: added.path, stored: readBack.data };
+
+  const written = added;
+  const readBack = await step('verify-secret', 'Read back the new version', () => store.accessVersion(secretId, written.version, call), (v) => v.path);
+  if (!readBack.data.equals(payload)) {
+    throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${written.path} does not hold the bytes that were written`);
+  }
+  return { outcome, secretPath, version: written.version, versionPath: written.path, stored: readBack.data };
+}
+
+type Step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined) => Promise<T>;
+
+/**
+ * One compare-and-add step: adds `payload` only while `ifLatest` is still the newest enabled version.
+ * A lost precondition is returned (not thrown) so the step's own retries, meant for transient
+ * failures, do not repeat an add the store already refused.
+ */
+async function addIfLatest(
+  store: SecretStore,
+  request: PushRequest,
+  ifLatest: string | null,
+  step: Step,
+  call: { signal?: AbortSignal | undefined },
+): Promise<{ added: { version: string; path: string }; conflict?: undefined } | { conflict: PullSecretError }> {
+  const { secretId, payload } = request;
+  return step(
+    'add-secret-version',
+    'Added secret version',
+    async (attempt) => {
+      if (attempt > 1) {
+        // The previous attempt may have been applied before its answer was lost.
+        const current = await store.accessLatestEnabled(secretId, call);
+        if (current !== undefined && current.version !== ifLatest && current.data.equals(payload)) {
+          return { added: { version: current.version, path: current.path } };
+        }
+      }
+      try {
+        return { added: await store.addVersion(secretId, payload, { ...call, ifLatest }) };
+      } catch (err) {
+        if (err instanceof PullSecretError && err.code === 'STORE_PRECONDITION_FAILED') return { conflict: err };
+        throw err;
+      }
+    },
+    (v) => ('added' in v && v.added !== undefined ? v.added.path : undefined),
+  );
+}
+
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (err) {
+    throw new PullSecretError('ABORTED', 'operation aborted while waiting for a concurrent writer', { cause: err });
+  }
 }
 
 /** Refuses a secret that HyperFleet does not own, or owns for another cluster. */
-function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<string, string>>): void {
+function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<string, string>>, secretNameSetting: string): void {
   if (!isManaged(metadata.labels)) {
     throw new PullSecretError(
       'SECRET_UNMANAGED',
-      `secret ${metadata.path} exists but is not managed by HyperFleet (label managed-by=hyperfleet is missing); refusing to modify it: rename or delete it, or set SECRET_NAME to another name`,
+      `secret ${metadata.path} exists but is not managed by HyperFleet (label managed-by=hyperfleet is missing); refusing to modify it: rename or delete it, or set ${secretNameSetting} to another name`,
     );
   }
   const owner = metadata.labels['cluster-id'];

@@ -15,6 +15,12 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `addVersion`. */
+export interface AddVersionOptions extends CallOptions {
+  /** Version id the caller read as the newest ENABLED one; `null` when it saw none. */
+  ifLatest?: string | null;
+}
+
 /** Metadata of a stored secret. Never includes payload bytes. */
 export interface SecretMetadata {
   /** The secret id, e.g. `hyperfleet-{cluster}-pull-secret`. */
@@ -84,8 +90,15 @@ export interface SecretStore {
   /** Reads one version's payload. Throws SECRET_NOT_FOUND or VERSION_NOT_ENABLED. */
   accessVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretPayload>;
 
-  /** Adds a version holding exactly `data`. Throws PAYLOAD_TOO_LARGE, SECRET_NOT_FOUND. */
-  addVersion(secretId: string, data: Buffer, options?: CallOptions): Promise<SecretVersionInfo>;
+  /**
+   * Adds a version holding exactly `data`. With `ifLatest`, a compare-and-add: the version is added
+   * only while the newest ENABLED version is still `ifLatest` (`null`: no enabled version), else
+   * STORE_PRECONDITION_FAILED (retryable: re-read, decide again). How strictly a store can hold that
+   * precondition against writers it does not know is the store's to document (local: exactly, under
+   * its lock; GCP: see gcp-secret-store.ts).
+   * Throws PAYLOAD_TOO_LARGE, SECRET_NOT_FOUND, STORE_PRECONDITION_FAILED.
+   */
+  addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo>;
 
   /** Metadata plus every version (newest first); `undefined` when the secret does not exist. */
   describe(secretId: string, options?: CallOptions): Promise<SecretDescription | undefined>;

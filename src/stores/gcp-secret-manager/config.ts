@@ -19,6 +19,11 @@ export interface GcpStoreConfig {
   insecure: boolean;
   /** Deadline of each API call, in milliseconds. */
   callTimeoutMs: number;
+  /**
+   * Guard each version add with an etag-checked write intent on the secret (needs the extra IAM
+   * permission `secretmanager.secrets.update`); default false. See docs/workload-identity.md.
+   */
+  writeIntent?: boolean;
   /** Optional observer of API calls, for metrics. Not settable from the environment. */
   onApiCall?: ApiCallHook;
 }
@@ -85,6 +90,7 @@ export const gcpStoreConfigSchema: z.ZodType<GcpStoreConfig> = z
       .min(1, { error: 'must be a whole number of milliseconds between 1 and 600000' })
       .max(600_000, { error: 'must be a whole number of milliseconds between 1 and 600000' })
       .default(DEFAULT_CALL_TIMEOUT_MS),
+    writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
     onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   })
   .strict()
@@ -107,6 +113,10 @@ export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
   SECRET_MANAGER_INSECURE: {
     key: 'insecure',
     help: '"true" for plaintext gRPC without Google credentials; only allowed with a SECRET_MANAGER_ENDPOINT on a loopback host (default false).',
+  },
+  SECRET_MANAGER_WRITE_INTENT: {
+    key: 'writeIntent',
+    help: '"true" to let only one writer at a time add a version to a secret (an etag-checked intent on the secret; needs the IAM permission secretmanager.secrets.update). Default false.',
   },
   GCP_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
 };

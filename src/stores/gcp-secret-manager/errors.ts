@@ -9,6 +9,7 @@ import { PullSecretError, type ErrorCode } from '../../errors/index.js';
 export type GcpMethod =
   | 'GetSecret'
   | 'CreateSecret'
+  | 'UpdateSecret'
   | 'DeleteSecret'
   | 'AddSecretVersion'
   | 'AccessSecretVersion'
@@ -43,6 +44,7 @@ const PERMISSIONS: Record<GcpMethod, { permission: string; role: string }> = {
   GetSecret: { permission: 'secretmanager.secrets.get', role: 'roles/secretmanager.viewer' },
   CreateSecret: { permission: 'secretmanager.secrets.create', role: 'roles/secretmanager.admin' },
   DeleteSecret: { permission: 'secretmanager.secrets.delete', role: 'roles/secretmanager.admin' },
+  UpdateSecret: { permission: 'secretmanager.secrets.update', role: 'a custom role, or roles/secretmanager.admin' },
   AddSecretVersion: { permission: 'secretmanager.versions.add', role: 'roles/secretmanager.secretVersionAdder' },
   AccessSecretVersion: { permission: 'secretmanager.versions.access', role: 'roles/secretmanager.secretAccessor' },
   ListSecretVersions: { permission: 'secretmanager.versions.list', role: 'roles/secretmanager.viewer' },
@@ -122,7 +124,8 @@ function adviceFor(codeName: GrpcCodeName, method: GcpMethod, socket: string | u
       const { permission, role } = PERMISSIONS[method];
       return [
         'STORE_PERMISSION_DENIED',
-        `Grant the workload's Google service account the IAM permission ${permission} on the secret or the project (e.g. through ${role}).`,
+        `Grant the workload's Google service account the IAM permission ${permission} on the secret or the project (e.g. through ${role}).` +
+          (method === 'UpdateSecret' ? ' It is needed only for the write intent: without it, set SECRET_MANAGER_WRITE_INTENT=false.' : ''),
       ];
     }
     case 'UNAUTHENTICATED':

@@ -1,12 +1,13 @@
 import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
-import type { CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
 import { crc32c } from './crc32c.js';
 import type { GcpMethod } from './errors.js';
 import { int64ToNumber, lastSegment, toSecretMetadata, toVersionInfo } from './resources.js';
+import { addUnderWriteIntent, newWriterId } from './write-intent.js';
 
 type IAccessSecretVersionResponse = protos.google.cloud.secretmanager.v1.IAccessSecretVersionResponse;
 
@@ -32,6 +33,10 @@ export class GcpSecretStore implements SecretStore {
   readonly maxPayloadBytes = GCP_MAX_PAYLOAD_BYTES;
   readonly location: string;
   private closed = false;
+  /** This client's id in write intents. */
+  private readonly writer = newWriterId();
+  /** Secrets this client is adding a version to right now (its intents are its own, so it must not race itself). */
+  private readonly writing = new Set<string>();
 
   constructor(
     private readonly client: SecretManagerServiceClient,
@@ -103,9 +108,16 @@ export class GcpSecretStore implements SecretStore {
 
   /**
    * AddSecretVersion with the payload's CRC-32C, so the service rejects bytes damaged on the way.
-   * @throws PAYLOAD_TOO_LARGE (before any call), SECRET_NOT_FOUND.
+   *
+   * `ifLatest` (compare-and-add): Secret Manager cannot add a version conditionally. With
+   * `writeIntent` configured, the add runs under the write intent (write-intent.ts: GetSecret,
+   * UpdateSecret with the etag, a re-read of the newest version, the add, UpdateSecret again), which
+   * holds the precondition among every writer that uses it. Without it the precondition is not
+   * checked here: the caller's read just before is all there is (docs/architecture.md).
+   *
+   * @throws PAYLOAD_TOO_LARGE (before any call), SECRET_NOT_FOUND, STORE_PRECONDITION_FAILED.
    */
-  async addVersion(secretId: string, data: Buffer, options?: GcpCallOptions): Promise<SecretVersionInfo> {
+  async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions & GcpCallOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     if (data.length > this.maxPayloadBytes) {
       throw new PullSecretError(
@@ -114,8 +126,36 @@ export class GcpSecretStore implements SecretStore {
       );
     }
     const request = { parent: path, payload: { data, dataCrc32c: crc32c(data) } };
-    const [version] = await call(this.target('AddSecretVersion', path), this.callOptions(options), (o) => this.client.addSecretVersion(request, o));
-    return toVersionInfo(path, version);
+    const add = async (): Promise<SecretVersionInfo> => {
+      const [version] = await call(this.target('AddSecretVersion', path), this.callOptions(options), (o) => this.client.addSecretVersion(request, o));
+      return toVersionInfo(path, version);
+    };
+    if (options?.ifLatest === undefined || this.config.writeIntent !== true) return add();
+    if (this.writing.has(path)) throw new PullSecretError('STORE_PRECONDITION_FAILED', `GCP Secret Manager secret ${path}: this client is adding a version already; re-reading`);
+    this.writing.add(path);
+    try {
+      return await addUnderWriteIntent(
+        {
+          getSecret: async () => {
+            const result = await callExpecting(this.target('GetSecret', path), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.getSecret({ name: path }, o));
+            return result.ok ? { etag: result.value[0].etag ?? '', annotations: { ...(result.value[0].annotations ?? {}) } } : undefined;
+          },
+          updateAnnotations: async (annotations, etag) => {
+            const update = { secret: { name: path, annotations, etag }, updateMask: { paths: ['annotations'] } };
+            // A stale etag is ABORTED (AIP-154); FAILED_PRECONDITION is accepted as the same answer.
+            const result = await callExpecting(this.target('UpdateSecret', path), this.callOptions(options), ['ABORTED', 'FAILED_PRECONDITION'], (o) =>
+              this.client.updateSecret(update, o),
+            );
+            return result.ok ? (result.value[0].etag ?? '') : undefined;
+          },
+          newestEnabledVersion: async () => (await this.accessLatestEnabled(secretId, options))?.version ?? null,
+          add,
+        },
+        { path, writer: this.writer, ifLatest: options.ifLatest, callTimeoutMs: options.timeoutMs ?? this.config.callTimeoutMs },
+      );
+    } finally {
+      this.writing.delete(path);
+    }
   }
 
   /** GetSecret plus every ListSecretVersions page (newest first); `undefined` when the secret is missing. */

@@ -62,13 +62,17 @@ export function keyId(key: Buffer): string {
  * it does not exist. Creation is exclusive (a complete temp file is hard-linked into place, which fails
  * if the name exists), so processes starting at once all end up with the same key.
  *
+ * `beforeCreate` runs first when the file is missing and may refuse (throw) to create one.
+ *
  * @throws PullSecretError CONFIG_INVALID when the file is readable or writable by group or others
  *   (naming the path and the `chmod 600` fix), is not a regular file, or does not hold a key;
- *   filesystem errors are classified (STORE_PERMISSION_DENIED, STORE_UNAVAILABLE, ...).
+ *   filesystem errors are classified (STORE_PERMISSION_DENIED, STORE_UNAVAILABLE, ...); whatever
+ *   `beforeCreate` throws.
  */
-export async function loadOrCreateKeyFile(path: string): Promise<Buffer> {
+export async function loadOrCreateKeyFile(path: string, beforeCreate?: () => Promise<void>): Promise<Buffer> {
   const existing = await readKeyFile(path);
   if (existing !== undefined) return existing;
+  await beforeCreate?.();
   const created = await createKeyFile(path);
   if (created !== undefined) return created;
   const winner = await readKeyFile(path);
@@ -78,8 +82,11 @@ export async function loadOrCreateKeyFile(path: string): Promise<Buffer> {
   return winner;
 }
 
-/** Reads and checks a key file; `undefined` when it does not exist. */
-async function readKeyFile(path: string): Promise<Buffer | undefined> {
+/**
+ * Reads and checks a key file; `undefined` when it does not exist.
+ * @throws PullSecretError as `loadOrCreateKeyFile`.
+ */
+export async function readKeyFile(path: string): Promise<Buffer | undefined> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -114,8 +121,12 @@ async function readKeyFile(path: string): Promise<Buffer | undefined> {
   }
 }
 
-/** Creates the key file; `undefined` when another process created it first. */
-async function createKeyFile(path: string): Promise<Buffer | undefined> {
+/**
+ * Creates the key file with a new random key, exclusively and durably; `undefined` when the file
+ * exists already (another process created it first).
+ * @throws PullSecretError classified filesystem errors.
+ */
+export async function createKeyFile(path: string): Promise<Buffer | undefined> {
   const dir = dirname(path);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });

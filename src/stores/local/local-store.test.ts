@@ -174,3 +174,25 @@ test('an aborted signal fails with ABORTED and a closed store refuses calls', as
     await assert.rejects(store.getSecret(ID), { code: 'STORE_FAILED', message: /closed/ });
   });
 });
+
+test('compare-and-add: ifLatest must name the newest enabled version (null: none), checked under the lock', async () => {
+  await withStore(async (store) => {
+    await store.createSecret(ID, LABELS);
+    assert.equal((await store.addVersion(ID, Buffer.from('one'), { ifLatest: null })).version, '1');
+    await assert.rejects(store.addVersion(ID, Buffer.from('again'), { ifLatest: null }), (err: Error & { code?: string; retryable?: boolean }) => {
+      assert.equal(err.code, 'STORE_PRECONDITION_FAILED');
+      assert.equal(err.retryable, true);
+      assert.match(err.message, /newest enabled version is 1, not none/);
+      return true;
+    });
+    assert.equal((await store.addVersion(ID, Buffer.from('two'), { ifLatest: '1' })).version, '2');
+    await store.disableVersion(ID, '2');
+    await assert.rejects(store.addVersion(ID, Buffer.from('x'), { ifLatest: '2' }), { code: 'STORE_PRECONDITION_FAILED' });
+    assert.equal((await store.addVersion(ID, Buffer.from('three'), { ifLatest: '1' })).version, '3');
+
+    // Racing on one newest version: exactly one of many wins.
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.addVersion(ID, Buffer.from(`race ${i}`), { ifLatest: '3' })));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    assert.deepEqual((await store.describe(ID))?.versions.map((v) => v.version), ['4', '3', '2', '1']);
+  });
+});

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId, quoteIdentifier } from '../../pullsecret/identifiers.js';
-import type { CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { decryptPayload, encryptPayload } from './crypto.js';
 import { nextVersionNumber, RECORD_FORMAT, type SecretRecord, type VersionRecord } from './secret-record.js';
 import { SecretFiles, type ActiveKey, type Change, type SecretFilesOptions } from './secret-files.js';
@@ -68,7 +68,7 @@ export class LocalStore implements SecretStore {
   async accessLatestEnabled(secretId: string, options?: CallOptions): Promise<SecretPayload | undefined> {
     const { record, active } = await this.#read(secretId, options);
     const found = this.#mustExist(secretId, record);
-    const latest = found.versions.filter((v) => v.state === 'ENABLED').sort((a, b) => b.version - a.version)[0];
+    const latest = newestEnabled(found);
     return latest === undefined ? undefined : this.#payload(found, latest, active);
   }
 
@@ -83,13 +83,28 @@ export class LocalStore implements SecretStore {
     return this.#payload(existing, found, active);
   }
 
-  async addVersion(secretId: string, data: Buffer, options?: CallOptions): Promise<SecretVersionInfo> {
+  /**
+   * Appends a version under the secret's lock. `ifLatest` is checked under that same lock, so among
+   * all processes sharing the directory exactly one of several compare-and-adds on one newest
+   * version succeeds.
+   */
+  async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
     assertSecretId(secretId);
     if (data.length > LOCAL_MAX_PAYLOAD_BYTES) {
       throw new PullSecretError('PAYLOAD_TOO_LARGE', `payload is ${data.length} bytes; a secret version holds at most ${LOCAL_MAX_PAYLOAD_BYTES} bytes`);
     }
     return this.#mutate(secretId, options, (current, active) => {
       const record = this.#mustExist(secretId, current);
+      if (options?.ifLatest !== undefined) {
+        const latest = newestEnabled(record);
+        const seen = latest === undefined ? null : String(latest.version);
+        if (seen !== options.ifLatest) {
+          throw new PullSecretError(
+            'STORE_PRECONDITION_FAILED',
+            `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`,
+          );
+        }
+      }
       const number = nextVersionNumber(record);
       const payload = encryptPayload(active.key, { secretId, version: number }, data);
       const added: VersionRecord = { version: number, state: 'ENABLED', createTime: now(), keyId: active.keyId, payload };
@@ -164,12 +179,15 @@ export class LocalStore implements SecretStore {
 
   async #read(secretId: string, options: CallOptions | undefined): Promise<{ record: SecretRecord | undefined; active: ActiveKey }> {
     const active = await this.#begin(secretId, options);
-    return { record: await this.#files.read(secretId), active };
+    const record = await this.#files.read(secretId);
+    // A version under a key this process has not loaded: a rotation started since; load the keys again.
+    const unknown = record?.versions.some((v) => v.keyId !== undefined && v.payload !== undefined && !active.keys.has(v.keyId));
+    return { record, active: unknown ? await this.#files.refreshKeys() : active };
   }
 
   async #mutate<T>(secretId: string, options: CallOptions | undefined, decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>): Promise<T> {
-    const active = await this.#begin(secretId, options);
-    return this.#files.mutate(secretId, options?.signal, (current) => decide(current, active));
+    await this.#begin(secretId, options);
+    return this.#files.mutate(secretId, options?.signal, decide);
   }
 
   #mustExist(secretId: string, record: SecretRecord | undefined): SecretRecord {
@@ -183,13 +201,14 @@ export class LocalStore implements SecretStore {
     return found;
   }
 
-  #payload(record: SecretRecord, version: VersionRecord, { key, keyId: currentKeyId }: ActiveKey): SecretPayload {
+  #payload(record: SecretRecord, version: VersionRecord, { key: currentKey, keyId: currentKeyId, keys }: ActiveKey): SecretPayload {
     const binding = { secretId: record.id, version: version.version };
     if (version.payload === undefined) {
       throw new PullSecretError('STORE_CORRUPT', `local store: version ${this.#versionPath(record.id, version.version)} is ${version.state} but has no payload`);
     }
+    const key = (version.keyId === undefined ? undefined : keys.get(version.keyId)) ?? currentKey;
     const hint =
-      version.keyId !== undefined && version.keyId !== currentKeyId
+      version.keyId !== undefined && !keys.has(version.keyId)
         ? `it was encrypted with another store key (key id ${version.keyId}, current key id ${currentKeyId}); check LOCAL_STORE_KEY / LOCAL_STORE_KEY_FILE`
         : undefined;
     const data = decryptPayload(key, binding, version.payload, hint);
@@ -207,6 +226,10 @@ export class LocalStore implements SecretStore {
   #versionPath(secretId: string, number: number): string {
     return `${this.secretPath(secretId)}/versions/${number}`;
   }
+}
+
+function newestEnabled(record: SecretRecord): VersionRecord | undefined {
+  return record.versions.filter((v) => v.state === 'ENABLED').sort((a, b) => b.version - a.version)[0];
 }
 
 function parseVersion(version: string): number {

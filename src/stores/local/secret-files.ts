@@ -1,10 +1,12 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PullSecretError } from '../../errors/index.js';
 import { removeFileDurable, removeStaleTempFiles, writeFileAtomic } from './atomic-file.js';
 import { classifyFsError } from './fs-errors.js';
-import { KEY_BYTES, keyId, loadOrCreateKeyFile } from './key.js';
+import { KEY_BYTES, readKeyFile } from './key.js';
+import { fixedKeyRing, keyFilesSignature, loadKeyRing, type KeyRing } from './key-ring.js';
 import { DEFAULT_LOCK_TIMING, withLock, type LockTiming } from './lock.js';
+import { removeReleasedLocks } from './lock-owner.js';
 import { fileStem, parseRecord, serializeRecord, type SecretRecord } from './secret-record.js';
 import { ParsedFileCache } from '../../util/parsed-file-cache.js';
 
@@ -26,11 +28,8 @@ export interface SecretFilesOptions {
   lockTiming?: Partial<LockTiming>;
 }
 
-/** The key in use and its non-secret fingerprint. */
-export interface ActiveKey {
-  key: Buffer;
-  keyId: string;
-}
+/** The keys in use: the one that encrypts new versions, and every one that still decrypts. */
+export type ActiveKey = KeyRing;
 
 /** What a read-modify-write decided: a record to write (`null` deletes the file) and the caller's result. */
 export interface Change<T> {
@@ -52,6 +51,8 @@ export class SecretFiles {
   readonly #timing: LockTiming;
   readonly #givenKey: Buffer | undefined;
   #ready: Promise<ActiveKey> | undefined;
+  /** `keyFilesSignature` when the ring was loaded. */
+  #signature = '';
   /**
    * Parsed records: a no-op reconcile reads a record twice (metadata, then latest version), and
    * every write replaces the file (new inode), so a `stat` tells whether the cached parse holds.
@@ -84,6 +85,34 @@ export class SecretFiles {
     return this.#ready;
   }
 
+  /** The key file (default `{dir}/store.key`). */
+  get keyFile(): string {
+    return this.#keyFile;
+  }
+
+  /**
+   * The ring again if the key files changed since it was loaded (a rotation started or ended);
+   * the cached ring otherwise. Costs two `stat` calls.
+   * @throws PullSecretError as `open`.
+   */
+  async refreshKeys(): Promise<ActiveKey> {
+    const active = await this.open();
+    if (this.#givenKey !== undefined || (await keyFilesSignature(this.#keyFile)) === this.#signature) return active;
+    const ring = await this.#loadRing();
+    this.#ready = Promise.resolve(ring);
+    return ring;
+  }
+
+  /** Ids of every secret in the store, from the record files (unreadable files are skipped). */
+  async listIds(): Promise<string[]> {
+    const ids: string[] = [];
+    for (const name of await this.#recordFiles()) {
+      const record = await this.#peek(name);
+      if (typeof record?.id === 'string') ids.push(record.id);
+    }
+    return ids;
+  }
+
   /** Reads a secret's record without locking (writers replace files atomically); `undefined` if absent. */
   async read(secretId: string): Promise<SecretRecord | undefined> {
     const path = this.#recordPath(secretId);
@@ -98,10 +127,12 @@ export class SecretFiles {
    * Read-modify-write of one secret under its lock: `decide` sees the current record and returns the
    * change. Nothing is published if the lock was lost meanwhile (retryable STORE_CONFLICT).
    */
-  async mutate<T>(secretId: string, signal: AbortSignal | undefined, decide: (current: SecretRecord | undefined) => Change<T>): Promise<T> {
+  async mutate<T>(secretId: string, signal: AbortSignal | undefined, decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>): Promise<T> {
     const lockPath = join(this.#locksDir, `${fileStem(secretId)}.lock`);
     return withLock(lockPath, this.#timing, signal, async (lock) => {
-      const change = decide(await this.read(secretId));
+      // Under the lock, so that a rotation that has passed this record never sees it written under the old key again.
+      const active = await this.refreshKeys();
+      const change = decide(await this.read(secretId), active);
       const path = this.#recordPath(secretId);
       if (change.write === null) {
         lock.assertHeld();
@@ -126,9 +157,54 @@ export class SecretFiles {
         throw classifyFsError(err, 'create the directory', dir);
       }
     }
-    const key = this.#givenKey ?? (await loadOrCreateKeyFile(this.#keyFile));
+    const ring = this.#givenKey === undefined ? await this.#loadRing() : fixedKeyRing(this.#givenKey);
     await removeStaleTempFiles(this.#secretsDir, TEMP_FILE_MAX_AGE_MS);
-    return { key, keyId: keyId(key) };
+    await removeReleasedLocks(this.#locksDir, TEMP_FILE_MAX_AGE_MS);
+    return ring;
+  }
+
+  async #loadRing(): Promise<KeyRing> {
+    const signature = await keyFilesSignature(this.#keyFile);
+    const ring = await loadKeyRing(this.#keyFile, () => this.#refuseNewKeyOverRecords());
+    this.#signature = signature;
+    return ring;
+  }
+
+  /**
+   * A new key cannot read what an old one encrypted: with the key file gone and encrypted versions on
+   * disk, generating a key would leave a store that mixes two keys. Refuse, and say how to recover.
+   */
+  async #refuseNewKeyOverRecords(): Promise<void> {
+    for (const name of await this.#recordFiles()) {
+      const record = await this.#peek(name);
+      if (record?.versions?.some((v) => typeof v?.payload === 'string')) {
+        // A process racing on a fresh store may have created the key, then written this record, since the key was found missing.
+        if ((await readKeyFile(this.#keyFile)) !== undefined) return;
+        throw new PullSecretError(
+          'CONFIG_INVALID',
+          `local store ${this.location} holds encrypted secret versions but its key file ${this.#keyFile} is missing; refusing to generate a new key that cannot read them: ` +
+            'restore the key file from a backup (or pass the key with LOCAL_STORE_KEY or LOCAL_STORE_KEY_FILE). ' +
+            'To change the key of a store, run `pull-secret store rotate-key` while the current key is present.',
+        );
+      }
+    }
+  }
+
+  async #recordFiles(): Promise<string[]> {
+    try {
+      return (await readdir(this.#secretsDir)).filter((name) => name.endsWith('.json'));
+    } catch (err) {
+      throw classifyFsError(err, 'list', this.#secretsDir);
+    }
+  }
+
+  /** A record file parsed loosely (for its id and versions), or `undefined` when unreadable. */
+  async #peek(name: string): Promise<{ id?: unknown; versions?: { payload?: unknown }[] } | undefined> {
+    try {
+      return JSON.parse(await readFile(join(this.#secretsDir, name), 'utf8')) as { id?: unknown; versions?: { payload?: unknown }[] };
+    } catch {
+      return undefined;
+    }
   }
 
   #recordPath(secretId: string): string {

@@ -34,6 +34,31 @@ export function assertLabelsRule(labels: Readonly<Record<string, string>>): void
   }
 }
 
+const ANNOTATION_KEY = /^[a-zA-Z0-9](?:[a-zA-Z0-9._-]{0,61}[a-zA-Z0-9])?$/;
+/** Limit on the total size of annotation keys and values. */
+export const MAX_ANNOTATIONS_BYTES = 16 * 1024;
+
+/**
+ * Validates annotations as the service does: keys of 1-63 characters, alphanumeric at both ends,
+ * dashes, underscores and dots between (no `/`); keys and values together under 16 KiB.
+ * @throws INVALID_ARGUMENT.
+ */
+export function assertAnnotationsRule(annotations: Readonly<Record<string, string>>): void {
+  let size = 0;
+  for (const [key, value] of Object.entries(annotations)) {
+    if (!ANNOTATION_KEY.test(key)) {
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Annotation key [${key}] is invalid: keys must be 1-63 characters, begin and end with an alphanumeric character, and contain only alphanumerics, dashes, underscores or dots.`,
+      );
+    }
+    size += Buffer.byteLength(key) + Buffer.byteLength(value);
+  }
+  if (size >= MAX_ANNOTATIONS_BYTES) {
+    throw new RpcError(status.INVALID_ARGUMENT, `The total size of annotation keys and values must be less than ${MAX_ANNOTATIONS_BYTES} bytes.`);
+  }
+}
+
 /** Validates a replication policy: required, automatic or user-managed with at least one replica. */
 export function assertReplicationRule(replication: WireReplication | undefined): void {
   if (replication?.automatic !== undefined) return;

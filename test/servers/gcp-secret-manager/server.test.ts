@@ -79,7 +79,7 @@ describe('secrets', () => {
     await rpcFails('GetSecret', { name: `${P}/secrets/missing` }, grpc.status.NOT_FOUND, /Secret \[projects\/test-project\/secrets\/missing\] not found/);
   });
 
-  test('update changes labels under update_mask with a new etag; stale etags are ABORTED', async () => {
+  test('update changes labels or annotations under update_mask with a new etag; stale etags are ABORTED', async () => {
     const created = await rpc('CreateSecret', { parent: P, secretId: 's', secret: { ...AUTO, labels: { a: '1' } } });
     const updated = await rpc('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { b: '2' }, etag: created.etag }, updateMask: { paths: ['labels'] } });
     assert.deepEqual(updated.labels, { b: '2' });
@@ -88,8 +88,18 @@ describe('secrets', () => {
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {} } }, grpc.status.INVALID_ARGUMENT, /update_mask/);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { B: 'x' } }, updateMask: { paths: ['labels'] } }, grpc.status.INVALID_ARGUMENT);
 
+    const annotated = await rpc('UpdateSecret', {
+      secret: { name: `${P}/secrets/s`, annotations: { 'hyperfleet-write-intent': 'writer=w;expires=x', keep: 'me' }, etag: updated.etag },
+      updateMask: { paths: ['annotations'] },
+    });
+    assert.deepEqual(annotated.annotations, { 'hyperfleet-write-intent': 'writer=w;expires=x', keep: 'me' });
+    assert.deepEqual(annotated.labels, { b: '2' }, 'fields outside the mask are kept');
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: {}, etag: updated.etag }, updateMask: { paths: ['annotations'] } }, grpc.status.ABORTED);
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: { 'hyperfleet.io/x': '1' } }, updateMask: { paths: ['annotations'] } }, grpc.status.INVALID_ARGUMENT, /Annotation key/);
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: { big: 'x'.repeat(16_384) } }, updateMask: { paths: ['annotations'] } }, grpc.status.INVALID_ARGUMENT, /16384/);
+
     await rpcFails('DeleteSecret', { name: `${P}/secrets/s`, etag: created.etag }, grpc.status.ABORTED);
-    await rpc('DeleteSecret', { name: `${P}/secrets/s`, etag: updated.etag });
+    await rpc('DeleteSecret', { name: `${P}/secrets/s`, etag: annotated.etag });
     await rpcFails('DeleteSecret', { name: `${P}/secrets/s` }, grpc.status.NOT_FOUND);
   });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { crc32c } from '../../../src/stores/gcp-secret-manager/crc32c.js';
 import { secretName, type SecretRef, type VersionRef } from './names.js';
-import { assertLabelsRule } from './rules.js';
+import { assertAnnotationsRule, assertLabelsRule } from './rules.js';
 import { RpcError, type VersionState, type WireReplication } from './types.js';
 
 /**
@@ -62,6 +62,7 @@ export class SecretManagerState {
   /** Creates a secret. @throws ALREADY_EXISTS, INVALID_ARGUMENT (labels). */
   createSecret(ref: SecretRef, labels: Record<string, string>, replication: WireReplication, annotations: Record<string, string> = {}): StoredSecret {
     assertLabelsRule(labels);
+    assertAnnotationsRule(annotations);
     if (this.secrets.has(ref.name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${ref.name}] already exists.`);
     const secret: StoredSecret = {
       project: ref.project,
@@ -99,6 +100,7 @@ export class SecretManagerState {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
     if (changes.labels !== undefined) assertLabelsRule(changes.labels);
+    if (changes.annotations !== undefined) assertAnnotationsRule(changes.annotations);
     if (changes.labels !== undefined) secret.labels = { ...changes.labels };
     if (changes.annotations !== undefined) secret.annotations = { ...changes.annotations };
     secret.etag = newEtag();
