@@ -30,6 +30,14 @@ export function describeHidden(value: string): string {
   return `${value.length} characters, sha256 ${hash}…`;
 }
 
+/**
+ * Quotes an untrusted value when it has the expected, credential-free form `safe`, and describes
+ * it (`describeHidden`) otherwise: e.g. an event id is shown when it is a UUID.
+ */
+export function quoteIfSafe(value: string, safe: RegExp): string {
+  return safe.test(value) ? quoteIdentifier(value) : `(${describeHidden(value)})`;
+}
+
 /** Position (1-based) and class of the first character `allowed` refuses, or undefined when all pass. */
 function firstRefused(value: string, allowed: RegExp): string | undefined {
   const chars = [...value];

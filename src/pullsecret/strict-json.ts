@@ -36,6 +36,7 @@ class Refused extends Error {
   }
 }
 
+// eslint-disable-next-line no-control-regex -- JSON forbids raw control characters in strings
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const WHITESPACE = /[ \t\n\r]*/y;

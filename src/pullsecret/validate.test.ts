@@ -53,7 +53,7 @@ test('registry keys with userinfo are described, never quoted', () => {
       assert.fail('expected a validation error');
     } catch (err) {
       assert.ok(err instanceof PullSecretError);
-      assert.match(err.message, /registry key #2 \(\d+ characters, sha256 [0-9a-f]{8}…\).*credentials \(user:password@\) belong in "auth"/);
+      assert.match(err.message, /registry key #2 \(\d+ characters, sha256 [0-9a-f]{8}…\).*a key must not hold credentials \(userinfo before "@"\): put them in "auth"/);
       assert.ok(!err.message.includes('hunter2') && !err.message.includes(key), err.message);
     }
   }

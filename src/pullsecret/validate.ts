@@ -36,6 +36,7 @@ export function decodeStrictBase64(value: string): string | undefined {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 /** C0 and C1 control characters and DEL: they forge log lines and no registry accepts them. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** The decoded `user:password` of a base64 `auth`, or a reason it is unusable. */
@@ -64,7 +65,7 @@ export function parsePullSecretJson(text: string): unknown {
 
 /** Why a registry key is refused, without quoting it: it may hold `user:password@`. */
 function describeBadKey(key: string, index: number): string {
-  const hint = key.includes('@') ? '; credentials (user:password@) belong in "auth", not in the key' : '';
+  const hint = key.includes('@') ? '; a key must not hold credentials (userinfo before "@"): put them in "auth"' : '';
   return `registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or host/namespace${hint}`;
 }
 
