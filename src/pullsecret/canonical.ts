@@ -14,7 +14,10 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    for (const key of Object.keys(value).sort()) {
+      // defineProperty: assigning "__proto__" would set the prototype and drop the key from the form.
+      Object.defineProperty(out, key, { value: sortKeys((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
   return value;
