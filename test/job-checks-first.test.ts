@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baseEnv, runCli } from './support/cli.js';
@@ -64,4 +64,12 @@ test('the API target without any kubeconfig is a configuration error naming the 
     { KUBERNETES_TARGET: '', MANAGEMENT_NAMESPACE: 'clusters-x', HOME: home },
     /no Kubernetes API connection configured: set KUBECONFIG.*KUBERNETES_TARGET=manifests/,
   );
+});
+
+test('the adapter with kubernetes.target api and no kubeconfig refuses to start, exit 2', { timeout: 60_000 }, async () => {
+  const config = join(dir, 'adapter.yaml');
+  await writeFile(config, 'hyperfleetApi:\n  baseUrl: http://127.0.0.1:9/api/hyperfleet/v1\nbroker:\n  type: embedded\nkubernetes:\n  target: api\nserver:\n  healthPort: 0\n  metricsPort: 0\n');
+  const result = await runCli(['adapter', '--config', config], baseEnv({ HOME: join(dir, 'empty-home') }));
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /^pull-secret: no Kubernetes API connection configured: set KUBECONFIG.*kubernetes\.target: manifests\)$/m);
 });
