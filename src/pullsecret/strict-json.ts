@@ -38,8 +38,9 @@ class Refused extends Error {
 
 // eslint-disable-next-line no-control-regex -- JSON forbids raw control characters in strings
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
+// eslint-disable-next-line no-control-regex -- a backslash or a control character needs the full grammar
+const PLAIN_UNSAFE = /[\\\u0000-\u001f]/;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
-const WHITESPACE = /[ \t\n\r]*/y;
 
 class Parser {
   private pos = 0;
@@ -62,9 +63,14 @@ class Parser {
   }
 
   private skip(): void {
-    WHITESPACE.lastIndex = this.pos;
-    WHITESPACE.exec(this.text);
-    this.pos = WHITESPACE.lastIndex;
+    const text = this.text;
+    let pos = this.pos;
+    for (;;) {
+      const c = text.charCodeAt(pos);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      pos++;
+    }
+    this.pos = pos;
   }
 
   private match(pattern: RegExp): string | undefined {
@@ -98,6 +104,16 @@ class Parser {
   }
 
   private string(): string {
+    const start = this.pos;
+    // Fast path: most strings have no escapes, and end at the next quote.
+    const end = this.text.indexOf('"', start + 1);
+    if (end > 0) {
+      const body = this.text.slice(start + 1, end);
+      if (!PLAIN_UNSAFE.test(body)) {
+        this.pos = end + 1;
+        return body;
+      }
+    }
     const token = this.match(STRING);
     if (token === undefined) this.fail('syntax');
     // The token matched JSON's string grammar, so this cannot throw.
@@ -124,7 +140,6 @@ class Parser {
   private object(depth: number): Record<string, unknown> {
     this.pos++;
     const out: Record<string, unknown> = {};
-    const seen = new Set<string>();
     this.skip();
     if (this.text[this.pos] === '}') {
       this.pos++;
@@ -135,11 +150,10 @@ class Parser {
       const keyAt = this.pos;
       if (this.text[this.pos] !== '"') this.fail('syntax');
       const key = this.string();
-      if (seen.has(key) && this.options.allowDuplicates !== true) {
+      if (this.options.allowDuplicates !== true && Object.prototype.hasOwnProperty.call(out, key)) {
         this.pos = keyAt;
         this.fail('duplicate', [...this.path]);
       }
-      seen.add(key);
       this.skip();
       if (this.text[this.pos++] !== ':') this.fail('syntax');
       this.path.push(key);
@@ -147,7 +161,8 @@ class Parser {
       this.options.onMember?.(this.path, value);
       this.path.pop();
       // defineProperty: a plain assignment of "__proto__" would replace the prototype, not add a key.
-      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      else out[key] = value;
       this.skip();
       const c = this.text[this.pos++];
       if (c === '}') return out;
