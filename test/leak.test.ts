@@ -152,6 +152,10 @@ test('adapter: credentials in a registry key or an event id reach no log line or
     assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /registry key #2 \(\d+ characters, sha256 [0-9a-f]{8}…\)/);
     const event = { specversion: '1.0', id: 'pullbot:s3cr3t-canary-7Q2v', source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: 'pullbot:s3cr3t-canary-7Q2v', generation: 1 } };
     await stack.adapter.broker.publish(Buffer.from(JSON.stringify(event)));
+    // A valid cluster id with a credential as the event id: processed, and the id logged as a hash.
+    const valid = await stack.seedCluster();
+    await stack.adapter.broker.publish(Buffer.from(JSON.stringify({ ...event, data: { id: valid.id, generation: 1 } })));
+    await stack.waitForStatus(valid.id, (st) => conditionOf(st, 'Available') === 'True/SecretAvailable');
     const deadline = Date.now() + 10_000;
     while (!stack.logs.some((l) => l.includes('Rejected an invalid event')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.ok(stack.logs.some((l) => l.includes('Rejected an invalid event')), 'the event was rejected');

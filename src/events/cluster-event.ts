@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CloudEvent, ValidationError } from 'cloudevents';
 import { PullSecretError } from '../errors/index.js';
 import { quoteIfSafe } from '../pullsecret/identifiers.js';
@@ -19,6 +20,11 @@ export const MAX_CLUSTER_ID_LENGTH = 256;
 
 /** A decoded cluster event: a trigger only (the pipeline always GETs the cluster). Frozen. */
 export interface ClusterEvent {
+  /**
+   * The CloudEvent `id` as sent when it is a UUID or a lowercase slug; otherwise `sha256:` and 16 hex
+   * digits of it. It is only logged, and a body is untrusted: a credential sent as the id must not
+   * reach a log line.
+   */
   readonly eventId: string;
   readonly type: ClusterEventType;
   readonly source: string;
@@ -38,6 +44,10 @@ const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
 const SAFE_EVENT_ID = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z0-9][a-z0-9.-]{0,63})$/;
 const SAFE_TYPE = /^[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,10}$/;
 const SAFE_ATTRIBUTE = /^[a-z0-9]{1,20}$/;
+
+function loggableEventId(eventId: string): string {
+  return SAFE_EVENT_ID.test(eventId) ? eventId : `sha256:${createHash('sha256').update(eventId, 'utf8').digest('hex').slice(0, 16)}`;
+}
 
 function eventRef(eventId: string): string {
   return `event ${quoteIfSafe(eventId, SAFE_EVENT_ID)}`;
@@ -154,7 +164,7 @@ export function decodeClusterEvent(body: Buffer): ClusterEvent {
   }
 
   const decoded: ClusterEvent = {
-    eventId,
+    eventId: loggableEventId(eventId),
     type,
     source: event.source as string,
     clusterId,
