@@ -160,13 +160,13 @@ describe('Kubernetes secret writer against the test API server', () => {
     assert.ok(Buffer.from(s.data?.[DOCKERCONFIGJSON_KEY] ?? '', 'base64').equals(V2));
   });
 
-  it('gives up with STORE_CONFLICT after the retry budget', async () => {
+  it('gives up with KUBE_CONFLICT after the retry budget', async () => {
     const c = cluster();
     await writer.apply(c.desired(V1));
     server.resetCalls();
     server.injectFault({ method: 'PUT', resource: 'secrets', status: 409, times: Infinity });
     try {
-      await assert.rejects(writer.apply(c.desired(V2)), (err: unknown) => isCode('STORE_CONFLICT')(err) && (err as PullSecretError).retryable);
+      await assert.rejects(writer.apply(c.desired(V2)), (err: unknown) => isCode('KUBE_CONFLICT')(err) && (err as PullSecretError).retryable);
       assert.equal(server.calls('PUT', 'secrets'), FAST_RETRY.maxAttempts);
     } finally {
       server.clearFaults();
@@ -228,17 +228,17 @@ describe('Kubernetes secret writer against the test API server', () => {
     assert.ok(server.getObject('secrets', c.ns, c.name));
   });
 
-  it('surfaces 503 as retryable STORE_UNAVAILABLE, then succeeds', async () => {
+  it('surfaces 503 as retryable KUBE_UNAVAILABLE, then succeeds', async () => {
     const c = cluster();
     server.injectFault({ method: 'POST', resource: 'secrets', status: 503 });
-    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => isCode('STORE_UNAVAILABLE')(err) && (err as PullSecretError).retryable);
+    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => isCode('KUBE_UNAVAILABLE')(err) && (err as PullSecretError).retryable);
     assert.equal((await writer.apply(c.desired(V1))).outcome, 'created');
   });
 
-  it('surfaces a reset connection as retryable STORE_UNAVAILABLE', async () => {
+  it('surfaces a reset connection as retryable KUBE_UNAVAILABLE', async () => {
     const c = cluster();
     server.injectFault({ method: 'GET', resource: 'secrets', reset: true });
-    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => isCode('STORE_UNAVAILABLE')(err) && (err as PullSecretError).retryable);
+    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => isCode('KUBE_UNAVAILABLE')(err) && (err as PullSecretError).retryable);
     assert.equal((await writer.apply(c.desired(V1))).outcome, 'created');
   });
 
@@ -251,14 +251,14 @@ describe('Kubernetes secret writer against the test API server', () => {
   it('classifies 403 and 401', async () => {
     const c = cluster();
     server.injectFault({ method: 'GET', resource: 'secrets', status: 403 });
-    await assert.rejects(writer.apply(c.desired(V1)), isCode('STORE_PERMISSION_DENIED'));
+    await assert.rejects(writer.apply(c.desired(V1)), isCode('KUBE_FORBIDDEN'));
     const wrongToken = new KubeConfig();
     wrongToken.loadFromString((await readFile(server.kubeconfigPath, 'utf8')).replace(server.token, 'not-the-token'));
     const dir = await mkdtemp(join(tmpdir(), 'kube-wrong-token-'));
     try {
       const path = join(dir, 'kubeconfig');
       await writeFile(path, wrongToken.exportConfig());
-      await assert.rejects(createKubernetesSecretWriter({ kubeconfigPath: path }).apply(c.desired(V1)), isCode('STORE_UNAUTHENTICATED'));
+      await assert.rejects(createKubernetesSecretWriter({ kubeconfigPath: path }).apply(c.desired(V1)), isCode('KUBE_UNAUTHENTICATED'));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -8,6 +8,9 @@ import { baseEnv, runCli, type CliResult } from './support/cli.js';
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { validatePullSecret } from '../src/pullsecret/validate.js';
+import { decodeClusterEvent } from '../src/events/cluster-event.js';
+import { deriveClusterNames } from '../src/pullsecret/cluster-names.js';
+import { conditionOf, startAdapterStack } from './support/adapter-stack.js';
 
 // Every path of the job runs with the canary credentials; none of their forms may appear in
 // stdout, stderr, result files, store files or error messages.
@@ -28,6 +31,7 @@ after(async () => {
 
 const canary = JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, Record<string, string>> };
 const canaryAuth = Object.values(canary.auths)[0]?.auth ?? '';
+const otherAuth = Buffer.from('someone:else-entirely').toString('base64');
 const VARIANTS: Record<string, string> = {
   'valid': CANARY_PULL_SECRET,
   'changed': JSON.stringify({ auths: { ...canary.auths, 'quay.io/extra': { auth: canaryAuth } } }),
@@ -37,6 +41,12 @@ const VARIANTS: Record<string, string> = {
   'auth not base64': JSON.stringify({ auths: { 'quay.io': { auth: `${canaryAuth}!` } } }),
   'oversized': JSON.stringify({ auths: { ...canary.auths, 'quay.io': { auth: canaryAuth, pad: 'p'.repeat(70_000) } } }),
   'auths not an object': JSON.stringify({ auths: [canary.auths] }),
+  // The canary only in the key, so no registered auth masks an echo of it by chance.
+  'credential in a registry key': JSON.stringify({ auths: { 'quay.io': { auth: otherAuth }, 'pullbot:s3cr3t-canary-7Q2v@quay.io': { auth: otherAuth } } }),
+  'credential in a URL registry key': JSON.stringify({ auths: { 'https://pullbot:s3cr3t-canary-7Q2v@quay.io/v1/': { auth: otherAuth } } }),
+  'duplicate registry': CANARY_PULL_SECRET.replace('"quay.io"', '"registry.redhat.io"'),
+  'duplicate auth': CANARY_PULL_SECRET.replace(`"auth":"${canaryAuth}"`, `"auth":"${canaryAuth}","auth":"${Buffer.from('other:pw').toString('base64')}"`),
+  'deep nesting': CANARY_PULL_SECRET.replace(/}$/, `,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`),
 };
 
 async function filesUnder(root: string): Promise<string> {
@@ -106,5 +116,52 @@ test('validation errors never carry the canary in message or stack', () => {
       const e = err as Error;
       assert.equal(findCanary(`${e.message}\n${e.stack ?? ''}`), undefined, variant);
     }
+  }
+});
+
+test('a credential sent as an event id or a cluster id is never echoed', () => {
+  for (const secret of ['pullbot:s3cr3t-canary-7Q2v', 's3cr3t-canary-7Q2v', canaryAuth]) {
+    const bodies = [
+      { specversion: '1.0', id: secret, source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: secret, generation: 1 } },
+      { specversion: '1.0', id: secret, source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { generation: 1 } },
+      { specversion: '1.0', id: secret, source: 's', type: secret, data: { id: 'cls-1' } },
+      { specversion: '1.0', id: 'e-1', source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: secret } },
+    ];
+    for (const body of bodies) {
+      let text = '';
+      try {
+        const event = decodeClusterEvent(Buffer.from(JSON.stringify(body)));
+        deriveClusterNames({ clusterId: event.clusterId });
+        assert.fail('expected a refusal');
+      } catch (err) {
+        const e = err as Error;
+        text = `${e.message}\n${e.stack ?? ''}`;
+      }
+      assert.equal(findCanary(text), undefined, text);
+      assert.ok(!text.includes(secret), text);
+    }
+  }
+});
+
+test('adapter: credentials in a registry key or an event id reach no log line or status', async () => {
+  const stack = await startAdapterStack();
+  try {
+    const hostile = await stack.seedCluster({ pullSecret: { data: VARIANTS['credential in a registry key'] } });
+    await stack.publish(hostile);
+    const status = await stack.waitForStatus(hostile.id, (st) => conditionOf(st, 'Applied') === 'False/InvalidPullSecret');
+    assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /registry key #2 \(\d+ characters, sha256 [0-9a-f]{8}…\)/);
+    const event = { specversion: '1.0', id: 'pullbot:s3cr3t-canary-7Q2v', source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: 'pullbot:s3cr3t-canary-7Q2v', generation: 1 } };
+    await stack.adapter.broker.publish(Buffer.from(JSON.stringify(event)));
+    // A valid cluster id with a credential as the event id: processed, and the id logged as a hash.
+    const valid = await stack.seedCluster();
+    await stack.adapter.broker.publish(Buffer.from(JSON.stringify({ ...event, data: { id: valid.id, generation: 1 } })));
+    await stack.waitForStatus(valid.id, (st) => conditionOf(st, 'Available') === 'True/SecretAvailable');
+    const deadline = Date.now() + 10_000;
+    while (!stack.logs.some((l) => l.includes('Rejected an invalid event')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(stack.logs.some((l) => l.includes('Rejected an invalid event')), 'the event was rejected');
+    assert.equal(findCanary(stack.logs.join('\n')), undefined, 'logs');
+    assert.equal(findCanary(JSON.stringify(stack.api.listStatuses(hostile.id))), undefined, 'status payloads');
+  } finally {
+    await stack.stop();
   }
 });

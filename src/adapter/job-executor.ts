@@ -1,6 +1,7 @@
 import { toPullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
-import { assertClusterId, assertSecretId } from '../pullsecret/identifiers.js';
+import { jobDataSecretName, pullSecretJobName } from '../kube/job-manifest.js';
+import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { storeEnv } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
@@ -34,8 +35,10 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger): 
     async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
       const jobBase = { target: work.target, jobNamespace: job.namespace };
       try {
-        assertClusterId(work.clusterId);
-        assertSecretId(work.target.secretName);
+        // Every name the Job and its data Secret use, checked before the first Kubernetes call.
+        deriveClusterNames({ clusterId: work.clusterId, secretName: work.target.secretName, namespace: work.target.namespace, kubernetes: config.kubernetes.target === 'api' });
+        pullSecretJobName(work.clusterId, work.generation);
+        jobDataSecretName(work.clusterId);
         validatePullSecret(work.pullSecret, { maxBytes: MAX_PAYLOAD_BYTES, targetName: `${config.store.type} store` });
         const env = {
           ...storeSettingsEnv(config.store.type, { ...config.store.settings, projectId: work.target.projectId }),

@@ -2,10 +2,10 @@ import type { Disposition, InboundMessage } from '../brokers/broker.js';
 import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
 import { decodeClusterEvent, type ClusterEvent } from '../events/cluster-event.js';
 import type { Cluster, HyperFleetClient } from '../hyperfleet/index.js';
-import { defaultManagementNamespace, pullSecretName } from '../kube/pull-secret-manifest.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventResult, Metrics } from '../observability/metrics.js';
-import { assertClusterId, defaultSecretId } from '../pullsecret/identifiers.js';
+import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
+import { assertClusterId } from '../pullsecret/identifiers.js';
 import { readClusterParams, type FieldPaths } from './cluster-params.js';
 import type { ClusterScheduler} from './cluster-scheduler.js';
 import { SUPERSEDED } from './cluster-scheduler.js';
@@ -101,12 +101,19 @@ export class EventPipeline {
   private async work(cluster: Cluster, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {
     const { metrics } = this.deps;
     const params = readClusterParams(cluster, this.deps.fieldPaths);
+    // Every name checked once, before any store or Kubernetes call (a failed status, 0 writes).
+    let names: ClusterNames;
+    try {
+      names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.cleanup.kubernetes !== undefined });
+    } catch (err) {
+      return { kind: 'failed', error: toPullSecretError(err) };
+    }
     const target: WorkTarget = {
       store: this.deps.storeKind,
       projectId: params.projectId || undefined,
-      secretName: params.secretName ?? defaultSecretId(cluster.id),
-      namespace: params.namespace ?? defaultManagementNamespace(cluster.id),
-      kubernetesSecretName: pullSecretName(cluster.id),
+      secretName: names.secretId,
+      namespace: names.namespace,
+      kubernetesSecretName: names.kubernetesSecretName,
     };
     if (cluster.deleted_time !== undefined) {
       const outcome = await finalizeCluster(target, this.deps.cleanup, signal);

@@ -29,6 +29,22 @@ export const ERROR_CODES = {
   STORE_INVALID_REQUEST: { retryable: false, exitCode: 1 },
   STORE_CORRUPT: { retryable: false, exitCode: 1 },
   STORE_FAILED: { retryable: false, exitCode: 1 },
+  /** Kubernetes (API target, Job mode, manifest directory): its own family, so RBAC is never read as cloud IAM. */
+  KUBE_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
+  /** HTTP 403 from the Kubernetes API: RBAC of the adapter's or the Job's service account. */
+  KUBE_FORBIDDEN: { retryable: false, exitCode: 1 },
+  KUBE_NOT_FOUND: { retryable: false, exitCode: 1 },
+  /** HTTP 409, or an object that kept changing under optimistic concurrency; re-read and retry. */
+  KUBE_CONFLICT: { retryable: true, exitCode: 1 },
+  KUBE_INVALID_REQUEST: { retryable: false, exitCode: 1 },
+  /** HTTP 429 from the API server (API Priority and Fairness). */
+  KUBE_THROTTLED: { retryable: true, exitCode: 1 },
+  KUBE_UNAVAILABLE: { retryable: true, exitCode: 1 },
+  KUBE_TIMEOUT: { retryable: true, exitCode: 1 },
+  /** The API server's certificate does not verify against the kubeconfig's CA. */
+  KUBE_TLS_FAILED: { retryable: false, exitCode: 1 },
+  /** Anything else from the Kubernetes client or the manifest directory; the message keeps the cause's text. */
+  KUBE_FAILED: { retryable: false, exitCode: 1 },
   /** A broker message that is not a valid cluster CloudEvent: dead-lettered, never retried. */
   EVENT_INVALID: { retryable: false, exitCode: 1 },
   BROKER_UNAVAILABLE: { retryable: true, exitCode: 1 },

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PullSecretError } from '../errors/index.js';
+import { assertClusterId } from '../pullsecret/identifiers.js';
 import { decodeClusterEvent, MAX_EVENT_BYTES } from './cluster-event.js';
 
 function fixture(name: string): Record<string, unknown> {
@@ -108,8 +109,23 @@ describe('decodeClusterEvent', () => {
     assertInvalid(encode({ ...reconcile, datacontenttype: 5 }), /invalid attribute "datacontenttype"/);
   });
 
-  it('rejects an unknown type, quoting it safely', () => {
-    assertInvalid(encode({ ...reconcile, type: 'com.example.other\nforged' }), /unknown type "com\.example\.other\?forged"/);
+  it('rejects an unknown type, quoting it only in its reverse-DNS form', () => {
+    assertInvalid(encode({ ...reconcile, type: 'com.example.other' }), /unknown type "com\.example\.other"/);
+    assertInvalid(encode({ ...reconcile, type: 'com.example.other\nforged' }), /unknown type \(24 characters, sha256 [0-9a-f]{8}…\)/);
+  });
+
+  it('never quotes a credential sent as an event id or a cluster id', () => {
+    assertInvalid(encode({ ...reconcile, id: 'pullbot:s3cr3t-canary-7Q2v', data: { generation: 1 } }), /^event \(26 characters, sha256 [0-9a-f]{8}…\): data\.id/, 's3cr3t');
+    const valid = decodeClusterEvent(encode({ ...reconcile, id: 'pullbot:s3cr3t-canary-7Q2v' }));
+    assert.match(valid.eventId, /^sha256:[0-9a-f]{16}$/, 'the id is logged, so it is replaced by a hash');
+    const decoded = decodeClusterEvent(encode({ ...reconcile, data: { id: 'pullbot:s3cr3t-canary-7Q2v' } }));
+    assert.throws(() => assertClusterId(decoded.clusterId), (err: Error) => /invalid cluster id \(character 8 ":", 26 characters, sha256 [0-9a-f]{8}…\)/.test(err.message) && !err.message.includes('s3cr3t'));
+  });
+
+  it('refuses duplicate attributes and deep nesting: readers could disagree, or run out of stack', () => {
+    const body = JSON.stringify(reconcile).replace('"data":{', '"data":{"id":"other-cluster",');
+    assertInvalid(Buffer.from(body), /event body refused: duplicate key in "data"/);
+    assertInvalid(Buffer.from(JSON.stringify(reconcile).replace(/}$/, `,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`)), /nested deeper than 64 levels/);
   });
 
   it('rejects missing or non-object data', () => {

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { CloudEvent, ValidationError } from 'cloudevents';
 import { PullSecretError } from '../errors/index.js';
-import { quoteIdentifier } from '../pullsecret/identifiers.js';
+import { quoteIfSafe } from '../pullsecret/identifiers.js';
+import { describeJsonProblem, parseStrictJson } from '../pullsecret/strict-json.js';
 
 /** The Sentinel's current event type (design §2 "Events"). */
 export const RECONCILE_EVENT_TYPE = 'com.redhat.hyperfleet.cluster.reconcile';
@@ -18,6 +20,11 @@ export const MAX_CLUSTER_ID_LENGTH = 256;
 
 /** A decoded cluster event: a trigger only (the pipeline always GETs the cluster). Frozen. */
 export interface ClusterEvent {
+  /**
+   * The CloudEvent `id` as sent when it is a UUID or a lowercase slug; otherwise `sha256:` and 16 hex
+   * digits of it. It is only logged, and a body is untrusted: a credential sent as the id must not
+   * reach a log line.
+   */
   readonly eventId: string;
   readonly type: ClusterEventType;
   readonly source: string;
@@ -28,6 +35,23 @@ export interface ClusterEvent {
 }
 
 const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
+
+/**
+ * Forms of event ids, types and attribute names shown in messages as they are. Anything else is
+ * described, not quoted: a body is untrusted, and a credential pasted into `id` or `data.id` must
+ * not come back in a log line or a status.
+ */
+const SAFE_EVENT_ID = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z0-9][a-z0-9.-]{0,63})$/;
+const SAFE_TYPE = /^[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,10}$/;
+const SAFE_ATTRIBUTE = /^[a-z0-9]{1,20}$/;
+
+function loggableEventId(eventId: string): string {
+  return SAFE_EVENT_ID.test(eventId) ? eventId : `sha256:${createHash('sha256').update(eventId, 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+function eventRef(eventId: string): string {
+  return `event ${quoteIfSafe(eventId, SAFE_EVENT_ID)}`;
+}
 
 function invalid(message: string): PullSecretError {
   return new PullSecretError('EVENT_INVALID', message);
@@ -59,10 +83,10 @@ function validateWithSdk(event: Record<string, unknown>, eventId: string): void 
     }
     const detail: string =
       fields.size > 0
-        ? `invalid attribute ${[...fields].map(quoteIdentifier).join(', ')}`
+        ? `invalid attribute ${[...fields].map((f) => quoteIfSafe(f, SAFE_ATTRIBUTE)).join(', ')}`
         : 'attribute names must be lowercase letters and digits, and values CloudEvents types';
     // No `cause`: the SDK's error may hold attribute values taken from the body.
-    throw invalid(`event ${quoteIdentifier(eventId)} is not a valid CloudEvent 1.0: ${detail}`);
+    throw invalid(`${eventRef(eventId)} is not a valid CloudEvent 1.0: ${detail}`);
   }
 }
 
@@ -70,13 +94,14 @@ function parseBody(body: Buffer): Record<string, unknown> {
   if (body.length > MAX_EVENT_BYTES) {
     throw invalid(`event body is ${body.length} bytes, over the ${MAX_EVENT_BYTES}-byte limit`);
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    // The parser's message quotes the body, so it is neither repeated nor kept as the cause.
-    throw invalid('event body is not valid JSON (expected a structured-mode CloudEvent)');
+  // The strict parser: a duplicated attribute (say two `data.id`) is refused, since another reader
+  // of the same message could act on the other value; deep nesting is refused before the SDK walks it.
+  const result = parseStrictJson(body.toString('utf8'));
+  if (!result.ok) {
+    if (result.problem.kind === 'syntax') throw invalid('event body is not valid JSON (expected a structured-mode CloudEvent)');
+    throw invalid(`event body refused: ${describeJsonProblem(result.problem)}`);
   }
+  const parsed = result.value;
   if (!isPlainObject(parsed)) throw invalid('event body is not a JSON object (expected a structured-mode CloudEvent)');
   return parsed;
 }
@@ -96,7 +121,7 @@ function readClusterId(data: Record<string, unknown>, type: ClusterEventType, ev
   // Seed 001 events name it `clusterId`; the Sentinel's (and some seed examples) use `id`.
   const field = type !== RECONCILE_EVENT_TYPE && data.clusterId !== undefined ? 'clusterId' : 'id';
   const value = data[field];
-  const where = `event ${quoteIdentifier(eventId)}: data.${field}`;
+  const where = `${eventRef(eventId)}: data.${field}`;
   if (value === undefined) throw invalid(`${where} (the cluster id) is missing`);
   if (typeof value !== 'string' || value.length === 0) throw invalid(`${where} (the cluster id) must be a non-empty string`);
   if (value.length > MAX_CLUSTER_ID_LENGTH) {
@@ -110,10 +135,11 @@ function readClusterId(data: Record<string, unknown>, type: ClusterEventType, ev
  * The envelope is validated with the official CloudEvents SDK; the cluster id's format is not
  * checked here (the pipeline does it, so it can report the cluster).
  *
- * @throws PullSecretError EVENT_INVALID for a body over 256 KiB, not JSON, not an object, a missing or
+ * @throws PullSecretError EVENT_INVALID for a body over 256 KiB, not JSON (or with duplicate keys, or
+ *   nested deeper than 64 levels), not an object, a missing or
  *   invalid `specversion` / `id` / `source` / `type`, an unknown type, missing `data`, a missing or
  *   non-string cluster id, or a `generation` that is not a non-negative integer. Messages name fields
- *   and quote ids, never the body.
+ *   and quote ids only in their expected form (UUID, slug), never the body.
  */
 export function decodeClusterEvent(body: Buffer): ClusterEvent {
   const event = parseBody(body);
@@ -123,22 +149,22 @@ export function decodeClusterEvent(body: Buffer): ClusterEvent {
 
   const type = event.type as string;
   if (!isClusterEventType(type)) {
-    throw invalid(`event ${quoteIdentifier(eventId)} has unknown type ${quoteIdentifier(type)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`);
+    throw invalid(`${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`);
   }
   const data = event.data;
-  if (!isPlainObject(data)) throw invalid(`event ${quoteIdentifier(eventId)}: "data" is missing or not a JSON object`);
+  if (!isPlainObject(data)) throw invalid(`${eventRef(eventId)}: "data" is missing or not a JSON object`);
 
   const clusterId = readClusterId(data, type, eventId);
   const { generation, href } = data;
   if (generation !== undefined && (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)) {
-    throw invalid(`event ${quoteIdentifier(eventId)}: data.generation must be a non-negative integer`);
+    throw invalid(`${eventRef(eventId)}: data.generation must be a non-negative integer`);
   }
   if (href !== undefined && typeof href !== 'string') {
-    throw invalid(`event ${quoteIdentifier(eventId)}: data.href must be a string`);
+    throw invalid(`${eventRef(eventId)}: data.href must be a string`);
   }
 
   const decoded: ClusterEvent = {
-    eventId,
+    eventId: loggableEventId(eventId),
     type,
     source: event.source as string,
     clusterId,

@@ -1,4 +1,4 @@
-import { PullSecretError, type ErrorCode } from '../errors/index.js';
+import { PullSecretError, trimServerText, type ErrorCode } from '../errors/index.js';
 import type { ProblemDetails } from './types.js';
 
 /** The API's code for "no route matched this URL" (its catch-all 404): our base URL is wrong. */
@@ -31,14 +31,7 @@ export class HyperFleetApiError extends PullSecretError {
  * so a hostile or broken server can neither forge log lines nor flood them.
  */
 export function boundText(text: string, max: number): string {
-  const head = text.length > max ? text.slice(0, max) : text;
-  let clean = '';
-  for (const char of head) {
-    const code = char.codePointAt(0) ?? 0;
-    const control = code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
-    clean += control ? ' ' : char;
-  }
-  return text.length > max ? `${clean}…` : clean;
+  return trimServerText(text, max);
 }
 
 /** Reads RFC 9457 fields out of a parsed body; anything that is not problem-shaped gives `undefined`. */

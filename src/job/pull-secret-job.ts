@@ -1,9 +1,13 @@
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describeError, failureReason, PullSecretError, toPullSecretError } from '../errors/index.js';
 import { createKubernetesTarget } from '../kube/target-config.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
-import { defaultSecretId } from '../pullsecret/identifiers.js';
+import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { defaultSecretId, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 import { reconcilePullSecret, type ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
 import { createStore } from '../stores/registry.js';
@@ -37,6 +41,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
   let store = options.store;
   try {
     log.info({ operation: 'start', store: config.storeKind, dry_run: dryRun }, 'Starting pull secret storage operation');
+    await checkBeforeWriting(config);
     store ??= await createStore(config.store.kind, config.store.config);
     const kubernetes = config.kubernetes.target === 'none' || dryRun ? undefined : await createKubernetesTarget(config.kubernetes, log);
     const result = await reconcilePullSecret(
@@ -87,6 +92,25 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
     throw error;
   } finally {
     if (options.store === undefined) await store?.close();
+  }
+}
+
+/**
+ * What can be checked without a store or Kubernetes call, checked before the first one: every name
+ * (the Kubernetes ones too when a Kubernetes target is configured, also in a dry run) and the
+ * directory of RESULTS_PATH, so a run that would fail at its end fails before writing anything.
+ * @throws PullSecretError IDENTIFIER_INVALID or CONFIG_INVALID (exit 2).
+ */
+async function checkBeforeWriting(config: JobConfig): Promise<void> {
+  deriveClusterNames({ clusterId: config.clusterId, secretName: config.secretName, namespace: config.kubernetes.namespace, kubernetes: config.kubernetes.target !== 'none' });
+  if (config.resultsPath === undefined) return;
+  const dir = dirname(config.resultsPath);
+  const problem = await stat(dir).then(
+    (s) => (s.isDirectory() ? access(dir, constants.W_OK).then(() => undefined, () => 'is not writable') : 'is not a directory'),
+    () => 'does not exist',
+  );
+  if (problem !== undefined) {
+    throw new PullSecretError('CONFIG_INVALID', `invalid environment variable RESULTS_PATH: its directory ${quoteIdentifier(dir)} ${problem}; nothing was written`);
   }
 }
 

@@ -62,9 +62,21 @@ describe('loadKubeConfig', () => {
     assert.equal(provider?.config?.tokenFile, join(saDir, 'token'));
   });
 
-  it('falls back to the client default without in-cluster markers', { skip: process.env.KUBECONFIG ? 'KUBECONFIG is set for this process' : false }, () => {
-    const loaded = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' }, serviceAccountDir: saDir });
+  it('falls back to ~/.kube/config without in-cluster markers', async () => {
+    const home = join(dir, 'home');
+    await mkdir(join(home, '.kube'), { recursive: true });
+    await writeFile(join(home, '.kube', 'config'), kubeconfig('https://home.example:6443', 'home'));
+    const loaded = loadKubeConfig({ env: { HOME: home, KUBERNETES_SERVICE_HOST: '10.0.0.1' }, serviceAccountDir: saDir });
     assert.equal(loaded.source, 'default');
+    assert.equal(loaded.server, 'https://home.example:6443');
+  });
+
+  it('refuses at once when nothing is configured, instead of the client\'s http://localhost:8080', () => {
+    assert.throws(
+      () => loadKubeConfig({ env: { HOME: join(dir, 'empty-home') }, serviceAccountDir: join(dir, 'no-sa') }),
+      (err: unknown) =>
+        err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && err.message.includes('KUBECONFIG') && err.message.includes('KUBERNETES_TARGET=manifests'),
+    );
   });
 
   it('reports an unreadable kubeconfig as CONFIG_INVALID', () => {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import {
   BatchV1Api,
@@ -18,13 +19,20 @@ import { KubeConnectionPool } from './connection-pool.js';
 import { PullSecretError } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 
-/** Where the Kubernetes connection settings came from. */
+/** Where the Kubernetes connection settings came from (`default`: `~/.kube/config`). */
 export type KubeConfigSource = 'explicit' | 'KUBECONFIG' | 'in-cluster' | 'default';
+
+/**
+ * Said when no connection is configured: the client library would otherwise talk to
+ * `http://localhost:8080`, and the first call would fail with a message that explains nothing.
+ */
+export const NO_KUBECONFIG_MESSAGE =
+  'no Kubernetes API connection configured: set KUBECONFIG (or kubernetes.kubeconfig in the adapter config), run in a pod with a service account, or write manifest files instead (KUBERNETES_TARGET=manifests, or kubernetes.target: manifests)';
 
 export interface LoadKubeConfigOptions {
   /** An explicit kubeconfig file (CLI flag or config); wins over everything else. */
   kubeconfigPath?: string;
-  /** Environment to read `KUBECONFIG` and `KUBERNETES_SERVICE_HOST/PORT` from; default `process.env`. */
+  /** Environment to read `KUBECONFIG`, `HOME` and `KUBERNETES_SERVICE_HOST/PORT` from; default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** Service account directory; default `/var/run/secrets/kubernetes.io/serviceaccount`. */
   serviceAccountDir?: string;
@@ -68,11 +76,13 @@ function fromServiceAccount(kc: KubeConfig, env: NodeJS.ProcessEnv, dir: string)
  * 1. `kubeconfigPath` (explicit file);
  * 2. `KUBECONFIG` (one or more files separated by the platform delimiter, merged like kubectl);
  * 3. in-cluster service account (`KUBERNETES_SERVICE_HOST`/`_PORT` set and a token file present);
- * 4. the client's `loadFromDefault` (`~/.kube/config`, then its own fallbacks).
+ * 4. `~/.kube/config`.
+ * Without any of them it refuses (the client's own last resort, `http://localhost:8080`, is never
+ * what a deployment means).
  *
  * Makes no network call.
- * @throws PullSecretError CONFIG_INVALID when a kubeconfig cannot be read or parsed, or names no
- *   current cluster.
+ * @throws PullSecretError CONFIG_INVALID when no connection is configured (naming KUBECONFIG and
+ *   the manifests target), or a kubeconfig cannot be read or parsed, or names no current cluster.
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeConfig {
   const env = options.env ?? process.env;
@@ -80,20 +90,25 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeC
   const kc = new KubeConfig();
   let source: KubeConfigSource;
   const kubeconfigEnv = (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
-  const files = options.kubeconfigPath ? [options.kubeconfigPath] : kubeconfigEnv;
+  const homeConfig = join(env.HOME ?? homedir(), '.kube', 'config');
+  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT && existsSync(join(saDir, 'token')));
+  if (!options.kubeconfigPath && kubeconfigEnv.length === 0 && !inCluster && !existsSync(homeConfig)) {
+    throw new PullSecretError('CONFIG_INVALID', NO_KUBECONFIG_MESSAGE);
+  }
+  const files = options.kubeconfigPath ? [options.kubeconfigPath] : kubeconfigEnv.length > 0 ? kubeconfigEnv : inCluster ? [] : [homeConfig];
   try {
     if (options.kubeconfigPath) {
       source = 'explicit';
       fromFiles(kc, files);
-    } else if (files.length > 0) {
+    } else if (kubeconfigEnv.length > 0) {
       source = 'KUBECONFIG';
       fromFiles(kc, files);
-    } else if (env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT && existsSync(join(saDir, 'token'))) {
+    } else if (inCluster) {
       source = 'in-cluster';
       fromServiceAccount(kc, env, saDir);
     } else {
       source = 'default';
-      kc.loadFromDefault();
+      fromFiles(kc, files);
     }
   } catch (err) {
     const where = files.length > 0 ? ` ${files.map((f) => quoteIdentifier(f)).join(', ')}` : '';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
+import { redactor } from '../pullsecret/redact.js';
 import { classifyKubeError } from './errors.js';
 
 const OP = { verb: 'update', kind: 'Secret', namespace: 'clusters-a', name: 'a-pull-secret' };
@@ -12,16 +13,16 @@ function apiError(code: number, reason: string, message = 'server text'): ApiExc
 
 describe('classifyKubeError', () => {
   const table: [number, string, string, boolean][] = [
-    [401, 'Unauthorized', 'STORE_UNAUTHENTICATED', false],
-    [403, 'Forbidden', 'STORE_PERMISSION_DENIED', false],
-    [404, 'NotFound', 'SECRET_NOT_FOUND', false],
-    [409, 'Conflict', 'STORE_CONFLICT', true],
-    [422, 'Invalid', 'STORE_INVALID_REQUEST', false],
-    [400, 'BadRequest', 'STORE_INVALID_REQUEST', false],
-    [429, 'TooManyRequests', 'STORE_QUOTA_EXCEEDED', true],
-    [500, 'InternalError', 'STORE_UNAVAILABLE', true],
-    [503, 'ServiceUnavailable', 'STORE_UNAVAILABLE', true],
-    [504, 'Timeout', 'STORE_TIMEOUT', true],
+    [401, 'Unauthorized', 'KUBE_UNAUTHENTICATED', false],
+    [403, 'Forbidden', 'KUBE_FORBIDDEN', false],
+    [404, 'NotFound', 'KUBE_NOT_FOUND', false],
+    [409, 'Conflict', 'KUBE_CONFLICT', true],
+    [422, 'Invalid', 'KUBE_INVALID_REQUEST', false],
+    [400, 'BadRequest', 'KUBE_INVALID_REQUEST', false],
+    [429, 'TooManyRequests', 'KUBE_THROTTLED', true],
+    [500, 'InternalError', 'KUBE_UNAVAILABLE', true],
+    [503, 'ServiceUnavailable', 'KUBE_UNAVAILABLE', true],
+    [504, 'Timeout', 'KUBE_TIMEOUT', true],
   ];
   for (const [status, reason, code, retryable] of table) {
     it(`maps HTTP ${status} to ${code}`, () => {
@@ -39,23 +40,29 @@ describe('classifyKubeError', () => {
     assert.match(err.message, /clusters-a\/a-pull-secret/);
   });
 
-  it('maps socket errors to retryable STORE_UNAVAILABLE', () => {
+  it('maps socket errors to retryable KUBE_UNAVAILABLE', () => {
     const err = classifyKubeError(Object.assign(new Error('request to https://x failed, reason: connect ECONNREFUSED'), { name: 'FetchError', code: 'ECONNREFUSED' }), OP);
-    assert.equal(err.code, 'STORE_UNAVAILABLE');
+    assert.equal(err.code, 'KUBE_UNAVAILABLE');
     assert.equal(err.retryable, true);
     assert.match(err.message, /ECONNREFUSED/);
   });
 
   it('maps TLS verification failures to a permanent error', () => {
     const err = classifyKubeError(Object.assign(new Error('self-signed'), { name: 'FetchError', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), OP);
-    assert.equal(err.code, 'STORE_FAILED');
+    assert.equal(err.code, 'KUBE_TLS_FAILED');
     assert.equal(err.retryable, false);
   });
 
-  it('maps aborts and unknown errors', () => {
+  it('maps aborts, and keeps an unknown error\'s own message, redacted and trimmed', () => {
     assert.equal(classifyKubeError(Object.assign(new Error('aborted'), { name: 'AbortError' }), OP).code, 'ABORTED');
-    const unknown = classifyKubeError(new TypeError('secret-bearing parser text'), OP);
-    assert.equal(unknown.code, 'INTERNAL');
-    assert.doesNotMatch(unknown.message, /secret-bearing/);
+    const release = redactor.register(['hunter2-secret']);
+    try {
+      const unknown = classifyKubeError(new TypeError(`Invalid URL: token hunter2-secret\nforged line ${'x'.repeat(500)}`), OP);
+      assert.equal(unknown.code, 'KUBE_FAILED');
+      assert.match(unknown.message, /^Kubernetes client failed during update of Secret "clusters-a\/a-pull-secret": Invalid URL: token \[REDACTED\] forged line x+…$/);
+      assert.ok(unknown.message.length < 320, unknown.message);
+    } finally {
+      release();
+    }
   });
 });

@@ -1,10 +1,13 @@
-import { PullSecretError } from '../errors/index.js';
+import { PullSecretError, trimServerText, type ErrorCode } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
+import { redactor } from '../pullsecret/redact.js';
 
 /**
- * Classification of Kubernetes client errors at the edge (design §3). Messages name the operation,
+ * Classification of Kubernetes client errors at the edge (design §3), into the `KUBE_*` family, so
+ * an operator can tell Kubernetes RBAC from cloud IAM. Messages for API answers name the operation,
  * the object and the HTTP status / reason word; they never repeat the API server's message or the
- * request, which could quote Secret data.
+ * request, which could quote Secret data. An error that never reached the server and that nothing
+ * here recognises keeps its own message, redacted and trimmed.
  */
 
 /** The parts of an API `Status` body worth acting on. */
@@ -59,41 +62,53 @@ function describeTarget(op: KubeOperation): string {
   return `${op.kind} ${quoteIdentifier(`${op.namespace}/${op.name}`)}`;
 }
 
+const BY_STATUS: Readonly<Record<number, ErrorCode>> = {
+  401: 'KUBE_UNAUTHENTICATED',
+  403: 'KUBE_FORBIDDEN',
+  404: 'KUBE_NOT_FOUND',
+  409: 'KUBE_CONFLICT',
+  429: 'KUBE_THROTTLED',
+  504: 'KUBE_TIMEOUT',
+};
+
+function codeForStatus(status: number): ErrorCode {
+  return BY_STATUS[status] ?? (status >= 500 ? 'KUBE_UNAVAILABLE' : 'KUBE_INVALID_REQUEST');
+}
+
+/** The cause's own message, redacted and trimmed, or its type when it has none. */
+function causeText(err: unknown, name: string): string {
+  const message = err instanceof Error ? err.message : typeof err === 'string' ? err : '';
+  const text = trimServerText(redactor.redact(message));
+  return text !== '' ? text : name !== '' ? name : typeof err;
+}
+
 /**
- * Turns anything the client throws into a PullSecretError: 401 → STORE_UNAUTHENTICATED,
- * 403 → STORE_PERMISSION_DENIED, 400/422 → STORE_INVALID_REQUEST, 404 → SECRET_NOT_FOUND,
- * 409 → STORE_CONFLICT, 429 → STORE_QUOTA_EXCEEDED, 5xx and socket errors → STORE_UNAVAILABLE
- * (retryable), timeouts → STORE_TIMEOUT, TLS verification failures → STORE_FAILED (permanent),
- * aborts → ABORTED.
+ * Turns anything the client throws into a PullSecretError: 401 → KUBE_UNAUTHENTICATED,
+ * 403 → KUBE_FORBIDDEN (RBAC), 404 → KUBE_NOT_FOUND, 409 → KUBE_CONFLICT (retryable),
+ * 429 → KUBE_THROTTLED (retryable), 504 and timeouts → KUBE_TIMEOUT (retryable), other 5xx and
+ * socket errors → KUBE_UNAVAILABLE (retryable), other 4xx → KUBE_INVALID_REQUEST, TLS verification
+ * failures → KUBE_TLS_FAILED, aborts → ABORTED, anything else → KUBE_FAILED with the cause's
+ * message (redacted, trimmed).
  */
 export function classifyKubeError(err: unknown, op: KubeOperation): PullSecretError {
   if (err instanceof PullSecretError) return err;
   const what = `${op.verb} of ${describeTarget(op)}`;
   const failure = apiFailure(err);
   if (failure !== undefined) {
-    const status = `HTTP ${failure.code}${failure.reason ? ` ${failure.reason}` : ''}`;
+    const status = `HTTP ${failure.code}${failure.reason ? ` ${trimServerText(failure.reason, 40)}` : ''}`;
     const fields = failure.fields.length > 0 ? ` (fields: ${failure.fields.map((f) => quoteIdentifier(f)).join(', ')})` : '';
-    const message = `Kubernetes API refused ${what}: ${status}${fields}`;
-    const c = failure.code;
-    if (c === 401) return new PullSecretError('STORE_UNAUTHENTICATED', message, { cause: err });
-    if (c === 403) return new PullSecretError('STORE_PERMISSION_DENIED', message, { cause: err });
-    if (c === 404) return new PullSecretError('SECRET_NOT_FOUND', message, { cause: err });
-    if (c === 409) return new PullSecretError('STORE_CONFLICT', message, { cause: err });
-    if (c === 429) return new PullSecretError('STORE_QUOTA_EXCEEDED', message, { cause: err });
-    if (c === 504) return new PullSecretError('STORE_TIMEOUT', message, { cause: err });
-    if (c >= 500) return new PullSecretError('STORE_UNAVAILABLE', message, { cause: err });
-    return new PullSecretError('STORE_INVALID_REQUEST', message, { cause: err });
+    return new PullSecretError(codeForStatus(failure.code), `Kubernetes API refused ${what}: ${status}${fields}`, { cause: err });
   }
   const e = record(err);
   const name = typeof e?.name === 'string' ? e.name : '';
   if (name === 'AbortError') return new PullSecretError('ABORTED', `${what} aborted`, { cause: err });
   const code = typeof e?.code === 'string' ? e.code : undefined;
   if (code !== undefined && TLS_CODES.test(code)) {
-    return new PullSecretError('STORE_FAILED', `TLS verification of the Kubernetes API failed during ${what}: ${code}; check the cluster CA in the kubeconfig`, { cause: err });
+    return new PullSecretError('KUBE_TLS_FAILED', `TLS verification of the Kubernetes API failed during ${what}: ${code}; check the cluster CA in the kubeconfig`, { cause: err });
   }
-  if (code !== undefined && TIMEOUT_CODES.has(code)) return new PullSecretError('STORE_TIMEOUT', `Kubernetes API timed out during ${what}: ${code}`, { cause: err });
+  if (code !== undefined && TIMEOUT_CODES.has(code)) return new PullSecretError('KUBE_TIMEOUT', `Kubernetes API timed out during ${what}: ${code}`, { cause: err });
   if (name === 'FetchError' || code !== undefined) {
-    return new PullSecretError('STORE_UNAVAILABLE', `Kubernetes API unreachable during ${what}: ${code ?? 'connection failed'}`, { cause: err });
+    return new PullSecretError('KUBE_UNAVAILABLE', `Kubernetes API unreachable during ${what}: ${code ?? 'connection failed'}`, { cause: err });
   }
-  return new PullSecretError('INTERNAL', `unexpected error during ${what}`, { cause: err });
+  return new PullSecretError('KUBE_FAILED', `Kubernetes client failed during ${what}: ${causeText(err, name)}`, { cause: err });
 }

@@ -106,7 +106,7 @@ describe('ManifestDirectoryTarget', () => {
     await writeFile(join(dir, 'clusters-y', 'y-pull-secret.yaml'), 'auths: [unbalanced\n');
     await assert.rejects(
       target.apply(buildPullSecretManifest({ clusterId: 'y', pullSecret: V1, secretPath: 'p', secretVersion: '1' })),
-      (err: unknown) => err instanceof PullSecretError && err.code === 'STORE_CORRUPT',
+      (err: unknown) => err instanceof PullSecretError && err.code === 'KUBE_FAILED',
     );
   });
 

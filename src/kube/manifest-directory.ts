@@ -23,8 +23,7 @@ type ManifestFile = ExistingSecret & Record<string, unknown>;
 function fsError(err: unknown, verb: string, path: string): PullSecretError {
   const code = (err as { code?: unknown }).code;
   const detail = typeof code === 'string' ? code : 'unknown error';
-  const errorCode = code === 'EACCES' || code === 'EPERM' ? 'STORE_PERMISSION_DENIED' : 'STORE_FAILED';
-  return new PullSecretError(errorCode, `cannot ${verb} manifest ${quoteIdentifier(path)}: ${detail}`, { cause: err });
+  return new PullSecretError('KUBE_FAILED', `cannot ${verb} manifest ${quoteIdentifier(path)}: ${detail}`, { cause: err });
 }
 
 function aborted(signal: AbortSignal | undefined): void {
@@ -136,7 +135,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
 
   /**
    * The manifest at `path`, or undefined when there is none.
-   * @throws STORE_CORRUPT when the file is not a single YAML Secret (it is then left alone).
+   * @throws KUBE_FAILED when the file is not a single YAML Secret (it is then left alone).
    */
   private async read(path: string): Promise<ManifestFile | undefined> {
     try {
@@ -147,7 +146,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
   }
 }
 
-/** @throws STORE_CORRUPT when `raw` is not a single YAML v1 Secret. */
+/** @throws KUBE_FAILED when `raw` is not a single YAML v1 Secret. */
 function parseManifest(raw: Buffer, path: string): ManifestFile {
   let parsed: unknown;
   try {
@@ -158,7 +157,7 @@ function parseManifest(raw: Buffer, path: string): ManifestFile {
   }
   const obj = parsed as ManifestFile | undefined;
   if (typeof obj !== 'object' || obj === null || obj.kind !== 'Secret' || obj.apiVersion !== 'v1') {
-    throw new PullSecretError('STORE_CORRUPT', `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`);
+    throw new PullSecretError('KUBE_FAILED', `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`);
   }
   return obj;
 }

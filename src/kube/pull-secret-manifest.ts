@@ -1,6 +1,8 @@
 import { PullSecretError } from '../errors/index.js';
-import { canonicalizeBytes, fingerprint } from '../pullsecret/canonical.js';
-import { assertClusterId, assertKubernetesName, MANAGED_BY } from '../pullsecret/identifiers.js';
+import { fingerprint } from '../pullsecret/canonical.js';
+import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { MANAGED_BY } from '../pullsecret/identifiers.js';
+import { parsePullSecretJson } from '../pullsecret/validate.js';
 
 /** The Secret type HyperShift reads pull secrets from. */
 export const PULL_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
@@ -45,15 +47,8 @@ export interface PullSecretManifestInput {
   now?: Date;
 }
 
-/** `{cluster-id}-pull-secret` (design §2). */
-export function pullSecretName(clusterId: string): string {
-  return `${clusterId}-pull-secret`;
-}
-
-/** `clusters-{cluster-id}`: the namespace HyperShift creates for a hosted cluster. */
-export function defaultManagementNamespace(clusterId: string): string {
-  return `clusters-${clusterId}`;
-}
+// Where the names are derived and checked; re-exported for the callers that build manifests.
+export { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluster-names.js';
 
 /**
  * Builds the desired Secret for a cluster: name `{cluster-id}-pull-secret`, type
@@ -63,20 +58,15 @@ export function defaultManagementNamespace(clusterId: string): string {
  * whether the content changed. Pure: no I/O.
  *
  * @throws PullSecretError IDENTIFIER_INVALID (cluster id, name or namespace unusable as is),
- *   PULL_SECRET_INVALID (not JSON), PAYLOAD_TOO_LARGE (over 1 MiB). Messages never hold the bytes.
+ *   PULL_SECRET_INVALID (refused by the strict parser validation uses), PAYLOAD_TOO_LARGE (over 1 MiB). Messages never hold the bytes.
  */
 export function buildPullSecretManifest(input: PullSecretManifestInput): PullSecretManifest {
-  assertClusterId(input.clusterId);
-  const name = pullSecretName(input.clusterId);
-  const namespace = input.namespace ?? defaultManagementNamespace(input.clusterId);
-  assertKubernetesName(name, 'Kubernetes Secret name', 253);
-  assertKubernetesName(namespace, 'Kubernetes namespace', 63);
+  const { kubernetesSecretName: name, namespace } = deriveClusterNames({ clusterId: input.clusterId, namespace: input.namespace });
   if (input.pullSecret.length > MAX_SECRET_BYTES) {
     throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`);
   }
-  if (canonicalizeBytes(input.pullSecret) === undefined) {
-    throw new PullSecretError('PULL_SECRET_INVALID', 'pull secret is not valid JSON; refusing to build a kubernetes.io/dockerconfigjson Secret');
-  }
+  // The parser validation uses, so this step cannot reach another verdict than the store step did.
+  parsePullSecretJson(Buffer.from(input.pullSecret).toString('utf8'));
   return {
     apiVersion: 'v1',
     kind: 'Secret',

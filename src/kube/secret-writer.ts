@@ -45,10 +45,10 @@ function unmanaged(namespace: string, name: string): PullSecretError {
  * - Present and up to date (fingerprint annotation, bytes, our labels/annotations) → `unchanged`,
  *   zero writes.
  * - Otherwise → PUT with the read resourceVersion, keeping others' labels, annotations and data
- *   keys; a 409 re-reads and retries with jittered backoff (bounded), then STORE_CONFLICT.
+ *   keys; a 409 re-reads and retries with jittered backoff (bounded), then KUBE_CONFLICT.
  *
  * A deleted Secret is simply recreated by the next apply. 5xx and socket errors surface as
- * retryable STORE_UNAVAILABLE; the caller decides when to retry.
+ * retryable KUBE_UNAVAILABLE; the caller decides when to retry.
  */
 export class KubernetesSecretWriter implements KubernetesSecretTarget {
   readonly kind = 'kubernetes';
@@ -85,7 +85,7 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     if (!isManagedSecret(existing)) throw unmanaged(namespace, name);
     if (existing.type !== desired.type) {
       throw new PullSecretError(
-        'STORE_INVALID_REQUEST',
+        'KUBE_INVALID_REQUEST',
         `${secretRef(namespace, name)} has type ${quoteIdentifier(existing.type ?? 'Opaque')}, not ${desired.type}; a Secret's type cannot change in place, delete it to have it recreated`,
       );
     }
@@ -160,7 +160,7 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
       const result = await attempt();
       if (result !== CONFLICT) return result;
       if (n >= this.policy.maxAttempts) {
-        throw new PullSecretError('STORE_CONFLICT', `${secretRef(namespace, name)} kept changing during ${what}; gave up after ${n} attempts`);
+        throw new PullSecretError('KUBE_CONFLICT', `${secretRef(namespace, name)} kept changing during ${what}; gave up after ${n} attempts`);
       }
       const delayMs = backoffDelay(this.policy, n);
       this.logger?.warn({ namespace, name, operation: what, attempt: n, delay_ms: delayMs }, 'kubernetes secret changed concurrently, retrying');

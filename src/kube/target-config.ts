@@ -21,7 +21,12 @@ export interface KubernetesTargetConfig {
 export const kubernetesTargetSchema = z
   .object({
     target: z.enum(KUBERNETES_TARGET_KINDS, { message: `must be one of ${KUBERNETES_TARGET_KINDS.join(', ')}` }).optional(),
-    namespace: z.string().optional(),
+    // Checked here, at start, not when the first Secret is written (after a store write).
+    namespace: z
+      .string()
+      .max(63, 'must be a DNS-1123 label of at most 63 characters')
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label: lowercase letters, digits or "-", starting and ending with a letter or digit')
+      .optional(),
     manifestDir: z.string().min(1).default(DEFAULT_MANIFEST_DIR),
   })
   // Upstream behaviour: a management namespace alone means "write the Secret through the API".

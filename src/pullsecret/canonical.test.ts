@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalize, fingerprint, sameContent } from './canonical.js';
+import { canonicalize, canonicalizeBytes, fingerprint, sameContent } from './canonical.js';
 
 test('canonical form ignores key order and whitespace, not values', () => {
   const a = Buffer.from('{"auths":{"b":{"auth":"x"},"a":{"auth":"y"}}}');
@@ -17,4 +17,11 @@ test('non-JSON payloads compare by bytes', () => {
   assert.ok(sameContent(Buffer.from('not json'), Buffer.from('not json')));
   assert.ok(!sameContent(Buffer.from('not json'), Buffer.from('not json ')));
   assert.match(fingerprint(Buffer.from('not json')), /^[0-9a-f]{64}$/);
+});
+
+test('a "__proto__" key is part of the canonical form, not dropped', () => {
+  const a = Buffer.from('{"auths":{},"__proto__":{"x":1}}');
+  const b = Buffer.from('{"auths":{},"__proto__":{"x":2}}');
+  assert.equal(sameContent(a, b), false);
+  assert.equal(canonicalizeBytes(a), '{"__proto__":{"x":1},"auths":{}}');
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseStrictJson } from './strict-json.js';
 
 /**
  * Canonical form of a JSON document: object keys sorted recursively, no insignificant whitespace.
@@ -13,22 +14,23 @@ function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    for (const key of Object.keys(value).sort()) {
+      // defineProperty: assigning "__proto__" would set the prototype and drop the key from the form.
+      Object.defineProperty(out, key, { value: sortKeys((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
   return value;
 }
 
 /**
- * Canonical form of raw pull secret bytes, or `undefined` when they are not JSON (then only a
- * byte-for-byte comparison can say they are equal).
+ * Canonical form of raw pull secret bytes, or `undefined` when the strict parser validation uses
+ * refuses them (not JSON, duplicate keys, too deep): then only a byte-for-byte comparison can say
+ * they are equal.
  */
 export function canonicalizeBytes(data: Uint8Array): string | undefined {
-  try {
-    return canonicalize(JSON.parse(Buffer.from(data).toString('utf8')));
-  } catch {
-    return undefined;
-  }
+  const parsed = parseStrictJson(Buffer.from(data).toString('utf8'));
+  return parsed.ok ? canonicalize(parsed.value) : undefined;
 }
 
 /** SHA-256 hex of the canonical form (or of the raw bytes when they are not JSON). Safe to log. */

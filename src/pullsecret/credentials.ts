@@ -1,4 +1,5 @@
-import { decodeStrictBase64, isObject } from './validate.js';
+import { parseStrictJson } from './strict-json.js';
+import { decodeStrictBase64 } from './validate.js';
 
 const CREDENTIAL_FIELDS = ['auth', 'identitytoken', 'registrytoken', 'password'];
 
@@ -9,27 +10,31 @@ const CREDENTIAL_FIELDS = ['auth', 'identitytoken', 'registrytoken', 'password']
  */
 export function credentialStrings(text: string): string[] {
   const found = [text, text.trim()];
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    return found;
-  }
-  const auths = isObject(doc) ? doc.auths : undefined;
-  if (!isObject(auths)) return found;
-  for (const entry of Object.values(auths)) {
-    if (!isObject(entry)) continue;
-    for (const field of CREDENTIAL_FIELDS) {
-      const value = entry[field];
-      if (typeof value !== 'string') continue;
-      found.push(value);
-      const decoded = field === 'auth' ? decodeStrictBase64(value) : undefined;
-      if (decoded !== undefined) {
-        found.push(decoded);
-        const colon = decoded.indexOf(':');
-        if (colon >= 0) found.push(decoded.slice(colon + 1));
-      }
-    }
-  }
+  // Every member, overwritten duplicates included: validation refuses duplicates, but their values
+  // must be masked in whatever is written before it does.
+  parseStrictJson(text, {
+    allowDuplicates: true,
+    onMember: (path, value) => {
+      if (path[0] !== 'auths') return;
+      const [, key = '', field = ''] = path;
+      // A registry key with userinfo (`user:pass@host`) carries a credential too.
+      if (path.length === 2 && key.includes('@')) found.push(key, ...userinfoOf(key));
+      if (path.length === 3 && typeof value === 'string' && CREDENTIAL_FIELDS.includes(field)) found.push(value, ...decodedForms(field, value));
+    },
+  });
   return found;
+}
+
+function decodedForms(field: string, value: string): string[] {
+  const decoded = field === 'auth' ? decodeStrictBase64(value) : undefined;
+  if (decoded === undefined) return [];
+  const colon = decoded.indexOf(':');
+  return colon >= 0 ? [decoded, decoded.slice(colon + 1)] : [decoded];
+}
+
+/** `user:pass` and `pass` of `[scheme://]user:pass@host...`. */
+function userinfoOf(key: string): string[] {
+  const userinfo = key.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split('@')[0] ?? '';
+  const colon = userinfo.indexOf(':');
+  return colon >= 0 ? [userinfo, userinfo.slice(colon + 1)] : [userinfo];
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PullSecretError } from '../errors/index.js';
 
 /**
@@ -19,8 +20,40 @@ export function quoteIdentifier(value: string): string {
   return JSON.stringify(printable.length > 80 ? `${printable.slice(0, 80)}…` : printable);
 }
 
-function fail(what: string, value: string, rule: string): never {
-  throw new PullSecretError('IDENTIFIER_INVALID', `invalid ${what} ${quoteIdentifier(value)}: ${rule}`);
+/**
+ * Describes an untrusted value without quoting it: its length and a short SHA-256 prefix, enough to
+ * tell two values apart or match one the operator holds (`printf %s VALUE | sha256sum`). For input
+ * that failed its check: it may be a credential (`user:pass@quay.io`, a token sent as an id).
+ */
+export function describeHidden(value: string): string {
+  const hash = createHash('sha256').update(value, 'utf8').digest('hex').slice(0, 8);
+  return `${value.length} characters, sha256 ${hash}…`;
+}
+
+/**
+ * Quotes an untrusted value when it has the expected, credential-free form `safe`, and describes
+ * it (`describeHidden`) otherwise: e.g. an event id is shown when it is a UUID.
+ */
+export function quoteIfSafe(value: string, safe: RegExp): string {
+  return safe.test(value) ? quoteIdentifier(value) : `(${describeHidden(value)})`;
+}
+
+/** Position (1-based) and class of the first character `allowed` refuses, or undefined when all pass. */
+function firstRefused(value: string, allowed: RegExp): string | undefined {
+  const chars = [...value];
+  const at = chars.findIndex((c) => !allowed.test(c));
+  if (at < 0) return undefined;
+  const c = chars[at] ?? '';
+  // Punctuation is named (it is what people get wrong, e.g. "/" or "@"); letters and digits are not.
+  const shown = /^[\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]$/.test(c) ? ` ${JSON.stringify(c)}` : /^[A-Z]$/.test(c) ? ' (uppercase)' : c.trim() === '' ? ' (whitespace or control)' : '';
+  return `character ${at + 1}${shown}`;
+}
+
+const ID_CHAR = /^[a-z0-9-]$/;
+
+function fail(what: string, value: string, rule: string, allowed = ID_CHAR): never {
+  const refused = value.length === 0 ? 'empty' : [firstRefused(value, allowed), describeHidden(value)].filter(Boolean).join(', ');
+  throw new PullSecretError('IDENTIFIER_INVALID', `invalid ${what} (${refused}): ${rule}`);
 }
 
 /**
@@ -35,14 +68,14 @@ export function assertClusterId(id: string): void {
 
 /** Validates a cloud secret id: `[A-Za-z0-9_-]{1,255}` (GCP Secret Manager's rule). */
 export function assertSecretId(id: string): void {
-  if (!SECRET_ID.test(id)) fail('secret name', id, 'must be 1-255 characters of letters, digits, "_" or "-"');
+  if (!SECRET_ID.test(id)) fail('secret name', id, 'must be 1-255 characters of letters, digits, "_" or "-"', /^[A-Za-z0-9_-]$/);
 }
 
 /** Validates cloud labels: keys start with a lowercase letter; values are lowercase, digits, `_`, `-`, ≤ 63. */
 export function assertLabels(labels: Readonly<Record<string, string>>): void {
   for (const [key, value] of Object.entries(labels)) {
-    if (!LABEL_KEY.test(key)) fail('label key', key, 'must start with a lowercase letter and hold at most 63 lowercase letters, digits, "_" or "-"');
-    if (!LABEL_VALUE.test(value)) fail(`label value for ${key}`, value, 'must hold at most 63 lowercase letters, digits, "_" or "-"');
+    if (!LABEL_KEY.test(key)) fail('label key', key, 'must start with a lowercase letter and hold at most 63 lowercase letters, digits, "_" or "-"', /^[a-z0-9_-]$/);
+    if (!LABEL_VALUE.test(value)) fail(`label value for ${key}`, value, 'must hold at most 63 lowercase letters, digits, "_" or "-"', /^[a-z0-9_-]$/);
   }
 }
 
@@ -50,7 +83,7 @@ export function assertLabels(labels: Readonly<Record<string, string>>): void {
 export function assertKubernetesName(name: string, what: string, maxLength = 253): void {
   const pattern = maxLength <= 63 ? DNS1123_LABEL : DNS1123_SUBDOMAIN;
   if (name.length > maxLength || !pattern.test(name)) {
-    fail(what, name, `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, "-"${maxLength > 63 ? ' or "."' : ''}`);
+    fail(what, name, `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, "-"${maxLength > 63 ? ' or "."' : ''}`, maxLength > 63 ? /^[a-z0-9.-]$/ : ID_CHAR);
   }
 }
 

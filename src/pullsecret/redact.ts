@@ -60,5 +60,16 @@ export class Redactor {
   }
 }
 
+/** `user:password@` (optionally after `scheme://`) as found in registry keys and URLs. */
+const USERINFO = /([A-Za-z][A-Za-z0-9+.-]*:\/\/)?[^\s"'`@/:]+:[^\s"'`@/]+@/g;
+
+/**
+ * Masks `user:password@` in text this process did not write and so could not register with a
+ * redactor, such as a status message stored by an older adapter that quoted a registry key.
+ */
+export function maskUserinfo(text: string): string {
+  return text.replace(USERINFO, (_match, scheme: string | undefined) => `${scheme ?? ''}${MASK}@`);
+}
+
 /** The process-wide redactor used by the logger and every CLI output path. */
 export const redactor = new Redactor();

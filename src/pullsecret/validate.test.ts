@@ -41,7 +41,44 @@ test('rejects each malformed document with a message naming the problem', () => 
   rejects(doc({ 'quay.io': { auth: b64('user:') } }), /user:password/);
   rejects(doc({ 'quay.io': { identitytoken: 7 } }), /identitytoken must be a non-empty string/);
   rejects(doc({ 'quay.io': { auth: b64('u:p'), email: 3 } }), /email must be a string/);
-  rejects(doc({ 'not a host': { auth: b64('u:p') } }), /registry key "not a host"/);
+  rejects(doc({ 'not a host': { auth: b64('u:p') } }), /registry key #1 \(10 characters, sha256 [0-9a-f]{8}…\) is not a registry host/);
+});
+
+test('registry keys with userinfo are described, never quoted', () => {
+  for (const key of ['user:hunter2pass@quay.io', 'https://user:hunter2pass@quay.io', 'quay.io', 'x@y']) {
+    const input = doc({ 'registry.redhat.io': { auth: b64('u:p') }, [key]: { auth: b64('u:p') } });
+    if (key === 'quay.io') continue;
+    try {
+      validatePullSecret(input, LIMIT);
+      assert.fail('expected a validation error');
+    } catch (err) {
+      assert.ok(err instanceof PullSecretError);
+      assert.match(err.message, /registry key #2 \(\d+ characters, sha256 [0-9a-f]{8}…\).*a key must not hold credentials \(userinfo before "@"\): put them in "auth"/);
+      assert.ok(!err.message.includes('hunter2') && !err.message.includes(key), err.message);
+    }
+  }
+});
+
+test('duplicate keys are refused wherever parsers could disagree', () => {
+  const entry = `{"auth":"${b64('u:p')}"}`;
+  rejects(`{"auths":{"quay.io":${entry},"quay.io":${entry}}}`, /duplicate key in "auths" \(at offset \d+\)/);
+  rejects(`{"auths":{"quay.io":{"auth":"${b64('a:b')}","auth":"${b64('c:d')}"}}}`, /duplicate key in an object/);
+  rejects(`{"auths":{"quay.io":${entry}},"auths":{"quay.io":${entry}}}`, /duplicate key in the top-level object/);
+});
+
+test('deep nesting in an unknown field gets one clear verdict, here and in the Kubernetes step', () => {
+  const deep = `{"auths":{"quay.io":{"auth":"${b64('u:p')}"}},"x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+  rejects(deep, /nested deeper than 64 levels/);
+  // 64 levels are still fine.
+  validatePullSecret(`{"auths":{"quay.io":{"auth":"${b64('u:p')}"}},"x":${'['.repeat(63)}${']'.repeat(63)}}`, LIMIT);
+});
+
+test('auth must decode to UTF-8 text without control characters; email holds no control characters', () => {
+  rejects(doc({ 'quay.io': { auth: Buffer.from([0x75, 0x3a, 0xff, 0xfe]).toString('base64') } }), /auth does not decode to UTF-8 text/);
+  rejects(doc({ 'quay.io': { auth: b64('u:p\nforged') } }), /auth decodes to text with control characters/);
+  rejects(doc({ 'quay.io': { auth: b64('u\u0000:p') } }), /control characters/);
+  rejects(doc({ 'quay.io': { auth: b64('u:p'), email: 'a@b.c\r\nX-Forged: 1' } }), /email must not hold control characters/);
+  validatePullSecret(doc({ 'quay.io': { auth: b64('ü:pässwörd:x'), email: 'ü@b.c' } }), LIMIT);
 });
 
 test('size is checked against the target before parsing', () => {

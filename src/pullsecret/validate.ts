@@ -1,6 +1,7 @@
 import { PullSecretError } from '../errors/index.js';
-import { quoteIdentifier } from './identifiers.js';
+import { describeHidden, quoteIdentifier } from './identifiers.js';
 import { isValidRegistryKey } from './registry-key.js';
+import { describeJsonProblem, parseStrictJson } from './strict-json.js';
 
 /** A pull secret that passed validation. `raw` holds the bytes exactly as given. */
 export interface ValidPullSecret {
@@ -33,13 +34,39 @@ export function decodeStrictBase64(value: string): string | undefined {
   return Buffer.from(value, 'base64').toString('utf8');
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/** C0 and C1 control characters and DEL: they forge log lines and no registry accepts them. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The decoded `user:password` of a base64 `auth`, or a reason it is unusable. */
+function decodeAuth(auth: string): { ok: true; text: string } | { ok: false; reason: string } {
+  if (auth.length % 4 !== 0 || !BASE64.test(auth)) return { ok: false, reason: 'auth is not valid base64' };
+  let text: string;
+  try {
+    text = UTF8.decode(Buffer.from(auth, 'base64'));
+  } catch {
+    return { ok: false, reason: 'auth does not decode to UTF-8 text' };
+  }
+  if (CONTROL.test(text)) return { ok: false, reason: 'auth decodes to text with control characters' };
+  return { ok: true, text };
+}
+
 /**
- * The position JSON.parse reports, without its message: on Node 20 that message quotes the input,
- * which here is a credential.
+ * Parses a pull secret with the one strict parser (duplicate keys and deep nesting refused), so
+ * every step that reads the document reaches the same verdict.
+ * @throws PullSecretError PULL_SECRET_INVALID (`invalid pull secret format: ...`), never quoting input.
  */
-function parseErrorPosition(err: unknown): string {
-  const match = err instanceof Error ? /position (\d+)/.exec(err.message) : null;
-  return match ? ` (at byte ${match[1]})` : '';
+export function parsePullSecretJson(text: string): unknown {
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) invalid(describeJsonProblem(parsed.problem));
+  return parsed.value;
+}
+
+/** Why a registry key is refused, without quoting it: it may hold `user:password@`. */
+function describeBadKey(key: string, index: number): string {
+  const hint = key.includes('@') ? '; a key must not hold credentials (userinfo before "@"): put them in "auth"' : '';
+  return `registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or host/namespace${hint}`;
 }
 
 function checkEntry(registry: string, entry: unknown): void {
@@ -55,20 +82,23 @@ function checkEntry(registry: string, entry: unknown): void {
     if (!hasToken) invalid(`${where}: needs an "auth" (base64 of user:password) or an "identitytoken"`);
   } else {
     if (typeof auth !== 'string' || auth.length === 0) invalid(`${where}: auth must be a non-empty base64 string`);
-    const decoded = decodeStrictBase64(auth);
-    if (decoded === undefined) invalid(`${where}: auth is not valid base64`);
-    const colon = decoded.indexOf(':');
-    if (colon <= 0 || colon === decoded.length - 1) invalid(`${where}: auth must decode to user:password`);
+    const decoded = decodeAuth(auth);
+    if (!decoded.ok) invalid(`${where}: ${decoded.reason}`);
+    const colon = decoded.text.indexOf(':');
+    if (colon <= 0 || colon === decoded.text.length - 1) invalid(`${where}: auth must decode to user:password`);
   }
   if (email !== undefined && typeof email !== 'string') invalid(`${where}: email must be a string`);
+  if (typeof email === 'string' && CONTROL.test(email)) invalid(`${where}: email must not hold control characters`);
 }
 
 /**
  * Validates a dockerconfigjson / auth.json document (design §2) against the target's limits.
- * Checks size first, so an oversized payload is never parsed.
+ * Checks size first, so an oversized payload is never parsed. Duplicate keys anywhere, nesting
+ * deeper than 64 levels, an `auth` that is not base64 of UTF-8 `user:password` without control
+ * characters, and control characters in `email` are refused.
  *
  * @throws PullSecretError PULL_SECRET_INVALID or PAYLOAD_TOO_LARGE; the message starts with
- *   `invalid pull secret format:` and never contains credential bytes.
+ *   `invalid pull secret format:` and never contains credential bytes nor an invalid registry key.
  */
 export function validatePullSecret(input: string | Uint8Array, options: ValidateOptions): ValidPullSecret {
   const raw = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input);
@@ -77,22 +107,15 @@ export function validatePullSecret(input: string | Uint8Array, options: Validate
   }
   const text = raw.toString('utf8');
   if (text.trim().length === 0) invalid('empty');
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (err) {
-    invalid(`not valid JSON${parseErrorPosition(err)}`);
-  }
+  const doc = parsePullSecretJson(text);
   if (!isObject(doc)) invalid('must be a JSON object');
   const { auths } = doc;
   if (!isObject(auths)) invalid('"auths" must be an object');
   const registries = Object.keys(auths);
   if (registries.length === 0) invalid('"auths" is empty');
-  for (const registry of registries) {
-    if (!isValidRegistryKey(registry)) {
-      invalid(`registry key ${quoteIdentifier(registry)} is not a registry host, host:port or host/namespace`);
-    }
+  registries.forEach((registry, index) => {
+    if (!isValidRegistryKey(registry)) invalid(describeBadKey(registry, index));
     checkEntry(registry, auths[registry]);
-  }
+  });
   return { raw, registries };
 }

@@ -16,7 +16,7 @@ export interface ProvisionInput {
 /**
  * Writes the cluster's `kubernetes.io/dockerconfigjson` Secret into `target` (API server or
  * manifest directory) with the store's bytes; `unchanged` makes no write.
- * @throws PullSecretError from the target (SECRET_UNMANAGED, NAMESPACE_NOT_FOUND, STORE_*).
+ * @throws PullSecretError from the target (SECRET_UNMANAGED, NAMESPACE_NOT_FOUND, KUBE_*).
  */
 export async function provisionKubernetesSecret(
   target: KubernetesSecretTarget,

@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
-import { assertClusterId, assertLabels, assertSecretId, defaultSecretId, managedLabels } from '../pullsecret/identifiers.js';
+import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { pushSecret, type PushResult } from '../stores/push.js';
@@ -40,8 +40,9 @@ export interface ReconcileResult extends PushResult {
 }
 
 /**
- * The unit of work shared by the job and the adapter's in-process executor: check the ids,
- * validate the pull secret against the store's limits, store it idempotently (`pushSecret`), then
+ * The unit of work shared by the job and the adapter's in-process executor: derive and check every
+ * name (`deriveClusterNames`) and validate the pull secret against the store's limits, all before
+ * the first store or Kubernetes call, store it idempotently (`pushSecret`), then
  * write the Kubernetes Secret from the bytes read back from the store. The input's credentials are
  * registered with the redactor before anything else, and released when the call ends (the adapter
  * handles thousands of clusters; the redactor must not keep them all).
@@ -59,26 +60,25 @@ export async function reconcilePullSecret(input: ReconcileInput, deps: Reconcile
 }
 
 async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
-  const secretName = input.secretName ?? defaultSecretId(input.clusterId);
   const dryRun = input.dryRun ?? false;
-  assertClusterId(input.clusterId);
-  assertSecretId(secretName);
-  const labels = managedLabels(input.clusterId);
-  assertLabels(labels);
+  const writesKubernetes = deps.kubernetes !== undefined && !dryRun;
+  // Every name, and the document, are checked before the first store or Kubernetes call.
+  const names = deriveClusterNames({ clusterId: input.clusterId, secretName: input.secretName, namespace: input.namespace, kubernetes: writesKubernetes });
+  const { secretId: secretName, labels } = names;
   const { store, log } = deps;
   const secret = validatePullSecret(input.pullSecretData, { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` });
   log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
 
-  const pushed = await pushSecret(store, { secretId: secretName, labels, payload: secret.raw, dryRun, secretNameSetting: input.secretNameSetting }, {
+  const pushed = await pushSecret(store, { secretId: secretName, labels: { ...labels }, payload: secret.raw, dryRun, secretNameSetting: input.secretNameSetting }, {
     retry: deps.retry,
     signal: deps.signal,
     onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
   });
   const result: ReconcileResult = { ...pushed, secretName, dryRun };
-  if (deps.kubernetes !== undefined && !dryRun && pushed.stored !== undefined && pushed.version !== undefined) {
+  if (deps.kubernetes !== undefined && writesKubernetes && pushed.stored !== undefined && pushed.version !== undefined) {
     result.kubernetes = await provisionKubernetesSecret(
       deps.kubernetes,
-      { clusterId: input.clusterId, namespace: input.namespace, stored: pushed.stored, secretPath: pushed.secretPath, version: pushed.version },
+      { clusterId: names.clusterId, namespace: names.namespace, stored: pushed.stored, secretPath: pushed.secretPath, version: pushed.version },
       log,
       deps.signal,
     );

@@ -1,4 +1,5 @@
 import type { AdapterStatus, Cluster } from '../hyperfleet/types.js';
+import { maskUserinfo } from '../pullsecret/redact.js';
 
 /** One condition as shown: status, reason, message. */
 export interface ConditionView {
@@ -36,7 +37,9 @@ export interface ClusterStatusRow {
 function conditionView(status: AdapterStatus, type: string): ConditionView | undefined {
   const c = status.conditions.find((x) => x.type === type);
   if (c === undefined) return undefined;
-  return { status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }), ...(c.message === undefined ? {} : { message: c.message }) };
+  // Messages are shown as stored; one stored by an older adapter may quote a registry key with
+  // `user:password@`, which is masked here.
+  return { status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }), ...(c.message === undefined ? {} : { message: maskUserinfo(c.message) }) };
 }
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);

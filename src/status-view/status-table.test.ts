@@ -75,4 +75,12 @@ describe('status rows and table', () => {
     assert.deepEqual(json.clusters[0]?.report.kubernetesSecret, { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` });
     assert.equal(formatStatusTable([]), 'No clusters.');
   });
+
+  it('masks user:password@ in a stored message, e.g. from an older adapter that quoted a registry key', () => {
+    const hostile = status(1, [['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry key "pullbot:s3cr3t-canary-7Q2v@quay.io" and "https://u:hunter2@quay.io" are bad'], ['Available', 'False', 'SecretNotReady'], ['Health', 'True', 'Healthy']]);
+    const row = toStatusRow(cluster('leaky'), hostile);
+    const out = `${formatStatusTable([row])}\n${formatStatusJson([row])}`;
+    assert.ok(!out.includes('s3cr3t') && !out.includes('hunter2'), out);
+    assert.match(out, /registry key "\[REDACTED\]@quay\.io" and "https:\/\/\[REDACTED\]@quay\.io"/);
+  });
 });

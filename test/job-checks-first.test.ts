@@ -1,0 +1,75 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { baseEnv, runCli } from './support/cli.js';
+import { VALID_PULL_SECRET } from './support/fixtures.js';
+
+// A job that will fail must fail before its first store or Kubernetes call: exit 2, one clear line,
+// no secret stored, no manifest written. Each case below used to store a version and then fail.
+
+let dir: string;
+let n = 0;
+before(async () => (dir = await mkdtemp(join(tmpdir(), 'ps-checks-first-'))));
+after(async () => rm(dir, { recursive: true, force: true }));
+
+async function entries(path: string): Promise<string[]> {
+  return readdir(path, { recursive: true }).catch(() => []);
+}
+
+async function failsBeforeWriting(extra: Record<string, string>, stderr: RegExp): Promise<void> {
+  const run = ++n;
+  const storeDir = join(dir, `store-${run}`);
+  const manifestDir = join(dir, `manifests-${run}`);
+  const result = await runCli(
+    ['run-job', 'pull-secret'],
+    baseEnv({
+      SECRET_STORE: 'local',
+      LOCAL_STORE_DIR: storeDir,
+      CLUSTER_ID: 'cls-checks-first',
+      PULL_SECRET_DATA: VALID_PULL_SECRET,
+      KUBERNETES_TARGET: 'manifests',
+      MANIFEST_DIR: manifestDir,
+      ...extra,
+    }),
+  );
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, stderr);
+  assert.deepEqual(await entries(storeDir), [], 'nothing stored');
+  assert.deepEqual(await entries(manifestDir), [], 'no manifest written');
+}
+
+test('a cluster id whose default namespace clusters-{id} would exceed 63 characters', async () => {
+  const id = `c${'0'.repeat(56)}`;
+  await failsBeforeWriting({ CLUSTER_ID: id }, /is too long for the default namespace clusters-\{cluster-id\}.*at most 54/);
+});
+
+test('MANAGEMENT_NAMESPACE that is not a DNS-1123 label', async () => {
+  await failsBeforeWriting({ MANAGEMENT_NAMESPACE: '../../x' }, /MANAGEMENT_NAMESPACE: must be a DNS-1123 label/);
+});
+
+test('a valid pull secret with deep nesting in an unknown field gets one verdict up front', async () => {
+  const deep = VALID_PULL_SECRET.trim().replace(/}$/, `,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`);
+  await failsBeforeWriting({ PULL_SECRET_DATA: deep }, /^pull-secret: invalid pull secret format: nested deeper than 64 levels/m);
+});
+
+test('RESULTS_PATH in a directory that does not exist', async () => {
+  await failsBeforeWriting({ RESULTS_PATH: join(dir, 'no-such-dir', 'result.json') }, /RESULTS_PATH: its directory .* does not exist; nothing was written/);
+});
+
+test('the API target without any kubeconfig is a configuration error naming the ways out', async () => {
+  const home = join(dir, 'empty-home');
+  await failsBeforeWriting(
+    { KUBERNETES_TARGET: '', MANAGEMENT_NAMESPACE: 'clusters-x', HOME: home },
+    /no Kubernetes API connection configured: set KUBECONFIG.*KUBERNETES_TARGET=manifests/,
+  );
+});
+
+test('the adapter with kubernetes.target api and no kubeconfig refuses to start, exit 2', { timeout: 60_000 }, async () => {
+  const config = join(dir, 'adapter.yaml');
+  await writeFile(config, 'hyperfleetApi:\n  baseUrl: http://127.0.0.1:9/api/hyperfleet/v1\nbroker:\n  type: embedded\nkubernetes:\n  target: api\nserver:\n  healthPort: 0\n  metricsPort: 0\n');
+  const result = await runCli(['adapter', '--config', config], baseEnv({ HOME: join(dir, 'empty-home') }));
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /^pull-secret: no Kubernetes API connection configured: set KUBECONFIG.*kubernetes\.target: manifests\)$/m);
+});
