@@ -27,6 +27,7 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   PRECONDITION_ERROR: 'PreconditionError',
   JOB_FAILED: 'JobFailed',
   JOB_IN_PROGRESS: 'JobInProgress',
+  CLEANUP_PENDING: 'CleanupPending',
 };
 
 /** The failure reason for an error code; `JobFailed` when none is more specific. */

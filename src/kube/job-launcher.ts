@@ -6,6 +6,7 @@ import { Redactor } from '../pullsecret/redact.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { loadKubeConfig, makeApiClient, withSignal, type LoadKubeConfigOptions } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
+import { removeClusterJobs, type JobCleanupOptions, type JobCleanupResult } from './job-cleanup.js';
 import { buildJobDataSecret, buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
 import { defaultManagementNamespace } from './pull-secret-manifest.js';
@@ -113,6 +114,11 @@ export class PullSecretJobLauncher {
   constructor(private readonly options: JobLauncherOptions) {
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.batch = makeApiClient(options.kubeConfig, BatchV1Api);
+  }
+
+  /** Removes every Job and data Secret of the cluster; see `removeClusterJobs` for the contract and errors. */
+  removeClusterJobs(clusterId: string, options: JobCleanupOptions = {}): Promise<JobCleanupResult> {
+    return removeClusterJobs({ batch: this.batch, core: this.core }, clusterId, options);
   }
 
   async launch(request: JobLaunchRequest, options: JobLaunchOptions = {}): Promise<JobLaunchResult> {

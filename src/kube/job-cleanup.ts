@@ -1,0 +1,121 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BatchV1Api, CoreV1Api, V1ObjectMeta } from '@kubernetes/client-node';
+import { PullSecretError } from '../errors/index.js';
+import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
+import { withSignal } from './client.js';
+import { apiFailure, classifyKubeError } from './errors.js';
+import { clusterJobSelector, jobDataSecretName, JOB_DEFAULTS } from './job-manifest.js';
+
+/** What a cluster's Job cleanup removed. */
+export interface JobCleanupResult {
+  /** Jobs deleted now (any generation); 0 when none was left. */
+  jobs: number;
+  /** Data Secrets deleted now. */
+  dataSecrets: number;
+}
+
+export interface JobCleanupOptions {
+  /** Namespace of the Jobs; default `hyperfleet-system`. */
+  namespace?: string;
+  signal?: AbortSignal;
+  /** How long to wait for deleted Jobs to be gone (their pods stopped); default 10 s. */
+  waitMs?: number;
+  /** Pause between two checks while waiting; default 100 ms. */
+  pollMs?: number;
+}
+
+interface Listed {
+  name: string;
+  uid?: string;
+}
+
+function listed(items: Array<{ metadata?: V1ObjectMeta }>): Listed[] {
+  return items.filter((i) => isManaged(i.metadata?.labels)).map((i) => ({ name: i.metadata?.name ?? '', uid: i.metadata?.uid }));
+}
+
+/**
+ * Removes every Job-mode object of one cluster, whatever generation made it, found by label
+ * (`clusterJobSelector`), not by the latest name:
+ * 1. each Job is deleted with `propagationPolicy: Foreground`, so the API server keeps it (with a
+ *    deletionTimestamp) until its pods are gone: a Job still running is stopped;
+ * 2. each data Secret is deleted (by label, and by its fixed name for Secrets made before it had one);
+ * 3. the Jobs are listed again until none is left or `waitMs` passes.
+ * Only after this may the cluster's Kubernetes Secret be deleted: no pod is left to write it again.
+ * Objects already gone count as deleted; objects without `managed-by=hyperfleet` are never touched.
+ *
+ * @throws PullSecretError CLEANUP_PENDING (retryable) when Jobs are still terminating after `waitMs`;
+ *   classified Kubernetes API errors (list, delete); ABORTED.
+ */
+export async function removeClusterJobs(apis: { batch: BatchV1Api; core: CoreV1Api }, clusterId: string, options: JobCleanupOptions = {}): Promise<JobCleanupResult> {
+  const namespace = options.namespace ?? JOB_DEFAULTS.namespace;
+  const labelSelector = clusterJobSelector(clusterId);
+  const signal = options.signal;
+  const listJobs = async (): Promise<Listed[]> => {
+    try {
+      return listed((await apis.batch.listNamespacedJob({ namespace, labelSelector }, withSignal(signal))).items);
+    } catch (err) {
+      throw classifyKubeError(err, { verb: 'list', kind: 'Job', namespace, name: labelSelector });
+    }
+  };
+  const jobs = await listJobs();
+  let deletedJobs = 0;
+  for (const job of jobs) {
+    if (await deleteOne(() => apis.batch.deleteNamespacedJob({ namespace, name: job.name, propagationPolicy: 'Foreground', body: { preconditions: { uid: job.uid } } }, withSignal(signal)), 'Job', namespace, job.name)) deletedJobs++;
+  }
+  let secrets: Listed[];
+  try {
+    secrets = listed((await apis.core.listNamespacedSecret({ namespace, labelSelector }, withSignal(signal))).items);
+  } catch (err) {
+    throw classifyKubeError(err, { verb: 'list', kind: 'Secret', namespace, name: labelSelector });
+  }
+  const fixedName = jobDataSecretName(clusterId);
+  if (!secrets.some((s) => s.name === fixedName)) secrets.push({ name: fixedName });
+  let deletedSecrets = 0;
+  for (const secret of secrets) {
+    if (await deleteDataSecret(apis.core, namespace, secret, signal)) deletedSecrets++;
+  }
+  const deadline = Date.now() + (options.waitMs ?? 10_000);
+  for (let left = jobs.length > 0 ? await listJobs() : []; left.length > 0; left = await listJobs()) {
+    if (Date.now() >= deadline) {
+      throw new PullSecretError('CLEANUP_PENDING', `${left.length} Job(s) of cluster ${quoteIdentifier(clusterId)} in namespace ${quoteIdentifier(namespace)} are still terminating (${left.map((j) => j.name).join(', ')}); cleanup continues on the next event`);
+    }
+    await pause(options.pollMs ?? 100, signal);
+  }
+  return { jobs: deletedJobs, dataSecrets: deletedSecrets };
+}
+
+/** Deletes one object; false when it was gone already. A 409 (replaced since the list) is a retryable conflict. */
+async function deleteOne(call: () => Promise<unknown>, kind: string, namespace: string, name: string): Promise<boolean> {
+  try {
+    await call();
+    return true;
+  } catch (err) {
+    const code = apiFailure(err)?.code;
+    if (code === 404) return false;
+    throw classifyKubeError(err, { verb: 'delete', kind, namespace, name });
+  }
+}
+
+/** The data Secret found by its fixed name is read first: one without `managed-by=hyperfleet` is left alone. */
+async function deleteDataSecret(core: CoreV1Api, namespace: string, secret: Listed, signal: AbortSignal | undefined): Promise<boolean> {
+  let uid = secret.uid;
+  if (uid === undefined) {
+    try {
+      const current = await core.readNamespacedSecret({ namespace, name: secret.name }, withSignal(signal));
+      if (!isManaged(current.metadata?.labels)) return false;
+      uid = current.metadata?.uid;
+    } catch (err) {
+      if (apiFailure(err)?.code === 404) return false;
+      throw classifyKubeError(err, { verb: 'read', kind: 'Secret', namespace, name: secret.name });
+    }
+  }
+  return deleteOne(() => core.deleteNamespacedSecret({ namespace, name: secret.name, body: { preconditions: { uid } } }, withSignal(signal)), 'Secret', namespace, secret.name);
+}
+
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    throw new PullSecretError('ABORTED', 'Job cleanup aborted');
+  }
+}
