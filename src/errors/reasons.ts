@@ -20,6 +20,7 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   STORE_INTERNAL: 'StoreUnavailable',
   VERIFY_MISMATCH: 'VerificationFailed',
   STORE_CORRUPT: 'StoreCorrupt',
+  STORE_FAILED: 'StoreFailed',
   EVENT_INVALID: 'InvalidEvent',
   API_UNAVAILABLE: 'ApiUnavailable',
   API_REQUEST_INVALID: 'ApiRequestInvalid',

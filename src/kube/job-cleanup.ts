@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BatchV1Api, CoreV1Api, V1ObjectMeta } from '@kubernetes/client-node';
+import type { BatchV1Api, CoreV1Api, V1Job, V1ObjectMeta } from '@kubernetes/client-node';
 import { PullSecretError } from '../errors/index.js';
 import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { withSignal } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
 import { clusterJobSelector, jobDataSecretName, JOB_DEFAULTS } from './job-manifest.js';
+import { terminalCondition } from './job-watch.js';
 
 /** What a cluster's Job cleanup removed. */
 export interface JobCleanupResult {
@@ -35,13 +36,11 @@ function listed(items: Array<{ metadata?: V1ObjectMeta }>): Listed[] {
 
 /**
  * Removes every Job-mode object of one cluster, whatever generation made it, found by label
- * (`clusterJobSelector`), not by the latest name:
- * 1. each Job is deleted with `propagationPolicy: Foreground`, so the API server keeps it (with a
- *    deletionTimestamp) until its pods are gone: a Job still running is stopped;
- * 2. each data Secret is deleted (by label, and by its fixed name for Secrets made before it had one);
- * 3. the Jobs are listed again until none is left or `waitMs` passes.
- * Only after this may the cluster's Kubernetes Secret be deleted: no pod is left to write it again.
- * Objects already gone count as deleted; objects without `managed-by=hyperfleet` are never touched.
+ * (`clusterJobSelector`), not by the latest name: its Jobs (see `deleteJobs`: a Job still running is
+ * stopped, and they are confirmed gone), then its data Secrets (by label, and by the fixed name for
+ * Secrets made before they had the label). Only after this may the cluster's Kubernetes Secret be
+ * deleted: no pod is left to write it again. Objects already gone count as deleted; objects
+ * without `managed-by=hyperfleet` are never touched.
  *
  * @throws PullSecretError CLEANUP_PENDING (retryable) when Jobs are still terminating after `waitMs`;
  *   classified Kubernetes API errors (list, delete); ABORTED.
@@ -49,30 +48,51 @@ function listed(items: Array<{ metadata?: V1ObjectMeta }>): Listed[] {
 export async function removeClusterJobs(apis: { batch: BatchV1Api; core: CoreV1Api }, clusterId: string, options: JobCleanupOptions = {}): Promise<JobCleanupResult> {
   const namespace = options.namespace ?? JOB_DEFAULTS.namespace;
   const labelSelector = clusterJobSelector(clusterId);
-  const signal = options.signal;
-  const listJobs = async (): Promise<Listed[]> => {
-    try {
-      return listed((await apis.batch.listNamespacedJob({ namespace, labelSelector }, withSignal(signal))).items);
-    } catch (err) {
-      throw classifyKubeError(err, { verb: 'list', kind: 'Job', namespace, name: labelSelector });
-    }
-  };
-  const jobs = await listJobs();
-  let deletedJobs = 0;
-  for (const job of jobs) {
-    if (await deleteOne(() => apis.batch.deleteNamespacedJob({ namespace, name: job.name, propagationPolicy: 'Foreground', body: { preconditions: { uid: job.uid } } }, withSignal(signal)), 'Job', namespace, job.name)) deletedJobs++;
-  }
+  const jobs = await deleteJobs(apis.batch, clusterId, () => true, options);
   let secrets: Listed[];
   try {
-    secrets = listed((await apis.core.listNamespacedSecret({ namespace, labelSelector }, withSignal(signal))).items);
+    secrets = listed((await apis.core.listNamespacedSecret({ namespace, labelSelector }, withSignal(options.signal))).items);
   } catch (err) {
     throw classifyKubeError(err, { verb: 'list', kind: 'Secret', namespace, name: labelSelector });
   }
   const fixedName = jobDataSecretName(clusterId);
   if (!secrets.some((s) => s.name === fixedName)) secrets.push({ name: fixedName });
-  let deletedSecrets = 0;
+  let dataSecrets = 0;
   for (const secret of secrets) {
-    if (await deleteDataSecret(apis.core, namespace, secret, signal)) deletedSecrets++;
+    if (await deleteDataSecret(apis.core, namespace, secret, options.signal)) dataSecrets++;
+  }
+  return { jobs, dataSecrets };
+}
+
+/**
+ * Stops the cluster's Jobs of generations older than `generation` that have not finished, so that
+ * a superseded generation's pod can never write after a newer one; finished Jobs are left to their
+ * TTL. Same waiting and errors as `removeClusterJobs`. @returns how many Jobs were deleted.
+ */
+export function stopOlderJobs(batch: BatchV1Api, clusterId: string, generation: number, options: JobCleanupOptions = {}): Promise<number> {
+  return deleteJobs(batch, clusterId, (job) => Number(job.metadata?.labels?.generation) < generation && terminalCondition(job) === undefined, options);
+}
+
+/**
+ * Deletes the cluster's Jobs that `which` selects with `propagationPolicy: Foreground` (the API
+ * server keeps each one, with a deletionTimestamp, until its pods are gone), then lists them again
+ * until none is left or `waitMs` passes.
+ */
+async function deleteJobs(batch: BatchV1Api, clusterId: string, which: (job: V1Job) => boolean, options: JobCleanupOptions): Promise<number> {
+  const namespace = options.namespace ?? JOB_DEFAULTS.namespace;
+  const labelSelector = clusterJobSelector(clusterId);
+  const signal = options.signal;
+  const listJobs = async (): Promise<Listed[]> => {
+    try {
+      return listed((await batch.listNamespacedJob({ namespace, labelSelector }, withSignal(signal))).items.filter(which));
+    } catch (err) {
+      throw classifyKubeError(err, { verb: 'list', kind: 'Job', namespace, name: labelSelector });
+    }
+  };
+  const jobs = await listJobs();
+  let deleted = 0;
+  for (const job of jobs) {
+    if (await deleteOne(() => batch.deleteNamespacedJob({ namespace, name: job.name, propagationPolicy: 'Foreground', body: { preconditions: { uid: job.uid } } }, withSignal(signal)), 'Job', namespace, job.name)) deleted++;
   }
   const deadline = Date.now() + (options.waitMs ?? 10_000);
   for (let left = jobs.length > 0 ? await listJobs() : []; left.length > 0; left = await listJobs()) {
@@ -81,7 +101,7 @@ export async function removeClusterJobs(apis: { batch: BatchV1Api; core: CoreV1A
     }
     await pause(options.pollMs ?? 100, signal);
   }
-  return { jobs: deletedJobs, dataSecrets: deletedSecrets };
+  return deleted;
 }
 
 /** Deletes one object; false when it was gone already. A 409 (replaced since the list) is a retryable conflict. */
