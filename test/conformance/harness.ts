@@ -85,8 +85,8 @@ function fast(condition: string, ms: number): number {
   return condition === 'job' ? ms * 3 : ms;
 }
 
-/** Starts everything on loopback; the adapter too unless `adapterDown`. */
-export async function startConformanceStack(mode: ExecutionMode, options: { adapterDown?: boolean } = {}): Promise<ConformanceStack> {
+/** Starts everything on loopback. */
+export async function startConformanceStack(mode: ExecutionMode): Promise<ConformanceStack> {
   const dir = await mkdtemp(join(tmpdir(), `ps-conformance-${mode}-`));
   const storeDir = join(dir, 'store');
   const manifestDir = join(dir, 'manifests');
@@ -137,7 +137,7 @@ export async function startConformanceStack(mode: ExecutionMode, options: { adap
   };
   const client = createHyperFleetClient({ baseUrl: api.url, timeoutMs: 5000, retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 50 }, logger });
   const sentinel = new Sentinel({ api: client, publisher: new UpstreamAdapters(client, logger).inFrontOf(toAdapter), intervals: { pollIntervalMs: 100, debounceMs: 400, maxAgeMs: 60_000 }, logger });
-  if (!options.adapterDown) adapter = await startAdapter(config, logger);
+  adapter = await startAdapter(config, logger);
   sentinel.start();
   const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>('clusters/gcp-cluster.json');
   const request = (method: string, path: string, body?: unknown): Promise<Response> =>
