@@ -39,7 +39,8 @@ const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {
  * Dispositions: malformed event → reject (dead-letter); cluster gone → ack; work done, skipped or
  * failed for good → ack; transient failure (API or store unavailable) → report, then retry; cleanup
  * of a deleted cluster not confirmed (`Finalized=False`, whatever the cause) → report, then retry
- * until it is; superseded by a newer generation while running → ack without a report. A report the
+ * until it is; superseded by a newer generation while running → ack without a report; stopped by the
+ * broker's signal (drain time over) → retry without a report. A report the
  * API discards (204, e.g. a repeated `Available=Unknown`) counts as delivered.
  *
  * The broker's per-message signal, joined with the scheduler's, reaches every API, store and
@@ -99,6 +100,11 @@ export class EventPipeline {
     }
     const outcome = await this.work(cluster, log, signal);
     if (supersededBy(signal)) return this.superseded(log);
+    if (signal.aborted) {
+      // Stopped (drain time over): no report with a cut-short outcome; the broker delivers it again.
+      log.info({ operation: 'process-event' }, 'Stopped before the work finished; the event will be delivered again');
+      return 'retry';
+    }
     metrics.events.inc({ result: RESULT_OF[outcome.kind] });
     const reported = await this.report(cluster, outcome, log, signal);
     const again = outcome.kind === 'finalize-failed' || (outcome.kind === 'failed' && outcome.error.retryable);
