@@ -240,7 +240,7 @@ describe('Job launcher against the test API server', () => {
     }
     const foreign = buildPullSecretJob({ clusterId, generation: 3, env: {}, image: 'registry.example/pull-secret:1.0', namespace: NS }) as KubeObject;
     server.seed({ ...foreign, metadata: { ...foreign.metadata, name: `other-${clusterId}`, labels: { ...foreign.metadata.labels, 'managed-by': 'someone-else' } } });
-    // A data Secret from before it carried the app label: found by its fixed name.
+    // The data Secret (one per cluster) goes by its fixed name: Secrets are never listed.
     const legacy = buildJobDataSecret({ clusterId, generation: 1, namespace: NS, pullSecret: DATA }) as KubeObject;
     server.seed({ ...legacy, metadata: { ...legacy.metadata, labels: { 'managed-by': 'hyperfleet', 'cluster-id': clusterId } } });
 

@@ -35,32 +35,20 @@ function listed(items: Array<{ metadata?: V1ObjectMeta }>): Listed[] {
 }
 
 /**
- * Removes every Job-mode object of one cluster, whatever generation made it, found by label
- * (`clusterJobSelector`), not by the latest name: its Jobs (see `deleteJobs`: a Job still running is
- * stopped, and they are confirmed gone), then its data Secrets (by label, and by the fixed name for
- * Secrets made before they had the label). Only after this may the cluster's Kubernetes Secret be
- * deleted: no pod is left to write it again. Objects already gone count as deleted; objects
- * without `managed-by=hyperfleet` are never touched.
+ * Removes every Job-mode object of one cluster, whatever generation made it: its Jobs, found by
+ * label (`clusterJobSelector`), not by the latest name (see `deleteJobs`: a Job still running is
+ * stopped, and they are confirmed gone), then its data Secret (one per cluster, by its fixed name:
+ * Secrets are never listed, the adapter's RBAC does not allow it). Only after this may the
+ * cluster's Kubernetes Secret be deleted: no pod is left to write it again. Objects already gone
+ * count as deleted; objects without `managed-by=hyperfleet` are never touched.
  *
  * @throws PullSecretError CLEANUP_PENDING (retryable) when Jobs are still terminating after `waitMs`;
- *   classified Kubernetes API errors (list, delete); ABORTED.
+ *   classified Kubernetes API errors (list, read, delete); ABORTED.
  */
 export async function removeClusterJobs(apis: { batch: BatchV1Api; core: CoreV1Api }, clusterId: string, options: JobCleanupOptions = {}): Promise<JobCleanupResult> {
   const namespace = options.namespace ?? JOB_DEFAULTS.namespace;
-  const labelSelector = clusterJobSelector(clusterId);
   const jobs = await deleteJobs(apis.batch, clusterId, () => true, options);
-  let secrets: Listed[];
-  try {
-    secrets = listed((await apis.core.listNamespacedSecret({ namespace, labelSelector }, withSignal(options.signal))).items);
-  } catch (err) {
-    throw classifyKubeError(err, { verb: 'list', kind: 'Secret', namespace, name: labelSelector });
-  }
-  const fixedName = jobDataSecretName(clusterId);
-  if (!secrets.some((s) => s.name === fixedName)) secrets.push({ name: fixedName });
-  let dataSecrets = 0;
-  for (const secret of secrets) {
-    if (await deleteDataSecret(apis.core, namespace, secret, options.signal)) dataSecrets++;
-  }
+  const dataSecrets = (await deleteDataSecret(apis.core, namespace, jobDataSecretName(clusterId), options.signal)) ? 1 : 0;
   return { jobs, dataSecrets };
 }
 
@@ -116,20 +104,18 @@ async function deleteOne(call: () => Promise<unknown>, kind: string, namespace: 
   }
 }
 
-/** The data Secret found by its fixed name is read first: one without `managed-by=hyperfleet` is left alone. */
-async function deleteDataSecret(core: CoreV1Api, namespace: string, secret: Listed, signal: AbortSignal | undefined): Promise<boolean> {
-  let uid = secret.uid;
-  if (uid === undefined) {
-    try {
-      const current = await core.readNamespacedSecret({ namespace, name: secret.name }, withSignal(signal));
-      if (!isManaged(current.metadata?.labels)) return false;
-      uid = current.metadata?.uid;
-    } catch (err) {
-      if (apiFailure(err)?.code === 404) return false;
-      throw classifyKubeError(err, { verb: 'read', kind: 'Secret', namespace, name: secret.name });
-    }
+/** The data Secret is read first: one without `managed-by=hyperfleet` is left alone. */
+async function deleteDataSecret(core: CoreV1Api, namespace: string, name: string, signal: AbortSignal | undefined): Promise<boolean> {
+  let uid: string | undefined;
+  try {
+    const current = await core.readNamespacedSecret({ namespace, name }, withSignal(signal));
+    if (!isManaged(current.metadata?.labels)) return false;
+    uid = current.metadata?.uid;
+  } catch (err) {
+    if (apiFailure(err)?.code === 404) return false;
+    throw classifyKubeError(err, { verb: 'read', kind: 'Secret', namespace, name });
   }
-  return deleteOne(() => core.deleteNamespacedSecret({ namespace, name: secret.name, body: { preconditions: { uid } } }, withSignal(signal)), 'Secret', namespace, secret.name);
+  return deleteOne(() => core.deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid } } }, withSignal(signal)), 'Secret', namespace, name);
 }
 
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -89,8 +89,8 @@ export function jobLabels(clusterId: string, generation: number): Record<string,
 }
 
 /**
- * Label selector of every Job-mode object of a cluster, any generation: its Jobs and data Secrets
- * (`app=pullsecret-job`). Cleanup finds them with it rather than by the latest name.
+ * Label selector of a cluster's Jobs of any generation (`app=pullsecret-job`; the data Secret carries
+ * the same labels). Cleanup finds the Jobs with it rather than by the latest name.
  * @throws PullSecretError IDENTIFIER_INVALID.
  */
 export function clusterJobSelector(clusterId: string): string {
