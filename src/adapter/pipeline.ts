@@ -108,7 +108,9 @@ export class EventPipeline {
     metrics.events.inc({ result: RESULT_OF[outcome.kind] });
     const reported = await this.report(cluster, outcome, log, signal);
     const again = outcome.kind === 'finalize-failed' || (outcome.kind === 'failed' && outcome.error.retryable);
-    return reported && !again ? 'ack' : 'retry';
+    if (reported && !again) return 'ack';
+    // Superseded while reporting: the newer event does the work and reports; no need to retry this one.
+    return supersededBy(signal) ? this.superseded(log) : 'retry';
   }
 
   /** A newer generation's event is waiting: it reads the cluster again and reports instead. */
