@@ -67,7 +67,7 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
   job: [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,delete',
     'ClusterRole/pullsecret-job-managed-secrets -: /secrets get,create,update',
-    'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create',
+    'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
   ],
 };

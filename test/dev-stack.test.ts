@@ -161,7 +161,7 @@ test('npm start demo: exits 0 with the summary table, and its manifests are acce
   assert.match(out, /^Summary after [\d.]+ s: 5 clusters: 3 provisioned, 1 failed, 1 skipped$/m);
   assert.match(out, /^demo-gcp-1 +1 +True SecretCreated +True SecretAvailable +True Healthy +1 +clusters-…[0-9a-f]{8}\/…[0-9a-f]{8}-pull-secret$/m);
   assert.match(out, /^demo-invalid-pull-secret +1 +False InvalidPullSecret +False SecretNotReady +True Healthy +- +-$/m);
-  assert.match(out, /^demo-waiting-for-dns +1 +False PreconditionNotMet +False PreconditionNotMet +True Healthy +- +-$/m);
+  assert.match(out, /^demo-waiting-for-dns +1 +False PreconditionNotMet +Unknown PreconditionNotMet +True Healthy +- +-$/m);
   assert.match(out, /^ {2}demo-invalid-pull-secret {2}invalid pull secret format: registry "quay.io": auth must decode to user:password$/m);
   assert.match(out, /^ {2}demo-waiting-for-dns {6}Skipped: the dns adapter has not succeeded yet \(DnsSuccessful is not True\)$/m);
   assert.match(out, /Where the data is:/);

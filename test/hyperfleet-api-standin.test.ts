@@ -207,10 +207,20 @@ describe('HyperFleet API stand-in', () => {
       assert.equal(api.log.at(-1)?.discarded, 'stale-generation');
       assert.equal((await put(cluster.id, report('pullsecret', 2, 'False'))).status, 201);
       assert.equal((await put(cluster.id, report('pullsecret', 3))).status, 204, 'ahead of the cluster');
-      assert.equal((await put(cluster.id, report('pullsecret', 2, 'Unknown'))).status, 204, 'Available=Unknown is not processed');
+      assert.equal((await put(cluster.id, report('pullsecret', 2, 'Unknown'))).status, 204, 'a later Available=Unknown is not processed');
       const list = await call<{ items: AdapterStatus[]; total: number }>('GET', `${B}/clusters/${cluster.id}/statuses`);
       assert.equal(list.json.total, 1);
       assert.equal(list.json.items[0]?.conditions.find((c) => c.type === 'Available')?.status, 'False');
+    });
+
+    it("stores an adapter's first Available=Unknown report without a cluster condition from it, and discards later ones", async () => {
+      const cluster = await createCluster();
+      assert.equal((await put(cluster.id, report('pullsecret', 1, 'Unknown'))).status, 201);
+      assert.equal(condition(await getCluster(cluster.id), 'PullsecretSuccessful'), undefined);
+      assert.equal((await put(cluster.id, report('pullsecret', 1, 'Unknown'))).status, 204);
+      assert.equal(api.log.at(-1)?.discarded, 'available-unknown');
+      assert.equal((await put(cluster.id, report('pullsecret', 1, 'True'))).status, 201);
+      assert.equal(condition(await getCluster(cluster.id), 'PullsecretSuccessful')?.status, 'True');
     });
 
     it('aggregates {Adapter}Successful, Reconciled and LastKnownReconciled', async () => {

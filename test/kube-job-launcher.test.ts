@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { PullSecretError } from '../src/errors/index.js';
 import { PullSecretJobLauncher, type JobLaunchRequest } from '../src/kube/job-launcher.js';
+import { buildJobDataSecret, buildPullSecretJob } from '../src/kube/job-manifest.js';
 import { startKubernetesTestServer, type KubeObject, type KubernetesTestServer } from './servers/kubernetes/server.js';
 
 // The launcher against the Kubernetes test server, with Job status driven by the test (the server
@@ -210,5 +211,54 @@ describe('Job launcher against the test API server', () => {
     await assert.rejects(launcher.launch(request({ env: { CLUSTER_ID: 'someone-else' } })), isCode('CONFIG_INVALID'));
     await assert.rejects(launcher.launch(request({ namespace: 'missing-ns' })), (err) => isCode('CONFIG_INVALID')(err) && /namespace "missing-ns" does not exist/.test((err as Error).message));
     assert.equal(server.writes(), 1, 'only the refused Job create in the missing namespace');
+  });
+
+  it('a newer generation stops the older one still running (Foreground) and waits until it is gone', async () => {
+    const older = request({ generation: 1 });
+    const name1 = `pullsecret-${older.clusterId}-gen1`;
+    const first = launcher.launch(older, { timeoutMs: 30_000 }).catch((err: unknown) => err);
+    await jobAppears(name1);
+    server.setJobStatus(NS, name1, { active: 1, ready: 1 });
+    const second = launcher.launch({ ...older, generation: 2 }, { timeoutMs: 30_000 });
+    for (let i = 0; i < 500 && server.getObject('jobs', NS, name1)?.metadata.deletionTimestamp === undefined; i++) await sleep(5);
+    assert.ok(server.getObject('jobs', NS, name1)?.metadata.deletionTimestamp, 'the older Job is being deleted in the foreground');
+    assert.equal(server.getObject('jobs', NS, `pullsecret-${older.clusterId}-gen2`), undefined, 'no newer Job while the older pod may still write');
+    server.deleteObject('jobs', NS, name1);
+    const name2 = `pullsecret-${older.clusterId}-gen2`;
+    await jobAppears(name2);
+    server.setJobStatus(NS, name2, complete());
+    assert.equal((await second).outcome, 'succeeded');
+    assert.ok(isCode('JOB_FAILED', true)(await first), 'the older launch learns its Job was deleted');
+  });
+
+  it("cleanup removes every generation's Jobs and data Secrets by label, never unmanaged ones, and is idempotent", async () => {
+    const clusterId = `cls-l${++ids}`;
+    for (const generation of [1, 2]) {
+      const job = buildPullSecretJob({ clusterId, generation, env: {}, image: 'registry.example/pull-secret:1.0', namespace: NS }) as KubeObject;
+      server.seed(job);
+      server.setJobStatus(NS, job.metadata.name ?? '', complete());
+    }
+    const foreign = buildPullSecretJob({ clusterId, generation: 3, env: {}, image: 'registry.example/pull-secret:1.0', namespace: NS }) as KubeObject;
+    server.seed({ ...foreign, metadata: { ...foreign.metadata, name: `other-${clusterId}`, labels: { ...foreign.metadata.labels, 'managed-by': 'someone-else' } } });
+    // The data Secret (one per cluster) goes by its fixed name: Secrets are never listed.
+    const legacy = buildJobDataSecret({ clusterId, generation: 1, namespace: NS, pullSecret: DATA }) as KubeObject;
+    server.seed({ ...legacy, metadata: { ...legacy.metadata, labels: { 'managed-by': 'hyperfleet', 'cluster-id': clusterId } } });
+
+    assert.deepEqual(await launcher.removeClusterJobs(clusterId, { namespace: NS, waitMs: 1000, pollMs: 10 }), { jobs: 2, dataSecrets: 1 });
+    const left = server.listObjects('jobs', NS).filter((j) => j.metadata.labels?.['cluster-id'] === clusterId).map((j) => j.metadata.name);
+    assert.deepEqual(left, [`other-${clusterId}`]);
+    assert.equal(server.getObject('secrets', NS, `cluster-${clusterId}-pullsecret-data`), undefined);
+    assert.deepEqual(await launcher.removeClusterJobs(clusterId, { namespace: NS }), { jobs: 0, dataSecrets: 0 }, 'already gone counts as done');
+  });
+
+  it('cleanup reports CLEANUP_PENDING while a Job is still terminating, and completes once it is gone', async () => {
+    const clusterId = `cls-l${++ids}`;
+    const job = buildPullSecretJob({ clusterId, generation: 4, env: {}, image: 'registry.example/pull-secret:1.0', namespace: NS }) as KubeObject;
+    server.seed(job);
+    server.setJobStatus(NS, job.metadata.name ?? '', { active: 1, ready: 1 });
+    await assert.rejects(launcher.removeClusterJobs(clusterId, { namespace: NS, waitMs: 100, pollMs: 10 }), isCode('CLEANUP_PENDING', true));
+    assert.ok(server.getObject('jobs', NS, job.metadata.name ?? '')?.metadata.deletionTimestamp);
+    server.deleteObject('jobs', NS, job.metadata.name ?? '');
+    assert.deepEqual(await launcher.removeClusterJobs(clusterId, { namespace: NS, waitMs: 100, pollMs: 10 }), { jobs: 0, dataSecrets: 0 });
   });
 });

@@ -151,7 +151,7 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
       const data = server.getObject('secrets', NS, `cluster-${CLUSTER}-pullsecret-data`) as KubeObject;
       new Secret(data).validate();
       assert.equal(data.type, 'Opaque');
-      assert.deepEqual(data.metadata.labels, { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER, generation: '3' });
+      assert.deepEqual(data.metadata.labels, { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER, generation: '3', app: 'pullsecret-job' });
       assert.deepEqual(data.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: jobName, uid: job.metadata.uid, controller: false, blockOwnerDeletion: false }]);
     });
 

@@ -66,3 +66,31 @@ test('abortAll signals running tasks', async () => {
   scheduler.abortAll();
   assert.equal(await running, 'aborted');
 });
+
+test('a newer generation aborts the running task with SUPERSEDED; the same or an older one does not', async () => {
+  const scheduler = new ClusterScheduler<string>(2);
+  const reasons: unknown[] = [];
+  const gate = deferred();
+  const running = scheduler.submit('c1', 2, async (signal) => {
+    await gate.promise;
+    reasons.push(signal.aborted ? signal.reason : 'running');
+    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+    reasons.push(signal.reason);
+    return 'gen2';
+  });
+  const same = scheduler.submit('c1', 2, async () => 'gen2-again');
+  gate.release();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(reasons, ['running'], 'an event of the same generation leaves the running task alone');
+  const newer = scheduler.submit('c1', 3, async (signal) => (signal.aborted ? 'aborted' : 'gen3'));
+  assert.deepEqual(await Promise.all([running, same, newer]), ['gen2', SUPERSEDED, 'gen3']);
+  assert.deepEqual(reasons, ['running', SUPERSEDED]);
+});
+
+test("the caller's signal (the broker's, per message) reaches the task", async () => {
+  const scheduler = new ClusterScheduler<string>(1);
+  const broker = new AbortController();
+  const running = scheduler.submit('c1', 1, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(String(signal.reason)))), broker.signal);
+  broker.abort('drain over');
+  assert.equal(await running, 'drain over');
+});

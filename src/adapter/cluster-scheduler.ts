@@ -9,22 +9,31 @@ type Task<T> = (signal: AbortSignal) => Promise<T>;
 interface Pending<T> {
   generation: number;
   task: Task<T>;
+  /** The caller's signal (the broker's, for its message). */
+  signal?: AbortSignal;
   resolve: (value: T | Superseded) => void;
   reject: (err: unknown) => void;
 }
 
 interface ClusterSlot<T> {
   running: boolean;
+  /** Generation and stop switch of the task running now. */
+  current?: { generation: number; controller: AbortController };
   pending?: Pending<T>;
 }
 
 /**
- * Runs work per cluster with three rules (issue "adapter", item 5):
+ * Runs work per cluster with these rules:
  * - at most `concurrency` tasks run at once, across clusters;
  * - tasks of one cluster never overlap: a second event waits for the first to finish;
  * - while one waits, a newer event for that cluster replaces it (the replaced one resolves with
  *   SUPERSEDED, so its message can be acked): the cluster is read fresh anyway, so only the last
- *   event matters. An older generation never replaces a newer one.
+ *   event matters. An older generation never replaces a newer one;
+ * - an event of a newer generation than the running task's aborts that task's signal with the
+ *   reason SUPERSEDED, so it stops at its next step (a DELETE during creation switches to cleanup
+ *   at once) and reports nothing: a superseded generation never overwrites a newer report.
+ *
+ * Each task's signal fires on `abortAll`, on its caller's own signal, or when superseded.
  */
 export class ClusterScheduler<T> {
   private readonly slots = new Map<string, ClusterSlot<T>>();
@@ -46,8 +55,11 @@ export class ClusterScheduler<T> {
     return n;
   }
 
-  /** Schedules `task` for `clusterId`; see the class rules. Rejects with whatever `task` throws. */
-  submit(clusterId: string, generation: number, task: Task<T>): Promise<T | Superseded> {
+  /**
+   * Schedules `task` for `clusterId`; see the class rules. `signal` (the broker's for the message)
+   * reaches the task's signal. Rejects with whatever `task` throws.
+   */
+  submit(clusterId: string, generation: number, task: Task<T>, signal?: AbortSignal): Promise<T | Superseded> {
     return new Promise((resolve, reject) => {
       let slot = this.slots.get(clusterId);
       if (slot === undefined) {
@@ -62,7 +74,8 @@ export class ClusterScheduler<T> {
         }
         waiting.resolve(SUPERSEDED);
       }
-      slot.pending = { generation, task, resolve, reject };
+      slot.pending = { generation, task, signal, resolve, reject };
+      if (slot.current !== undefined && generation > slot.current.generation) slot.current.controller.abort(SUPERSEDED);
       if (!slot.running) this.enqueue(clusterId, slot);
     });
   }
@@ -90,11 +103,15 @@ export class ClusterScheduler<T> {
     // Take the newest pending work at the moment a worker is free, not when it was queued.
     const work = slot.pending;
     slot.pending = undefined;
+    const controller = new AbortController();
+    if (work !== undefined) slot.current = { generation: work.generation, controller };
+    const signals = [this.controller.signal, controller.signal, ...(work?.signal === undefined ? [] : [work.signal])];
     try {
-      if (work !== undefined) work.resolve(await work.task(this.controller.signal));
+      if (work !== undefined) work.resolve(await work.task(AbortSignal.any(signals)));
     } catch (err) {
       work?.reject(err);
     } finally {
+      slot.current = undefined;
       this.running--;
       this.ready.shift()?.();
       if (slot.pending !== undefined) this.enqueue(clusterId, slot);

@@ -5,8 +5,10 @@ import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { storeEnv } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
-import type { ClusterWork, Executor } from './in-process-executor.js';
+import { pullSecretJobName } from '../kube/job-manifest.js';
+import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
 import type { WorkOutcome } from './outcome.js';
+import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
 /** Secret Manager's (and the local store's) per-version limit, checked before a Job is launched. */
 const MAX_PAYLOAD_BYTES = 65_536;
@@ -26,8 +28,12 @@ export function storeSettingsEnv(kind: string, settings: Readonly<Record<string,
  * pull-secret` in the Job `pullsecret-{id}-gen{generation}`. Input errors are caught here first
  * (no Job for a pull secret that can never work); a Job still running when `waitSeconds` pass is
  * reported as in progress and found again, by its generation, on the next event.
+ *
+ * Cleanup of a deleted cluster removes its Jobs of every generation and their data Secrets (found
+ * by label), stopping a Job still running, and only once they are gone the Kubernetes Secret and
+ * the cloud secret (`removeClusterSecrets`), so a late Job can never write the Secret again.
  */
-export async function createJobExecutor(config: AdapterConfig, logger: Logger): Promise<Executor> {
+export async function createJobExecutor(config: AdapterConfig, logger: Logger, resources: ClusterResources): Promise<Executor> {
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
@@ -63,8 +69,18 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger): 
           : { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
       } catch (err) {
         const error = toPullSecretError(err);
-        if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: `pullsecret-${work.clusterId}-gen${work.generation}` };
+        if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: pullSecretJobName(work.clusterId, work.generation) };
         return { kind: 'failed', error, target: work.target };
+      }
+    },
+    async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
+      try {
+        const removed = await launcher.removeClusterJobs(cleanup.clusterId, { namespace: job.namespace, signal });
+        if (removed.jobs > 0) cleanup.log.info({ operation: 'finalize', jobs: removed.jobs, data_secrets: removed.dataSecrets }, 'Removed the cluster\'s Jobs');
+        const secrets = await removeClusterSecrets(cleanup.target, resources, signal);
+        return { kind: 'finalized', target: cleanup.target, ...secrets, jobs: removed.jobs };
+      } catch (err) {
+        return { kind: 'finalize-failed', target: cleanup.target, error: toPullSecretError(err) };
       }
     },
     async close() {

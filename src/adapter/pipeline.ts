@@ -7,9 +7,9 @@ import type { EventResult, Metrics } from '../observability/metrics.js';
 import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
 import { readClusterParams, type FieldPaths } from './cluster-params.js';
-import type { ClusterScheduler} from './cluster-scheduler.js';
+import type { ClusterScheduler } from './cluster-scheduler.js';
 import { SUPERSEDED } from './cluster-scheduler.js';
-import { finalizeCluster, type CleanupOptions, type Executor } from './in-process-executor.js';
+import type { Executor } from './executor.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 import type { Preconditions } from './preconditions.js';
 import { buildStatusReport } from './status-report.js';
@@ -17,7 +17,6 @@ import { buildStatusReport } from './status-report.js';
 export interface PipelineDeps {
   api: HyperFleetClient;
   executor: Executor;
-  cleanup: CleanupOptions;
   preconditions: Preconditions;
   fieldPaths: FieldPaths;
   scheduler: ClusterScheduler<Disposition>;
@@ -38,13 +37,20 @@ const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {
  * tell the broker what to do with the message.
  *
  * Dispositions: malformed event → reject (dead-letter); cluster gone → ack; work done, skipped or
- * failed for good → ack; transient failure (API or store unavailable) → report, then retry.
+ * failed for good → ack; transient failure (API or store unavailable) → report, then retry; cleanup
+ * of a deleted cluster not confirmed (`Finalized=False`, whatever the cause) → report, then retry
+ * until it is; superseded by a newer generation while running → ack without a report; stopped by the
+ * broker's signal (drain time over) → retry without a report. A report the
+ * API discards (204, e.g. a repeated `Available=Unknown`) counts as delivered.
+ *
+ * The broker's per-message signal, joined with the scheduler's, reaches every API, store and
+ * Kubernetes call of the event.
  */
 export class EventPipeline {
   constructor(private readonly deps: PipelineDeps) {}
 
   /** The broker's message handler. Never throws. */
-  readonly handle = async (message: InboundMessage): Promise<Disposition> => {
+  readonly handle = async (message: InboundMessage, signal?: AbortSignal): Promise<Disposition> => {
     const started = performance.now();
     const { metrics, logger } = this.deps;
     let event: ClusterEvent;
@@ -58,7 +64,7 @@ export class EventPipeline {
     }
     metrics.inFlight.inc();
     try {
-      const settled = await this.deps.scheduler.submit(event.clusterId, event.generation ?? 0, (signal) => this.process(event, signal));
+      const settled = await this.deps.scheduler.submit(event.clusterId, event.generation ?? 0, (taskSignal) => this.process(event, taskSignal), signal);
       if (settled === SUPERSEDED) {
         metrics.events.inc({ result: 'superseded' });
         return 'ack';
@@ -81,6 +87,7 @@ export class EventPipeline {
     try {
       cluster = await api.getCluster(event.clusterId, { signal });
     } catch (err) {
+      if (supersededBy(signal)) return this.superseded(log);
       const error = toPullSecretError(err);
       log.warn({ operation: 'get-cluster', ...describeError(error) }, 'Could not read the cluster');
       metrics.events.inc({ result: 'failed' });
@@ -92,10 +99,25 @@ export class EventPipeline {
       return 'ack';
     }
     const outcome = await this.work(cluster, log, signal);
+    if (supersededBy(signal)) return this.superseded(log);
+    if (signal.aborted) {
+      // Stopped (drain time over): no report with a cut-short outcome; the broker delivers it again.
+      log.info({ operation: 'process-event' }, 'Stopped before the work finished; the event will be delivered again');
+      return 'retry';
+    }
     metrics.events.inc({ result: RESULT_OF[outcome.kind] });
     const reported = await this.report(cluster, outcome, log, signal);
-    const transient = (outcome.kind === 'failed' || outcome.kind === 'finalize-failed') && outcome.error.retryable;
-    return reported && !transient ? 'ack' : 'retry';
+    const again = outcome.kind === 'finalize-failed' || (outcome.kind === 'failed' && outcome.error.retryable);
+    if (reported && !again) return 'ack';
+    // Superseded while reporting: the newer event does the work and reports; no need to retry this one.
+    return supersededBy(signal) ? this.superseded(log) : 'retry';
+  }
+
+  /** A newer generation's event is waiting: it reads the cluster again and reports instead. */
+  private superseded(log: Logger): Disposition {
+    log.info({ operation: 'process-event' }, 'Superseded by a newer generation while running; not reporting');
+    this.deps.metrics.events.inc({ result: 'superseded' });
+    return 'ack';
   }
 
   private async work(cluster: Cluster, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {
@@ -116,8 +138,9 @@ export class EventPipeline {
       kubernetesSecretName: names.kubernetesSecretName,
     };
     if (cluster.deleted_time !== undefined) {
-      const outcome = await finalizeCluster(target, this.deps.cleanup, signal);
-      log.info({ operation: 'finalize', outcome: outcome.kind }, 'Cluster cleanup finished');
+      const outcome = await this.deps.executor.finalize({ clusterId: cluster.id, generation: cluster.generation, target, log }, signal);
+      if (outcome.kind === 'finalize-failed') log.warn({ operation: 'finalize', ...describeError(outcome.error) }, 'Cluster cleanup not confirmed; will retry');
+      else log.info({ operation: 'finalize', outcome: outcome.kind }, 'Cluster cleanup finished');
       return outcome;
     }
     try {
@@ -158,4 +181,8 @@ export class EventPipeline {
       return !toPullSecretError(err).retryable;
     }
   }
+}
+
+function supersededBy(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason === SUPERSEDED;
 }

@@ -8,7 +8,8 @@ import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
 import { ClusterScheduler } from './cluster-scheduler.js';
 import type { AdapterConfig } from './config.js';
-import { InProcessExecutor, type Executor } from './in-process-executor.js';
+import type { Executor } from './executor.js';
+import { InProcessExecutor } from './in-process-executor.js';
 import { EventPipeline } from './pipeline.js';
 import { Preconditions } from './preconditions.js';
 import { StoreProvider } from './store-provider.js';
@@ -46,15 +47,15 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     config.kubernetes.target === 'none'
       ? undefined
       : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger);
+  const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret };
   const executor: Executor =
     config.execution.mode === 'job'
-      ? await createJobExecutor(config, logger)
-      : new InProcessExecutor({ stores, kubernetes, retry: config.execution.retry });
+      ? await createJobExecutor(config, logger, resources)
+      : new InProcessExecutor({ resources, retry: config.execution.retry });
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const pipeline = new EventPipeline({
     api,
     executor,
-    cleanup: { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret },
     preconditions: new Preconditions(config.preconditions.rules),
     fieldPaths: config.preconditions.fieldPaths,
     scheduler,

@@ -36,24 +36,38 @@ test('an invalid pull secret is the cluster\'s problem (Health stays True); a st
 
 test('skipped, Job states and deletion', () => {
   assert.deepEqual(conditions({ kind: 'skipped', precondition: 'dns-available', message: 'dns not done' }), {
-    Applied: 'False/PreconditionNotMet', Available: 'False/PreconditionNotMet', Health: 'True/Healthy',
+    Applied: 'False/PreconditionNotMet', Available: 'Unknown/PreconditionNotMet', Health: 'True/Healthy',
   });
   assert.equal(conditions({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'hyperfleet-system' }).Applied, 'True/JobInProgress');
   assert.equal(conditions({ kind: 'job-failed', target, jobName: 'j', jobNamespace: 'hyperfleet-system', message: 'exit 1' }).Health, 'False/JobFailed');
   const finalized = conditions({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' });
   assert.equal(finalized.Finalized, 'True/CleanupCompleted');
-  assert.equal(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }).Finalized, 'False/CleanupFailed');
+  assert.deepEqual(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }), {
+    Applied: 'Unknown/CleanupFailed', Available: 'False/ClusterDeleted', Health: 'False/StoreUnavailable', Finalized: 'False/StoreUnavailable',
+  });
+  assert.deepEqual(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'Jobs terminating') }), {
+    Applied: 'Unknown/CleanupPending', Available: 'False/ClusterDeleted', Health: 'True/Healthy', Finalized: 'False/CleanupPending',
+  });
 });
 
-test('every report carries the three mandatory conditions', () => {
+test('every report carries the three mandatory conditions, each with a reason and a message', () => {
   const outcomes: WorkOutcome[] = [
     { kind: 'skipped', precondition: 'x', message: 'y' },
     { kind: 'failed', error: new PullSecretError('INTERNAL', 'x') },
     { kind: 'finalized', target, kubernetesRemoved: false, cloud: 'absent' },
+    { kind: 'finalize-failed', target, error: new PullSecretError('STORE_PERMISSION_DENIED', 'forbidden') },
   ];
   for (const o of outcomes) {
-    const types = buildStatusReport(o, 1).conditions.map((c) => c.type);
+    const report = buildStatusReport(o, 1);
+    const types = report.conditions.map((c) => c.type);
     for (const required of ['Applied', 'Available', 'Health']) assert.ok(types.includes(required), `${o.kind} lacks ${required}`);
-    assert.notEqual(buildStatusReport(o, 1).conditions.find((c) => c.type === 'Available')?.status, 'Unknown');
+    for (const c of report.conditions) assert.ok(c.reason && c.message, `${o.kind}: ${c.type} lacks a reason or message`);
   }
+});
+
+test('Available is Unknown only while waiting, never on deletion (a discarded report would lose Finalized)', () => {
+  const available = (o: WorkOutcome) => buildStatusReport(o, 1).conditions.find((c) => c.type === 'Available')?.status;
+  assert.equal(available({ kind: 'skipped', precondition: 'x', message: 'y' }), 'Unknown');
+  assert.equal(available({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' }), 'False');
+  assert.equal(available({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'x') }), 'False');
 });

@@ -44,10 +44,11 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
       };
     }
     case 'skipped':
+      // Waiting is not failing: nothing was tried, so whether the secret is available is not known.
       return {
         conditions: [
           condition('Applied', 'False', 'PreconditionNotMet', `Skipped: ${outcome.message}`),
-          condition('Available', 'False', 'PreconditionNotMet', 'Not provisioned until the preconditions are met'),
+          condition('Available', 'Unknown', 'PreconditionNotMet', 'Not provisioned until the preconditions are met'),
           HEALTHY,
         ],
         data: { precondition: outcome.precondition },
@@ -90,24 +91,28 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
     case 'finalized': {
       const cloud = { retained: 'cloud secret retained', deleted: 'cloud secret deleted', absent: 'no cloud secret' }[outcome.cloud];
       const k8s = outcome.kubernetesRemoved ? 'Kubernetes Secret deleted' : 'no Kubernetes Secret';
+      const jobs = outcome.jobs ? `${outcome.jobs} Job(s) deleted, ` : '';
       return {
         conditions: [
-          condition('Applied', 'False', 'ClusterDeleted', `Cleanup done: ${k8s}, ${cloud}`),
+          condition('Applied', 'False', 'ClusterDeleted', `Cleanup done: ${jobs}${k8s}, ${cloud}`),
           condition('Available', 'False', 'ClusterDeleted', 'The cluster is being deleted'),
           HEALTHY,
-          condition('Finalized', 'True', 'CleanupCompleted', `${k8s}; ${cloud}`),
+          condition('Finalized', 'True', 'CleanupCompleted', `${jobs}${k8s}; ${cloud}`),
         ],
-        data: { ...targetData(outcome.target), cloudSecret: outcome.cloud },
+        data: { ...targetData(outcome.target), cloudSecret: outcome.cloud, ...(outcome.jobs === undefined ? {} : { jobsDeleted: outcome.jobs }) },
       };
     }
     case 'finalize-failed': {
+      // Finalized=False blocks the cluster's removal until cleanup is confirmed. Cleanup still in
+      // progress is not the adapter's fault; anything else (unreachable, forbidden) is.
       const reason = failureReason(outcome.error.code);
+      const pending = outcome.error.code === 'CLEANUP_PENDING';
       return {
         conditions: [
-          condition('Applied', 'Unknown', 'CleanupFailed', outcome.error.message),
-          condition('Available', 'False', 'CleanupFailed', 'Cleanup has not finished'),
-          condition('Health', 'False', reason, outcome.error.message),
-          condition('Finalized', 'False', 'CleanupFailed', outcome.error.message),
+          condition('Applied', 'Unknown', pending ? reason : 'CleanupFailed', outcome.error.message),
+          condition('Available', 'False', 'ClusterDeleted', 'The cluster is being deleted; cleanup is not confirmed yet'),
+          pending ? HEALTHY : condition('Health', 'False', reason, outcome.error.message),
+          condition('Finalized', 'False', reason, outcome.error.message),
         ],
         data: { ...targetData(outcome.target), errorCode: outcome.error.code },
       };
@@ -116,12 +121,14 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
 }
 
 /**
- * `Available` is never `Unknown`: the HyperFleet API discards such reports (204), and a skipped or
- * waiting cluster must still show why.
- *
  * The status report for one outcome: `Applied`, `Available`, `Health` always, `Finalized` on
  * deletion; `observed_generation` is the cluster generation that was worked on. Messages come from
  * PullSecretError messages, which never carry credentials.
+ *
+ * `Available` is `Unknown` only while preconditions are not met (waiting is not failing). The API
+ * stores such a report only as an adapter's first one for the cluster and discards later ones with
+ * 204, keeping the last True/False: the pipeline counts that as delivered. A deletion report never
+ * carries `Available=Unknown`, since a discarded report would take its `Finalized` with it.
  */
 export function buildStatusReport(outcome: WorkOutcome, generation: number, observedTime = new Date()): AdapterStatusReport {
   const { conditions, data } = describe(outcome);

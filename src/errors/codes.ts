@@ -57,6 +57,8 @@ export const ERROR_CODES = {
   JOB_FAILED: { retryable: false, exitCode: 1 },
   /** A Kubernetes Job still runs when the caller stopped waiting; asking again later finds it. */
   JOB_IN_PROGRESS: { retryable: true, exitCode: 1 },
+  /** Cleanup of a deleted cluster started but is not confirmed yet (e.g. a Job still terminating). */
+  CLEANUP_PENDING: { retryable: true, exitCode: 1 },
   ABORTED: { retryable: false, exitCode: 1 },
   INTERNAL: { retryable: false, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;

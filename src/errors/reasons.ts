@@ -31,6 +31,7 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   KUBE_FAILED: 'KubernetesFailed',
   VERIFY_MISMATCH: 'VerificationFailed',
   STORE_CORRUPT: 'StoreCorrupt',
+  STORE_FAILED: 'StoreFailed',
   EVENT_INVALID: 'InvalidEvent',
   API_UNAVAILABLE: 'ApiUnavailable',
   API_REQUEST_INVALID: 'ApiRequestInvalid',
@@ -38,6 +39,7 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   PRECONDITION_ERROR: 'PreconditionError',
   JOB_FAILED: 'JobFailed',
   JOB_IN_PROGRESS: 'JobInProgress',
+  CLEANUP_PENDING: 'CleanupPending',
 };
 
 /** The failure reason for an error code; `JobFailed` when none is more specific. */

@@ -6,6 +6,7 @@ import { Redactor } from '../pullsecret/redact.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { loadKubeConfig, makeApiClient, withSignal, type LoadKubeConfigOptions } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
+import { removeClusterJobs, stopOlderJobs, type JobCleanupOptions, type JobCleanupResult } from './job-cleanup.js';
 import { buildJobDataSecret, buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
 import { defaultManagementNamespace } from './pull-secret-manifest.js';
@@ -94,8 +95,10 @@ function jobEnv(request: JobLaunchRequest): Record<string, string> {
  * - The Job `pullsecret-{id}-gen{generation}` exists (same generation again): it is reused. A
  *   finished Job's outcome is returned with zero writes; a running one is watched (after making
  *   sure its data Secret exists, in case an earlier launch stopped between the two creates).
- * - Otherwise: a data Secret left by an earlier generation is deleted (so the new pod cannot start
- *   with stale data), the Job is created, then the data Secret with an owner reference to it.
+ * - Otherwise: Jobs of older generations still running are stopped (so a superseded generation can
+ *   never write after this one), a data Secret left by an earlier generation is deleted (so the new
+ *   pod cannot start with stale data), the Job is created, then the data Secret with an owner
+ *   reference to it.
  * - The outcome comes from the Job's conditions (Complete → succeeded, Failed → failed with the
  *   condition's reason and message); the result file inside the pod is not read, so the status
  *   reporter works from Job conditions.
@@ -104,7 +107,8 @@ function jobEnv(request: JobLaunchRequest): Record<string, string> {
  * @throws PullSecretError: IDENTIFIER_INVALID / CONFIG_* for unusable input; SECRET_UNMANAGED when the
  *   Job or data Secret exists without `managed-by=hyperfleet`; STORE_* for Kubernetes API failures
  *   (classified, retryable where it helps); JOB_IN_PROGRESS (retryable) when the Job is still running
- *   at the deadline; JOB_FAILED (retryable) when the Job is deleted while watched; ABORTED.
+ *   at the deadline; JOB_FAILED (retryable) when the Job is deleted while watched; CLEANUP_PENDING
+ *   (retryable) when an older generation's Job does not stop in time; ABORTED.
  */
 export class PullSecretJobLauncher {
   private readonly core: CoreV1Api;
@@ -113,6 +117,11 @@ export class PullSecretJobLauncher {
   constructor(private readonly options: JobLauncherOptions) {
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.batch = makeApiClient(options.kubeConfig, BatchV1Api);
+  }
+
+  /** Removes every Job and data Secret of the cluster; see `removeClusterJobs` for the contract and errors. */
+  removeClusterJobs(clusterId: string, options: JobCleanupOptions = {}): Promise<JobCleanupResult> {
+    return removeClusterJobs({ batch: this.batch, core: this.core }, clusterId, options);
   }
 
   async launch(request: JobLaunchRequest, options: JobLaunchOptions = {}): Promise<JobLaunchResult> {
@@ -128,6 +137,8 @@ export class PullSecretJobLauncher {
       let current = await this.readJob(namespace, name, signal);
       let reused = current !== undefined;
       if (current === undefined) {
+        const stopped = await stopOlderJobs(this.batch, request.clusterId, request.generation, { namespace, signal });
+        if (stopped > 0) this.options.logger?.info({ ...fields, stopped }, 'stopped jobs of older generations');
         await this.removeStaleDataSecret(namespace, jobDataSecretName(request.clusterId), signal);
         current = await this.createJob(job, signal);
         reused = current === undefined;

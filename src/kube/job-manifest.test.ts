@@ -136,7 +136,7 @@ describe('buildJobDataSecret', () => {
     assert.equal(secret.type, 'Opaque');
     assert.equal(secret.metadata?.name, `cluster-${CLUSTER}-pullsecret-data`);
     assert.equal(secret.metadata?.namespace, 'hyperfleet-system');
-    assert.deepEqual(secret.metadata?.labels, { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER, generation: '7' });
+    assert.deepEqual(secret.metadata?.labels, { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER, generation: '7', app: 'pullsecret-job' });
     assert.deepEqual(secret.metadata?.ownerReferences, [
       { apiVersion: 'batch/v1', kind: 'Job', name: `pullsecret-${CLUSTER}-gen7`, uid: 'u-1', controller: false, blockOwnerDeletion: false },
     ]);

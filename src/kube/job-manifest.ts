@@ -88,6 +88,16 @@ export function jobLabels(clusterId: string, generation: number): Record<string,
   return { [MANAGED_BY.key]: MANAGED_BY.value, 'cluster-id': clusterId, generation: String(generation) };
 }
 
+/**
+ * Label selector of a cluster's Jobs of any generation (`app=pullsecret-job`; the data Secret carries
+ * the same labels). Cleanup finds the Jobs with it rather than by the latest name.
+ * @throws PullSecretError IDENTIFIER_INVALID.
+ */
+export function clusterJobSelector(clusterId: string): string {
+  assertClusterId(clusterId);
+  return `${MANAGED_BY.key}=${MANAGED_BY.value},cluster-id=${clusterId},app=${JOB_APP_LABEL}`;
+}
+
 function assertGeneration(generation: number): void {
   if (!Number.isSafeInteger(generation) || generation < 0) {
     throw new PullSecretError('IDENTIFIER_INVALID', `invalid cluster generation ${quoteIdentifier(String(generation))}: must be a whole number of at least 0`);
@@ -244,8 +254,8 @@ export interface JobDataSecretInput {
 }
 
 /**
- * The Opaque data Secret `cluster-{id}-pullsecret-data` with key `pullsecret`, labels managed-by,
- * cluster-id and generation, and, when given, an owner reference to the Job.
+ * The Opaque data Secret `cluster-{id}-pullsecret-data` with key `pullsecret`, the Job's labels
+ * (managed-by, cluster-id, generation, app), and, when given, an owner reference to the Job.
  * @throws PullSecretError IDENTIFIER_INVALID. Messages never hold the bytes.
  */
 export function buildJobDataSecret(input: JobDataSecretInput): V1Secret {
@@ -253,7 +263,7 @@ export function buildJobDataSecret(input: JobDataSecretInput): V1Secret {
   const secret: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: jobDataSecretName(input.clusterId), namespace: namespaceOf(input.namespace), labels: jobLabels(input.clusterId, input.generation) },
+    metadata: { name: jobDataSecretName(input.clusterId), namespace: namespaceOf(input.namespace), labels: { ...jobLabels(input.clusterId, input.generation), app: JOB_APP_LABEL } },
     type: 'Opaque',
     data: { [DATA_SECRET_KEY]: Buffer.from(input.pullSecret).toString('base64') },
   };

@@ -84,7 +84,7 @@ export function aggregate(input: AggregationInput): AggregationResult {
   const derived = new Map<string, ResourceCondition>();
   for (const status of statuses) {
     const available = status.conditions.find((c) => c.type === 'Available');
-    // Unknown is never stored (such reports are discarded), and cluster conditions are True/False only.
+    // An adapter's first report may say Unknown; cluster conditions are True/False only, so it feeds none.
     if (available === undefined || available.status === 'Unknown') continue;
     derived.set(successfulConditionType(status.adapter), {
       type: successfulConditionType(status.adapter),

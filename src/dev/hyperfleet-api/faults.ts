@@ -12,6 +12,8 @@ import type { RouteName } from './routes.js';
  */
 export interface FaultSpec {
   route: RouteName | '*';
+  /** Only requests about this cluster (unset: any). */
+  clusterId?: string;
   status?: number;
   hang?: boolean;
   reset?: boolean;
@@ -27,17 +29,21 @@ export interface FaultSpec {
 export class FaultInjector {
   private faults: { spec: FaultSpec; remaining: number }[] = [];
 
-  /** Queues a fault; faults for one route apply in the order injected. */
-  inject(spec: FaultSpec): void {
+  /** Queues a fault; faults for one route apply in the order injected. Returns a function removing it. */
+  inject(spec: FaultSpec): () => void {
     const answers = [spec.status !== undefined, spec.hang === true, spec.reset === true].filter(Boolean).length;
     if (answers > 1) throw new Error('a fault takes one of status, hang or reset');
     if (answers === 0 && spec.delayMs === undefined) throw new Error('a fault needs a status, hang, reset or delayMs');
-    this.faults.push({ spec, remaining: spec.times ?? 1 });
+    const entry = { spec, remaining: spec.times ?? 1 };
+    this.faults.push(entry);
+    return () => {
+      this.faults = this.faults.filter((f) => f !== entry);
+    };
   }
 
-  /** Takes the fault for one request of `route`, if any. */
-  take(route: RouteName): FaultSpec | undefined {
-    const entry = this.faults.find((f) => f.remaining > 0 && (f.spec.route === route || f.spec.route === '*'));
+  /** Takes the fault for one request of `route` (about `clusterId`), if any. */
+  take(route: RouteName, clusterId?: string): FaultSpec | undefined {
+    const entry = this.faults.find((f) => f.remaining > 0 && (f.spec.route === route || f.spec.route === '*') && (f.spec.clusterId === undefined || f.spec.clusterId === clusterId));
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
     this.faults = this.faults.filter((f) => f.remaining > 0);

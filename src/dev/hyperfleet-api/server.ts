@@ -37,6 +37,8 @@ export interface HyperFleetApiStandInOptions {
   /** Largest request body (default 1 MiB). */
   maxBodyBytes?: number;
   contractPath?: string;
+  /** Sees every valid status report with what became of it (stored, or discarded with the reason): for tests. */
+  onReport?: (clusterId: string, report: AdapterStatusCreateRequest, result: PutStatusResult) => void;
 }
 
 /** A running stand-in. */
@@ -52,7 +54,8 @@ export interface HyperFleetApiStandIn {
   /** Answers that did not match the contract; tests assert it stays empty. */
   readonly violations: readonly string[];
   resetCalls(): void;
-  injectFault(spec: FaultSpec): void;
+  /** Injects a fault; the returned function removes just this one. */
+  injectFault(spec: FaultSpec): () => void;
   clearFaults(): void;
   setTokens(tokens: string[] | undefined): void;
   /** Read access to the state. */
@@ -86,6 +89,7 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     identity: options.identity ?? 'dev@hyperfleet.local',
     limits: { maxClockSkewMs: options.maxClockSkewMs ?? 60_000, maxObservedAgeMs: options.maxObservedAgeMs ?? 3_600_000 },
     now,
+    onReport: options.onReport,
   });
   const writer = options.dataFile === undefined ? undefined : new SnapshotWriter(options.dataFile, () => store.serialize());
   if (options.dataFile !== undefined) {
@@ -125,7 +129,7 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     const match = matchRoute(method, path);
     calls.arrive(match.route);
     const entry: CallRecord = { route: match.route, method, path, status: 0, authorization: req.headers.authorization !== undefined };
-    const fault = faults.take(match.route);
+    const fault = faults.take(match.route, match.clusterId);
     if (fault?.delayMs !== undefined) await sleep(fault.delayMs);
     if (fault?.hang === true || fault?.reset === true) {
       calls.record({ ...entry, fault: true });

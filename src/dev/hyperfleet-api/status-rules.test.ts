@@ -54,13 +54,14 @@ describe('status report rules', () => {
     assert.deepEqual(fields(() => checkReportRules(report({ adapter: 'Pull Secret', observed_generation: 0 }), NOW, LIMITS)), ['adapter:pattern', 'observed_generation:min']);
   });
 
-  it('discards stale, future, out-of-order and Available=Unknown reports', () => {
+  it('discards stale, future, out-of-order and repeated Available=Unknown reports', () => {
     const stored = toAdapterStatus(report(), undefined, NOW);
     assert.equal(discardReason(report({ observed_generation: 1 }), cluster, stored), 'stale-generation');
     assert.equal(discardReason(report({ observed_generation: 3 }), cluster, stored), 'future-generation');
     assert.equal(discardReason(report({ observed_time: '2026-01-01T11:58:00Z' }), cluster, stored), 'stale-observed-time');
     const unknown = report({ conditions: [{ type: 'Applied', status: 'True' }, { type: 'Available', status: 'Unknown' }, { type: 'Health', status: 'True' }] });
-    assert.equal(discardReason(unknown, cluster, undefined), 'available-unknown');
+    assert.equal(discardReason(unknown, cluster, undefined), undefined, "an adapter's first report may say Unknown");
+    assert.equal(discardReason(unknown, cluster, stored), 'available-unknown');
     assert.equal(discardReason(report(), cluster, stored), undefined, 'equal generation and time is stored again');
     assert.equal(discardReason(report({ observed_generation: 1 }), cluster, undefined), undefined, 'an older generation is fine when nothing is stored');
   });

@@ -52,8 +52,10 @@ export function checkReportRules(report: AdapterStatusCreateRequest, now: Date, 
 
 /**
  * The API's discard rules, in its order: older generation than stored; generation ahead of the
- * cluster; same generation but observed before the stored report; `Available=Unknown` (cluster
- * conditions are True/False only). `undefined` means: store it.
+ * cluster; same generation but observed before the stored report; `Available=Unknown` once the
+ * adapter has a stored report (the adapter's first report may say Unknown and is stored, but feeds
+ * no cluster condition, which are True/False only; a later one is discarded whole, whatever else it
+ * carries, so the last True/False stands). `undefined` means: store it.
  */
 export function discardReason(report: AdapterStatusCreateRequest, cluster: Cluster, stored: AdapterStatus | undefined): DiscardReason | undefined {
   if (stored !== undefined && report.observed_generation < stored.observed_generation) return 'stale-generation';
@@ -61,7 +63,7 @@ export function discardReason(report: AdapterStatusCreateRequest, cluster: Clust
   if (stored !== undefined && report.observed_generation === stored.observed_generation && Date.parse(report.observed_time) < Date.parse(stored.last_report_time)) {
     return 'stale-observed-time';
   }
-  if (report.conditions.find((c) => c.type === 'Available')?.status === 'Unknown') return 'available-unknown';
+  if (stored !== undefined && report.conditions.find((c) => c.type === 'Available')?.status === 'Unknown') return 'available-unknown';
   return undefined;
 }
 

@@ -16,6 +16,8 @@ export interface StoreOptions {
   identity: string;
   limits: TimeLimits;
   now: () => Date;
+  /** Sees every valid report with what became of it (stored or discarded), in arrival order. */
+  onReport?: (clusterId: string, report: AdapterStatusCreateRequest, result: PutStatusResult) => void;
 }
 
 /** What `PUT /statuses` did: 201 with the stored status, or 204 for a discarded report. */
@@ -137,11 +139,13 @@ export class ClusterStore {
     const record = this.require(id);
     const stored = record.statuses.get(report.adapter);
     const reason = discardReason(report, record.cluster, stored);
-    if (reason !== undefined) return { outcome: 'discarded', reason };
-    const status = toAdapterStatus(report, stored, this.options.now());
-    record.statuses.set(report.adapter, status);
-    this.reaggregate(record);
-    return { outcome: 'stored', status: structuredClone(status) };
+    const result: PutStatusResult = reason !== undefined ? { outcome: 'discarded', reason } : { outcome: 'stored', status: toAdapterStatus(report, stored, this.options.now()) };
+    if (result.outcome === 'stored') {
+      record.statuses.set(report.adapter, result.status);
+      this.reaggregate(record);
+    }
+    this.options.onReport?.(id, structuredClone(report), structuredClone(result));
+    return structuredClone(result);
   }
 
   listStatuses(id: string, query: URLSearchParams = new URLSearchParams()): Page<AdapterStatus> {

@@ -43,9 +43,14 @@ interface ActiveFault extends FaultSpec {
 export class FaultInjector {
   private faults: ActiveFault[] = [];
 
-  add(spec: FaultSpec): void {
+  /** Adds a fault; the returned function takes it out again (leaving other faults in place). */
+  add(spec: FaultSpec): () => void {
     if (spec.status === undefined && !spec.reset && spec.delayMs === undefined) throw new Error('a fault needs status, reset or delayMs');
-    this.faults.push({ ...spec, method: spec.method?.toUpperCase(), remaining: spec.times ?? 1 });
+    const fault: ActiveFault = { ...spec, method: spec.method?.toUpperCase(), remaining: spec.times ?? 1 };
+    this.faults.push(fault);
+    return () => {
+      this.faults = this.faults.filter((f) => f !== fault);
+    };
   }
 
   clear(): void {

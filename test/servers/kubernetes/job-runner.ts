@@ -115,15 +115,24 @@ export class JobRunner {
   private readonly onEvent = (event: StoreEvent): void => {
     if (event.rt !== JOBS || this.stopped) return;
     const key = `${event.object.metadata.namespace ?? ''}/${event.object.metadata.uid ?? ''}`;
-    if (event.type === 'DELETED') this.running.get(key)?.cancel();
+    if (event.type === 'DELETED' || event.object.metadata.deletionTimestamp !== undefined) this.running.get(key)?.cancel();
     if (event.type !== 'ADDED' || rec(event.object.spec).suspend === true) return;
     const controller = new AbortController();
     // Deferred: the create request that emitted this event is still being answered.
     const done = sleep(0)
       .then(() => this.runJob(event.object, controller.signal))
-      .finally(() => this.running.delete(key));
+      .finally(() => {
+        this.running.delete(key);
+        this.removeIfDeleting(event.object);
+      });
     this.running.set(key, { cancel: () => controller.abort(), done });
   };
+
+  /** The garbage collector's part of a foreground deletion: the pod has stopped, so the Job goes. */
+  private removeIfDeleting(job: KubeObject): void {
+    const current = this.ops.store.get(JOBS, job.metadata.namespace, job.metadata.name ?? '');
+    if (current !== undefined && current.metadata.uid === job.metadata.uid && current.metadata.deletionTimestamp !== undefined) this.ops.store.delete(JOBS, job.metadata.namespace, job.metadata.name ?? '');
+  }
 
   private setStatus(job: KubeObject, status: Record<string, unknown>): void {
     const current = this.ops.store.get(JOBS, job.metadata.namespace, job.metadata.name ?? '');

@@ -21,6 +21,7 @@ export interface ListOptions {
 }
 
 const NAMESPACES = RESOURCE_TYPES.find((r) => r.resource === 'namespaces') as ResourceType;
+const JOBS = RESOURCE_TYPES.find((r) => r.resource === 'jobs') as ResourceType;
 const SERVER_FIELDS = ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'deletionTimestamp', 'managedFields', 'selfLink'];
 
 /** The Status target naming an object of `rt`. */
@@ -178,6 +179,8 @@ export class ApiOperations {
 
   /**
    * Deletes an object. `preconditions` (uid, resourceVersion) guard against deleting a newer object.
+   * A Job with a running pod deleted with `propagationPolicy: Foreground` stays, with a
+   * deletionTimestamp and the `foregroundDeletion` finalizer, until its pod has stopped.
    * @throws StatusError 404, 409 Conflict (precondition failed), 400 (bad propagationPolicy).
    */
   delete(rt: ResourceType, namespace: string | undefined, name: string, deleteOptions: unknown, options: WriteOptions = {}): Record<string, unknown> {
@@ -195,6 +198,13 @@ export class ApiOperations {
       throw conflict(targetOf(rt, name), `Precondition failed: ResourceVersion in precondition: ${JSON.stringify(pre.resourceVersion) ?? ''}, ResourceVersion in meta: ${old.metadata.resourceVersion ?? ''}`);
     }
     if (options.dryRun) return old;
+    if (rt === JOBS && policy === 'Foreground' && isRecord(old.status) && typeof old.status.active === 'number' && old.status.active > 0) {
+      // Foreground deletion of a Job with a running pod: the API server keeps the Job, marked, until
+      // the garbage collector has removed its pods (the job runner then removes it; see job-runner.ts).
+      if (old.metadata.deletionTimestamp !== undefined) return old;
+      const finalizers = [...(Array.isArray(old.metadata.finalizers) ? (old.metadata.finalizers as string[]) : []), 'foregroundDeletion'];
+      return this.store.update(rt, { ...old, metadata: { ...old.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), finalizers } });
+    }
     if (rt === NAMESPACES) {
       for (const inner of RESOURCE_TYPES.filter((r) => r.namespaced)) {
         for (const o of this.store.list(inner, name)) this.store.delete(inner, name, o.metadata.name ?? '');

@@ -101,8 +101,9 @@ export class KubernetesTestServer {
   }
 
   /** Adds a fault; see FaultSpec. Faults apply after authentication, in the order added. */
-  injectFault(spec: FaultSpec): void {
-    this.faults.add(spec);
+  /** Injects a fault; the returned function removes just this one. */
+  injectFault(spec: FaultSpec): () => void {
+    return this.faults.add(spec);
   }
 
   clearFaults(): void {
