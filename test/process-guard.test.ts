@@ -73,6 +73,23 @@ describe('job without Google credentials', () => {
   });
 });
 
+describe('Pub/Sub broker without Google credentials', () => {
+  it('refuses to start with CONFIG_INVALID, and no stray rejection ends the process', async () => {
+    const script = `
+      import { createBroker } from ${JSON.stringify(new URL('../src/brokers/registry.ts', import.meta.url).href)};
+      const broker = await createBroker({ type: 'pubsub', projectId: 'proj-x', topic: 'topic', subscriptionId: 'sub', requestTimeoutMs: 2000 });
+      const outcome = await broker.start(async () => 'ack').then(() => 'started', (err) => err.code + ': ' + err.message);
+      await broker.stop();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      console.log(JSON.stringify({ outcome }));
+    `;
+    const result = await run(['--input-type=module', '-e', script], baseEnv({ HOME: mkdtempSync(join(dir, 'home-')) }));
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(String(result.logs[0]?.outcome), /^CONFIG_INVALID: Pub\/Sub: no usable Google credentials/);
+    assert.equal(result.stderr, '');
+  });
+});
+
 describe('process guard', () => {
   it('turns a stray rejection in the job into one log line, a failure result file and exit 1', async () => {
     const resultsPath = join(dir, 'stray.json');
