@@ -13,9 +13,35 @@ export interface Answer {
 }
 
 /**
- * Reads a JSON request body: `application/json` (or another `+json` type) only, at most `limit` bytes.
+ * Deepest nesting of objects and arrays a body may have. Validation, cloning and persistence walk the
+ * value recursively, and several thousand levels overflow the stack (a 500); real clients send a
+ * handful of levels.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/** Nesting depth of JSON text, brackets inside strings not counted (one linear pass, no recursion). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * Reads a JSON request body: `application/json` (or another `+json` type) only, at most `limit` bytes
+ * and `MAX_JSON_DEPTH` levels of nesting.
  *
- * @throws ProblemError: unsupportedMediaType, payloadTooLarge, malformed (empty or invalid JSON)
+ * @throws ProblemError: unsupportedMediaType, payloadTooLarge, malformed (empty, invalid or too deeply
+ *   nested JSON)
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
@@ -38,6 +64,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   });
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') throw new ProblemError('malformed', 'Unable to read request body: the body is empty');
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new ProblemError('malformed', `Unable to read request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text) as unknown;
   } catch {
