@@ -194,6 +194,17 @@ for (const subject of [embedded, rabbitMq(), pubSub()]) {
       assert.equal(next.seen.length, 0, 'acked messages are gone');
     });
 
+    it('keeps a message published before any consumer started until one does', async () => {
+      const channel = subject.channel();
+      const publisher = await channel.open();
+      await publisher.publish(Buffer.from('early'));
+      const consumer = await channel.open();
+      const { seen, handler } = recorder();
+      await consumer.start(handler);
+      await eventually('the early message', () => seen.length === 1);
+      assert.equal(seen[0]?.body.toString(), 'early');
+    });
+
     it('redelivers on retry and on a thrown error, with a growing deliveryAttempt', async () => {
       const broker = await subject.channel().open();
       const { seen, handler } = recorder((m) => {
