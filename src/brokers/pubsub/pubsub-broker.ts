@@ -7,6 +7,7 @@ import type { Broker, InboundMessage, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import type { PubSubBrokerConfig } from './config.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
+import { loadCredentials, shareAuth } from './credentials.js';
 import { ensureTopology, type PubSubTopology } from './topology.js';
 
 const DEFAULT_DRAIN_MS = 10_000;
@@ -122,46 +123,20 @@ export class PubSubBroker implements Broker {
       const options: ClientConfig = {};
       if (this.config.projectId !== undefined) options.projectId = this.config.projectId;
       if (this.config.apiEndpoint !== undefined) options.apiEndpoint = this.config.apiEndpoint;
-      const client = new PubSub(options);
-      // The generated clients build their own GoogleAuth unless given one: share the one checked by
-      // `ensureCredentials`, so their stubs find the credential already loaded (see there).
-      client.options.auth ??= client.auth;
-      this.client = client;
+      this.client = shareAuth(new PubSub(options));
     }
     return this.client;
   }
 
   private ensureTopology(): Promise<PubSubTopology> {
-    this.topology ??= this.ensureCredentials()
-      .then((client) => ensureTopology(client, this.config, { timeoutMs: this.config.requestTimeoutMs, logger: this.options.logger }))
+    const client = this.ensureClient();
+    this.topology ??= loadCredentials(client)
+      .then(() => ensureTopology(client, this.config, { timeoutMs: this.config.requestTimeoutMs, logger: this.options.logger }))
       .catch((err: unknown) => {
         this.topology = undefined;
         throw err;
       });
     return this.topology;
-  }
-
-  /**
-   * Loads the Google credentials before the first call (not against the emulator, which needs none).
-   * Without this, a missing credential surfaces inside google-gax's stub creation, and the generated
-   * Pub/Sub clients re-throw that from a promise nobody handles (`initialize().catch(err => { throw
-   * err; })` in every method), which ends the process. Once loaded, the shared GoogleAuth hands the
-   * cached credential to every stub.
-   * @throws PullSecretError CONFIG_INVALID when no usable credential is found.
-   */
-  private async ensureCredentials(): Promise<PubSub> {
-    const client = this.ensureClient();
-    if (client.isEmulator) return client;
-    try {
-      await client.auth.getClient();
-    } catch (err) {
-      throw new PullSecretError(
-        'CONFIG_INVALID',
-        'Pub/Sub: no usable Google credentials. On GKE bind the Kubernetes service account to a Google service account with Workload Identity; locally run `gcloud auth application-default login`; for the emulator set apiEndpoint or PUBSUB_EMULATOR_HOST',
-        { cause: err },
-      );
-    }
-    return client;
   }
 
   private onMessage(message: Message): void {
