@@ -1,7 +1,13 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PubSub } from '@google-cloud/pubsub';
+import { createBroker } from '../src/brokers/registry.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startRabbitMq, type RabbitMqServer } from './support/rabbitmq.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
@@ -58,6 +64,46 @@ describe('adapter on RabbitMQ', () => {
     assert.ok(ids.every((id) => first.has(id) || second.has(id)), 'every cluster handled');
     assert.ok(ids.every((id) => !(first.has(id) && second.has(id))), 'no cluster handled by both replicas');
     assert.ok(ids.some((id) => second.has(id)), 'the second replica took a share of the queue');
+  });
+
+  test('gcp store without Google credentials: the adapter reports AuthenticationFailed and keeps running', async () => {
+    // A separate adapter process (an exchange of its own), as deployed: a stray rejection would end it.
+    const dir = mkdtempSync(join(tmpdir(), 'ps-no-credentials-'));
+    const broker = { type: 'rabbitmq' as const, url: rabbit.url, exchange: 'no-credentials', topic: 'no-credentials-events', subscriptionId: 'pullsecret', retryDelayMs: 50 };
+    const config = {
+      hyperfleetApi: { baseUrl: stack.api.url, timeoutMs: 2000 },
+      broker,
+      store: { type: 'gcp' },
+      kubernetes: { target: 'none' },
+      server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 1 },
+    };
+    writeFileSync(join(dir, 'adapter.yaml'), JSON.stringify(config));
+    const main = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+    const env = { PATH: process.env.PATH, HOME: dir, METADATA_SERVER_DETECTION: 'none', GOOGLE_CLOUD_DISABLE_DIRECT_PATH: 'true' };
+    const child = spawn(process.execPath, ['--import', 'tsx', main, 'adapter', '--config', join(dir, 'adapter.yaml')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const publisher = await createBroker(broker);
+    try {
+      const failed = (s: Parameters<typeof available>[0]) => s.conditions.some((c) => c.type === 'Applied' && c.status === 'False' && (c as { reason?: string }).reason === 'AuthenticationFailed');
+      for (const attempt of [1, 2]) {
+        const cluster = await stack.seedCluster();
+        const event = { specversion: '1.0', id: `no-credentials-${attempt}`, source: 'hyperfleet-sentinel', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: cluster.id, kind: 'Cluster', generation: cluster.generation } };
+        await publisher.publish(Buffer.from(JSON.stringify(event)));
+        await stack.waitForStatus(cluster.id, failed, 30_000).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
+      }
+      await sleep(500);
+      assert.equal(child.exitCode, null, `the adapter is still running:\n${output}`);
+      assert.ok(!output.includes('stray error caught by the process guard'), 'the root cause leaves no stray rejection');
+      assert.ok(!output.includes('    at '), 'no raw stack trace');
+    } finally {
+      await publisher.stop();
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('broker restart mid-stream: the adapter reconnects and every event is handled', async () => {

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type ChannelModel, type GetMessage } from 'amqplib';
-import type { Broker, Disposition, InboundMessage, MessageHandler } from '../src/brokers/broker.js';
+import type { Broker, InboundMessage } from '../src/brokers/broker.js';
 import { createBroker } from '../src/brokers/registry.js';
+import { eventually, recorder } from './support/brokers.js';
 import { startRabbitMq, type RabbitMqServer } from './support/rabbitmq.js';
 
 let server: RabbitMqServer;
@@ -44,19 +45,7 @@ function uniqueNames(): { exchange: string; topic: string } {
   return { exchange: `ex-${id}`, topic: `clusters-${id}` };
 }
 
-async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
-/** Records every delivery and answers with `decide`. */
-function recorder(decide: (m: InboundMessage) => Disposition | Promise<Disposition> = () => 'ack'): { seen: InboundMessage[]; handler: MessageHandler } {
-  const seen: InboundMessage[] = [];
-  return { seen, handler: async (m) => (seen.push(m), decide(m)) };
-}
 
 /** Takes one message off `queue`, waiting for it to arrive. */
 async function getOne(queue: string): Promise<GetMessage> {
@@ -84,34 +73,18 @@ async function queueDepth(queue: string): Promise<number> {
 }
 
 describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
-  it('publishes persistent CloudEvents messages; the handler gets body and headers; ack removes', async () => {
+  it('publishes persistent CloudEvents messages with a message id', async () => {
     const names = uniqueNames();
-    const queue = `${names.topic}-pullsecret`;
     const publisher = await rabbit(names);
     await publisher.publish(Buffer.from('{"probe":1}'), { source: 'test' });
-    const channel = await admin.createChannel();
-    const raw = await channel.get(queue, { noAck: true });
-    await channel.close();
-    assert.ok(raw !== false);
+    const raw = await getOne(`${names.topic}-pullsecret`);
     assert.equal(raw.properties.deliveryMode, 2);
     assert.equal(raw.properties.contentType, 'application/cloudevents+json');
-
-    const consumer = await rabbit(names);
-    const { seen, handler } = recorder();
-    await consumer.start(handler);
-    assert.equal(consumer.isReady(), true);
-    await publisher.publish(Buffer.from('{"n":1}'), { 'ce-type': 'x' });
-    await publisher.publish(Buffer.from('{"n":2}'));
-    await eventually('two deliveries', () => seen.length === 2);
-    assert.deepEqual(seen.map((m) => m.body.toString()).sort(), ['{"n":1}', '{"n":2}']);
-    assert.equal(seen.find((m) => m.body.toString() === '{"n":1}')?.attributes['ce-type'], 'x');
-    assert.ok(seen.every((m) => m.deliveryAttempt === 1 && m.id.length > 0));
-    await consumer.stop();
-    assert.equal(consumer.isReady(), false);
-    assert.equal(await queueDepth(queue), 0);
+    assert.equal(raw.properties.headers?.source, 'test');
+    assert.match(String(raw.properties.messageId), /^[0-9a-f-]{36}$/);
   });
 
-  it('redelivers on retry after the retry delay, with a higher deliveryAttempt', async () => {
+  it('holds a message to retry for the retry delay before requeueing it', async () => {
     const broker = await rabbit(uniqueNames());
     const times: number[] = [];
     const { seen, handler } = recorder((m) => (times.push(Date.now()), m.deliveryAttempt === 1 ? 'retry' : 'ack'));
@@ -122,7 +95,7 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     assert.ok((times[1] ?? 0) - (times[0] ?? 0) >= 180, 'held for the retry delay before requeueing');
   });
 
-  it('dead-letters a rejected message to {queue}.dlq and passes a malformed body through untouched', async () => {
+  it('dead-letters to {queue}.dlq through {exchange}.dlx, naming why', async () => {
     const names = uniqueNames();
     const broker = await rabbit(names);
     const malformed = Buffer.from([0xff, 0x00, 0x7b, 0x6e, 0x6f, 0x74]);
@@ -138,24 +111,6 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     assert.equal(await queueDepth(`${names.topic}-pullsecret`), 0);
   });
 
-  it('shares one queue between consumers with the same subscription id (each message handled once)', async () => {
-    const names = uniqueNames();
-    const slow = async (): Promise<Disposition> => (await sleep(15), 'ack');
-    const a = recorder(slow);
-    const b = recorder(slow);
-    await (await rabbit(names, { maxInFlight: 2 })).start(a.handler);
-    await (await rabbit(names, { maxInFlight: 2 })).start(b.handler);
-    const publisher = await rabbit(names);
-    const count = 40;
-    for (let i = 0; i < count; i++) await publisher.publish(Buffer.from(`m${i}`));
-    await eventually('all messages', () => a.seen.length + b.seen.length >= count);
-    await sleep(200);
-    const bodies = [...a.seen, ...b.seen].map((m) => m.body.toString());
-    assert.equal(bodies.length, count, 'no message handled twice');
-    assert.equal(new Set(bodies).size, count);
-    assert.ok(a.seen.length > 0 && b.seen.length > 0, `both consumers work (${a.seen.length}/${b.seen.length})`);
-  });
-
   it('refuses a queue that exists with other arguments (CONFIG_INVALID)', async () => {
     const names = uniqueNames();
     const channel = await admin.createChannel();
@@ -165,30 +120,74 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     await assert.rejects(broker.start(async () => 'ack'), { code: 'CONFIG_INVALID' });
   });
 
-  it('stop drains in-flight work and leaves unfinished messages unacked for the next consumer', async () => {
+  it('binds with routing key "" by default: a message published with another key is dropped by the exchange', async () => {
     const names = uniqueNames();
-    const first = await rabbit(names);
-    const seen: InboundMessage[] = [];
-    let aborted = false;
-    await first.start(async (m, signal) => {
-      seen.push(m);
-      if (m.body.toString() === 'finishes') return sleep(100).then(() => 'ack' as const);
-      // Hangs until the drain time is over; its late 'ack' must not count.
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-      aborted = true;
-      return 'ack';
-    });
-    await first.publish(Buffer.from('finishes'));
-    await first.publish(Buffer.from('hangs'));
-    await eventually('both in flight', () => seen.length === 2);
-    await first.stop({ drainMs: 400 });
-    assert.equal(aborted, true);
-
-    const next = recorder();
-    await (await rabbit(names)).start(next.handler);
-    await eventually('the redelivery', () => next.seen.length === 1);
+    const broker = await rabbit(names);
+    const { seen, handler } = recorder();
+    await broker.start(handler);
+    const channel = await admin.createConfirmChannel();
+    const returned: string[] = [];
+    channel.on('return', (message: { content: Buffer }) => returned.push(message.content.toString()));
+    channel.publish(names.exchange, 'clusters.created', Buffer.from('other key'), { mandatory: true });
+    channel.publish(names.exchange, '', Buffer.from('empty key'), { mandatory: true });
+    await channel.waitForConfirms();
+    await eventually('the empty-key message', () => seen.length === 1);
     await sleep(300);
-    assert.deepEqual(next.seen.map((m) => [m.body.toString(), m.deliveryAttempt]), [['hangs', 2]]);
+    await channel.close();
+    assert.deepEqual(seen.map((m) => m.body.toString()), ['empty key']);
+    // No binding matched: the exchange confirmed and dropped it; only a mandatory publish hears back.
+    assert.deepEqual(returned, ['other key']);
+    assert.equal(await queueDepth(`${names.topic}-pullsecret`), 0);
+  });
+
+  it('bindingKey "#" takes any routing key', async () => {
+    const names = uniqueNames();
+    const broker = await rabbit(names, { bindingKey: '#' });
+    const { seen, handler } = recorder();
+    await broker.start(handler);
+    const channel = await admin.createConfirmChannel();
+    for (const key of ['', 'clusters.created', 'a.b.c']) channel.publish(names.exchange, key, Buffer.from(`key=${key}`));
+    await channel.waitForConfirms();
+    await channel.close();
+    await broker.publish(Buffer.from('own publish'));
+    await eventually('four messages', () => seen.length === 4);
+    assert.deepEqual(seen.map((m) => m.body.toString()).sort(), ['key=', 'key=a.b.c', 'key=clusters.created', 'own publish']);
+  });
+
+  it('declares a quorum queue whose delivery limit dead-letters a message its consumers keep dying on', async () => {
+    const names = uniqueNames();
+    const seen: InboundMessage[] = [];
+    for (let round = 1; round <= 2; round++) {
+      const consumer = await rabbit(names, { maxDeliveries: 2 });
+      await consumer.start(async (m, signal) => {
+        seen.push(m);
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        return 'ack';
+      });
+      if (round === 1) await consumer.publish(Buffer.from('poison'));
+      await eventually(`delivery ${round}`, () => seen.length === round);
+      await consumer.stop({ drainMs: 10 });
+    }
+    const letter = await getOne(`${names.topic}-pullsecret.dlq`);
+    assert.equal(letter.content.toString(), 'poison');
+    // The queue itself gave up (x-delivery-limit), not a handler's reject.
+    assert.equal(letter.properties.headers?.['x-first-death-reason'], 'delivery_limit');
+    assert.deepEqual(seen.map((m) => m.deliveryAttempt), [1, 2]);
+  });
+
+  it('refuses to turn an existing classic queue into a quorum queue; queueType classic keeps using it', async () => {
+    const names = uniqueNames();
+    const queue = `${names.topic}-pullsecret`;
+    // The queue as earlier versions declared it.
+    const channel = await admin.createChannel();
+    await channel.assertQueue(queue, { durable: true, deadLetterExchange: `${names.exchange}.dlx`, deadLetterRoutingKey: queue });
+    channel.sendToQueue(queue, Buffer.from('queued before the upgrade'), { persistent: true });
+    await channel.close();
+    await assert.rejects((await rabbit(names)).start(async () => 'ack'), { code: 'CONFIG_INVALID', message: /set queueType to classic/ });
+    const { seen, handler } = recorder();
+    await (await rabbit(names, { queueType: 'classic' })).start(handler);
+    await eventually('the queued message', () => seen.length === 1);
+    assert.equal(seen[0]?.body.toString(), 'queued before the upgrade');
   });
 
   it('survives a broker restart: reconnects, re-declares, and handles messages from before and after', async () => {

@@ -1,7 +1,10 @@
 /**
  * The broker contract (design §2 "Events"). Every broker (embedded, RabbitMQ, Google Pub/Sub)
  * delivers messages to one handler and settles each one as the handler decides; nothing outside a
- * broker's folder imports its client library.
+ * broker's folder imports its client library. A message is delivered at most its configured number
+ * of times (retried, or abandoned by a consumer that stopped or died), then dead-lettered (dropped
+ * and logged on the embedded broker), never redelivered forever. `test/broker-contract.test.ts`
+ * runs these rules against every broker.
  */
 
 /** What to do with a message once handled. */
@@ -20,7 +23,10 @@ export interface InboundMessage {
   body: Buffer;
   /** Headers / attributes as strings. */
   attributes: Readonly<Record<string, string>>;
-  /** 1 on first delivery, when the broker tells (Pub/Sub with dead-lettering; RabbitMQ redelivered → 2). */
+  /**
+   * 1 on first delivery, counted by the broker (Pub/Sub with a dead-letter policy, a RabbitMQ quorum
+   * queue, the embedded queue); a classic RabbitMQ queue only flags a redelivery, which reads 2.
+   */
   deliveryAttempt: number;
 }
 

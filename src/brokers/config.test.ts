@@ -29,13 +29,22 @@ describe('parseBrokerConfig', () => {
     assert.equal(config.type, 'rabbitmq');
     assert.equal(config.type === 'rabbitmq' && config.maxInFlight, 16);
     assert.equal(config.type === 'rabbitmq' && config.reconnectMaxDelayMs, 30_000);
+    assert.deepEqual(config.type === 'rabbitmq' && [config.bindingKey, config.queueType, config.maxDeliveries], ['', 'quorum', 10]);
+  });
+
+  it('takes a RabbitMQ binding key pattern and queue type, refusing others', () => {
+    const config = parseBrokerConfig({ ...rabbit, bindingKey: '#', queueType: 'classic', maxDeliveries: '3' });
+    assert.deepEqual(config.type === 'rabbitmq' && [config.bindingKey, config.queueType, config.maxDeliveries], ['#', 'classic', 3]);
+    assert.match(problems({ ...rabbit, bindingKey: 'a b' }), /invalid broker setting bindingKey: must be a topic binding key/);
+    assert.match(problems({ ...rabbit, queueType: 'stream' }), /invalid broker setting queueType/);
+    assert.match(problems({ ...rabbit, maxDeliveries: 0 }), /invalid broker setting maxDeliveries/);
   });
 
   it('parses Pub/Sub settings with defaults, flags given as text', () => {
     const config = parseBrokerConfig({ ...pubsub, createIfMissing: 'false', apiEndpoint: '127.0.0.1:8085' });
     assert.ok(config.type === 'pubsub');
     assert.equal(config.createIfMissing, false);
-    assert.equal(config.maxDeliveryAttempts, 5);
+    assert.equal(config.maxDeliveryAttempts, 10);
     assert.equal(config.apiEndpoint, '127.0.0.1:8085');
   });
 

@@ -9,6 +9,8 @@ import { statusCommand } from './status.js';
 import { preflightCommand } from './preflight.js';
 import { storeCommand } from './store.js';
 import { printError, reportFailure } from './output.js';
+import { createLogger } from '../observability/logger.js';
+import { installProcessGuard } from '../observability/process-guard.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -40,5 +42,10 @@ async function main(argv: string[]): Promise<number> {
     return reportFailure(err);
   }
 }
+
+// A stray rejection (a dependency's promise nobody handles) must not end the adapter nor print a
+// raw stack: one classified JSON line instead; the job replaces what happens next (run-job.ts).
+const guardLogger = createLogger({ level: 'error' });
+installProcessGuard({ log: (fields, message) => guardLogger.error(fields, message) });
 
 process.exitCode = await main(process.argv);

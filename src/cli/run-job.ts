@@ -1,9 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { loadJobConfig, JOB_ENV } from '../job/config.js';
 import { runPullSecretJob } from '../job/pull-secret-job.js';
 import { writeResultFile } from '../job/result-file.js';
-import { failureReason, toPullSecretError } from '../errors/index.js';
+import { failureReason, toPullSecretError, type PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
+import { onStrayError } from '../observability/process-guard.js';
 import { storeEnv, STORE_KINDS } from '../stores/registry.js';
 import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
 import { reportFailure } from './output.js';
@@ -37,31 +39,56 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
     config = loadJobConfig(process.env);
   } catch (err) {
     // The status reporter still needs to hear about a configuration failure.
-    const resultsPath = process.env.RESULTS_PATH;
-    if (resultsPath) {
-      const error = toPullSecretError(err);
-      await writeResultFile(resultsPath, {
-        status: 'failure',
-        reason: failureReason(error.code),
-        message: error.message,
-        error_code: error.code,
-        timestamp: new Date().toISOString(),
-      }).catch(() => undefined);
-    }
+    await writeFailureResult(process.env.RESULTS_PATH, toPullSecretError(err));
     return reportFailure(err);
   }
-  const logger = createLogger({ level: config.logLevel });
+  const resultsPath = config.resultsPath;
   // Kubernetes stops a Job's pod with SIGTERM: abort the in-flight step instead of dying mid-write.
   const controller = new AbortController();
   const abort = () => controller.abort();
+  // A stray rejection from a dependency ends the job as a failure the sidecar can read, not a crash.
+  const restoreGuard = onStrayError(async (_kind, error) => {
+    controller.abort();
+    await writeFailureResult(resultsPath, error);
+    process.exit(reportFailure(error));
+  });
   // `on`, not `once`: the store's lock library re-raises a signal nobody else listens to.
   process.on('SIGTERM', abort).on('SIGINT', abort);
   try {
+    const logger = createLogger({ level: config.logLevel });
     await runPullSecretJob(config, logger, { dryRun, signal: controller.signal });
     return 0;
   } catch (err) {
+    // The job writes its own failure result; this covers what escaped it (e.g. closing the store).
+    await writeFailureResult(resultsPath, toPullSecretError(err), { keepFailure: true });
     return reportFailure(err);
   } finally {
     process.off('SIGTERM', abort).off('SIGINT', abort);
+    restoreGuard();
+  }
+}
+
+/**
+ * Writes a failure result file so the exit code and the file always agree. With `keepFailure`, a
+ * failure result already written by the job (it names the cluster and secret) is kept. Never throws:
+ * the caller is already reporting a failure.
+ */
+async function writeFailureResult(path: string | undefined, error: PullSecretError, options: { keepFailure?: boolean } = {}): Promise<void> {
+  if (!path) return;
+  if (options.keepFailure === true && (await readStatus(path)) === 'failure') return;
+  await writeResultFile(path, {
+    status: 'failure',
+    reason: failureReason(error.code),
+    message: error.message,
+    error_code: error.code,
+    timestamp: new Date().toISOString(),
+  }).catch(() => undefined);
+}
+
+async function readStatus(path: string): Promise<unknown> {
+  try {
+    return (JSON.parse(await readFile(path, 'utf8')) as { status?: unknown }).status;
+  } catch {
+    return undefined;
   }
 }

@@ -103,7 +103,11 @@ export class EmbeddedBroker implements Broker {
       this.controller.abort(new PullSecretError('ABORTED', 'broker stopping: drain time is over'));
       const abandoned = this.inFlight.abandon();
       this.options.logger?.warn({ broker: this.kind, abandoned: abandoned.length }, 'broker drain time over; unfinished messages requeued');
-      for (const entry of abandoned) this.queue.unshift({ ...entry, deliveryAttempt: entry.deliveryAttempt + 1 });
+      for (const entry of abandoned) {
+        // Counted like a retry: a message whose handler never finishes is not redelivered forever.
+        if (entry.deliveryAttempt >= this.config.maxDeliveries) this.dropLast(entry);
+        else this.queue.unshift({ ...entry, deliveryAttempt: entry.deliveryAttempt + 1 });
+      }
     }
     this.handler = undefined;
     this.draining = false;
@@ -130,6 +134,11 @@ export class EmbeddedBroker implements Broker {
     this.pump();
   }
 
+  private dropLast(entry: Entry): void {
+    const fields = { broker: this.kind, message_id: entry.id, delivery_attempt: entry.deliveryAttempt, max_deliveries: this.config.maxDeliveries };
+    this.options.logger?.error(fields, 'broker message dropped after its last delivery attempt');
+  }
+
   private settle(entry: Entry, disposition: Disposition): void {
     if (disposition === 'ack') return;
     const fields = { broker: this.kind, message_id: entry.id, delivery_attempt: entry.deliveryAttempt };
@@ -138,7 +147,7 @@ export class EmbeddedBroker implements Broker {
       return;
     }
     if (entry.deliveryAttempt >= this.config.maxDeliveries) {
-      this.options.logger?.error({ ...fields, max_deliveries: this.config.maxDeliveries }, 'broker message dropped after its last delivery attempt');
+      this.dropLast(entry);
       return;
     }
     const next: Entry = { ...entry, deliveryAttempt: entry.deliveryAttempt + 1 };

@@ -36,8 +36,11 @@ export const pubSubBrokerConfigSchema = z
     createIfMissing: flag.default(true),
     /** Messages handed to handlers at once (flow control). */
     maxInFlight: z.coerce.number().int().min(1).max(10_000).default(8),
-    /** Deliveries before Pub/Sub dead-letters a message (the service allows 5-100). */
-    maxDeliveryAttempts: z.coerce.number().int().min(5).max(100).default(5),
+    /**
+     * Deliveries before Pub/Sub dead-letters a message (the service allows 5-100), set on a new
+     * subscription's dead-letter policy; the same default as the other brokers' `maxDeliveries`.
+     */
+    maxDeliveryAttempts: z.coerce.number().int().min(5).max(100).default(10),
     /** Subscription ack deadline for a new subscription, in seconds (the library extends leases). */
     ackDeadlineSeconds: z.coerce.number().int().min(10).max(600).default(60),
     /** Redelivery backoff of a new subscription after a nack ('retry'), in seconds (service: 0-600). */

@@ -7,6 +7,7 @@ import type { Broker, InboundMessage, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import type { PubSubBrokerConfig } from './config.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
+import { loadCredentials, shareAuth } from './credentials.js';
 import { ensureTopology, type PubSubTopology } from './topology.js';
 
 const DEFAULT_DRAIN_MS = 10_000;
@@ -122,18 +123,19 @@ export class PubSubBroker implements Broker {
       const options: ClientConfig = {};
       if (this.config.projectId !== undefined) options.projectId = this.config.projectId;
       if (this.config.apiEndpoint !== undefined) options.apiEndpoint = this.config.apiEndpoint;
-      this.client = new PubSub(options);
+      this.client = shareAuth(new PubSub(options));
     }
     return this.client;
   }
 
   private ensureTopology(): Promise<PubSubTopology> {
-    this.topology ??= ensureTopology(this.ensureClient(), this.config, { timeoutMs: this.config.requestTimeoutMs, logger: this.options.logger }).catch(
-      (err: unknown) => {
+    const client = this.ensureClient();
+    this.topology ??= loadCredentials(client)
+      .then(() => ensureTopology(client, this.config, { timeoutMs: this.config.requestTimeoutMs, logger: this.options.logger }))
+      .catch((err: unknown) => {
         this.topology = undefined;
         throw err;
-      },
-    );
+      });
     return this.topology;
   }
 

@@ -13,10 +13,16 @@ function isAmqpUrl(value: string): boolean {
   }
 }
 
+/** A topic-exchange binding key: dot-separated words, `*` (one word) and `#` (zero or more words). */
+const BINDING_KEY = /^[A-Za-z0-9_.:*#-]{0,255}$/;
+
+/** Queue types the broker declares: quorum (bounded deliveries) or classic (queues declared before). */
+export const RABBITMQ_QUEUE_TYPES = ['quorum', 'classic'] as const;
+
 /**
  * Settings of the RabbitMQ broker (design §2 "Events"): a durable `topic` exchange, a durable queue
- * `{topic}-{subscriptionId}` bound with routing key `""`, and a dead-letter exchange / queue. The URL
- * may hold credentials, so no message here ever echoes it.
+ * `{topic}-{subscriptionId}` bound with `bindingKey` (default `""`), and a dead-letter exchange /
+ * queue. The URL may hold credentials, so no message here ever echoes it.
  */
 export const rabbitMqBrokerConfigSchema = z
   .object({
@@ -31,6 +37,20 @@ export const rabbitMqBrokerConfigSchema = z
     topic: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
     /** Replicas with the same subscription id share one queue (competing consumers). */
     subscriptionId: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
+    /**
+     * Binding key of the queue on the exchange: `""` as upstream (only messages published with an
+     * empty routing key), a topic pattern, or `#` for any routing key. A message no binding matches
+     * is dropped by the exchange.
+     */
+    bindingKey: z.string().regex(BINDING_KEY, { message: 'must be a topic binding key: up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).default(''),
+    /**
+     * `quorum` (default): RabbitMQ counts deliveries and dead-letters a message after `maxDeliveries`
+     * (also when the consumer died mid-message). `classic`: for a queue declared as classic before;
+     * RabbitMQ refuses to redeclare a queue with another type (see docs/deployment.md).
+     */
+    queueType: z.enum(RABBITMQ_QUEUE_TYPES).default('quorum'),
+    /** Deliveries of one message before it is dead-lettered instead of retried again. */
+    maxDeliveries: z.coerce.number().int().min(1).max(1000).default(10),
     /** Unacknowledged messages at once (the channel prefetch). */
     maxInFlight: z.coerce.number().int().min(1).max(65_535).default(8),
     /** How long a message a handler asked to retry is held before it is requeued, in ms. */

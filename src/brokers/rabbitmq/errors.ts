@@ -29,7 +29,7 @@ export function classifyConnectError(err: unknown, address: string): PullSecretE
   if (code === 406) {
     return new PullSecretError(
       'CONFIG_INVALID',
-      `RabbitMQ at ${address} refused the topology: an exchange or queue of that name exists with other settings (type, durability or dead-letter arguments)`,
+      `RabbitMQ at ${address} refused the topology: an exchange or queue of that name exists with other settings (type, durability, dead-letter arguments, or queue type: set queueType to classic for a queue declared as classic before)`,
       { cause: err },
     );
   }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConsumeMessage } from 'amqplib';
 import { deliveryAttemptOf, headersToAttributes, toInboundMessage } from './message.js';
-import { topologyNames } from './topology.js';
+import { publishRoutingKey, queueArguments, topologyNames } from './topology.js';
 import { brokerAddress } from './config.js';
 import { classifyConnectError } from './errors.js';
 
@@ -49,6 +49,18 @@ describe('RabbitMQ names and errors', () => {
       deadLetterExchange: 'hyperfleet.dlx',
       deadLetterQueue: 'clusters-pullsecret.dlq',
     });
+  });
+
+  it('declares quorum queues with x-delivery-limit counting redeliveries, classic ones without', () => {
+    assert.deepEqual(queueArguments({ queueType: 'quorum', maxDeliveries: 10 }), { 'x-queue-type': 'quorum', 'x-delivery-limit': 9 });
+    assert.deepEqual(queueArguments({ queueType: 'classic', maxDeliveries: 10 }), {});
+  });
+
+  it('publishes with a plain binding key, else with ""', () => {
+    assert.equal(publishRoutingKey(''), '');
+    assert.equal(publishRoutingKey('clusters'), 'clusters');
+    assert.equal(publishRoutingKey('#'), '');
+    assert.equal(publishRoutingKey('clusters.*'), '');
   });
 
   it('shows host:port, never credentials', () => {

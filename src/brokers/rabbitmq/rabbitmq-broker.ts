@@ -9,7 +9,7 @@ import { InFlight } from '../in-flight.js';
 import { brokerAddress, type RabbitMqBrokerConfig } from './config.js';
 import { classifyConnectError } from './errors.js';
 import { toInboundMessage } from './message.js';
-import { declareTopology, ROUTING_KEY, topologyNames, type RabbitMqTopology } from './topology.js';
+import { declareTopology, publishRoutingKey, topologyNames, type RabbitMqTopology } from './topology.js';
 
 /** Channels of one live connection; replaced as a whole on reconnect. */
 interface Session {
@@ -33,7 +33,7 @@ const CONTENT_TYPE = 'application/cloudevents+json';
  * RabbitMQ broker (`amqplib`). Declares the topology on every (re)connect, consumes with
  * prefetch = `maxInFlight`, and settles: 'ack' → ack, 'reject' → nack without requeue (dead-lettered
  * to `{queue}.dlq`), 'retry' → nack with requeue after `retryDelayMs` so a failing message does not
- * spin. Reconnects with jittered exponential backoff; a handler that finishes after its connection
+ * spin, or dead-lettered once it had `maxDeliveries` deliveries. Reconnects with jittered exponential backoff; a handler that finishes after its connection
  * died settles nothing (the broker redelivers the message).
  */
 export class RabbitMqBroker implements Broker {
@@ -79,7 +79,7 @@ export class RabbitMqBroker implements Broker {
   }
 
   /**
-   * Publishes a persistent message to the exchange with routing key `""` and waits for the broker's
+   * Publishes a persistent message to the exchange (routing key: see `publishRoutingKey`) and waits for the broker's
    * confirm. Connects first when needed. @throws BROKER_UNAVAILABLE while disconnected or when the
    * broker does not confirm; CONFIG_INVALID as `start`.
    */
@@ -92,7 +92,7 @@ export class RabbitMqBroker implements Broker {
     await new Promise<void>((resolve, reject) => {
       const fail = (cause: unknown): void => reject(new PullSecretError('BROKER_UNAVAILABLE', `RabbitMQ at ${this.address} did not confirm the message`, { cause }));
       try {
-        session.publisher.publish(this.names.exchange, ROUTING_KEY, body, options, (err: unknown) => (err ? fail(err) : resolve()));
+        session.publisher.publish(this.names.exchange, publishRoutingKey(this.config.bindingKey), body, options, (err: unknown) => (err ? fail(err) : resolve()));
       } catch (err) {
         fail(err);
       }
@@ -177,7 +177,7 @@ export class RabbitMqBroker implements Broker {
       ch.on('error', (err: Error) => this.log('warn', { error: err.message }, 'broker channel error'));
       ch.on('close', () => this.onChannelClosed(session));
     }
-    await declareTopology(channel, this.names);
+    await declareTopology(channel, this.names, this.config);
     await channel.prefetch(this.config.maxInFlight);
     this.session = session;
     if (this.handler !== undefined && this.stopping === undefined) await this.consume(session);
@@ -228,6 +228,12 @@ export class RabbitMqBroker implements Broker {
     } else if (disposition === 'reject') {
       this.log('warn', { message_id: inbound.id, delivery_attempt: inbound.deliveryAttempt, dead_letter_queue: this.names.deadLetterQueue }, 'broker message rejected; dead-lettered');
       this.settleOn(delivery, (channel, message) => channel.nack(message, false, false));
+    } else if (inbound.deliveryAttempt >= this.config.maxDeliveries) {
+      // The last attempt: dead-letter now rather than requeue for the queue to do it (a classic queue
+      // never would). The quorum queue's own limit still covers a consumer that dies mid-message.
+      const fields = { message_id: inbound.id, delivery_attempt: inbound.deliveryAttempt, max_deliveries: this.config.maxDeliveries };
+      this.log('error', { ...fields, dead_letter_queue: this.names.deadLetterQueue }, 'broker message dead-lettered after its last delivery attempt');
+      this.settleOn(delivery, (channel, message) => channel.nack(message, false, false));
     } else if (this.stopping !== undefined || this.config.retryDelayMs === 0) {
       this.settleOn(delivery, (channel, message) => channel.nack(message, false, true));
     } else {
@@ -249,7 +255,7 @@ export class RabbitMqBroker implements Broker {
     }
   }
 
-  private log(level: 'debug' | 'info' | 'warn', fields: Record<string, unknown>, message: string): void {
+  private log(level: 'debug' | 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string): void {
     this.options.logger?.[level]({ broker: this.kind, address: this.address, ...fields }, message);
   }
 }

@@ -1,8 +1,28 @@
 import type { Channel } from 'amqplib';
 import type { RabbitMqBrokerConfig } from './config.js';
 
-/** Routing key of published messages and of the queue binding (design §2: `""`). */
-export const ROUTING_KEY = '';
+/**
+ * Routing key `publish` uses: the binding key when it is a plain key, else `""` (which `#` also
+ * matches). Upstream (design §2) binds and publishes with `""`.
+ */
+export function publishRoutingKey(bindingKey: string): string {
+  return /[*#]/.test(bindingKey) ? '' : bindingKey;
+}
+
+/** How the consumed queue is declared. */
+export interface QueueSettings {
+  readonly bindingKey: string;
+  readonly queueType: 'quorum' | 'classic';
+  readonly maxDeliveries: number;
+}
+
+/**
+ * Arguments of the consumed queue. A quorum queue's `x-delivery-limit` counts redeliveries (the
+ * first delivery is not one), so `maxDeliveries` deliveries in all.
+ */
+export function queueArguments(settings: Pick<QueueSettings, 'queueType' | 'maxDeliveries'>): Record<string, unknown> {
+  return settings.queueType === 'quorum' ? { 'x-queue-type': 'quorum', 'x-delivery-limit': settings.maxDeliveries - 1 } : {};
+}
 
 /** Names of everything the broker declares. */
 export interface RabbitMqTopology {
@@ -29,12 +49,12 @@ export function topologyNames(config: Pick<RabbitMqBrokerConfig, 'exchange' | 't
 
 /**
  * Declares the topology (idempotent; run on every connect, so a broker that lost its definitions gets
- * them back). Dead-lettered messages keep the queue's name as routing key so that several
+ * them back). The dead-letter queue stays classic whatever the queue type: nothing is retried there. Dead-lettered messages keep the queue's name as routing key so that several
  * subscriptions sharing one dead-letter exchange each get only their own rejects.
  *
  * @throws the channel error when something exists with other settings (406 PRECONDITION_FAILED).
  */
-export async function declareTopology(channel: Channel, names: RabbitMqTopology): Promise<void> {
+export async function declareTopology(channel: Channel, names: RabbitMqTopology, settings: QueueSettings): Promise<void> {
   await channel.assertExchange(names.exchange, 'topic', { durable: true });
   await channel.assertExchange(names.deadLetterExchange, 'direct', { durable: true });
   await channel.assertQueue(names.deadLetterQueue, { durable: true });
@@ -43,6 +63,7 @@ export async function declareTopology(channel: Channel, names: RabbitMqTopology)
     durable: true,
     deadLetterExchange: names.deadLetterExchange,
     deadLetterRoutingKey: names.queue,
+    arguments: queueArguments(settings),
   });
-  await channel.bindQueue(names.queue, names.exchange, ROUTING_KEY);
+  await channel.bindQueue(names.queue, names.exchange, settings.bindingKey);
 }

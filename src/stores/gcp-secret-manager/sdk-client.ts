@@ -6,6 +6,33 @@ import { isLoopbackHost, parseEndpoint, type GcpStoreConfig } from './config.js'
 type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>;
 
 /**
+ * The SDK client with two fixes for a gRPC stub that could not be built (typically no usable Google
+ * credentials: google-gax's `createStub` awaits google-auth-library's `getClient()`, which rejects).
+ *
+ * - Every generated method runs `this.initialize().catch((err) => { throw err; })` and drops the
+ *   result: when the stub promise rejects, each call leaves one more rejected promise that nobody
+ *   handles, and Node ends the process. The call itself already fails with that error (gax routes
+ *   the stub failure to the call), so `initialize` here resolves instead of rejecting.
+ * - `close()` chains on the stub promise without a catch, so it rejected with the raw auth error
+ *   and hid the classified one; with no stub there is no channel to close.
+ */
+class SecretManagerClient extends SecretManagerServiceClient {
+  private stubFailed = false;
+
+  override initialize(): ReturnType<SecretManagerServiceClient['initialize']> {
+    return super.initialize().catch(() => {
+      this.stubFailed = true;
+      return {};
+    });
+  }
+
+  override async close(): Promise<void> {
+    if (this.stubFailed) return;
+    await super.close();
+  }
+}
+
+/**
  * Builds the official SDK client. Makes no network call: gax connects and looks up credentials on
  * the first RPC.
  *
@@ -39,5 +66,5 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
     options.sslCreds = grpc.credentials.createInsecure();
     options.universeDomain = 'googleapis.com';
   }
-  return new SecretManagerServiceClient(options);
+  return new SecretManagerClient(options);
 }

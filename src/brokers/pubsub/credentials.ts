@@ -1,0 +1,32 @@
+import type { PubSub } from '@google-cloud/pubsub';
+import { PullSecretError } from '../../errors/index.js';
+
+/**
+ * Makes the generated Pub/Sub clients share the client's GoogleAuth (they build their own unless
+ * given one), so the credential `loadCredentials` checked is the one their stubs use.
+ */
+export function shareAuth(client: PubSub): PubSub {
+  client.options.auth ??= client.auth;
+  return client;
+}
+
+/**
+ * Loads the Google credentials before the first call (not against the emulator, which needs none).
+ * Without this, a missing credential surfaces inside google-gax's stub creation, and the generated
+ * Pub/Sub clients re-throw it from a promise nobody handles (`initialize().catch(err => { throw
+ * err; })` in every method), which ends the process. Once loaded, the shared GoogleAuth hands the
+ * cached credential to every stub.
+ * @throws PullSecretError CONFIG_INVALID when no usable credential is found.
+ */
+export async function loadCredentials(client: PubSub): Promise<void> {
+  if (client.isEmulator) return;
+  try {
+    await client.auth.getClient();
+  } catch (err) {
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'Pub/Sub: no usable Google credentials. On GKE bind the Kubernetes service account to a Google service account with Workload Identity; locally run `gcloud auth application-default login`; for the emulator set apiEndpoint or PUBSUB_EMULATOR_HOST',
+      { cause: err },
+    );
+  }
+}
