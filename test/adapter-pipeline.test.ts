@@ -63,6 +63,7 @@ describe('event pipeline and the executor contract', () => {
       metrics: new Metrics(),
       logger,
       storeKind: 'local',
+      writesKubernetes: false,
     });
   }
 

@@ -5,7 +5,6 @@ import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { storeEnv } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
-import { pullSecretJobName } from '../kube/job-manifest.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
 import type { WorkOutcome } from './outcome.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';

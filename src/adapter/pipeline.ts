@@ -23,6 +23,8 @@ export interface PipelineDeps {
   metrics: Metrics;
   logger: Logger;
   storeKind: string;
+  /** True when a Kubernetes Secret is written (its namespace and name are then checked up front). */
+  writesKubernetes: boolean;
 }
 
 /** The event result for the metrics, by outcome. */
@@ -126,7 +128,7 @@ export class EventPipeline {
     // Every name checked once, before any store or Kubernetes call (a failed status, 0 writes).
     let names: ClusterNames;
     try {
-      names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.cleanup.kubernetes !== undefined });
+      names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
     } catch (err) {
       return { kind: 'failed', error: toPullSecretError(err) };
     }

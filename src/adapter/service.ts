@@ -62,6 +62,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     metrics,
     logger,
     storeKind: config.store.type,
+    writesKubernetes: kubernetes !== undefined,
   });
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
 

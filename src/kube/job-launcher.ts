@@ -143,7 +143,7 @@ export class PullSecretJobLauncher {
         current = await this.createJob(job, signal);
         reused = current === undefined;
         current ??= await this.readJob(namespace, name, signal);
-        if (current === undefined) throw new PullSecretError('STORE_CONFLICT', `Job ${jobRef(namespace, name)} was deleted right after another launcher created it`);
+        if (current === undefined) throw new PullSecretError('KUBE_CONFLICT', `Job ${jobRef(namespace, name)} was deleted right after another launcher created it`);
       }
       if (!isManaged(current.metadata?.labels)) {
         throw new PullSecretError('SECRET_UNMANAGED', `Job ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to use it`);
@@ -242,7 +242,7 @@ export class PullSecretJobLauncher {
         if (code !== 409 && code !== 404) throw classifyKubeError(err, { verb, kind: 'Secret', namespace, name });
       }
     }
-    throw new PullSecretError('STORE_CONFLICT', `Kubernetes Secret ${jobRef(namespace, name)} kept changing while it was written for Job ${quoteIdentifier(owner.name)}`);
+    throw new PullSecretError('KUBE_CONFLICT', `Kubernetes Secret ${jobRef(namespace, name)} kept changing while it was written for Job ${quoteIdentifier(owner.name)}`);
   }
 }
 
