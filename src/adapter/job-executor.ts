@@ -2,13 +2,10 @@ import { toPullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { assertClusterId, assertSecretId } from '../pullsecret/identifiers.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { storeEnv } from '../stores/registry.js';
+import { storeEnv, storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterWork, Executor } from './in-process-executor.js';
 import type { WorkOutcome } from './outcome.js';
-
-/** Secret Manager's (and the local store's) per-version limit, checked before a Job is launched. */
-const MAX_PAYLOAD_BYTES = 65_536;
 
 /** The job's environment for a store: the store's settings under their environment variable names. */
 export function storeSettingsEnv(kind: string, settings: Readonly<Record<string, unknown>>): Record<string, string> {
@@ -30,13 +27,15 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger): 
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
+  // The store's per-version limit, checked before a Job is launched.
+  const maxBytes = storeFactory(config.store.type).maxPayloadBytes;
   return {
     async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
       const jobBase = { target: work.target, jobNamespace: job.namespace };
       try {
         assertClusterId(work.clusterId);
         assertSecretId(work.target.secretName);
-        validatePullSecret(work.pullSecret, { maxBytes: MAX_PAYLOAD_BYTES, targetName: `${config.store.type} store` });
+        validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
         const env = {
           ...storeSettingsEnv(config.store.type, { ...config.store.settings, projectId: work.target.projectId }),
           SECRET_NAME: work.target.secretName,

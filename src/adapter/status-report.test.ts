@@ -22,6 +22,7 @@ test('applied: Applied/Available/Health True with seed reasons and the secret in
   assert.equal(report.data?.secretPath, 'projects/p/secrets/s');
   assert.equal(report.data?.secretVersion, '1');
   assert.equal(report.data?.gcpProject, 'customer-prod-12345');
+  assert.equal(report.data?.location, 'projects/customer-prod-12345');
   assert.deepEqual(report.data?.kubernetesSecret, { namespace: 'clusters-c1', name: 'c1-pull-secret' });
 });
 
@@ -56,4 +57,12 @@ test('every report carries the three mandatory conditions', () => {
     for (const required of ['Applied', 'Available', 'Health']) assert.ok(types.includes(required), `${o.kind} lacks ${required}`);
     assert.notEqual(buildStatusReport(o, 1).conditions.find((c) => c.type === 'Available')?.status, 'Unknown');
   }
+});
+
+test('a store without a scope reports neither a location nor a project', () => {
+  const local: WorkTarget = { ...target, store: 'local', projectId: undefined };
+  const report = buildStatusReport({ kind: 'failed', target: local, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }, 1);
+  assert.equal(report.data?.store, 'local');
+  assert.equal(report.data?.location, undefined);
+  assert.equal(report.data?.gcpProject, undefined);
 });
