@@ -11,14 +11,9 @@ import type { SecretStore } from './store.js';
  * there is to know about its store (see `StoreFactory`) and loads its SDK only on first use.
  */
 const STORES: ReadonlyArray<StoreFactory<unknown>> = [
-  erase(localStoreFactory),
-  erase(gcpStoreFactory),
+  localStoreFactory,
+  gcpStoreFactory,
 ];
-
-/** A descriptor as the registry handles it: configs are checked by the store's own schema. */
-function erase<C>(factory: StoreFactory<C>): StoreFactory<unknown> {
-  return factory as unknown as StoreFactory<unknown>;
-}
 
 const BY_KIND: ReadonlyMap<string, StoreFactory<unknown>> = new Map(STORES.map((s) => [s.kind, s]));
 
