@@ -2,19 +2,18 @@ import { toPullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { assertClusterId, assertSecretId } from '../pullsecret/identifiers.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { storeEnv, storeFactory } from '../stores/registry.js';
+import { projectJobEnv } from '../config/env-table.js';
+import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterWork, Executor } from './in-process-executor.js';
 import type { WorkOutcome } from './outcome.js';
 
-/** The job's environment for a store: the store's settings under their environment variable names. */
-export function storeSettingsEnv(kind: string, settings: Readonly<Record<string, unknown>>): Record<string, string> {
-  const env: Record<string, string> = { SECRET_STORE: kind };
-  for (const [name, { key }] of Object.entries(storeEnv(kind))) {
-    const value = settings[key];
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
-  }
-  return env;
+/**
+ * The job's environment for one cluster: a projection of the adapter's own configuration (the one
+ * model of `src/config/`), with the store's scope (GCP project) from the cluster.
+ */
+export function storeSettingsEnv(config: AdapterConfig, scope: string | undefined): Record<string, string> {
+  return projectJobEnv(config, config.store.type, scope);
 }
 
 /**
@@ -36,11 +35,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger): 
         assertClusterId(work.clusterId);
         assertSecretId(work.target.secretName);
         validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
-        const env = {
-          ...storeSettingsEnv(config.store.type, { ...config.store.settings, projectId: work.target.projectId }),
-          SECRET_NAME: work.target.secretName,
-          LOG_LEVEL: config.logLevel,
-        };
+        const env = { ...storeSettingsEnv(config, work.target.projectId), SECRET_NAME: work.target.secretName };
         const result = await launcher.launch(
           {
             clusterId: work.clusterId,

@@ -2,6 +2,7 @@ import { DEFAULT_RETRY } from '../util/retry.js';
 import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
 import { DEFAULT_STORE_KIND, STORE_KINDS, storeFactories } from '../stores/registry.js';
 import type { EnvMapping } from './env.js';
+import { valueAt } from './layers.js';
 
 /** Who reads a variable: the job, the adapter, or both (then it means the same to both). */
 export type EnvScope = 'job' | 'adapter' | 'both';
@@ -12,6 +13,8 @@ export interface ConfigEnvVar {
   path: string;
   help: string;
   scope: EnvScope;
+  /** False for a shared setting the adapter must not hand its Jobs (a path in the adapter's own pod). */
+  toJob?: boolean;
 }
 
 const OWN: Readonly<Record<string, ConfigEnvVar>> = {
@@ -38,8 +41,8 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   },
   KUBERNETES_TARGET: { path: 'kubernetes.target', scope: 'both', help: KUBERNETES_TARGET_ENV.KUBERNETES_TARGET.help },
   MANAGEMENT_NAMESPACE: { path: 'kubernetes.namespace', scope: 'job', help: KUBERNETES_TARGET_ENV.MANAGEMENT_NAMESPACE.help },
-  MANIFEST_DIR: { path: 'kubernetes.manifestDir', scope: 'both', help: KUBERNETES_TARGET_ENV.MANIFEST_DIR.help },
-  KUBECONFIG_PATH: { path: 'kubernetes.kubeconfig', scope: 'both', help: 'Explicit kubeconfig of the api target (default KUBECONFIG, then the in-cluster service account).' },
+  MANIFEST_DIR: { path: 'kubernetes.manifestDir', scope: 'both', toJob: false, help: KUBERNETES_TARGET_ENV.MANIFEST_DIR.help },
+  KUBECONFIG_PATH: { path: 'kubernetes.kubeconfig', scope: 'both', toJob: false, help: 'Explicit kubeconfig of the api target (default KUBECONFIG, then the in-cluster service account).' },
   RETRY_MAX_ATTEMPTS: { path: 'execution.retry.maxAttempts', scope: 'both', help: `Attempts per step on transient errors (default ${DEFAULT_RETRY.maxAttempts}).` },
   RETRY_BASE_DELAY_MS: { path: 'execution.retry.baseDelayMs', scope: 'both', help: `First retry delay in ms, doubled each retry (default ${DEFAULT_RETRY.baseDelayMs}).` },
   RETRY_MAX_DELAY_MS: { path: 'execution.retry.maxDelayMs', scope: 'both', help: `Largest retry delay in ms (default ${DEFAULT_RETRY.maxDelayMs}).` },
@@ -76,4 +79,21 @@ export function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMappin
     if (v.path.startsWith(`${prefix}.`)) mapping[name] = { key: v.path.slice(prefix.length + 1), help: v.help };
   }
   return mapping;
+}
+
+/**
+ * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
+ * variable (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) and the selected store's
+ * settings, read from the adapter config at their paths; `scope` fills the store's scope setting
+ * (GCP_PROJECT_ID). Only plain values are projected.
+ */
+export function projectJobEnv(config: unknown, storeKind: string, scope: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, v] of Object.entries(configEnv())) {
+    if (v.toJob === false || (v.store !== undefined && v.store !== storeKind)) continue;
+    if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
+    const value = v.scope === 'job' ? scope : valueAt(config, v.path);
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+  }
+  return env;
 }
