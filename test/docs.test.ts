@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adapterConfigSchema } from '../src/adapter/config.js';
 import { ENV_OVERRIDES } from '../src/adapter/env-overrides.js';
-import { hyperfleetVariables } from '../src/config/adapter-env.js';
+import { hyperfleetVariables } from '../src/config/hyperfleet-env.js';
 import { hyperfleetBrokerKeys } from '../src/config/hyperfleet-broker.js';
 import { buildStatusReport } from '../src/adapter/status-report.js';
 import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { hyperfleetVariables } from '../config/adapter-env.js';
+import { hyperfleetVariables } from '../config/hyperfleet-env.js';
 import { envFor } from '../config/env-table.js';
 import { createLogger } from '../observability/logger.js';
 import { printOut, reportFailure } from './output.js';

@@ -2,7 +2,7 @@ import { DEFAULT_RETRY } from '../util/retry.js';
 import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
 import { DEFAULT_STORE_KIND, STORE_KINDS, storeFactories } from '../stores/registry.js';
 import type { EnvMapping } from './env.js';
-import { valueAt } from './layers.js';
+import { valueAt } from './paths.js';
 
 /** Who reads a variable: the job, the adapter, or both (then it means the same to both). */
 export type EnvScope = 'job' | 'adapter' | 'both';

@@ -1,9 +1,12 @@
 import { brokerConfigSchema } from '../brokers/config.js';
 
+import { isPlainObject } from './paths.js';
+
+export { layerAt, valueAt } from './paths.js';
+
 /** A configuration layer: a partial config object in the adapter file's shape. */
 export type Layer = Record<string, unknown>;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** HyperFleet's name of our `pubsub` broker. */
 export function brokerKind(type: unknown): unknown {
@@ -36,19 +39,4 @@ export function mergeLayers(base: Layer, overlay: Layer, path = ''): Layer {
     merged[key] = isPlainObject(value) && isPlainObject(below) ? mergeLayers(below, value, path === '' ? key : `${path}.${key}`) : value;
   }
   return merged;
-}
-
-/** A layer holding `value` at the dotted `path`. */
-export function layerAt(path: string, value: unknown): Layer {
-  return path.split('.').reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Layer;
-}
-
-/** The value at a dotted path, or undefined. */
-export function valueAt(root: unknown, path: string): unknown {
-  let node = root;
-  for (const key of path.split('.')) {
-    if (!isPlainObject(node)) return undefined;
-    node = node[key];
-  }
-  return node;
 }
