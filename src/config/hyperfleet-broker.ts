@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isPlainObject } from './paths.js';
 import { issueLines } from './problems.js';
 
 /**
@@ -114,7 +115,8 @@ function set(target: Record<string, unknown>, path: string, value: unknown): voi
  * @returns the document, or the problems (`BROKER_CONFIG_FILE broker.x: rule`).
  */
 export function hyperfleetBrokerDocument(file: unknown, env: NodeJS.ProcessEnv): { ok: true; value: BrokerFile } | { ok: false; problems: string[] } {
-  const doc = structuredClone((file ?? {}) as Record<string, unknown>);
+  if (file !== undefined && file !== null && !isPlainObject(file)) return { ok: false, problems: ['hyperfleet-broker: must be a YAML mapping'] };
+  const doc = structuredClone(file ?? {});
   for (const [name, path] of Object.entries(HYPERFLEET_BROKER_ENV)) {
     const value = env[name];
     if (value !== undefined && value !== '') set(doc, path, value);
