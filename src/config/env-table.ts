@@ -37,7 +37,10 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   SECRET_STORE: {
     path: 'store.type',
     scope: 'both',
-    help: `Secret store: ${STORE_KINDS.join(' | ')}. Unset: the store whose settings are set (GCP_PROJECT_ID means gcp), else ${DEFAULT_STORE_KIND}.`,
+    help: `Secret store: ${STORE_KINDS.join(' | ')}. Unset: the store whose settings are set (${storeFactories()
+      .filter((s) => s.selectedBy.length > 0)
+      .map((s) => `${s.selectedBy.join(', ')}: ${s.kind}`)
+      .join('; ')}), else ${DEFAULT_STORE_KIND}.`,
   },
   KUBERNETES_TARGET: { path: 'kubernetes.target', scope: 'both', help: KUBERNETES_TARGET_ENV.KUBERNETES_TARGET.help },
   MANAGEMENT_NAMESPACE: { path: 'kubernetes.namespace', scope: 'job', help: KUBERNETES_TARGET_ENV.MANAGEMENT_NAMESPACE.help },
