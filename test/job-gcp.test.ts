@@ -1,5 +1,8 @@
-import { test, before, after, beforeEach } from 'node:test';
+import { test, before, after, beforeEach, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { baseEnv, finalLine, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
@@ -124,4 +127,55 @@ test('insecure endpoints are refused off loopback (configuration error, exit 2)'
   const result = await runCli(['run-job', 'pull-secret'], env({ SECRET_MANAGER_ENDPOINT: 'secretmanager.example.com:443' }));
   assert.equal(result.code, 2);
   assert.match(result.stderr, /SECRET_MANAGER_INSECURE/);
+});
+
+describe('drop-in for the upstream job: the chart\'s exact environment', () => {
+  let dir: string;
+  before(async () => (dir = await mkdtemp(join(tmpdir(), 'ps-upstream-'))));
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  /**
+   * The upstream chart's Job environment (no SECRET_STORE), plus the two variables that point the
+   * real SDK at the test server; only RESULTS_PATH moves to a temporary directory.
+   */
+  function upstreamEnv(resultsPath: string, extra: Record<string, string> = {}) {
+    return {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      METADATA_SERVER_DETECTION: 'none',
+      GCP_PROJECT_ID: PROJECT,
+      CLUSTER_ID: cluster,
+      SECRET_NAME: `hyperfleet-${cluster}-pull-secret`,
+      PULL_SECRET_DATA: VALID_PULL_SECRET,
+      RESULTS_PATH: resultsPath,
+      LOG_LEVEL: 'info',
+      SECRET_MANAGER_ENDPOINT: server.address,
+      SECRET_MANAGER_INSECURE: 'true',
+      ...extra,
+    };
+  }
+
+  test('stores the secret in Secret Manager and writes the sidecar\'s result file', async () => {
+    const resultsPath = join(dir, 'adapter-result.json');
+    const result = await runCli(['run-job', 'pull-secret'], upstreamEnv(resultsPath));
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(finalLine(result)?.gcp_project, PROJECT);
+    assert.equal(server.calls.AddSecretVersion, 1);
+    assert.deepEqual(versions(), [1]);
+    const file = JSON.parse(await readFile(resultsPath, 'utf8')) as Record<string, unknown>;
+    assert.equal(file.status, 'success');
+    assert.equal(file.reason, 'SecretCreated');
+    assert.ok(typeof file.message === 'string' && file.message.length <= 1024);
+    assert.match(String(file.secret_path), new RegExp(`^projects/${PROJECT}/secrets/`));
+  });
+
+  test('SECRET_STORE=local next to GCP_PROJECT_ID is refused before any call: exit 2, one line, a failure result file', async () => {
+    const resultsPath = join(dir, 'refused.json');
+    const result = await runCli(['run-job', 'pull-secret'], upstreamEnv(resultsPath, { SECRET_STORE: 'local' }));
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /SECRET_STORE: local contradicts GCP_PROJECT_ID/);
+    assert.equal(server.totalCalls, 0);
+    const file = JSON.parse(await readFile(resultsPath, 'utf8')) as Record<string, unknown>;
+    assert.deepEqual([file.status, file.reason], ['failure', 'InvalidConfiguration']);
+  });
 });

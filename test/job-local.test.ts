@@ -135,3 +135,10 @@ test('usage errors exit 2; --help and --version exit 0', async () => {
   assert.equal(version.code, 0);
   assert.match(version.stdout, /^\d+\.\d+\.\d+/);
 });
+
+test('inspect says where it looked when the secret is not found', async () => {
+  const storeDir = join(dir, 'empty-store');
+  const result = await runCli(['inspect', '--cluster-id', CLUSTER], baseEnv({ LOCAL_STORE_DIR: storeDir }));
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, new RegExp(`secret hyperfleet-${CLUSTER}-pull-secret not found in the local encrypted store at ${storeDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+});

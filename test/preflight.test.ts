@@ -163,4 +163,15 @@ describe('pull-secret preflight against the Secret Manager test server', () => {
     assert.match(missing.stderr, /required option '--project <id>' not specified/);
     assert.equal(server.totalCalls, 0);
   });
+
+  test('a store without preflight checks says so (exit 2), chosen by --store or SECRET_STORE', async () => {
+    for (const result of [await runCli(['preflight', '--store', 'local'], baseEnv()), await runCli(['preflight'], baseEnv({ SECRET_STORE: 'local' }))]) {
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /^pull-secret: the local store has no preflight checks: nothing needs to be set up before its first cluster/);
+    }
+    const unknown = await runCli(['preflight', '--store', 'vault'], baseEnv());
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /must be one of local, gcp/);
+    assert.equal(server.totalCalls, 0);
+  });
 });

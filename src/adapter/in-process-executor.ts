@@ -6,6 +6,9 @@ import type { WorkOutcome } from './outcome.js';
 import { removeClusterSecrets, storeFor, type ClusterResources } from './secret-cleanup.js';
 
 /** In-process execution: `reconcilePullSecret` with a shared store client per project. */
+/** What an adapter user sets to choose another cloud secret name (named in the refusal of an unmanaged secret). */
+const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
+
 export class InProcessExecutor implements Executor {
   constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy }) {}
 
@@ -14,7 +17,7 @@ export class InProcessExecutor implements Executor {
       const { stores, kubernetes } = this.deps.resources;
       const store = await storeFor(stores, work.target);
       const result = await reconcilePullSecret(
-        { clusterId: work.clusterId, secretName: work.target.secretName, pullSecretData: work.pullSecret, namespace: work.target.namespace },
+        { clusterId: work.clusterId, secretName: work.target.secretName, pullSecretData: work.pullSecret, namespace: work.target.namespace, secretNameSetting: ADAPTER_SECRET_NAME_SETTING },
         { store, kubernetes, retry: this.deps.retry, log: work.log, signal },
       );
       return { kind: 'applied', target: work.target, result };

@@ -3,23 +3,19 @@ import type { Logger } from '../observability/logger.js';
 import { jobDataSecretName, pullSecretJobName } from '../kube/job-manifest.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { storeEnv } from '../stores/registry.js';
+import { projectJobEnv } from '../config/env-table.js';
+import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
 import type { WorkOutcome } from './outcome.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
-/** Secret Manager's (and the local store's) per-version limit, checked before a Job is launched. */
-const MAX_PAYLOAD_BYTES = 65_536;
-
-/** The job's environment for a store: the store's settings under their environment variable names. */
-export function storeSettingsEnv(kind: string, settings: Readonly<Record<string, unknown>>): Record<string, string> {
-  const env: Record<string, string> = { SECRET_STORE: kind };
-  for (const [name, { key }] of Object.entries(storeEnv(kind))) {
-    const value = settings[key];
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
-  }
-  return env;
+/**
+ * The job's environment for one cluster: a projection of the adapter's own configuration (the one
+ * model of `src/config/`), with the store's scope (GCP project) from the cluster.
+ */
+export function storeSettingsEnv(config: AdapterConfig, scope: string | undefined): Record<string, string> {
+  return projectJobEnv(config, config.store.type, scope);
 }
 
 /**
@@ -36,6 +32,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
+  // The store's per-version limit, checked before a Job is launched.
+  const maxBytes = storeFactory(config.store.type).maxPayloadBytes;
   return {
     async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
       const jobBase = { target: work.target, jobNamespace: job.namespace };
@@ -44,12 +42,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
         deriveClusterNames({ clusterId: work.clusterId, secretName: work.target.secretName, namespace: work.target.namespace, kubernetes: config.kubernetes.target === 'api' });
         pullSecretJobName(work.clusterId, work.generation);
         jobDataSecretName(work.clusterId);
-        validatePullSecret(work.pullSecret, { maxBytes: MAX_PAYLOAD_BYTES, targetName: `${config.store.type} store` });
-        const env = {
-          ...storeSettingsEnv(config.store.type, { ...config.store.settings, projectId: work.target.projectId }),
-          SECRET_NAME: work.target.secretName,
-          LOG_LEVEL: config.logLevel,
-        };
+        validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
+        const env = { ...storeSettingsEnv(config, work.target.projectId), SECRET_NAME: work.target.secretName };
         const result = await launcher.launch(
           {
             clusterId: work.clusterId,

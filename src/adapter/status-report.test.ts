@@ -22,6 +22,7 @@ test('applied: Applied/Available/Health True with seed reasons and the secret in
   assert.equal(report.data?.secretPath, 'projects/p/secrets/s');
   assert.equal(report.data?.secretVersion, '1');
   assert.equal(report.data?.gcpProject, 'customer-prod-12345');
+  assert.equal(report.data?.location, 'projects/customer-prod-12345');
   assert.deepEqual(report.data?.kubernetesSecret, { namespace: 'clusters-c1', name: 'c1-pull-secret' });
 });
 
@@ -70,4 +71,12 @@ test('Available is Unknown only while waiting, never on deletion (a discarded re
   assert.equal(available({ kind: 'skipped', precondition: 'x', message: 'y' }), 'Unknown');
   assert.equal(available({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' }), 'False');
   assert.equal(available({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'x') }), 'False');
+});
+
+test('a store without a scope reports neither a location nor a project', () => {
+  const local: WorkTarget = { ...target, store: 'local', projectId: undefined };
+  const report = buildStatusReport({ kind: 'failed', target: local, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }, 1);
+  assert.equal(report.data?.store, 'local');
+  assert.equal(report.data?.location, undefined);
+  assert.equal(report.data?.gcpProject, undefined);
 });

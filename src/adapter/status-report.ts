@@ -1,5 +1,6 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
+import { scopeStatusData } from '../stores/registry.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** The adapter's name in status reports. */
@@ -23,7 +24,8 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
   return {
     secretName: target.secretName,
     store: target.store,
-    ...(target.projectId ? { gcpProject: target.projectId } : {}),
+    // Where the store keeps it (`location`), plus what the store declares (GCP: the seed's `gcpProject`).
+    ...scopeStatusData(target.store, target.projectId),
     kubernetesSecret: { namespace: target.namespace, name: target.kubernetesSecretName },
   };
 }

@@ -1,54 +1,68 @@
-import { createStore } from '../stores/registry.js';
-import { withWriteRateLimit } from '../stores/rate-limited-store.js';
+import { PullSecretError } from '../errors/index.js';
+import type { StoreFactory } from '../stores/factory.js';
+import { withRateLimits } from '../stores/rate-limited-store.js';
+import { storeFactory } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import { TokenBucket } from '../util/token-bucket.js';
-import { PullSecretError } from '../errors/index.js';
 
 export interface StoreProviderOptions {
-  /** `local` or `gcp`. */
+  /** The store kind (`store.type`). */
   kind: string;
-  /** Store settings shared by every project (endpoint, timeouts, local dir...). */
-  config: Record<string, unknown>;
-  /** Secret Manager write quota per project (default 600/min). */
-  writesPerMinute: number;
-  /** Feeds `pullsecret_gcp_api_calls_total`. */
-  onApiCall?: (method: string, code: string, durationMs: number) => void;
+  /** Store settings shared by every scope (endpoint, timeouts, local dir...). */
+  config: Readonly<Record<string, unknown>>;
+  /** Writes per minute per scope; default the store's declared quota. */
+  writesPerMinute?: number;
+  /** Metadata reads per minute per scope; default the store's declared quota. */
+  readsPerMinute?: number;
+  /** Observes every backend call, with the store kind (feeds `pullsecret_store_api_calls_total`). */
+  onApiCall?: (method: string, code: string, durationMs: number, store: string) => void;
 }
 
 /**
- * One store client per customer project, created on first use and reused (a gRPC channel per
- * project, not per event), each behind its project's write rate limit. Stores without projects
- * (local) share one client, without a rate limit.
+ * One store client per quota scope (a customer's GCP project), created on first use and reused (a
+ * gRPC channel per scope, not per event), each behind its scope's rate limits. A store without a
+ * scope (local) has one client. What a scope is comes from the store's descriptor.
  */
 export class StoreProvider {
   private readonly stores = new Map<string, Promise<SecretStore>>();
+  private readonly factory: StoreFactory<unknown>;
 
-  constructor(private readonly options: StoreProviderOptions) {}
-
-  /** True when secrets live in a per-cluster cloud project (the cluster must then name one). */
-  get projectScoped(): boolean {
-    return this.options.kind === 'gcp';
+  /** @throws CONFIG_INVALID for an unknown store kind. */
+  constructor(private readonly options: StoreProviderOptions) {
+    this.factory = storeFactory(options.kind);
   }
 
-  /** The store for `projectId` (ignored by the local store). @throws CONFIG_INVALID for a bad project id. */
-  forProject(projectId: string): Promise<SecretStore> {
-    const key = this.projectScoped ? projectId : '';
+  /** True when the store has a scope that each cluster must name (GCP: its project). */
+  get projectScoped(): boolean {
+    return this.factory.scope !== undefined;
+  }
+
+  /** The store for a scope value (ignored by a store without scope). @throws CONFIG_INVALID for a bad or missing scope. */
+  forProject(scope: string): Promise<SecretStore> {
+    const key = this.projectScoped ? scope : '';
     let store = this.stores.get(key);
     if (store === undefined) {
       store = this.create(key);
       this.stores.set(key, store);
-      // A failed creation (bad project id) must not be cached for ever.
+      // A failed creation (bad scope value) must not be cached for ever.
       store.catch(() => this.stores.delete(key));
     }
     return store;
   }
 
-  private async create(projectId: string): Promise<SecretStore> {
-    const { kind, config, writesPerMinute, onApiCall } = this.options;
-    if (this.projectScoped && projectId === '') throw new PullSecretError('CONFIG_INVALID', 'the cluster names no GCP project');
-    if (!this.projectScoped) return createStore(kind, config);
-    // The quota is Secret Manager's, per project: the local store has none to protect.
-    return withWriteRateLimit(await createStore(kind, { ...config, projectId, onApiCall }), new TokenBucket(writesPerMinute));
+  private async create(scope: string): Promise<SecretStore> {
+    const { config, onApiCall } = this.options;
+    const declared = this.factory.scope;
+    if (declared !== undefined && scope === '') throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
+    const settings = declared === undefined ? config : { ...config, [declared.settingKey]: scope };
+    const kind = this.factory.kind;
+    const hook = onApiCall && ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
+    const store = await this.factory.create(settings, { onApiCall: hook });
+    const writes = this.options.writesPerMinute ?? this.factory.quotas.writesPerMinute;
+    const reads = this.options.readsPerMinute ?? this.factory.quotas.readsPerMinute;
+    if (writes === undefined && reads === undefined) return store;
+    const bucket = (perMinute: number | undefined) => (perMinute === undefined ? undefined : new TokenBucket(perMinute));
+    return withRateLimits(store, { writes: bucket(writes), reads: bucket(reads) });
   }
 
   /** Closes every client. */

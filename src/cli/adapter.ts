@@ -1,16 +1,46 @@
 import { Command } from 'commander';
-import { ENV_OVERRIDES } from '../adapter/env-overrides.js';
+import { hyperfleetVariables } from '../config/hyperfleet-env.js';
+import { envFor } from '../config/env-table.js';
 import { createLogger } from '../observability/logger.js';
 import { printOut, reportFailure } from './output.js';
 
-const OVERRIDES_HELP = ['', 'Environment overrides (win over the file):', ...Object.entries(ENV_OVERRIDES).map(([name, path]) => `  ${name.padEnd(26)} ${path}`)].join('\n');
+/** Every override, its key and who else reads it (the job, or one store only). */
+function overridesHelp(): string {
+  const rows = Object.entries(envFor('adapter')).map(([name, v]) => {
+    const note = v.store !== undefined ? ` [${v.store} store]` : v.scope === 'both' ? ' [same for run-job]' : '';
+    return `  ${name.padEnd(26)} ${v.path}${note}`;
+  });
+  return [
+    '',
+    'Environment overrides (win over everything else):',
+    ...rows,
+    '',
+    'HyperFleet conventions (below our variables, above the file; see docs/configuration.md, "Precedence"):',
+    ...wrap(hyperfleetVariables().join(', '), 98).map((line) => `  ${line}`),
+  ].join('\n');
+}
+
+/** Splits text at spaces into lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  return line === '' ? lines : [...lines, line];
+}
 
 /** `adapter --config FILE`: the long-running event-driven service. */
 export function adapterCommand(): Command {
   return new Command('adapter')
     .description('Run the event-driven adapter: consume cluster events, store and provision pull secrets, report status.')
     .option('-c, --config <file>', 'YAML configuration file (see docs/configuration.md)')
-    .addHelpText('after', `${OVERRIDES_HELP}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime failure, 2 configuration error.`)
+    .addHelpText('after', () => `${overridesHelp()}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime failure, 2 configuration error.`)
     .action(async (options: { config?: string }) => {
       process.exitCode = await runAdapter(options.config);
     });

@@ -7,11 +7,10 @@ import { failureReason, toPullSecretError, type PullSecretError } from '../error
 import { createLogger } from '../observability/logger.js';
 import { onStrayError } from '../observability/process-guard.js';
 import { storeEnv, STORE_KINDS } from '../stores/registry.js';
-import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
 import { reportFailure } from './output.js';
 
 function environmentHelp(): string {
-  const rows: Array<[string, string]> = Object.entries({ ...JOB_ENV, ...KUBERNETES_TARGET_ENV }).map(([name, { help }]) => [name, help]);
+  const rows: Array<[string, string]> = Object.entries(JOB_ENV).map(([name, { help }]) => [name, help]);
   for (const kind of STORE_KINDS) {
     for (const [name, { help }] of Object.entries(storeEnv(kind))) rows.push([name, `[${kind}] ${help}`]);
   }

@@ -1,37 +1,28 @@
 import { z } from 'zod';
-import { parseEnv, throwEnvProblems, type EnvMapping } from '../config/env.js';
-import { DEFAULT_STORE_KIND, isStoreKind, parseStoreEnv, STORE_KINDS } from '../stores/registry.js';
-import { DEFAULT_RETRY, type RetryPolicy } from '../util/retry.js';
-import { PullSecretError } from '../errors/index.js';
-import { KUBERNETES_TARGET_ENV, kubernetesTargetSchema, type KubernetesTargetConfig } from '../kube/target-config.js';
-
-const positiveInt = (max: number) =>
-  z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+import { parseEnv, throwEnvProblems, type EnvMapping, type EnvParse } from '../config/env.js';
+import { envFor, sectionEnv } from '../config/env-table.js';
+import { jobKubernetesSectionSchema, logLevelSchema, retrySectionSchema } from '../config/sections.js';
+import type { KubernetesTargetConfig } from '../kube/target-config.js';
+import { parseStoreEnv, selectStoreKind } from '../stores/registry.js';
+import type { RetryPolicy } from '../util/retry.js';
 
 const jobSchema = z.object({
   clusterId: z.string(),
   pullSecretData: z.string(),
   secretName: z.string().optional(),
-  storeKind: z.string().default(DEFAULT_STORE_KIND),
   resultsPath: z.string().optional(),
-  retryMaxAttempts: positiveInt(20).default(DEFAULT_RETRY.maxAttempts),
-  retryBaseDelayMs: positiveInt(600_000).default(DEFAULT_RETRY.baseDelayMs),
-  retryMaxDelayMs: positiveInt(600_000).default(DEFAULT_RETRY.maxDelayMs),
-  logLevel: z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' }).default('info'),
 });
 
-/** The job's own environment variables (the store's come from its factory). */
-export const JOB_ENV = {
-  CLUSTER_ID: { key: 'clusterId', help: 'Cluster id (required); lowercase, used in labels and names.' },
-  PULL_SECRET_DATA: { key: 'pullSecretData', help: 'Pull secret JSON, {"auths":{...}} (required).' },
-  SECRET_NAME: { key: 'secretName', help: 'Cloud secret id (default hyperfleet-{CLUSTER_ID}-pull-secret).' },
-  SECRET_STORE: { key: 'storeKind', help: `Secret store: ${STORE_KINDS.join(' | ')} (default ${DEFAULT_STORE_KIND}).` },
-  RESULTS_PATH: { key: 'resultsPath', help: 'Write a JSON result file here for a status reporter (optional).' },
-  RETRY_MAX_ATTEMPTS: { key: 'retryMaxAttempts', help: `Attempts per step on transient errors (default ${DEFAULT_RETRY.maxAttempts}).` },
-  RETRY_BASE_DELAY_MS: { key: 'retryBaseDelayMs', help: `First retry delay in ms, doubled each retry (default ${DEFAULT_RETRY.baseDelayMs}).` },
-  RETRY_MAX_DELAY_MS: { key: 'retryMaxDelayMs', help: `Largest retry delay in ms (default ${DEFAULT_RETRY.maxDelayMs}).` },
-  LOG_LEVEL: { key: 'logLevel', help: 'debug | info | warn | error (default info).' },
-} as const satisfies EnvMapping;
+/**
+ * The job's environment variables (store settings excluded: each store declares its own). The
+ * shared ones (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) are the adapter's
+ * settings under the same names, parsed by the same schemas (`src/config/`).
+ */
+export const JOB_ENV: EnvMapping = Object.fromEntries(
+  Object.entries(envFor('job'))
+    .filter(([, v]) => v.store === undefined)
+    .map(([name, v]) => [name, { key: v.path, help: v.help }]),
+);
 
 /** Everything the pull secret job needs, read from the environment. */
 export interface JobConfig {
@@ -48,37 +39,45 @@ export interface JobConfig {
   kubernetes: KubernetesTargetConfig;
 }
 
+/** Parses one shared section from its variables (`RETRY_*` → `execution.retry`). */
+function section<T>(schema: z.ZodType<T>, prefix: string, env: NodeJS.ProcessEnv): EnvParse<T> {
+  return parseEnv(schema, sectionEnv('job', prefix), env);
+}
+
 /**
- * Reads the job's and the selected store's settings from `env`, reporting every missing or
- * invalid variable at once.
+ * Reads the job's and the selected store's settings from `env`, reporting every missing or invalid
+ * variable at once. The store is `SECRET_STORE`, or the store whose settings are set (the upstream
+ * chart sets `GCP_PROJECT_ID` and no `SECRET_STORE`: GCP), or the local store.
  *
  * @throws PullSecretError CONFIG_MISSING (`missing required environment variable: NAME`, one line
- *   each) or CONFIG_INVALID; both exit 2.
+ *   each) or CONFIG_INVALID (also for `SECRET_STORE=local` with `GCP_PROJECT_ID`); both exit 2.
  */
 export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
-  const job = parseEnv(jobSchema, JOB_ENV, env);
-  const kind = env.SECRET_STORE || DEFAULT_STORE_KIND;
-  if (!isStoreKind(kind)) {
-    throwEnvProblems([job]);
-    throw new PullSecretError('CONFIG_INVALID', `invalid environment variable SECRET_STORE: must be one of ${STORE_KINDS.join(', ')}`);
+  const job = section(jobSchema, 'job', env);
+  const retry = section(retrySectionSchema, 'execution.retry', env);
+  const kubernetes = section(jobKubernetesSectionSchema, 'kubernetes', env);
+  const logLevel = parseEnv(z.object({ logLevel: logLevelSchema.default('info') }), { LOG_LEVEL: { key: 'logLevel', help: '' } }, env);
+  let kind: string;
+  try {
+    kind = selectStoreKind(env);
+  } catch (err) {
+    throwEnvProblems([job, retry, kubernetes, logLevel]);
+    throw err;
   }
   const store = parseStoreEnv(kind, env);
-  const kubernetes = parseEnv(kubernetesTargetSchema, KUBERNETES_TARGET_ENV, env);
-  throwEnvProblems([job, store, kubernetes]);
-  if (!job.ok || !store.ok || !kubernetes.ok) throw new Error('unreachable: problems were thrown above');
+  throwEnvProblems([job, store, retry, kubernetes, logLevel]);
+  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok) throw new Error('unreachable: problems were thrown above');
   const v = job.value;
-  if (v.retryMaxDelayMs < v.retryBaseDelayMs) {
-    throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable RETRY_MAX_DELAY_MS: must not be below RETRY_BASE_DELAY_MS');
-  }
+  const k = kubernetes.value;
   return {
     clusterId: v.clusterId,
     pullSecretData: v.pullSecretData,
     secretName: v.secretName,
     storeKind: kind,
     resultsPath: v.resultsPath,
-    retry: { maxAttempts: v.retryMaxAttempts, baseDelayMs: v.retryBaseDelayMs, maxDelayMs: v.retryMaxDelayMs },
-    logLevel: v.logLevel,
+    retry: retry.value,
+    logLevel: logLevel.value.logLevel,
     store: { kind, config: store.value },
-    kubernetes: kubernetes.value,
+    kubernetes: { target: k.target, namespace: k.namespace, manifestDir: k.manifestDir, kubeconfigPath: k.kubeconfig },
   };
 }

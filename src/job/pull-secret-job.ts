@@ -10,7 +10,7 @@ import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { defaultSecretId, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 import { reconcilePullSecret, type ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
-import { createStore } from '../stores/registry.js';
+import { createStore, scopeLogFields, scopeOf } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import type { JobConfig } from './config.js';
 import { writeResultFile, type JobResultFile } from './result-file.js';
@@ -36,7 +36,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
   redactor.register(credentialStrings(config.pullSecretData));
   const started = performance.now();
   const secretName = config.secretName ?? defaultSecretId(config.clusterId);
-  const log = logger.child({ cluster_id: config.clusterId, ...projectField(config) });
+  const log = logger.child({ cluster_id: config.clusterId, ...scopeLogFields(config.store.kind, scopeOf(config.store.kind, config.store.config)) });
   const dryRun = options.dryRun ?? false;
   let store = options.store;
   try {
@@ -121,12 +121,6 @@ function completionMessage(result: ReconcileResult): string {
   }
   const done = { created: 'Created pull secret', updated: 'Updated pull secret with a new version', unchanged: 'Pull secret unchanged, no new version' };
   return done[result.outcome];
-}
-
-/** The upstream job logs `gcp_project` on every line; other stores have no project. */
-function projectField(config: JobConfig): { gcp_project?: string } {
-  const projectId = (config.store.config as { projectId?: unknown }).projectId;
-  return typeof projectId === 'string' ? { gcp_project: projectId } : {};
 }
 
 async function writeResult(config: JobConfig, result: JobResultFile): Promise<void> {

@@ -1,9 +1,14 @@
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { redactor } from '../pullsecret/redact.js';
 
+/** The status-reporter sidecar's limits on the two text fields it copies into the Job's condition. */
+export const RESULT_REASON_MAX = 128;
+export const RESULT_MESSAGE_MAX = 1024;
+
 /**
- * The JSON a status-reporter sidecar reads from `RESULTS_PATH` once the job ends.
- * Never holds credential bytes.
+ * The JSON a status-reporter sidecar reads from `RESULTS_PATH` once the job ends: `status` exactly
+ * `success` or `failure`, `reason` at most 128 characters, `message` at most 1024, extra data
+ * allowed. Never holds credential bytes.
  */
 export interface JobResultFile {
   status: 'success' | 'failure';
@@ -23,7 +28,24 @@ export interface JobResultFile {
   timestamp: string;
 }
 
+/** `text` cut to `max` characters, the cut marked with `...`. */
+function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 3)}...`;
+}
+
+/**
+ * The result as the sidecar's contract wants it: text fields redacted first (so no cut can leave
+ * half a credential behind), then bounded.
+ */
+export function sidecarResult(result: JobResultFile): JobResultFile {
+  return {
+    ...result,
+    reason: bounded(redactor.redact(result.reason), RESULT_REASON_MAX),
+    message: bounded(redactor.redact(result.message), RESULT_MESSAGE_MAX),
+  };
+}
+
 /** Writes the result file atomically with mode 0600 (through the redactor, as a last guard). */
 export async function writeResultFile(path: string, result: JobResultFile): Promise<void> {
-  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(result, null, 2)}\n`));
+  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`));
 }

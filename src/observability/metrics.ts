@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { storeFactories } from '../stores/registry.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -7,17 +8,6 @@ export type EventResult = (typeof EVENT_RESULTS)[number];
 const JOB_RESULTS = ['success', 'failure', 'skipped'] as const;
 const STATUS_RESULTS = ['stored', 'stale', 'gone', 'error'] as const;
 const WRITE_OUTCOMES = ['created', 'updated', 'unchanged'] as const;
-/** HTTP-style codes for Secret Manager calls, so seed 001's alerts (`status_code="429"`) work as written. */
-const GCP_STATUS_CODES = ['200', '400', '401', '403', '404', '409', '429', '499', '500', '503', '504'] as const;
-
-/** gRPC status name → the HTTP code Google's APIs map it to. */
-const GRPC_TO_HTTP: Readonly<Record<string, string>> = {
-  OK: '200', INVALID_ARGUMENT: '400', FAILED_PRECONDITION: '400', OUT_OF_RANGE: '400', UNAUTHENTICATED: '401',
-  PERMISSION_DENIED: '403', NOT_FOUND: '404', ALREADY_EXISTS: '409', ABORTED: '409', RESOURCE_EXHAUSTED: '429',
-  CANCELLED: '499', INTERNAL: '500', UNKNOWN: '500', DATA_LOSS: '500', UNIMPLEMENTED: '501', UNAVAILABLE: '503',
-  DEADLINE_EXCEEDED: '504',
-};
-
 /**
  * The service's Prometheus metrics (seed 001 names plus event counters), in their own registry.
  * Every label set is created up front so dashboards and alerts see zeros, not gaps.
@@ -31,12 +21,21 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly jobTotal = new Counter({ name: 'pullsecret_job_total', help: 'Pull secret reconciles by result', labelNames: ['result'], registers: [this.registry] });
-  readonly gcpApiCalls = new Counter({
-    name: 'pullsecret_gcp_api_calls_total',
-    help: 'GCP Secret Manager API calls by HTTP-equivalent status code',
-    labelNames: ['status_code'],
+  readonly storeApiCalls = new Counter({
+    name: 'pullsecret_store_api_calls_total',
+    help: 'Secret store API calls by store, method and status code (the store\'s own code names)',
+    labelNames: ['store', 'method', 'code'],
     registers: [this.registry],
   });
+  readonly storeApiCallDuration = new Histogram({
+    name: 'pullsecret_store_api_call_duration_seconds',
+    help: 'Duration of one secret store API call, by store and method',
+    labelNames: ['store', 'method'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  /** Counters a store keeps for its existing dashboards (GCP: `pullsecret_gcp_api_calls_total`), by store kind. */
+  private readonly ownCounters = new Map<string, { counter: Counter; valueOf: (code: string) => string; label: string }>();
   readonly events = new Counter({ name: 'pullsecret_events_total', help: 'Broker events handled, by result', labelNames: ['result'], registers: [this.registry] });
   readonly eventDuration = new Histogram({
     name: 'pullsecret_event_processing_seconds',
@@ -50,15 +49,34 @@ export class Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     for (const result of JOB_RESULTS) this.jobTotal.inc({ result }, 0);
-    for (const code of GCP_STATUS_CODES) this.gcpApiCalls.inc({ status_code: code }, 0);
+    for (const store of storeFactories()) {
+      const { methods, codes, ownCounter } = store.apiCalls;
+      for (const method of methods) {
+        for (const code of codes) this.storeApiCalls.inc({ store: store.kind, method, code }, 0);
+        this.storeApiCallDuration.zero({ store: store.kind, method });
+      }
+      if (ownCounter === undefined) continue;
+      const counter = new Counter({ name: ownCounter.name, help: ownCounter.help, labelNames: [ownCounter.label], registers: [this.registry] });
+      for (const value of ownCounter.values) counter.inc({ [ownCounter.label]: value }, 0);
+      this.ownCounters.set(store.kind, { counter, valueOf: (code) => ownCounter.valueOf(code), label: ownCounter.label });
+    }
     for (const result of EVENT_RESULTS) this.events.inc({ result }, 0);
     for (const result of STATUS_RESULTS) this.statusReports.inc({ result }, 0);
     for (const outcome of WRITE_OUTCOMES) this.kubernetesWrites.inc({ outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
   }
 
-  /** Feeds `pullsecret_gcp_api_calls_total` from the GCP store's per-call hook. */
-  readonly onGcpApiCall = (_method: string, code: string): void => {
-    this.gcpApiCalls.inc({ status_code: GRPC_TO_HTTP[code] ?? '500' });
+  /**
+   * Observes one secret store API call: feeds `pullsecret_store_api_calls_total`, the duration
+   * histogram and the store's own counter (GCP: `pullsecret_gcp_api_calls_total`). Never throws.
+   */
+  readonly onStoreApiCall = (method: string, code: string, durationMs: number, store: string): void => {
+    this.storeApiCalls.inc({ store, method, code });
+    this.storeApiCallDuration.observe({ store, method }, durationMs / 1000);
+    const own = this.ownCounters.get(store);
+    own?.counter.inc({ [own.label]: own.valueOf(code) });
   };
+
+  /** @deprecated the same hook under its former name; use `onStoreApiCall`. */
+  readonly onGcpApiCall = this.onStoreApiCall;
 }

@@ -1,30 +1,46 @@
 import type { TokenBucket } from '../util/token-bucket.js';
 import type { CallOptions, SecretStore } from './store.js';
 
+/** Token buckets per kind of call; a missing bucket means "not paced". */
+export interface RateLimits {
+  /** Create, add version, delete. */
+  writes?: TokenBucket;
+  /** Metadata reads: get and describe (payload reads have their own, much larger quota). */
+  reads?: TokenBucket;
+}
+
 /**
- * Wraps a store so every write (create, add version, delete) first takes a token from `writes`:
- * Secret Manager allows 600 writes a minute per project, and a burst of new clusters must queue
- * rather than fail. Reads pass straight through (the no-op path makes no write).
+ * Wraps a store so every call of a paced kind first takes a token from its bucket: Secret Manager
+ * allows 600 writes and 600 metadata reads a minute per project, and a burst of clusters must
+ * queue rather than fail with RESOURCE_EXHAUSTED. Payload reads pass straight through.
  */
-export function withWriteRateLimit(store: SecretStore, writes: TokenBucket): SecretStore {
-  const limited = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      const options = args.at(-1) as CallOptions | undefined;
-      await writes.acquire(options?.signal);
-      return fn(...args);
-    };
+export function withRateLimits(store: SecretStore, limits: RateLimits): SecretStore {
+  const paced = <A extends unknown[], R>(bucket: TokenBucket | undefined, fn: (...args: A) => Promise<R>) =>
+    bucket === undefined
+      ? fn
+      : async (...args: A): Promise<R> => {
+          const options = args.at(-1) as CallOptions | undefined;
+          await bucket.acquire(options?.signal);
+          return fn(...args);
+        };
+  const { writes, reads } = limits;
   return {
     kind: store.kind,
     maxPayloadBytes: store.maxPayloadBytes,
     location: store.location,
     secretPath: (id) => store.secretPath(id),
-    getSecret: (id, o) => store.getSecret(id, o),
     accessLatestEnabled: (id, o) => store.accessLatestEnabled(id, o),
     accessVersion: (id, v, o) => store.accessVersion(id, v, o),
-    describe: (id, o) => store.describe(id, o),
     close: () => store.close(),
-    createSecret: limited((id: string, labels: Record<string, string>, o?: CallOptions) => store.createSecret(id, labels, o)),
-    addVersion: limited((id: string, data: Buffer, o?: CallOptions) => store.addVersion(id, data, o)),
-    deleteSecret: limited((id: string, o?: CallOptions) => store.deleteSecret(id, o)),
+    getSecret: paced(reads, (id: string, o?: CallOptions) => store.getSecret(id, o)),
+    describe: paced(reads, (id: string, o?: CallOptions) => store.describe(id, o)),
+    createSecret: paced(writes, (id: string, labels: Record<string, string>, o?: CallOptions) => store.createSecret(id, labels, o)),
+    addVersion: paced(writes, (id: string, data: Buffer, o?: CallOptions) => store.addVersion(id, data, o)),
+    deleteSecret: paced(writes, (id: string, o?: CallOptions) => store.deleteSecret(id, o)),
   };
+}
+
+/** `withRateLimits` with writes only. */
+export function withWriteRateLimit(store: SecretStore, writes: TokenBucket): SecretStore {
+  return withRateLimits(store, { writes });
 }

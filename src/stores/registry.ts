@@ -1,40 +1,36 @@
 import type { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
 import { parseEnv, type EnvMapping, type EnvParse } from '../config/env.js';
-import { gcpStoreConfigSchema, gcpStoreEnv } from './gcp-secret-manager/config.js';
-import { localStoreConfigSchema, localStoreEnv } from './local/config.js';
-import type { StoreFactory } from './factory.js';
+import { gcpStoreFactory } from './gcp-secret-manager/descriptor.js';
+import { localStoreFactory } from './local/descriptor.js';
+import type { StoreFactory, StoreHooks } from './factory.js';
 import type { SecretStore } from './store.js';
 
-/** A store kind's settings (light: no SDK) and a loader for its factory. */
-interface StoreEntry {
-  configSchema: z.ZodType<unknown>;
-  env: EnvMapping;
-  /** Loaded on first use, so a job on the local store never pays for importing a cloud SDK. */
-  load: () => Promise<StoreFactory<unknown>>;
-}
+/**
+ * Every store this build knows, one line each; the first is the default. A descriptor declares all
+ * there is to know about its store (see `StoreFactory`) and loads its SDK only on first use.
+ */
+const STORES: ReadonlyArray<StoreFactory<unknown>> = [
+  localStoreFactory,
+  gcpStoreFactory,
+];
 
-const STORES: Readonly<Record<string, StoreEntry>> = {
-  local: {
-    configSchema: localStoreConfigSchema,
-    env: localStoreEnv,
-    load: async () => (await import('./local/index.js')).localStoreFactory,
-  },
-  gcp: {
-    configSchema: gcpStoreConfigSchema,
-    env: gcpStoreEnv,
-    load: async () => (await import('./gcp-secret-manager/index.js')).gcpStoreFactory,
-  },
-};
+const BY_KIND: ReadonlyMap<string, StoreFactory<unknown>> = new Map(STORES.map((s) => [s.kind, s]));
 
 /** The store kinds this build knows. */
-export const STORE_KINDS = Object.keys(STORES);
+export const STORE_KINDS: readonly string[] = STORES.map((s) => s.kind);
 
 /** The default store: the embedded local encrypted store. */
-export const DEFAULT_STORE_KIND = 'local';
+export const DEFAULT_STORE_KIND: string = (STORES[0] as StoreFactory<unknown>).kind;
 
-function entry(kind: string): StoreEntry {
-  const found = STORES[kind];
+/** Every store's descriptor, in registry order. */
+export function storeFactories(): ReadonlyArray<StoreFactory<unknown>> {
+  return [...BY_KIND.values()];
+}
+
+/** The descriptor of `kind`. @throws CONFIG_INVALID for an unknown kind. */
+export function storeFactory(kind: string): StoreFactory<unknown> {
+  const found = BY_KIND.get(kind);
   if (found === undefined) {
     throw new PullSecretError('CONFIG_INVALID', `invalid environment variable SECRET_STORE: must be one of ${STORE_KINDS.join(', ')}`);
   }
@@ -43,17 +39,46 @@ function entry(kind: string): StoreEntry {
 
 /** True when `kind` names a known store. */
 export function isStoreKind(kind: string): boolean {
-  return kind in STORES;
+  return BY_KIND.has(kind);
 }
 
 /** The schema of a store's settings. @throws CONFIG_INVALID for an unknown kind. */
 export function storeConfigSchema(kind: string): z.ZodType<unknown> {
-  return entry(kind).configSchema;
+  return storeFactory(kind).configSchema;
 }
 
 /** The environment variables a store reads. @throws CONFIG_INVALID for an unknown kind. */
 export function storeEnv(kind: string): EnvMapping {
-  return entry(kind).env;
+  return storeFactory(kind).env;
+}
+
+/**
+ * The store a process uses, from `SECRET_STORE` and the stores' cloud parameters (`selectedBy`):
+ * `SECRET_STORE` when set; otherwise the one store whose parameters are set (the upstream job sets
+ * `GCP_PROJECT_ID` and no `SECRET_STORE`: that is GCP); otherwise the default store.
+ *
+ * @throws CONFIG_INVALID for an unknown `SECRET_STORE`, a `SECRET_STORE` contradicted by another
+ *   store's parameter (e.g. `local` with `GCP_PROJECT_ID`), or parameters of two stores.
+ */
+export function selectStoreKind(env: NodeJS.ProcessEnv, chosen = env.SECRET_STORE): string {
+  const isSet = (name: string) => (env[name] ?? '') !== '';
+  const selecting = storeFactories().flatMap((s) => s.selectedBy.filter(isSet).map((name) => ({ kind: s.kind, name })));
+  if (chosen !== undefined && chosen !== '') {
+    const store = storeFactory(chosen);
+    const contradiction = selecting.find((s) => s.kind !== store.kind);
+    if (contradiction !== undefined) {
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `invalid environment variable SECRET_STORE: ${store.kind} contradicts ${contradiction.name}, which only the ${contradiction.kind} store reads; unset one of them`,
+      );
+    }
+    return store.kind;
+  }
+  const kinds = [...new Set(selecting.map((s) => s.kind))];
+  if (kinds.length > 1) {
+    throw new PullSecretError('CONFIG_INVALID', `SECRET_STORE is not set and ${selecting.map((s) => s.name).join(', ')} belong to different stores (${kinds.join(', ')}); set SECRET_STORE`);
+  }
+  return kinds[0] ?? DEFAULT_STORE_KIND;
 }
 
 /**
@@ -61,15 +86,38 @@ export function storeEnv(kind: string): EnvMapping {
  * @throws CONFIG_INVALID for an unknown kind.
  */
 export function parseStoreEnv(kind: string, env: NodeJS.ProcessEnv): EnvParse<unknown> {
-  const { configSchema, env: mapping } = entry(kind);
+  const { configSchema, env: mapping } = storeFactory(kind);
   return parseEnv(configSchema, mapping, env);
+}
+
+/** The scope value of a parsed store config (GCP: its project), or undefined. */
+export function scopeOf(kind: string, config: unknown): string | undefined {
+  const scope = storeFactory(kind).scope;
+  const value = scope === undefined ? undefined : (config as Record<string, unknown> | undefined)?.[scope.settingKey];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * Where a store keeps the secrets of `scope`, for status `data`: `location` plus the fields the
+ * store declares (GCP: the seed's `gcpProject`). Empty without a scope value.
+ */
+export function scopeStatusData(kind: string, scope: string | undefined): Record<string, string> {
+  const declared = BY_KIND.get(kind)?.scope;
+  if (declared === undefined || scope === undefined || scope === '') return {};
+  return { location: declared.location(scope), ...declared.statusData?.(scope) };
+}
+
+/** Fields a store adds to every job log line for `scope` (GCP: `gcp_project`). */
+export function scopeLogFields(kind: string, scope: string | undefined): Record<string, string> {
+  const declared = BY_KIND.get(kind)?.scope;
+  if (declared === undefined || scope === undefined || scope === '') return {};
+  return declared.logFields?.(scope) ?? {};
 }
 
 /**
  * Builds a store client from parsed settings (no network call).
  * @throws CONFIG_INVALID for an unknown kind or settings the factory refuses.
  */
-export async function createStore(kind: string, config: unknown): Promise<SecretStore> {
-  const factory = await entry(kind).load();
-  return factory.create(config);
+export async function createStore(kind: string, config: unknown, hooks?: StoreHooks): Promise<SecretStore> {
+  return storeFactory(kind).create(config, hooks);
 }

@@ -1,13 +1,14 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import type { EnvSetting } from '../factory.js';
+import type { ApiCallHook, EnvSetting } from '../factory.js';
 
 /**
  * Observes every Secret Manager API call once it finished: the RPC name (`AccessSecretVersion`),
  * the gRPC status code name (`OK`, `NOT_FOUND`, `UNAVAILABLE`, `CANCELLED` when the caller
- * aborted) and its duration. Feeds `pullsecret_gcp_api_calls_total{status_code}`; must not throw.
+ * aborted) and its duration. Feeds `pullsecret_store_api_calls_total` and
+ * `pullsecret_gcp_api_calls_total{status_code}`; must not throw.
  */
-export type ApiCallHook = (method: string, code: string, durationMs: number) => void;
+export type { ApiCallHook };
 
 /** Settings of the GCP Secret Manager store. */
 export interface GcpStoreConfig {
@@ -70,38 +71,51 @@ const INSECURE_RULE = 'must be "true" or "false"';
 const INSECURE_LOOPBACK_RULE =
   'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
 
+const callTimeoutMs = z.coerce
+  .number({ error: 'must be a whole number of milliseconds between 1 and 600000' })
+  .int({ error: 'must be a whole number of milliseconds between 1 and 600000' })
+  .min(1, { error: 'must be a whole number of milliseconds between 1 and 600000' })
+  .max(600_000, { error: 'must be a whole number of milliseconds between 1 and 600000' })
+  .default(DEFAULT_CALL_TIMEOUT_MS);
+
+/** The settings shared by every project: everything but `projectId`. */
+const sharedShape = {
+  endpoint: z
+    .string({ error: ENDPOINT_RULE })
+    .refine((value) => parseEndpoint(value) !== undefined, { error: ENDPOINT_RULE })
+    .optional(),
+  insecure: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE })
+    .default(false),
+  callTimeoutMs,
+  writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
+  onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+};
+
+/** Plaintext gRPC only to a loopback endpoint: checked on both schemas below. */
+function insecureOnLoopback(ctx: { value: { insecure: boolean; endpoint?: string | undefined }; issues: z.core.$ZodRawIssue[] }): void {
+  const { insecure, endpoint } = ctx.value;
+  if (!insecure) return;
+  const parsed = endpoint === undefined ? undefined : parseEndpoint(endpoint);
+  if (parsed === undefined || !isLoopbackHost(parsed.host)) {
+    ctx.issues.push({ code: 'custom', message: INSECURE_LOOPBACK_RULE, path: ['insecure'], input: insecure });
+  }
+}
+
 /**
  * Schema of `GcpStoreConfig`. Accepts the environment's strings and the parsed values alike, so a
  * parsed config can be validated again. Messages describe the rule and never echo the value.
  */
 export const gcpStoreConfigSchema: z.ZodType<GcpStoreConfig> = z
-  .object({
-    projectId: z.string({ error: PROJECT_RULE }).regex(PROJECT_ID, { error: PROJECT_RULE }),
-    endpoint: z
-      .string({ error: ENDPOINT_RULE })
-      .refine((value) => parseEndpoint(value) !== undefined, { error: ENDPOINT_RULE })
-      .optional(),
-    insecure: z
-      .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE })
-      .default(false),
-    callTimeoutMs: z.coerce
-      .number({ error: 'must be a whole number of milliseconds between 1 and 600000' })
-      .int({ error: 'must be a whole number of milliseconds between 1 and 600000' })
-      .min(1, { error: 'must be a whole number of milliseconds between 1 and 600000' })
-      .max(600_000, { error: 'must be a whole number of milliseconds between 1 and 600000' })
-      .default(DEFAULT_CALL_TIMEOUT_MS),
-    writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
-    onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
-  })
+  .object({ projectId: z.string({ error: PROJECT_RULE }).regex(PROJECT_ID, { error: PROJECT_RULE }), ...sharedShape })
   .strict()
-  .check((ctx) => {
-    const { insecure, endpoint } = ctx.value;
-    if (!insecure) return;
-    const parsed = endpoint === undefined ? undefined : parseEndpoint(endpoint);
-    if (parsed === undefined || !isLoopbackHost(parsed.host)) {
-      ctx.issues.push({ code: 'custom', message: INSECURE_LOOPBACK_RULE, path: ['insecure'], input: insecure });
-    }
-  });
+  .check(insecureOnLoopback);
+
+/** The adapter's `store.settings` for GCP: the project is not among them (each cluster names it). */
+export const gcpSharedSettingsSchema = z.object(sharedShape).strict().check(insecureOnLoopback);
+
+/** Secret Manager's limit on one version's payload (64 KiB). */
+export const GCP_PAYLOAD_LIMIT_BYTES = 65_536;
 
 /** Environment variables of the GCP store. */
 export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {

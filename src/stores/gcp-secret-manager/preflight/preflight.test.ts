@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PullSecretError } from '../errors/index.js';
+import { PullSecretError } from '../../../errors/index.js';
 import { checkCredentials, wellKnownAdcPath, type CredentialsContext } from './credentials-check.js';
 import { formatReport } from './report.js';
 import { runPreflight, type PreflightInput, type PreflightProbe } from './run-preflight.js';

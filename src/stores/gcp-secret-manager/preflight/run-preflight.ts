@@ -1,4 +1,4 @@
-import { PullSecretError } from '../errors/index.js';
+import { PullSecretError } from '../../../errors/index.js';
 import { apiFailure, apiReachable, type ApiCheckContext } from './api-check.js';
 import { checkCredentials, type CredentialsContext } from './credentials-check.js';
 import { REQUIRED_PERMISSIONS } from './permissions.js';

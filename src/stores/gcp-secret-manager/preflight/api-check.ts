@@ -1,4 +1,4 @@
-import { PullSecretError, toPullSecretError } from '../errors/index.js';
+import { PullSecretError, toPullSecretError } from '../../../errors/index.js';
 import { adcLoginCommand, enableApiCommand, workloadIdentityBindingCommand, type KubernetesServiceAccount } from './gcloud-commands.js';
 import type { CheckResult } from './types.js';
 

@@ -1,0 +1,102 @@
+import { DEFAULT_RETRY } from '../util/retry.js';
+import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
+import { DEFAULT_STORE_KIND, STORE_KINDS, storeFactories } from '../stores/registry.js';
+import type { EnvMapping } from './env.js';
+import { valueAt } from './paths.js';
+
+/** Who reads a variable: the job, the adapter, or both (then it means the same to both). */
+export type EnvScope = 'job' | 'adapter' | 'both';
+
+/** One of our environment variables: the config path it sets and who reads it. */
+export interface ConfigEnvVar {
+  /** Dotted path in the adapter's config shape (`store.settings.endpoint`); job-only ones under `job.`. */
+  path: string;
+  help: string;
+  scope: EnvScope;
+  /** False for a shared setting the adapter must not hand its Jobs (a path in the adapter's own pod). */
+  toJob?: boolean;
+}
+
+const OWN: Readonly<Record<string, ConfigEnvVar>> = {
+  HYPERFLEET_API_URL: { path: 'hyperfleetApi.baseUrl', scope: 'adapter', help: 'URL of the HyperFleet API.' },
+  HYPERFLEET_API_TOKEN_FILE: { path: 'hyperfleetApi.tokenFile', scope: 'adapter', help: 'File holding the API bearer token.' },
+  HYPERFLEET_API_CA_FILE: { path: 'hyperfleetApi.caFile', scope: 'adapter', help: 'PEM CA file of an https API.' },
+  BROKER_TYPE: { path: 'broker.type', scope: 'adapter', help: 'embedded | rabbitmq | pubsub (googlepubsub, the HyperFleet spelling, means pubsub).' },
+  BROKER_URL: { path: 'broker.url', scope: 'adapter', help: 'RabbitMQ URL (may hold a password; never logged).' },
+  BROKER_PROJECT_ID: { path: 'broker.projectId', scope: 'adapter', help: 'Pub/Sub project.' },
+  BROKER_TOPIC: { path: 'broker.topic', scope: 'adapter', help: 'Topic the Sentinel publishes to.' },
+  BROKER_SUBSCRIPTION_ID: { path: 'broker.subscriptionId', scope: 'adapter', help: 'Subscription id shared by the replicas.' },
+  EXECUTION_MODE: { path: 'execution.mode', scope: 'adapter', help: 'in-process | job.' },
+  CONCURRENCY: { path: 'execution.concurrency', scope: 'adapter', help: 'Clusters worked on at once per replica.' },
+  HEALTH_PORT: { path: 'server.healthPort', scope: 'adapter', help: 'Port of /healthz and /readyz.' },
+  METRICS_PORT: { path: 'server.metricsPort', scope: 'adapter', help: 'Port of /metrics.' },
+  CLUSTER_ID: { path: 'job.clusterId', scope: 'job', help: 'Cluster id (required); lowercase, used in labels and names.' },
+  PULL_SECRET_DATA: { path: 'job.pullSecretData', scope: 'job', help: 'Pull secret JSON, {"auths":{...}} (required).' },
+  SECRET_NAME: { path: 'job.secretName', scope: 'job', help: 'Cloud secret id (default hyperfleet-{CLUSTER_ID}-pull-secret).' },
+  RESULTS_PATH: { path: 'job.resultsPath', scope: 'job', help: 'Write a JSON result file here for a status reporter (optional).' },
+  SECRET_STORE: {
+    path: 'store.type',
+    scope: 'both',
+    help: `Secret store: ${STORE_KINDS.join(' | ')}. Unset: the store whose settings are set (${storeFactories()
+      .filter((s) => s.selectedBy.length > 0)
+      .map((s) => `${s.selectedBy.join(', ')}: ${s.kind}`)
+      .join('; ')}), else ${DEFAULT_STORE_KIND}.`,
+  },
+  KUBERNETES_TARGET: { path: 'kubernetes.target', scope: 'both', help: KUBERNETES_TARGET_ENV.KUBERNETES_TARGET.help },
+  MANAGEMENT_NAMESPACE: { path: 'kubernetes.namespace', scope: 'job', help: KUBERNETES_TARGET_ENV.MANAGEMENT_NAMESPACE.help },
+  MANIFEST_DIR: { path: 'kubernetes.manifestDir', scope: 'both', toJob: false, help: KUBERNETES_TARGET_ENV.MANIFEST_DIR.help },
+  KUBECONFIG_PATH: { path: 'kubernetes.kubeconfig', scope: 'both', toJob: false, help: 'Explicit kubeconfig of the api target (default KUBECONFIG, then the in-cluster service account).' },
+  RETRY_MAX_ATTEMPTS: { path: 'execution.retry.maxAttempts', scope: 'both', help: `Attempts per step on transient errors (default ${DEFAULT_RETRY.maxAttempts}).` },
+  RETRY_BASE_DELAY_MS: { path: 'execution.retry.baseDelayMs', scope: 'both', help: `First retry delay in ms, doubled each retry (default ${DEFAULT_RETRY.baseDelayMs}).` },
+  RETRY_MAX_DELAY_MS: { path: 'execution.retry.maxDelayMs', scope: 'both', help: `Largest retry delay in ms (default ${DEFAULT_RETRY.maxDelayMs}).` },
+  LOG_LEVEL: { path: 'logLevel', scope: 'both', help: 'debug | info | warn | error (default info).' },
+};
+
+/**
+ * Every environment variable of ours: the fixed ones above and each store's settings
+ * (`store.settings.<key>`, tagged with the store). A store's scope setting (GCP_PROJECT_ID) is
+ * job-only: the adapter takes the scope from each cluster.
+ */
+export function configEnv(): Readonly<Record<string, ConfigEnvVar & { store?: string }>> {
+  const table: Record<string, ConfigEnvVar & { store?: string }> = { ...OWN };
+  for (const store of storeFactories()) {
+    for (const [name, { key, help }] of Object.entries(store.env)) {
+      table[name] = { path: `store.settings.${key}`, help, scope: key === store.scope?.settingKey ? 'job' : 'both', store: store.kind };
+    }
+  }
+  return table;
+}
+
+/** The variables one reader (`job` or `adapter`) reads, name → entry. */
+export function envFor(reader: 'job' | 'adapter'): Record<string, ConfigEnvVar & { store?: string }> {
+  return Object.fromEntries(Object.entries(configEnv()).filter(([, v]) => v.scope === 'both' || v.scope === reader));
+}
+
+/**
+ * The variables whose path lies under `prefix`, as a flat mapping for `parseEnv` (key = the rest
+ * of the path), e.g. `sectionEnv('job', 'execution.retry')` → `RETRY_MAX_ATTEMPTS: maxAttempts`.
+ */
+export function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMapping {
+  const mapping: Record<string, { key: string; help: string }> = {};
+  for (const [name, v] of Object.entries(envFor(reader))) {
+    if (v.path.startsWith(`${prefix}.`)) mapping[name] = { key: v.path.slice(prefix.length + 1), help: v.help };
+  }
+  return mapping;
+}
+
+/**
+ * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
+ * variable (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) and the selected store's
+ * settings, read from the adapter config at their paths; `scope` fills the store's scope setting
+ * (GCP_PROJECT_ID). Only plain values are projected.
+ */
+export function projectJobEnv(config: unknown, storeKind: string, scope: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, v] of Object.entries(configEnv())) {
+    if (v.toJob === false || (v.store !== undefined && v.store !== storeKind)) continue;
+    if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
+    const value = v.scope === 'job' ? scope : valueAt(config, v.path);
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+  }
+  return env;
+}

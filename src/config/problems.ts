@@ -1,0 +1,18 @@
+import type { z } from 'zod';
+
+/**
+ * One line per problem of a failed zod parse, `path: rule`, each path under `prefix`. Our schemas
+ * describe the rule and never echo the value, so the lines are safe to print.
+ */
+export function issueLines(error: z.ZodError, prefix = ''): string[] {
+  return error.issues.map((issue) => {
+    const path = [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.');
+    return `${path === '' ? '(root)' : path}: ${issue.message}`;
+  });
+}
+
+/** Problems of `value` against `schema`, as `issueLines` gives them; empty when it parses. */
+export function schemaProblems(schema: z.ZodType, value: unknown, prefix = ''): string[] {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? [] : issueLines(parsed.error, prefix);
+}
