@@ -76,6 +76,15 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
     assert.equal(ours.hyperfleetApi.baseUrl, 'http://ours:8000');
   });
 
+  test('the RabbitMQ delivery settings: routing_key of a broker.yaml is the binding key; our variables win', async () => {
+    const file = await yamlFile(RABBIT_FILE);
+    const brokerYaml = await yamlFile({ broker: { type: 'rabbitmq', rabbitmq: { url: 'amqp://brokeryaml@rabbit:5672', routing_key: 'clusters.#' } } });
+    const fromFile = await loadAdapterConfig(file, { BROKER_CONFIG_FILE: brokerYaml });
+    assert.deepEqual(fromFile.broker.type === 'rabbitmq' && [fromFile.broker.bindingKey, fromFile.broker.queueType, fromFile.broker.maxDeliveries], ['clusters.#', 'quorum', 10]);
+    const ours = await loadAdapterConfig(file, { BROKER_CONFIG_FILE: brokerYaml, BROKER_BINDING_KEY: '#', BROKER_QUEUE_TYPE: 'classic', BROKER_MAX_DELIVERIES: '3' });
+    assert.deepEqual(ours.broker.type === 'rabbitmq' && [ours.broker.bindingKey, ours.broker.queueType, ours.broker.maxDeliveries], ['#', 'classic', 3]);
+  });
+
   test('a broker.yaml for Google Pub/Sub over a RabbitMQ file switches the broker and keeps only what Pub/Sub knows', async () => {
     const file = await yamlFile(RABBIT_FILE);
     const brokerYaml = await yamlFile({

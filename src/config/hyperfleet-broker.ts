@@ -147,7 +147,7 @@ export function translateHyperfleetBroker(doc: BrokerFile): { broker: Record<str
   }
   const broker: Record<string, unknown> = defined({ type: type === 'googlepubsub' ? 'pubsub' : type });
   if (rabbit !== undefined && type !== 'googlepubsub') {
-    Object.assign(broker, defined({ url: rabbit.url, exchange: rabbit.exchange, maxInFlight: parallelism ?? (rabbit.prefetch_count || undefined) }));
+    Object.assign(broker, defined({ url: rabbit.url, exchange: rabbit.exchange, bindingKey: rabbit.routing_key, maxInFlight: parallelism ?? (rabbit.prefetch_count || undefined) }));
   }
   if (pubsub !== undefined && type !== 'rabbitmq') {
     const create = [pubsub.create_topic_if_missing, pubsub.create_subscription_if_missing].filter((v) => v !== undefined);
