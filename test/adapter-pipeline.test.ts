@@ -49,7 +49,8 @@ describe('event pipeline and the executor contract', () => {
   const config = validateAdapterConfig({ hyperfleetApi: { baseUrl: 'http://127.0.0.1:9' }, broker: { type: 'embedded' } });
   const sink = new Writable({ write: (_c, _e, done) => done() });
 
-  before(async () => (api = await startHyperFleetApiStandIn({})));
+  const reports: Array<{ clusterId: string; finalized?: string }> = [];
+  before(async () => (api = await startHyperFleetApiStandIn({ onReport: (clusterId, report) => reports.push({ clusterId, finalized: report.conditions.find((c) => c.type === 'Finalized')?.status }) })));
   after(async () => api.stop());
 
   function pipeline(executor: Executor): EventPipeline {
@@ -96,5 +97,14 @@ describe('event pipeline and the executor contract', () => {
     const statuses = api.listStatuses(cluster.id);
     assert.equal(statuses.length, 1, 'one report, from the newer event');
     assert.equal(statuses[0]?.conditions.find((c) => c.type === 'Applied')?.message, 'second call');
+  });
+  it('a deleted cluster whose names never passed the checks is finalized: nothing of ours can exist', async () => {
+    const { id: _id, href: _href, ...rest } = fixture;
+    const cluster = await api.seedCluster({ ...rest, generation: 3, deleted_time: new Date().toISOString(), spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET, secretName: 'not a valid secret id!' } } });
+    const executor = new WaitingExecutor();
+    assert.equal(await pipeline(executor).handle(message(cluster.id, 3)), 'ack');
+    assert.equal(executor.calls, 0, 'no executor work for names that cannot be used');
+    assert.deepEqual(reports.filter((r) => r.clusterId === cluster.id), [{ clusterId: cluster.id, finalized: 'True' }]);
+    assert.equal(api.getCluster(cluster.id), undefined, 'the API let the cluster go');
   });
 });

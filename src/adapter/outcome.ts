@@ -19,7 +19,7 @@ export type WorkOutcome =
   | { kind: 'job-running'; target: WorkTarget; jobName: string; jobNamespace: string }
   | { kind: 'job-succeeded'; target: WorkTarget; jobName: string; jobNamespace: string }
   | { kind: 'job-failed'; target: WorkTarget; jobName: string; jobNamespace: string; message: string }
-  | { kind: 'finalized'; target: WorkTarget; kubernetesRemoved: boolean; cloud: 'retained' | 'deleted' | 'absent'; jobs?: number }
+  | { kind: 'finalized'; target?: WorkTarget; kubernetesRemoved: boolean; cloud: 'retained' | 'deleted' | 'absent'; jobs?: number }
   | { kind: 'finalize-failed'; target: WorkTarget; error: PullSecretError };
 
 export type { ApplyResult };

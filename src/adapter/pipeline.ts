@@ -130,6 +130,9 @@ export class EventPipeline {
     try {
       names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
     } catch (err) {
+      // Names are checked before any write, so a deleted cluster whose names never passed has nothing
+      // of ours to clean up: let it go instead of holding its deletion for ever.
+      if (cluster.deleted_time !== undefined) return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
       return { kind: 'failed', error: toPullSecretError(err) };
     }
     const target: WorkTarget = {
