@@ -1,5 +1,5 @@
 /**
- * Adapter throughput and latency on the embedded broker and the local store (issue "adapter"):
+ * Adapter throughput and latency on the embedded broker and the local store:
  * N clusters are first created (store + manifest writes), then re-sent as no-op reconciles
  * (a burst for throughput and memory, then a paced run for event-to-status latency).
  *

@@ -135,7 +135,7 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
       assert.equal(Buffer.from((secret.data as Record<string, string>)['.dockerconfigjson'] ?? '', 'base64').toString(), VALID_PULL_SECRET);
     });
 
-    it('runs the Job as design §2 says, with the pull secret only in the data Secret', () => {
+    it('runs the Job as documented, with the pull secret only in the data Secret', () => {
       new Job(job).validate();
       const pod = podSpec(job);
       assert.equal(pod.serviceAccountName, 'pullsecret-adapter-job');

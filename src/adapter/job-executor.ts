@@ -19,7 +19,7 @@ export function storeSettingsEnv(config: AdapterConfig, scope: string | undefine
 }
 
 /**
- * Kubernetes Job execution (design §1): each cluster's work runs as `pull-secret run-job
+ * Kubernetes Job execution: each cluster's work runs as `pull-secret run-job
  * pull-secret` in the Job `pullsecret-{id}-gen{generation}`. Input errors are caught here first
  * (no Job for a pull secret that can never work); a Job still running when `waitSeconds` pass is
  * reported as in progress and found again, by its generation, on the next event.

@@ -30,7 +30,7 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
   };
 }
 
-/** Conditions and data for each outcome (design §2; reasons from seed 001). */
+/** Conditions and data for each outcome (docs/status-contract.md). */
 function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data: Record<string, unknown> } {
   switch (outcome.kind) {
     case 'applied': {

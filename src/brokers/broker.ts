@@ -1,5 +1,5 @@
 /**
- * The broker contract (design §2 "Events"). Every broker (embedded, RabbitMQ, Google Pub/Sub)
+ * The broker contract (docs/architecture.md). Every broker (embedded, RabbitMQ, Google Pub/Sub)
  * delivers messages to one handler and settles each one as the handler decides; nothing outside a
  * broker's folder imports its client library. A message is delivered at most its configured number
  * of times (retried, or abandoned by a consumer that stopped or died), then dead-lettered (dropped

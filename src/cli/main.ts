@@ -14,7 +14,7 @@ import { installProcessGuard } from '../observability/process-guard.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** Builds the `pull-secret` command tree. Usage errors exit 2 (design §3). */
+/** Builds the `pull-secret` command tree. Usage errors exit 2. */
 export function buildProgram(): Command {
   const output = { outputError: (text: string) => printError(text.replace(/^error: /, '').trimEnd()) };
   const program = new Command('pull-secret')

@@ -9,7 +9,7 @@ import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from './hyperfle
 import { DEFAULT_SENTINEL_INTERVALS, Sentinel, type SentinelIntervals } from './sentinel/index.js';
 import { UpstreamAdapters } from './upstream-adapters.js';
 
-/** The dev stack's default ports (design §2): API 8000, health 8080, metrics 9090. */
+/** The dev stack's default ports: API 8000, health 8080, metrics 9090. */
 export const DEV_PORTS = Object.freeze({ api: 8000, health: 8080, metrics: 9090 });
 
 export interface DevStackOptions {

@@ -4,7 +4,7 @@ import { PullSecretError } from '../errors/index.js';
 import { quoteIfSafe } from '../pullsecret/identifiers.js';
 import { describeJsonProblem, parseStrictJson } from '../pullsecret/strict-json.js';
 
-/** The Sentinel's current event type (design §2 "Events"). */
+/** The Sentinel's current event type. */
 export const RECONCILE_EVENT_TYPE = 'com.redhat.hyperfleet.cluster.reconcile';
 
 /** Event types the adapter accepts: the Sentinel's reconcile plus seed 001's create / update. */

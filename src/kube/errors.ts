@@ -3,7 +3,7 @@ import { quoteIdentifier } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 
 /**
- * Classification of Kubernetes client errors at the edge (design §3), into the `KUBE_*` family, so
+ * Classification of Kubernetes client errors at the edge, into the `KUBE_*` family, so
  * an operator can tell Kubernetes RBAC from cloud IAM. Messages for API answers name the operation,
  * the object and the HTTP status / reason word; they never repeat the API server's message or the
  * request, which could quote Secret data. An error that never reached the server and that nothing

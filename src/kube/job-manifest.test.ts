@@ -28,7 +28,7 @@ describe('buildPullSecretJob', () => {
   const pod = job.spec?.template.spec;
   const container = pod?.containers[0];
 
-  it('names and labels the Job as design §2 says, and passes the API schema', () => {
+  it('names and labels the Job as documented, and passes the API schema', () => {
     validateJob(job);
     assert.equal(job.metadata?.name, `pullsecret-${CLUSTER}-gen7`);
     assert.equal(job.metadata?.namespace, 'hyperfleet-system');

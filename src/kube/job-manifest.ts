@@ -3,7 +3,7 @@ import { PullSecretError } from '../errors/index.js';
 import { assertClusterId, assertKubernetesName, MANAGED_BY, quoteIdentifier } from '../pullsecret/identifiers.js';
 
 /**
- * The objects of Job mode (design §2): the data Secret `cluster-{id}-pullsecret-data` holding the
+ * The objects of Job mode: the data Secret `cluster-{id}-pullsecret-data` holding the
  * pull secret, and the Job `pullsecret-{id}-gen{generation}` that runs `pull-secret run-job
  * pull-secret` with it. Pure: no I/O.
  *
@@ -28,7 +28,7 @@ const CONFIG_ERROR_EXIT_CODE = 2;
 const RESERVED_ENV = new Set(['PULL_SECRET_DATA', 'RESULTS_PATH']);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Defaults of the Job (design §2 names; small resources: the job is one short Node process). */
+/** Defaults of the Job (small resources: the job is one short Node process). */
 export const JOB_DEFAULTS = {
   namespace: 'hyperfleet-system',
   command: ['pull-secret', 'run-job', 'pull-secret'],

@@ -13,7 +13,7 @@ function sha256(text: string): string {
 }
 
 describe('buildPullSecretManifest', () => {
-  it('builds the Secret of design §2', () => {
+  it('builds the documented Secret', () => {
     const m = buildPullSecretManifest(BASE);
     assert.equal(m.apiVersion, 'v1');
     assert.equal(m.kind, 'Secret');

@@ -8,7 +8,7 @@ import { parsePullSecretJson } from '../pullsecret/validate.js';
 export const PULL_SECRET_TYPE = 'kubernetes.io/dockerconfigjson';
 /** The data key of a `kubernetes.io/dockerconfigjson` Secret. */
 export const DOCKERCONFIGJSON_KEY = '.dockerconfigjson';
-/** A Kubernetes Secret holds at most 1 MiB of data (design §2). */
+/** A Kubernetes Secret holds at most 1 MiB of data. */
 export const MAX_SECRET_BYTES = 1024 * 1024;
 
 /** Annotations we own on the Secret. */

@@ -26,7 +26,7 @@ function listen(server: Server, port: number, host: string): Promise<RunningServ
 
 /**
  * `/healthz` (200 while the process serves) and `/readyz` (200 when `ready()` says so, else 503:
- * broker disconnected, config not loaded, or draining). Default port 8080 (design §2).
+ * broker disconnected, config not loaded, or draining). Default port 8080.
  */
 export function startHealthServer(options: { port: number; host?: string; ready: () => { ready: boolean; reason?: string } }): Promise<RunningServer> {
   const server = createServer((req, res) => {
@@ -43,7 +43,7 @@ export function startHealthServer(options: { port: number; host?: string; ready:
   return listen(server, options.port, options.host ?? '0.0.0.0');
 }
 
-/** Prometheus `/metrics` for `registry`. Default port 9090 (design §2). */
+/** Prometheus `/metrics` for `registry`. Default port 9090. */
 export function startMetricsServer(options: { port: number; host?: string; registry: Registry }): Promise<RunningServer> {
   const server = createServer((req, res) => {
     if ((req.url ?? '/').split('?')[0] !== '/metrics') {

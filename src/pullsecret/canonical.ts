@@ -4,7 +4,7 @@ import { parseStrictJson } from './strict-json.js';
 /**
  * Canonical form of a JSON document: object keys sorted recursively, no insignificant whitespace.
  * Two pull secrets that differ only in formatting or key order have the same canonical form, so
- * re-sending the same secret never creates a new version (design §2).
+ * re-sending the same secret never creates a new version.
  */
 export function canonicalize(value: unknown): string {
   return JSON.stringify(sortKeys(value));

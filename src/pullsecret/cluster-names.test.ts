@@ -4,7 +4,7 @@ import { deriveClusterNames } from './cluster-names.js';
 
 const UUID = '019466a0-8f8e-7abc-9def-0123456789ab';
 
-test('derives every name of design §2 once, frozen', () => {
+test('derives every documented name once, frozen', () => {
   const names = deriveClusterNames({ clusterId: UUID });
   assert.deepEqual({ ...names, labels: { ...names.labels } }, {
     clusterId: UUID,

@@ -2,7 +2,7 @@ import { PullSecretError } from '../errors/index.js';
 import { assertClusterId, assertKubernetesName, assertLabels, assertSecretId, defaultSecretId, managedLabels, quoteIdentifier } from './identifiers.js';
 
 /**
- * Every name one cluster's reconcile uses (design §2 "Names and labels"), derived and checked once,
+ * Every name one cluster's reconcile uses (docs/architecture.md), derived and checked once,
  * before the first write: a name that cannot be used must stop the work before a store or
  * Kubernetes call, not after a version was stored. Pass the frozen result along instead of
  * checking the same id again in each step.
@@ -41,7 +41,7 @@ export function defaultManagementNamespace(clusterId: string): string {
   return `${NAMESPACE_PREFIX}${clusterId}`;
 }
 
-/** `{cluster-id}-pull-secret` (design §2). */
+/** `{cluster-id}-pull-secret`. */
 export function pullSecretName(clusterId: string): string {
   return `${clusterId}-pull-secret`;
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PullSecretError } from '../errors/index.js';
 
 /**
- * Naming rules shared by every target (design §2). Each check throws IDENTIFIER_INVALID with a
+ * Naming rules shared by every target. Each check throws IDENTIFIER_INVALID with a
  * message that names the rule; ids are never rewritten to fit.
  */
 
@@ -87,12 +87,12 @@ export function assertKubernetesName(name: string, what: string, maxLength = 253
   }
 }
 
-/** The default cloud secret id for a cluster (design §2). */
+/** The default cloud secret id for a cluster. */
 export function defaultSecretId(clusterId: string): string {
   return `hyperfleet-${clusterId}-pull-secret`;
 }
 
-/** Labels put on every cloud secret we create (design §2). `managed-by=hyperfleet` marks ownership. */
+/** Labels put on every cloud secret we create. `managed-by=hyperfleet` marks ownership. */
 export function managedLabels(clusterId: string): Record<string, string> {
   return {
     'managed-by': 'hyperfleet',

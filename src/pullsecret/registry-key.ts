@@ -1,5 +1,5 @@
 /**
- * Registry keys as container tools write them in `auths` (design §2): `host`, `host:port`,
+ * Registry keys as container tools write them in `auths` (docs/configuration.md): `host`, `host:port`,
  * `host[:port]/namespace[/repo...]`, and Docker Hub's legacy `https://index.docker.io/v1/`.
  */
 

@@ -92,7 +92,7 @@ function checkEntry(registry: string, entry: unknown): void {
 }
 
 /**
- * Validates a dockerconfigjson / auth.json document (design §2) against the target's limits.
+ * Validates a dockerconfigjson / auth.json document against the target's limits.
  * Checks size first, so an oversized payload is never parsed. Duplicate keys anywhere, nesting
  * deeper than 64 levels, an `auth` that is not base64 of UTF-8 `user:password` without control
  * characters, and control characters in `email` are refused.

@@ -57,7 +57,7 @@ export interface PushOptions {
 }
 
 /**
- * Stores a pull secret idempotently (design §2, issue "Foundation"):
+ * Stores a pull secret idempotently (the contract in docs/architecture.md):
  * read the secret (create it with labels if missing; ALREADY_EXISTS from a concurrent run is fine),
  * refuse one not managed by HyperFleet or managed for another cluster, add a version only when the
  * payload differs from the newest enabled version, then read the new version back and compare bytes.

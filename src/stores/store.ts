@@ -1,5 +1,5 @@
 /**
- * The secret store contract (design §3). Every store (local, GCP Secret Manager, later AWS, Azure)
+ * The secret store contract (docs/architecture.md, "Stores"). Every store (local, GCP Secret Manager, later AWS, Azure)
  * implements `SecretStore`; nothing outside a store's folder imports its SDK.
  *
  * Errors: every method throws only `PullSecretError`, with the SDK error classified at the edge

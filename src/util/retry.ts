@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRetryable, PullSecretError } from '../errors/index.js';
 
-/** How a step is retried: jittered exponential backoff with a cap (design §3). */
+/** How a step is retried: jittered exponential backoff with a cap. */
 export interface RetryPolicy {
   /** Total attempts, the first included (1 = no retry). */
   maxAttempts: number;

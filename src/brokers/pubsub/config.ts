@@ -15,7 +15,7 @@ const resourceId = z
 const flag = z.union([z.boolean(), z.stringbool()]);
 
 /**
- * Settings of the Google Pub/Sub broker (design §2 "Events"): subscription `subscriptionId` on
+ * Settings of the Google Pub/Sub broker (docs/configuration.md): subscription `subscriptionId` on
  * `topic`, dead-letter topic `{subscriptionId}-dlq`. The emulator is used when `apiEndpoint` or
  * `PUBSUB_EMULATOR_HOST` names a host that is not `*.googleapis.com` (the client library decides).
  */

@@ -20,7 +20,7 @@ const BINDING_KEY = /^[A-Za-z0-9_.:*#-]{0,255}$/;
 export const RABBITMQ_QUEUE_TYPES = ['quorum', 'classic'] as const;
 
 /**
- * Settings of the RabbitMQ broker (design §2 "Events"): a durable `topic` exchange, a durable queue
+ * Settings of the RabbitMQ broker (docs/configuration.md): a durable `topic` exchange, a durable queue
  * `{topic}-{subscriptionId}` bound with `bindingKey` (default `""`), and a dead-letter exchange /
  * queue. The URL may hold credentials, so no message here ever echoes it.
  */

@@ -42,7 +42,7 @@ describe('RabbitMQ message mapping', () => {
 });
 
 describe('RabbitMQ names and errors', () => {
-  it('derives the topology names of design §2', () => {
+  it('derives the documented topology names', () => {
     assert.deepEqual(topologyNames({ exchange: 'hyperfleet', topic: 'clusters', subscriptionId: 'pullsecret' }), {
       exchange: 'hyperfleet',
       queue: 'clusters-pullsecret',

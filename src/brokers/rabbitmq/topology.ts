@@ -3,7 +3,7 @@ import type { RabbitMqBrokerConfig } from './config.js';
 
 /**
  * Routing key `publish` uses: the binding key when it is a plain key, else `""` (which `#` also
- * matches). Upstream (design §2) binds and publishes with `""`.
+ * matches). Upstream binds and publishes with `""`.
  */
 export function publishRoutingKey(bindingKey: string): string {
   return /[*#]/.test(bindingKey) ? '' : bindingKey;

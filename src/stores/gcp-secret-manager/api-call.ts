@@ -71,7 +71,7 @@ function report(hook: ApiCallHook | undefined, method: string, code: string, sta
 
 /**
  * Makes one RPC through `run` with the call's deadline, no gax retries (the caller retries step by
- * step, design §3) and cancellation on abort; reports it to `onApiCall`. Status codes listed in
+ * step) and cancellation on abort; reports it to `onApiCall`. Status codes listed in
  * `expected` are returned as `{ ok: false, code }`.
  *
  * @throws PullSecretError: ABORTED when `signal` aborted, otherwise the classified SDK error.

@@ -1,7 +1,7 @@
 import { PullSecretError, type ErrorCode } from '../../errors/index.js';
 
 /**
- * Classification of Secret Manager SDK / gRPC errors into `PullSecretError` (design §3: each store
+ * Classification of Secret Manager SDK / gRPC errors into `PullSecretError` (each store
  * classifies its SDK's errors at the edge; the pipeline only looks at `retryable`).
  */
 
