@@ -37,12 +37,20 @@ async function ask<T>(child: ChildProcess, command: object, answer: string): Pro
 
 const PULL_SECRET = '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
 const CONDITIONS = ['ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful'].map((type) => ({
-  type, status: 'True' as const, observed_generation: 1, created_time: '2026-01-01T00:00:00Z', last_updated_time: '2026-01-01T00:00:00Z', last_transition_time: '2026-01-01T00:00:00Z',
+  type,
+  status: 'True' as const,
+  observed_generation: 1,
+  created_time: '2026-01-01T00:00:00Z',
+  last_updated_time: '2026-01-01T00:00:00Z',
+  last_transition_time: '2026-01-01T00:00:00Z',
 }));
 
 function event(cluster: Cluster, n: number): string {
   return JSON.stringify({
-    specversion: '1.0', id: `bench-${n}`, source: 'bench', type: 'com.redhat.hyperfleet.cluster.reconcile',
+    specversion: '1.0',
+    id: `bench-${n}`,
+    source: 'bench',
+    type: 'com.redhat.hyperfleet.cluster.reconcile',
     data: { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation },
   });
 }
@@ -90,7 +98,9 @@ export async function benchAdapter(n: number): Promise<string[][]> {
   const events = () => clusters.map((c) => event(c, sent++));
   try {
     for (let i = 0; i < n; i++) {
-      clusters.push(await api.seedCluster({ name: `bench-${i}`, generation: 1, spec: { provider: 'gcp', gcp: { projectId: 'bench-project' }, pullSecret: { data: PULL_SECRET } }, status: { conditions: CONDITIONS } }));
+      clusters.push(
+        await api.seedCluster({ name: `bench-${i}`, generation: 1, spec: { provider: 'gcp', gcp: { projectId: 'bench-project' }, pullSecret: { data: PULL_SECRET } }, status: { conditions: CONDITIONS } }),
+      );
     }
     const statusOf = (id: string): AdapterStatus | undefined => api.listStatuses(id).find((s) => s.adapter === 'pullsecret');
     const waitAll = async (accept: (s: AdapterStatus) => boolean) => {

@@ -50,7 +50,12 @@ export async function benchEndToEnd(n: number): Promise<string[][]> {
     creating.finish();
     const createdS = (performance.now() - started) / 1000;
     const settling = createProgress({ label: `e2e ${n}: Available=True`, total: n });
-    const outcome = await waitUntilSettled(stack.api, clusters.map((c) => c.id), availableOnCurrentGeneration, { timeoutMs: 600_000, intervalMs: 20, onProgress: (done) => settling.update(done) });
+    const outcome = await waitUntilSettled(
+      stack.api,
+      clusters.map((c) => c.id),
+      availableOnCurrentGeneration,
+      { timeoutMs: 600_000, intervalMs: 20, onProgress: (done) => settling.update(done) },
+    );
     settling.finish(outcome.settled ? undefined : 'timed out');
     if (!outcome.settled) throw new Error(`end-to-end benchmark: ${outcome.pending.length} of ${n} clusters not Available after 10 min (${warnings.length} warnings logged)`);
     const settleS = (performance.now() - started) / 1000;

@@ -15,8 +15,7 @@ import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emula
 // The adapter through real brokers: a throwaway RabbitMQ node and the real Pub/Sub emulator.
 
 process.env.METADATA_SERVER_DETECTION = 'none';
-const available = (s: { data?: Record<string, unknown>; conditions: Array<{ type: string; status: string }> }) =>
-  s.conditions.some((c) => c.type === 'Available' && c.status === 'True');
+const available = (s: { data?: Record<string, unknown>; conditions: Array<{ type: string; status: string }> }) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True');
 
 /** Cluster ids handled by a replica, from its `execute` log lines. */
 function handled(logs: string[]): Set<string> {
@@ -34,7 +33,17 @@ describe('adapter on RabbitMQ', () => {
   before(async () => {
     rabbit = await startRabbitMq();
     stack = await startAdapterStack({
-      broker: { type: 'rabbitmq', url: rabbit.url, exchange: 'hyperfleet-clusters', topic: 'cluster-events', subscriptionId: 'pullsecret', maxInFlight: 8, retryDelayMs: 50, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1000 },
+      broker: {
+        type: 'rabbitmq',
+        url: rabbit.url,
+        exchange: 'hyperfleet-clusters',
+        topic: 'cluster-events',
+        subscriptionId: 'pullsecret',
+        maxInFlight: 8,
+        retryDelayMs: 50,
+        reconnectBaseDelayMs: 100,
+        reconnectMaxDelayMs: 1000,
+      },
     });
   });
   after(async () => {
@@ -61,9 +70,18 @@ describe('adapter on RabbitMQ', () => {
     const first = handled(stack.logs);
     const second = handled(replica.logs);
     const ids = clusters.map((c) => c.id);
-    assert.ok(ids.every((id) => first.has(id) || second.has(id)), 'every cluster handled');
-    assert.ok(ids.every((id) => !(first.has(id) && second.has(id))), 'no cluster handled by both replicas');
-    assert.ok(ids.some((id) => second.has(id)), 'the second replica took a share of the queue');
+    assert.ok(
+      ids.every((id) => first.has(id) || second.has(id)),
+      'every cluster handled',
+    );
+    assert.ok(
+      ids.every((id) => !(first.has(id) && second.has(id))),
+      'no cluster handled by both replicas',
+    );
+    assert.ok(
+      ids.some((id) => second.has(id)),
+      'the second replica took a share of the queue',
+    );
   });
 
   test('gcp store without Google credentials: the adapter reports AuthenticationFailed and keeps running', async () => {
@@ -90,7 +108,13 @@ describe('adapter on RabbitMQ', () => {
       const failed = (s: Parameters<typeof available>[0]) => s.conditions.some((c) => c.type === 'Applied' && c.status === 'False' && (c as { reason?: string }).reason === 'AuthenticationFailed');
       for (const attempt of [1, 2]) {
         const cluster = await stack.seedCluster();
-        const event = { specversion: '1.0', id: `no-credentials-${attempt}`, source: 'hyperfleet-sentinel', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: cluster.id, kind: 'Cluster', generation: cluster.generation } };
+        const event = {
+          specversion: '1.0',
+          id: `no-credentials-${attempt}`,
+          source: 'hyperfleet-sentinel',
+          type: 'com.redhat.hyperfleet.cluster.reconcile',
+          data: { id: cluster.id, kind: 'Cluster', generation: cluster.generation },
+        };
         await publisher.publish(Buffer.from(JSON.stringify(event)));
         await stack.waitForStatus(cluster.id, failed, 30_000).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
       }
@@ -149,7 +173,12 @@ describe('adapter on Google Pub/Sub (emulator)', () => {
   test('a malformed event goes to the dead-letter topic, not back to the adapter', async () => {
     const client = new PubSub({ projectId: 'emulator-project', apiEndpoint: emulator.host, emulatorMode: true });
     const [dlq] = await client.topic('pullsecret-adapter-dlq').subscription('pullsecret-adapter-dlq').get({ autoCreate: true });
-    const received = new Promise<string>((resolve) => dlq.once('message', (m: { data: Buffer; ack(): void }) => { m.ack(); resolve(m.data.toString()); }));
+    const received = new Promise<string>((resolve) =>
+      dlq.once('message', (m: { data: Buffer; ack(): void }) => {
+        m.ack();
+        resolve(m.data.toString());
+      }),
+    );
     await stack.adapter.broker.publish(Buffer.from('{"not":"a cloudevent"}'));
     assert.equal(await Promise.race([received, sleep(15_000).then(() => 'timeout')]), '{"not":"a cloudevent"}');
     await dlq.close();

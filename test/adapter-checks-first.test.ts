@@ -27,9 +27,17 @@ test('a cluster whose namespace would be too long gets a failed status and nothi
     const status = await stack.waitForStatus(id, (s) => conditionOf(s, 'Applied') === 'False/InvalidConfiguration');
     assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /is too long for the default namespace clusters-\{cluster-id\}/);
     const stored = await readdir(join(stack.dir, 'store', 'secrets')).catch(() => []);
-    assert.deepEqual(stored.filter((f) => f.includes(id)), [], 'no secret stored');
+    assert.deepEqual(
+      stored.filter((f) => f.includes(id)),
+      [],
+      'no secret stored',
+    );
     const manifests = await readdir(join(stack.dir, 'manifests'), { recursive: true }).catch(() => []);
-    assert.deepEqual(manifests.filter((f) => String(f).includes(id)), [], 'no manifest written');
+    assert.deepEqual(
+      manifests.filter((f) => String(f).includes(id)),
+      [],
+      'no manifest written',
+    );
   } finally {
     await stack.stop();
   }

@@ -17,14 +17,20 @@ test('every problem is reported together, with its path, and the adapter refuses
   const dir = await mkdtemp(join(tmpdir(), 'ps-config-'));
   try {
     const file = join(dir, 'bad.yaml');
-    await writeFile(file, [
-      'hyperfleetApi: { baseUrl: not-a-url }',
-      'broker: { type: rabbitmq, url: "amqp://user:hunter2secret@host", exchange: x }',
-      'execution: { mode: sideways, concurrency: 0 }',
-      'store: { type: gcp, settings: { endpoint: "no port" } }',
-      'preconditions: { rules: [ { name: bad, expression: "spec.provider ==", message: m } ] }',
-    ].join('\n'));
-    for (const command of [['validate-config', '--config', file], ['adapter', '--config', file]]) {
+    await writeFile(
+      file,
+      [
+        'hyperfleetApi: { baseUrl: not-a-url }',
+        'broker: { type: rabbitmq, url: "amqp://user:hunter2secret@host", exchange: x }',
+        'execution: { mode: sideways, concurrency: 0 }',
+        'store: { type: gcp, settings: { endpoint: "no port" } }',
+        'preconditions: { rules: [ { name: bad, expression: "spec.provider ==", message: m } ] }',
+      ].join('\n'),
+    );
+    for (const command of [
+      ['validate-config', '--config', file],
+      ['adapter', '--config', file],
+    ]) {
       const result = await runCli(command, baseEnv());
       assert.equal(result.code, 2, result.stderr);
       for (const path of ['hyperfleetApi.baseUrl', 'broker', 'execution.mode', 'execution.concurrency']) assert.match(result.stderr, new RegExp(path.replace('.', '\\.')));

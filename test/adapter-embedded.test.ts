@@ -15,7 +15,10 @@ after(async () => stack.stop());
 
 async function metric(name: string): Promise<string> {
   const text = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith(name)).join('\n');
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(name))
+    .join('\n');
 }
 
 test('happy path: stored, provisioned, reported Applied/Available/Health True', async () => {
@@ -75,7 +78,11 @@ test('invalid pull secret: failed status with a clear reason, adapter keeps goin
 });
 
 test('malformed events are rejected without a crash and counted', async () => {
-  for (const body of ['not json', '{"specversion":"1.0"}', JSON.stringify({ specversion: '1.0', id: 'x', source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: '../../etc/passwd', generation: 1 } })]) {
+  for (const body of [
+    'not json',
+    '{"specversion":"1.0"}',
+    JSON.stringify({ specversion: '1.0', id: 'x', source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: '../../etc/passwd', generation: 1 } }),
+  ]) {
     await stack.adapter.broker.publish(Buffer.from(body));
   }
   const deadline = Date.now() + 5000;
@@ -111,14 +118,23 @@ test('deletion: Kubernetes Secret removed, cloud secret retained, Finalized=True
   while (stack.api.getCluster(cluster.id) !== undefined && Date.now() < deadline) await sleep(20);
   assert.equal(stack.api.getCluster(cluster.id), undefined, 'the API removed the cluster after Finalized=True');
   await assert.rejects(readFile(manifest), { code: 'ENOENT' });
-  assert.ok((await readdir(join(stack.dir, 'store', 'secrets'))).some((f) => f.includes(cluster.id)), 'cloud secret retained');
+  assert.ok(
+    (await readdir(join(stack.dir, 'store', 'secrets'))).some((f) => f.includes(cluster.id)),
+    'cloud secret retained',
+  );
 });
 
 test('health and metrics endpoints', async () => {
   assert.equal((await fetch(`http://127.0.0.1:${stack.adapter.healthPort}/healthz`)).status, 200);
   assert.equal((await fetch(`http://127.0.0.1:${stack.adapter.healthPort}/readyz`)).status, 200);
   const text = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
-  for (const name of ['pullsecret_job_duration_seconds_bucket', 'pullsecret_job_total{result="success"}', 'pullsecret_gcp_api_calls_total{status_code="429"}', 'pullsecret_events_total{result="applied"}', 'pullsecret_event_processing_seconds_count']) {
+  for (const name of [
+    'pullsecret_job_duration_seconds_bucket',
+    'pullsecret_job_total{result="success"}',
+    'pullsecret_gcp_api_calls_total{status_code="429"}',
+    'pullsecret_events_total{result="applied"}',
+    'pullsecret_event_processing_seconds_count',
+  ]) {
     assert.ok(text.includes(name), `metrics lack ${name}`);
   }
 });

@@ -33,7 +33,7 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     await gcp?.stop();
   });
 
-  test('stored in the cluster\'s project, Secret in its namespace, no-op makes no writes', async () => {
+  test("stored in the cluster's project, Secret in its namespace, no-op makes no writes", async () => {
     const cluster = await stack.seedCluster();
     kube.createNamespace(`clusters-${cluster.id}`);
     await stack.publish(cluster);

@@ -46,7 +46,7 @@ const clusterArb = secretArb.chain((secret) =>
   }),
 );
 
-test('cluster parameters: any cluster object reads, and the pipeline\'s checks of it throw only classified errors without an echo', () => {
+test("cluster parameters: any cluster object reads, and the pipeline's checks of it throw only classified errors without an echo", () => {
   fc.assert(
     fc.property(clusterArb, (cluster) => {
       const params = readClusterParams(cluster, PATHS);

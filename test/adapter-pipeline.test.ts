@@ -100,11 +100,19 @@ describe('event pipeline and the executor contract', () => {
   });
   it('a deleted cluster whose names never passed the checks is finalized: nothing of ours can exist', async () => {
     const { id: _id, href: _href, ...rest } = fixture;
-    const cluster = await api.seedCluster({ ...rest, generation: 3, deleted_time: new Date().toISOString(), spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET, secretName: 'not a valid secret id!' } } });
+    const cluster = await api.seedCluster({
+      ...rest,
+      generation: 3,
+      deleted_time: new Date().toISOString(),
+      spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET, secretName: 'not a valid secret id!' } },
+    });
     const executor = new WaitingExecutor();
     assert.equal(await pipeline(executor).handle(message(cluster.id, 3)), 'ack');
     assert.equal(executor.calls, 0, 'no executor work for names that cannot be used');
-    assert.deepEqual(reports.filter((r) => r.clusterId === cluster.id), [{ clusterId: cluster.id, finalized: 'True' }]);
+    assert.deepEqual(
+      reports.filter((r) => r.clusterId === cluster.id),
+      [{ clusterId: cluster.id, finalized: 'True' }],
+    );
     assert.equal(api.getCluster(cluster.id), undefined, 'the API let the cluster go');
   });
 });

@@ -148,8 +148,6 @@ function stringHeaders(headers: Record<string, unknown> | undefined): Record<str
   return Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 }
 
-
-
 /** A handler that hangs until the broker aborts it (drain time over), then answers 'ack' too late. */
 function hanging(seen: InboundMessage[]): MessageHandler {
   return async (m, signal) => {
@@ -215,7 +213,10 @@ for (const subject of [embedded, rabbitMq(), pubSub()]) {
       await broker.publish(Buffer.from('again'));
       await eventually('three deliveries', () => seen.length === 3);
       await sleep(QUIET_MS);
-      assert.deepEqual(seen.map((m) => m.deliveryAttempt), [1, 2, 3]);
+      assert.deepEqual(
+        seen.map((m) => m.deliveryAttempt),
+        [1, 2, 3],
+      );
     });
 
     it('dead-letters a rejected message at once, body and attributes untouched', async () => {
@@ -300,7 +301,10 @@ for (const subject of [embedded, rabbitMq(), pubSub()]) {
       await (await channel.open()).start(next.handler);
       await eventually('the redelivery', () => next.seen.length >= 1);
       await sleep(QUIET_MS);
-      assert.deepEqual(next.seen.map((m) => [m.body.toString(), m.deliveryAttempt]), [['hangs', 2]]);
+      assert.deepEqual(
+        next.seen.map((m) => [m.body.toString(), m.deliveryAttempt]),
+        [['hangs', 2]],
+      );
     });
 
     it('shares one queue between consumers (each message handled once)', { skip: !subject.sharedQueue && 'one process owns the queue' }, async () => {

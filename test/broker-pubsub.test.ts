@@ -16,11 +16,14 @@ let emulator: PubSubEmulator;
 let admin: PubSub;
 const brokers: Broker[] = [];
 
-before(async () => {
-  emulator = await startPubSubEmulator();
-  process.env.PUBSUB_EMULATOR_HOST = emulator.host;
-  admin = new PubSub({ projectId: 'pull-secret-test' });
-}, { timeout: 60_000 });
+before(
+  async () => {
+    emulator = await startPubSubEmulator();
+    process.env.PUBSUB_EMULATOR_HOST = emulator.host;
+    admin = new PubSub({ projectId: 'pull-secret-test' });
+  },
+  { timeout: 60_000 },
+);
 
 after(async () => {
   await Promise.all(brokers.map((b) => b.stop({ drainMs: 100 })));
@@ -46,8 +49,6 @@ async function pubsub(names: { topic: string; subscriptionId: string }, extra: R
   brokers.push(broker);
   return broker;
 }
-
-
 
 describe('Pub/Sub broker (real emulator)', { timeout: 60_000 }, () => {
   it('creates the topology with a dead-letter policy of maxDeliveryAttempts (default 10)', async () => {
@@ -101,6 +102,9 @@ describe('Pub/Sub broker (real emulator)', { timeout: 60_000 }, () => {
 
   it('refuses missing resources when createIfMissing is off (CONFIG_INVALID)', async () => {
     const broker = await pubsub(uniqueNames(), { createIfMissing: false });
-    await assert.rejects(broker.start(async () => 'ack'), { code: 'CONFIG_INVALID', message: /topic "clusters-[0-9a-f]+" does not exist/ });
+    await assert.rejects(
+      broker.start(async () => 'ack'),
+      { code: 'CONFIG_INVALID', message: /topic "clusters-[0-9a-f]+" does not exist/ },
+    );
   });
 });

@@ -12,10 +12,13 @@ let server: RabbitMqServer;
 let admin: ChannelModel;
 const brokers: Broker[] = [];
 
-before(async () => {
-  server = await startRabbitMq();
-  admin = await connect(server.url);
-}, { timeout: 60_000 });
+before(
+  async () => {
+    server = await startRabbitMq();
+    admin = await connect(server.url);
+  },
+  { timeout: 60_000 },
+);
 
 after(async () => {
   await Promise.all(brokers.map((b) => b.stop({ drainMs: 100 })));
@@ -44,8 +47,6 @@ function uniqueNames(): { exchange: string; topic: string } {
   const id = randomUUID().slice(0, 8);
   return { exchange: `ex-${id}`, topic: `clusters-${id}` };
 }
-
-
 
 /** Takes one message off `queue`, waiting for it to arrive. */
 async function getOne(queue: string): Promise<GetMessage> {
@@ -91,7 +92,10 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     await broker.start(handler);
     await broker.publish(Buffer.from('again'));
     await eventually('a redelivery', () => seen.length === 2);
-    assert.deepEqual(seen.map((m) => m.deliveryAttempt), [1, 2]);
+    assert.deepEqual(
+      seen.map((m) => m.deliveryAttempt),
+      [1, 2],
+    );
     assert.ok((times[1] ?? 0) - (times[0] ?? 0) >= 180, 'held for the retry delay before requeueing');
   });
 
@@ -117,7 +121,10 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     await channel.assertQueue(`${names.topic}-pullsecret`, { durable: false });
     await channel.close();
     const broker = await rabbit(names);
-    await assert.rejects(broker.start(async () => 'ack'), { code: 'CONFIG_INVALID' });
+    await assert.rejects(
+      broker.start(async () => 'ack'),
+      { code: 'CONFIG_INVALID' },
+    );
   });
 
   it('binds with routing key "" by default: a message published with another key is dropped by the exchange', async () => {
@@ -134,7 +141,10 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     await eventually('the empty-key message', () => seen.length === 1);
     await sleep(300);
     await channel.close();
-    assert.deepEqual(seen.map((m) => m.body.toString()), ['empty key']);
+    assert.deepEqual(
+      seen.map((m) => m.body.toString()),
+      ['empty key'],
+    );
     // No binding matched: the exchange confirmed and dropped it; only a mandatory publish hears back.
     assert.deepEqual(returned, ['other key']);
     assert.equal(await queueDepth(`${names.topic}-pullsecret`), 0);
@@ -172,7 +182,10 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     assert.equal(letter.content.toString(), 'poison');
     // The queue itself gave up (x-delivery-limit), not a handler's reject.
     assert.equal(letter.properties.headers?.['x-first-death-reason'], 'delivery_limit');
-    assert.deepEqual(seen.map((m) => m.deliveryAttempt), [1, 2]);
+    assert.deepEqual(
+      seen.map((m) => m.deliveryAttempt),
+      [1, 2],
+    );
   });
 
   it('refuses to turn an existing classic queue into a quorum queue; queueType classic keeps using it', async () => {
@@ -183,7 +196,10 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     await channel.assertQueue(queue, { durable: true, deadLetterExchange: `${names.exchange}.dlx`, deadLetterRoutingKey: queue });
     channel.sendToQueue(queue, Buffer.from('queued before the upgrade'), { persistent: true });
     await channel.close();
-    await assert.rejects((await rabbit(names)).start(async () => 'ack'), { code: 'CONFIG_INVALID', message: /set queueType to classic/ });
+    await assert.rejects(
+      (await rabbit(names)).start(async () => 'ack'),
+      { code: 'CONFIG_INVALID', message: /set queueType to classic/ },
+    );
     const { seen, handler } = recorder();
     await (await rabbit(names, { queueType: 'classic' })).start(handler);
     await eventually('the queued message', () => seen.length === 1);

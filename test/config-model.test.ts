@@ -65,10 +65,12 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
       HYPERFLEET_API_VERSION: 'v1',
     };
     const withHyperfleet = await loadAdapterConfig(file, hyperfleetEnv);
-    assert.deepEqual(
-      withHyperfleet.broker.type === 'rabbitmq' && [withHyperfleet.broker.url, withHyperfleet.broker.topic, withHyperfleet.broker.subscriptionId, withHyperfleet.broker.maxInFlight],
-      ['amqp://hfenv@rabbit:5672', 'topic-hf', 'sub-hf', 7],
-    );
+    assert.deepEqual(withHyperfleet.broker.type === 'rabbitmq' && [withHyperfleet.broker.url, withHyperfleet.broker.topic, withHyperfleet.broker.subscriptionId, withHyperfleet.broker.maxInFlight], [
+      'amqp://hfenv@rabbit:5672',
+      'topic-hf',
+      'sub-hf',
+      7,
+    ]);
     assert.equal(withHyperfleet.hyperfleetApi.baseUrl, 'http://from-hf:8000');
 
     const ours = await loadAdapterConfig(file, { ...hyperfleetEnv, BROKER_URL: 'amqp://ours@rabbit:5672', BROKER_TOPIC: 'topic-ours', HYPERFLEET_API_URL: 'http://ours:8000' });
@@ -92,8 +94,16 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
         type: 'googlepubsub',
         rabbitmq: { url: 'amqp://ignored@rabbit:5672' },
         googlepubsub: {
-          project_id: 'platform-project', ack_deadline_seconds: 60, retry_min_backoff: '10s', retry_max_backoff: '10m', dead_letter_topic: 'ignored-dlq',
-          dead_letter_max_attempts: 7, max_outstanding_messages: 100, num_goroutines: 10, create_topic_if_missing: false, create_subscription_if_missing: false,
+          project_id: 'platform-project',
+          ack_deadline_seconds: 60,
+          retry_min_backoff: '10s',
+          retry_max_backoff: '10m',
+          dead_letter_topic: 'ignored-dlq',
+          dead_letter_max_attempts: 7,
+          max_outstanding_messages: 100,
+          num_goroutines: 10,
+          create_topic_if_missing: false,
+          create_subscription_if_missing: false,
         },
       },
       subscriber: { parallelism: 4 },
@@ -103,12 +113,22 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
     assert.equal(config.broker.type, 'pubsub');
     if (config.broker.type !== 'pubsub') return;
     assert.deepEqual(
-      [config.broker.projectId, config.broker.topic, config.broker.subscriptionId, config.broker.ackDeadlineSeconds, config.broker.retryMinBackoffSeconds, config.broker.retryMaxBackoffSeconds, config.broker.maxDeliveryAttempts, config.broker.maxInFlight, config.broker.createIfMissing],
+      [
+        config.broker.projectId,
+        config.broker.topic,
+        config.broker.subscriptionId,
+        config.broker.ackDeadlineSeconds,
+        config.broker.retryMinBackoffSeconds,
+        config.broker.retryMaxBackoffSeconds,
+        config.broker.maxDeliveryAttempts,
+        config.broker.maxInFlight,
+        config.broker.createIfMissing,
+      ],
       ['platform-project', 'topic-file', 'pullsecret-adapter', 60, 10, 600, 7, 4, false],
     );
     assert.equal('url' in config.broker, false, 'the RabbitMQ URL of the file is dropped with its type');
     const viaEnvType = await loadAdapterConfig(file, { BROKER_TYPE: 'googlepubsub', BROKER_GOOGLEPUBSUB_PROJECT_ID: 'platform-project' });
-    assert.equal(viaEnvType.broker.type, 'pubsub', 'BROKER_TYPE accepts HyperFleet\'s googlepubsub');
+    assert.equal(viaEnvType.broker.type, 'pubsub', "BROKER_TYPE accepts HyperFleet's googlepubsub");
   });
 
   test('what the HyperFleet conventions cannot mean is refused with its path, never with a value', async () => {
@@ -126,7 +146,7 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
 describe('store settings: the same variables for job and adapter', () => {
   const base = { hyperfleetApi: { baseUrl: 'http://api:8000' }, broker: { type: 'embedded' } };
 
-  test('the adapter reads SECRET_MANAGER_ENDPOINT and friends, and only the selected store\'s', async () => {
+  test("the adapter reads SECRET_MANAGER_ENDPOINT and friends, and only the selected store's", async () => {
     const gcpFile = await yamlFile({ ...base, store: { type: 'gcp' } });
     const env = { SECRET_MANAGER_ENDPOINT: 'sm.internal:443', GCP_CALL_TIMEOUT_MS: '5000', LOCAL_STORE_DIR: '/tmp/pull-secret/store', GCP_PROJECT_ID: 'my-project-1' };
     const config = await loadAdapterConfig(gcpFile, env);
@@ -164,8 +184,15 @@ describe('store settings: the same variables for job and adapter', () => {
     });
     const env = projectJobEnv(config, config.store.type, 'customer-project-1');
     assert.deepEqual(env, {
-      SECRET_STORE: 'gcp', KUBERNETES_TARGET: 'api', RETRY_MAX_ATTEMPTS: '3', RETRY_BASE_DELAY_MS: '50', RETRY_MAX_DELAY_MS: '500', LOG_LEVEL: 'debug',
-      GCP_PROJECT_ID: 'customer-project-1', SECRET_MANAGER_ENDPOINT: 'sm.internal:443', GCP_CALL_TIMEOUT_MS: '5000',
+      SECRET_STORE: 'gcp',
+      KUBERNETES_TARGET: 'api',
+      RETRY_MAX_ATTEMPTS: '3',
+      RETRY_BASE_DELAY_MS: '50',
+      RETRY_MAX_DELAY_MS: '500',
+      LOG_LEVEL: 'debug',
+      GCP_PROJECT_ID: 'customer-project-1',
+      SECRET_MANAGER_ENDPOINT: 'sm.internal:443',
+      GCP_CALL_TIMEOUT_MS: '5000',
     });
     const job = loadJobConfig({ ...env, CLUSTER_ID: 'c1', PULL_SECRET_DATA: VALID_PULL_SECRET, MANAGEMENT_NAMESPACE: 'clusters-c1' });
     assert.deepEqual(job.retry, config.execution.retry);
@@ -178,20 +205,23 @@ describe('store settings: the same variables for job and adapter', () => {
 describe('which store: SECRET_STORE, else the store whose variables are set, else local', () => {
   const upstream = { GCP_PROJECT_ID: 'customer-prod-12345', CLUSTER_ID: 'c1', SECRET_NAME: 's', PULL_SECRET_DATA: VALID_PULL_SECRET, RESULTS_PATH: '/results/adapter-result.json', LOG_LEVEL: 'info' };
 
-  test('the upstream chart\'s environment (GCP_PROJECT_ID, no SECRET_STORE) is GCP', () => {
+  test("the upstream chart's environment (GCP_PROJECT_ID, no SECRET_STORE) is GCP", () => {
     assert.equal(loadJobConfig(upstream).store.kind, 'gcp');
-    assert.equal(selectStoreKind({ LOCAL_STORE_DIR: '/tmp/pull-secret/store', GCP_PROJECT_ID: 'p' }), 'gcp', 'the image\'s LOCAL_STORE_DIR does not compete');
+    assert.equal(selectStoreKind({ LOCAL_STORE_DIR: '/tmp/pull-secret/store', GCP_PROJECT_ID: 'p' }), 'gcp', "the image's LOCAL_STORE_DIR does not compete");
     assert.equal(selectStoreKind({}), 'local');
     assert.equal(selectStoreKind({ SECRET_STORE: 'gcp' }), 'gcp');
   });
 
   test('SECRET_STORE=local with GCP_PROJECT_ID is a contradiction (CONFIG_INVALID, exit 2)', () => {
-    assert.throws(() => loadJobConfig({ ...upstream, SECRET_STORE: 'local' }), (err: unknown) => {
-      assert.ok(err instanceof PullSecretError);
-      assert.equal(err.code, 'CONFIG_INVALID');
-      assert.equal(err.exitCode, 2);
-      assert.match(err.message, /SECRET_STORE: local contradicts GCP_PROJECT_ID, which only the gcp store reads; unset one of them/);
-      return true;
-    });
+    assert.throws(
+      () => loadJobConfig({ ...upstream, SECRET_STORE: 'local' }),
+      (err: unknown) => {
+        assert.ok(err instanceof PullSecretError);
+        assert.equal(err.code, 'CONFIG_INVALID');
+        assert.equal(err.exitCode, 2);
+        assert.match(err.message, /SECRET_STORE: local contradicts GCP_PROJECT_ID, which only the gcp store reads; unset one of them/);
+        return true;
+      },
+    );
   });
 });

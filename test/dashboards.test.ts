@@ -120,10 +120,7 @@ describe('PromQL parsing', () => {
     const found = selectors(
       'histogram_quantile(0.95, sum by (le) (rate(a_seconds_bucket{ns=~"$x",le="300"}[$__rate_interval]))) / on (pod) group_left b_total > 1e-3 and absent(up{job="j"} == 1) or label_values(c_total, namespace)',
     );
-    assert.deepEqual(
-      found.map((s) => `${s.name}${s.matchers.map((m) => ` ${m.label}${m.op}${m.value}`).join('')}`).sort(),
-      ['a_seconds_bucket ns=~$x le=300', 'b_total', 'c_total', 'up job=j'],
-    );
+    assert.deepEqual(found.map((s) => `${s.name}${s.matchers.map((m) => ` ${m.label}${m.op}${m.value}`).join('')}`).sort(), ['a_seconds_bucket ns=~$x le=300', 'b_total', 'c_total', 'up job=j']);
   });
 });
 
@@ -137,18 +134,24 @@ describe('dashboards and alerts reference only exported metrics', () => {
 
   test('every alert expression', async () => {
     const metrics = await exported();
-    assert.deepEqual(rules.flatMap((r) => selectors(r.expr).flatMap((s) => problems(s, metrics, r.alert))), []);
+    assert.deepEqual(
+      rules.flatMap((r) => selectors(r.expr).flatMap((s) => problems(s, metrics, r.alert))),
+      [],
+    );
   });
 
   test('the dashboard shows every pullsecret_ metric the service exports (process metrics aside)', async () => {
     const shown = new Set(dashboardExprs.flatMap(({ expr }) => selectors(expr).map((s) => s.name.replace(/_(bucket|sum|count)$/, ''))));
     const own = (await new Metrics({ defaultMetrics: false }).registry.getMetricsAsJSON()).map((m) => m.name);
-    assert.deepEqual(own.filter((name) => !shown.has(name)), []);
+    assert.deepEqual(
+      own.filter((name) => !shown.has(name)),
+      [],
+    );
   });
 });
 
 describe('PrometheusRule', () => {
-  test('is a PrometheusRule for hyperfleet-system with seed 001\'s alerts', () => {
+  test("is a PrometheusRule for hyperfleet-system with seed 001's alerts", () => {
     assert.equal(ruleFile.apiVersion, 'monitoring.coreos.com/v1');
     assert.equal(ruleFile.kind, 'PrometheusRule');
     assert.equal(ruleFile.metadata.namespace, 'hyperfleet-system');

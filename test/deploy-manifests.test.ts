@@ -76,7 +76,9 @@ async function render(overlay: string): Promise<Obj[]> {
   const { stdout } = await promisify(execFile)('kubectl', ['kustomize', join(ROOT, 'deploy', 'overlays', overlay)], { maxBuffer: 16 * 1024 * 1024 }).catch((err: NodeJS.ErrnoException) => {
     throw new Error(err.code === 'ENOENT' ? 'kubectl is not installed: it renders the Kustomize overlays (kubectl kustomize)' : `kubectl kustomize failed: ${String(err)}`);
   });
-  return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter((o) => o !== null);
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o !== null);
 }
 
 /** Field paths of `value` that model `type` does not know (what `kubectl --validate=strict` refuses). */
@@ -163,9 +165,7 @@ function openPorts(rules: Array<{ ports?: Array<{ port?: number | string; protoc
 
 /** The NetworkPolicies whose podSelector selects pods with `labels`. */
 function policiesFor(objects: Obj[], labels: Record<string, string>): V1NetworkPolicy[] {
-  return (objects.filter((o) => o.kind === 'NetworkPolicy') as Array<V1NetworkPolicy & Obj>).filter((np) =>
-    Object.entries(np.spec?.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v),
-  );
+  return (objects.filter((o) => o.kind === 'NetworkPolicy') as Array<V1NetworkPolicy & Obj>).filter((np) => Object.entries(np.spec?.podSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v));
 }
 
 /** Service accounts (as API usernames) bound to a role that may create, update or delete Secrets. */
@@ -226,7 +226,10 @@ for (const overlay of OVERLAYS) {
       assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
       for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) assert.equal(service.metadata?.labels?.[k], v, 'the ServiceMonitor selects the Service');
       assert.deepEqual(monitor.spec.namespaceSelector.matchNames, ['hyperfleet-system']);
-      assert.deepEqual(monitor.spec.endpoints.map((e) => [e.port, e.path ?? '/metrics']), [['metrics', '/metrics']]);
+      assert.deepEqual(
+        monitor.spec.endpoints.map((e) => [e.port, e.path ?? '/metrics']),
+        [['metrics', '/metrics']],
+      );
       assert.deepEqual(Object.keys(monitor.spec).sort(), ['endpoints', 'namespaceSelector', 'selector']);
       assert.doesNotThrow(() => new ServiceMonitorModel(monitor).validate(), 'the ServiceMonitor matches the Prometheus Operator CRD schema');
     });
@@ -318,7 +321,7 @@ for (const overlay of OVERLAYS) {
       assert.equal(portNumber(container, 'health'), config.server.healthPort);
       assert.equal(portNumber(container, 'metrics'), config.server.metricsPort);
       if (overlay === 'job') {
-        assert.equal(config.execution.job.image, container.image, 'Jobs run the adapter\'s image');
+        assert.equal(config.execution.job.image, container.image, "Jobs run the adapter's image");
         assert.equal(config.execution.job.namespace, JOB_DEFAULTS.namespace);
         const jobSa = find(objects, 'ServiceAccount', JOB_DEFAULTS.serviceAccountName);
         assert.equal(jobSa.metadata.namespace, config.execution.job.namespace);

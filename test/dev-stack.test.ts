@@ -69,8 +69,7 @@ const statusWhen = (id: string, accept: (s: AdapterStatus) => boolean) => () => 
 };
 
 const manifestPath = (id: string) => join(stack.paths.manifests, `clusters-${id}`, `${id}-pull-secret.yaml`);
-const decodedManifest = async (id: string) =>
-  Buffer.from((parse(await readFile(manifestPath(id), 'utf8')) as V1Secret).data?.['.dockerconfigjson'] ?? '', 'base64').toString();
+const decodedManifest = async (id: string) => Buffer.from((parse(await readFile(manifestPath(id), 'utf8')) as V1Secret).data?.['.dockerconfigjson'] ?? '', 'base64').toString();
 
 let cluster: Cluster;
 const changed = VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com');
@@ -79,7 +78,10 @@ test('create: a cluster POSTed to the API is stored, provisioned and reported', 
   const response = await api('POST', '/clusters', { kind: 'Cluster', name: 'e2e-create', spec: { provider: 'gcp', gcp: { projectId: 'e2e-project' }, pullSecret: { data: VALID_PULL_SECRET } } });
   assert.equal(response.status, 201);
   cluster = (await response.json()) as Cluster;
-  const status = await until('Available=True', statusWhen(cluster.id, (s) => condition(s, 'Available') === 'True/SecretAvailable'));
+  const status = await until(
+    'Available=True',
+    statusWhen(cluster.id, (s) => condition(s, 'Available') === 'True/SecretAvailable'),
+  );
   assert.equal(condition(status, 'Applied'), 'True/SecretCreated');
   assert.equal(condition(status, 'Health'), 'True/Healthy');
   assert.equal(status.observed_generation, 1);
@@ -97,7 +99,10 @@ test('update: a new generation with changed data makes a new version', async () 
   const patched = await api('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: changed } } });
   assert.equal(patched.status, 200);
   assert.equal(((await patched.json()) as Cluster).generation, 2);
-  const status = await until('generation 2 reported', statusWhen(cluster.id, (s) => s.observed_generation === 2));
+  const status = await until(
+    'generation 2 reported',
+    statusWhen(cluster.id, (s) => s.observed_generation === 2),
+  );
   assert.equal(condition(status, 'Applied'), 'True/SecretUpdated');
   assert.equal(status.data?.secretVersion, '2');
   assert.equal(await decodedManifest(cluster.id), changed);
@@ -106,11 +111,17 @@ test('update: a new generation with changed data makes a new version', async () 
 test('no-op resync: the Sentinel sends the reconciled cluster again after its max age; no new version', async () => {
   const before = pullSecretStatus(stack.api, cluster.id);
   const manifestTime = (await stat(manifestPath(cluster.id))).mtimeMs;
-  const status = await until('a resync report', statusWhen(cluster.id, (s) => s.last_report_time !== before?.last_report_time && condition(s, 'Applied') === 'True/SecretUpToDate'));
+  const status = await until(
+    'a resync report',
+    statusWhen(cluster.id, (s) => s.last_report_time !== before?.last_report_time && condition(s, 'Applied') === 'True/SecretUpToDate'),
+  );
   assert.equal(status.observed_generation, 2);
   assert.equal(status.data?.secretVersion, '2');
   assert.equal((await stat(manifestPath(cluster.id))).mtimeMs, manifestTime, 'the manifest was not rewritten');
-  assert.ok(logs.some((l) => l.includes('"reason":"max-age"') && l.includes(cluster.id)), 'the Sentinel logged a max-age event');
+  assert.ok(
+    logs.some((l) => l.includes('"reason":"max-age"') && l.includes(cluster.id)),
+    'the Sentinel logged a max-age event',
+  );
 });
 
 test('delete: Finalized=True, the Secret manifest is gone and the API removes the cluster', async () => {
@@ -121,7 +132,10 @@ test('delete: Finalized=True, the Secret manifest is gone and the API removes th
   await assert.rejects(readFile(manifestPath(cluster.id)), { code: 'ENOENT' });
   const finalize = logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.cluster_id === cluster.id && l.operation === 'finalize');
   assert.equal(finalize.at(-1)?.outcome, 'finalized');
-  assert.ok((await readdir(join(stack.paths.store, 'secrets'))).some((f) => f.includes(cluster.id)), 'the cloud secret is retained by default');
+  assert.ok(
+    (await readdir(join(stack.paths.store, 'secrets'))).some((f) => f.includes(cluster.id)),
+    'the cloud secret is retained by default',
+  );
 });
 
 test('status: table and JSON from the stand-in, failures and skips explained', async () => {

@@ -49,7 +49,10 @@ describe('docs/troubleshooting.md', () => {
         .split(/\{[^}]*\}/)
         .map((p) => p.replace(/^[^A-Za-z0-9`]+|[^A-Za-z0-9`.]+$/g, ''))
         .filter((p) => p.length >= 6);
-      assert.ok(pieces.some((p) => p.length >= 10), `"${message}" needs a fixed part of 10 characters or more to be checked`);
+      assert.ok(
+        pieces.some((p) => p.length >= 10),
+        `"${message}" needs a fixed part of 10 characters or more to be checked`,
+      );
       for (const piece of pieces) if (!source.includes(piece)) missing.push(`"${piece}" of "${message}"`);
     }
     assert.deepEqual(missing, []);
@@ -76,7 +79,10 @@ describe('metrics named in the docs', () => {
   test('the runbook lists every metric of the service', async () => {
     const runbook = doc('runbook.md');
     const own = (await new Metrics({ defaultMetrics: false }).registry.getMetricsAsJSON()).map((m) => m.name);
-    assert.deepEqual(own.filter((name) => !runbook.includes(`| \`${name}\` |`)), []);
+    assert.deepEqual(
+      own.filter((name) => !runbook.includes(`| \`${name}\` |`)),
+      [],
+    );
   });
 });
 
@@ -124,15 +130,21 @@ describe('docs/configuration.md', () => {
   const keys = [...schemaPaths(adapterConfigSchema, ''), ...storePaths];
   const envNames = [...Object.keys(ENV_OVERRIDES), ...Object.keys(JOB_ENV), ...Object.keys(KUBERNETES_TARGET_ENV), ...STORE_KINDS.flatMap((k) => Object.keys(storeEnv(k)))];
 
-  test('covers every key of the adapter config schema and of each store\'s settings', () => {
+  test("covers every key of the adapter config schema and of each store's settings", () => {
     assert.ok(keys.length > 50);
-    assert.deepEqual(keys.filter((k) => !spans.has(k)), []);
+    assert.deepEqual(
+      keys.filter((k) => !spans.has(k)),
+      [],
+    );
   });
 
   test('covers every environment override, with the key it sets, and every job variable', () => {
     const text = doc('configuration.md');
     for (const [name, path] of Object.entries(ENV_OVERRIDES)) assert.ok(text.includes(`| \`${name}\` | \`${path}\` |`), `${name} → ${path}`);
-    assert.deepEqual(envNames.filter((n) => !spans.has(n)), []);
+    assert.deepEqual(
+      envNames.filter((n) => !spans.has(n)),
+      [],
+    );
   });
 
   test('names no key or variable that does not exist', () => {
@@ -144,7 +156,10 @@ describe('docs/configuration.md', () => {
     const library = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'METADATA_SERVER_DETECTION', 'PUBSUB_EMULATOR_HOST', 'KUBECONFIG', 'GOOGLE_CLOUD_PROJECT', 'NODE_EXTRA_CA_CERTS']);
     const variables = [...spans].filter((s) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(s));
     const hyperfleet = new Set(hyperfleetVariables());
-    assert.deepEqual(variables.filter((v) => !envNames.includes(v) && !library.has(v) && !hyperfleet.has(v)), []);
+    assert.deepEqual(
+      variables.filter((v) => !envNames.includes(v) && !library.has(v) && !hyperfleet.has(v)),
+      [],
+    );
   });
 });
 
@@ -199,6 +214,9 @@ describe('docs/status-contract.md', () => {
     ];
     const fields = new Set(reports.flatMap((r) => Object.keys(r.data ?? {})));
     const spans = new Set(codeSpans(text));
-    assert.deepEqual([...fields].filter((f) => !spans.has(f)), []);
+    assert.deepEqual(
+      [...fields].filter((f) => !spans.has(f)),
+      [],
+    );
   });
 });

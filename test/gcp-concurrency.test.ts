@@ -28,9 +28,7 @@ const stores: SecretStore[] = [];
 
 /** `count` independent clients (own gRPC channel, own writer id), as separate replicas would have. */
 async function clients(count: number, writeIntent: boolean): Promise<SecretStore[]> {
-  const made = await Promise.all(
-    Array.from({ length: count }, () => gcpStoreFactory.create({ projectId: PROJECT, endpoint: server.address, insecure: true, callTimeoutMs: 5_000, writeIntent })),
-  );
+  const made = await Promise.all(Array.from({ length: count }, () => gcpStoreFactory.create({ projectId: PROJECT, endpoint: server.address, insecure: true, callTimeoutMs: 5_000, writeIntent })));
   stores.push(...made);
   return made;
 }
@@ -48,7 +46,10 @@ async function updateRounds(writers: SecretStore[]): Promise<number[]> {
     await Promise.all(writers.map((w) => push(w, VALID_PULL_SECRET)));
     const datas = versionData();
     assert.equal(datas.at(-1), OTHER_PULL_SECRET);
-    assert.ok(datas.slice(0, -1).every((d) => d === VALID_PULL_SECRET), 'every new version holds the pushed content');
+    assert.ok(
+      datas.slice(0, -1).every((d) => d === VALID_PULL_SECRET),
+      'every new version holds the pushed content',
+    );
     counts.push(datas.length - 1);
   }
   return counts;
@@ -156,7 +157,10 @@ describe('without the write intent (the four permissions only)', () => {
       server.state.clear();
       await Promise.all(writers.map((w) => push(w, VALID_PULL_SECRET)));
       counts.push(server.state.versionsOf(SECRET_ID).length);
-      assert.ok(versionData().every((d) => d === VALID_PULL_SECRET), 'duplicates, if any, hold the same content');
+      assert.ok(
+        versionData().every((d) => d === VALID_PULL_SECRET),
+        'duplicates, if any, hold the same content',
+      );
     }
     // Recorded for docs/architecture.md: writers that read before any of them added each add a version.
     console.log(`versions per round without the write intent: ${counts.join(' ')}`);

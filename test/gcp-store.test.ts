@@ -227,7 +227,10 @@ describe('GCP store error classification over the wire', () => {
       assert.equal(err.retryable, retryable);
       assert.match(err.message, new RegExp(status[code]));
       assert.equal(server.calls.AccessSecretVersion, 1);
-      assert.deepEqual(apiCalls.map((c) => `${c.method} ${c.code}`), [`AccessSecretVersion ${status[code]}`]);
+      assert.deepEqual(
+        apiCalls.map((c) => `${c.method} ${c.code}`),
+        [`AccessSecretVersion ${status[code]}`],
+      );
     });
   }
 
@@ -258,7 +261,10 @@ describe('GCP store error classification over the wire', () => {
     assert.equal(server.calls.AddSecretVersion, 1);
     // A blind retry duplicates the version: why the caller re-reads before adding again.
     await store.addVersion('s', CANARY);
-    assert.deepEqual(server.state.versionsOf('s').map((v) => v.data?.equals(CANARY)), [true, true]);
+    assert.deepEqual(
+      server.state.versionsOf('s').map((v) => v.data?.equals(CANARY)),
+      [true, true],
+    );
   });
 
   test('errors of AddSecretVersion never repeat the server text, which could quote the payload', async () => {
@@ -273,7 +279,10 @@ describe('GCP store error classification over the wire', () => {
     server.state.seedSecret('s');
     server.injectFault({ method: 'GetSecret', delayMs: 500 });
     await rejectsWith(store.getSecret('s', { timeoutMs: 50 }), 'STORE_TIMEOUT');
-    assert.deepEqual(apiCalls.map((c) => c.code), ['DEADLINE_EXCEEDED']);
+    assert.deepEqual(
+      apiCalls.map((c) => c.code),
+      ['DEADLINE_EXCEEDED'],
+    );
   });
 
   test('abort: before the call nothing is sent; during the call it is cancelled on the wire', async () => {
@@ -289,7 +298,10 @@ describe('GCP store error classification over the wire', () => {
     while (server.calls.GetSecret === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     controller.abort();
     await rejectsWith(pending, 'ABORTED');
-    assert.deepEqual(apiCalls.map((c) => `${c.method} ${c.code}`), ['GetSecret CANCELLED']);
+    assert.deepEqual(
+      apiCalls.map((c) => `${c.method} ${c.code}`),
+      ['GetSecret CANCELLED'],
+    );
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.equal(server.callLog.at(-1)?.code, 'CANCELLED');
   });

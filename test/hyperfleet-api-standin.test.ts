@@ -93,7 +93,13 @@ describe('HyperFleet API stand-in', () => {
       assert.match(cluster.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       assert.equal(cluster.generation, 1);
       assert.equal(cluster.href, `${B}/clusters/${cluster.id}`);
-      assert.deepEqual(cluster.status.conditions.map((c) => [c.type, c.status]), [['Reconciled', 'False'], ['LastKnownReconciled', 'False']]);
+      assert.deepEqual(
+        cluster.status.conditions.map((c) => [c.type, c.status]),
+        [
+          ['Reconciled', 'False'],
+          ['LastKnownReconciled', 'False'],
+        ],
+      );
       assert.deepEqual(await getCluster(cluster.id), cluster);
     });
 
@@ -101,7 +107,10 @@ describe('HyperFleet API stand-in', () => {
       const bad = await call<ProblemDetails>('POST', `${B}/clusters`, { kind: 'Cluster', name: 'Bad_Name', spec: {} });
       assert.equal(bad.status, 400);
       assert.equal(bad.json.code, 'HYPERFLEET-VAL-000');
-      assert.deepEqual(bad.json.errors?.map((e) => [e.field, e.constraint]), [['name', 'pattern']]);
+      assert.deepEqual(
+        bad.json.errors?.map((e) => [e.field, e.constraint]),
+        [['name', 'pattern']],
+      );
       const taken = await createCluster();
       const duplicate = await call<ProblemDetails>('POST', `${B}/clusters`, { kind: 'Cluster', name: taken.name, spec: {} });
       assert.equal(duplicate.status, 409);
@@ -166,7 +175,10 @@ describe('HyperFleet API stand-in', () => {
       const { id } = await createCluster();
       const missing = await put(id, { adapter: 'pullsecret', observed_generation: 1, conditions: [] });
       assert.equal(missing.status, 400);
-      assert.deepEqual((missing.json as ProblemDetails).errors?.map((e) => [e.field, e.constraint]), [['observed_time', 'required']]);
+      assert.deepEqual(
+        (missing.json as ProblemDetails).errors?.map((e) => [e.field, e.constraint]),
+        [['observed_time', 'required']],
+      );
       const wrong = await put(id, { ...report('pullsecret', 1), observed_generation: '1', conditions: [{ type: 'Available', status: 'Maybe' }] });
       const fields = (wrong.json as ProblemDetails).errors?.map((e) => e.field);
       assert.deepEqual(fields, ['observed_generation', 'conditions[0].status']);
@@ -292,7 +304,10 @@ describe('HyperFleet API stand-in', () => {
       assert.equal(none.headers.get('www-authenticate'), 'Bearer');
       assert.equal((await call<ProblemDetails>('GET', `${B}/clusters`, undefined, { authorization: 'Bearer wrong' })).json.code, 'HYPERFLEET-AUT-002');
       assert.equal((await call('GET', `${B}/clusters`, undefined, { authorization: 'Bearer right-token-123' })).status, 200);
-      assert.deepEqual(api.log.map((l) => l.authorization), [false, true, true]);
+      assert.deepEqual(
+        api.log.map((l) => l.authorization),
+        [false, true, true],
+      );
     });
 
     it('faults: counted per route, answered as problem+json, or a hang cut by stop()', async () => {

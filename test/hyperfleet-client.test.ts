@@ -44,8 +44,7 @@ describe('HyperFleet client against the API stand-in', () => {
   let seeded: Cluster;
   const logLines: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void logLines.push(line) } });
-  const client = (overrides: Partial<HyperFleetClientOptions> = {}) =>
-    createHyperFleetClient({ baseUrl: api.url, tokenFile, retry: FAST, timeoutMs: 2_000, logger, ...overrides });
+  const client = (overrides: Partial<HyperFleetClientOptions> = {}) => createHyperFleetClient({ baseUrl: api.url, tokenFile, retry: FAST, timeoutMs: 2_000, logger, ...overrides });
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'hf-client-'));
@@ -91,7 +90,10 @@ describe('HyperFleet client against the API stand-in', () => {
     assert.equal(api.log.at(-1)?.discarded, 'stale-generation');
     assert.equal(await c.putStatus(GONE_ID, report(1)), 'gone');
     const stored = api.listStatuses(seeded.id);
-    assert.deepEqual(stored.map((s) => [s.adapter, s.observed_generation]), [['pullsecret', 2]]);
+    assert.deepEqual(
+      stored.map((s) => [s.adapter, s.observed_generation]),
+      [['pullsecret', 2]],
+    );
     assert.equal((await c.getCluster(seeded.id))?.status.conditions.find((x) => x.type === 'Reconciled')?.status, 'True');
   });
 
@@ -106,7 +108,10 @@ describe('HyperFleet client against the API stand-in', () => {
     api.injectFault({ route: 'putStatus', status: 502, afterApply: true });
     api.resetCalls();
     assert.equal(await client().putStatus(seeded.id, report(2)), 'stored');
-    assert.deepEqual(api.log.map((l) => l.status), [502, 201]);
+    assert.deepEqual(
+      api.log.map((l) => l.status),
+      [502, 201],
+    );
   });
 
   it('retries a reset connection and a 429 with Retry-After', async () => {
@@ -196,7 +201,7 @@ describe('HyperFleet client against the API stand-in', () => {
     assert.equal(api.log.length, 0);
   });
 
-  it('lists a cluster\'s adapter statuses; a missing cluster has none', async () => {
+  it("lists a cluster's adapter statuses; a missing cluster has none", async () => {
     await client().putStatus(seeded.id, report(seeded.generation));
     const statuses = await client().listStatuses(seeded.id, { page: 1, size: 10 });
     assert.equal(statuses?.items.find((s) => s.adapter === 'pullsecret')?.observed_generation, seeded.generation);

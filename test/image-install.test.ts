@@ -32,7 +32,11 @@ interface Stage {
 
 /** Dockerfile → stages of instructions (continuation lines joined, comments dropped). */
 function parseDockerfile(text: string): Stage[] {
-  const logical = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const logical = text
+    .replace(/\\\r?\n/g, ' ')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const stages: Stage[] = [];
   for (const line of logical) {
     const [, op = '', args = ''] = /^(\S+)\s+(.*)$/.exec(line) ?? [];
@@ -52,10 +56,18 @@ const final = stages.at(-1) as Stage;
 const stageByName = (name: string) => stages.find((s) => s.name === name);
 /** The stage whose node_modules the runtime image copies, and its `npm ci` line. */
 const depsStage = stageByName(/--from=(\S+)\s+\S*node_modules/.exec(final.steps.map((s) => `${s.op} ${s.args}`).join('\n'))?.[1] ?? '');
-const prodInstall = depsStage?.steps.find((s) => s.op === 'RUN' && /\bnpm ci\b/.test(s.args))?.args.split('&&')[0]?.trim() ?? '';
+const prodInstall =
+  depsStage?.steps
+    .find((s) => s.op === 'RUN' && /\bnpm ci\b/.test(s.args))
+    ?.args.split('&&')[0]
+    ?.trim() ?? '';
 /** The build stage: the one whose RUN compiles (`npm run build`), and that RUN's commands. */
 const buildStage = stages.find((s) => s.steps.some((x) => x.op === 'RUN' && /\bnpm run build\b/.test(x.args)));
-const buildCommands = buildStage?.steps.find((x) => x.op === 'RUN' && /\bnpm run build\b/.test(x.args))?.args.split('&&').map((c) => c.trim()) ?? [];
+const buildCommands =
+  buildStage?.steps
+    .find((x) => x.op === 'RUN' && /\bnpm run build\b/.test(x.args))
+    ?.args.split('&&')
+    .map((c) => c.trim()) ?? [];
 /** What the build stage deletes from its output after compiling (`rm -rf <path>`). */
 const buildRemovals = buildCommands.flatMap((c) => /^rm -rf (\S+)$/.exec(c)?.[1] ?? []);
 const finalWorkdir = final.steps.findLast((s) => s.op === 'WORKDIR')?.args ?? '';
@@ -91,26 +103,32 @@ describe('Dockerfile (structural lint)', () => {
     assert.ok(healthcheck || /No HEALTHCHECK: Kubernetes probes \/healthz and \/readyz on port 8080/.test(dockerfileText));
   });
 
-  test('the Jobs\' command `pull-secret` is on PATH and is the ENTRYPOINT', () => {
+  test("the Jobs' command `pull-secret` is on PATH and is the ENTRYPOINT", () => {
     assert.equal(JOB_DEFAULTS.command[0], 'pull-secret');
     assert.match(final.steps.find((s) => s.op === 'ENV')?.args ?? '', /PATH=\/opt\/pull-secret\/bin:\$PATH/);
     assert.equal(final.steps.find((s) => s.op === 'ENTRYPOINT')?.args, '["pull-secret"]');
     assert.ok(stages.some((s) => s.steps.some((x) => x.op === 'RUN' && x.args.includes('ln -s ../dist/cli/main.js bin/pull-secret'))));
   });
 
-  test('the upstream chart\'s /usr/local/bin/pull-secret is a link to the same executable', () => {
+  test("the upstream chart's /usr/local/bin/pull-secret is a link to the same executable", () => {
     const link = buildCommands.map((c) => /^ln -s (\S+) (\S+)\/pull-secret$/.exec(c)).find((m) => m?.[1]?.startsWith('/'));
     assert.ok(link, 'the build stage makes an absolute link for /usr/local/bin');
-    assert.equal(link[1], `${finalWorkdir}/dist/cli/main.js`, 'it points at the runtime\'s dist/cli/main.js');
+    assert.equal(link[1], `${finalWorkdir}/dist/cli/main.js`, "it points at the runtime's dist/cli/main.js");
     // A directory copy (trailing slash) keeps the link a link; a single-file copy would follow it.
     const buildWorkdir = buildStage?.steps.findLast((s) => s.op === 'WORKDIR')?.args ?? '';
-    assert.ok(final.steps.some((s) => s.op === 'COPY' && s.args === `--from=${buildStage?.name} ${buildWorkdir}/${link[2]}/ /usr/local/bin/`), 'the runtime copies that directory onto /usr/local/bin/');
-    assert.ok(final.steps.some((s) => s.op === 'COPY' && /--from=\S+ \S+\/dist \.\/dist$/.test(s.args)), 'dist lands under the WORKDIR');
+    assert.ok(
+      final.steps.some((s) => s.op === 'COPY' && s.args === `--from=${buildStage?.name} ${buildWorkdir}/${link[2]}/ /usr/local/bin/`),
+      'the runtime copies that directory onto /usr/local/bin/',
+    );
+    assert.ok(
+      final.steps.some((s) => s.op === 'COPY' && /--from=\S+ \S+\/dist \.\/dist$/.test(s.args)),
+      'dist lands under the WORKDIR',
+    );
   });
 
   test('the dev stack stays out: dist/dev removed, no contracts/, no dev-only production dependency', () => {
     assert.ok(buildRemovals.includes('dist/dev'), 'the build stage drops dist/dev');
-    assert.ok(!final.steps.some((s) => s.op === 'COPY' && /\bcontracts\b/.test(s.args)), 'contracts/ (the API stand-in\'s) is not copied');
+    assert.ok(!final.steps.some((s) => s.op === 'COPY' && /\bcontracts\b/.test(s.args)), "contracts/ (the API stand-in's) is not copied");
     // Every production dependency is imported by production code (src/ outside src/dev and tests).
     const production = listTs(join(ROOT, 'src')).filter((f) => !f.endsWith('.test.ts') && !f.includes(`${join('src', 'dev')}/`));
     const text = production.map((f) => readFileSync(f, 'utf8')).join('\n');
@@ -121,7 +139,10 @@ describe('Dockerfile (structural lint)', () => {
   });
 
   test('.dockerignore lets in only what the Dockerfile copies from the context', () => {
-    const lines = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    const lines = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && !l.startsWith('#'));
     assert.equal(lines[0], '*', 'deny by default');
     const allowed = lines.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/\/$/, ''));
     const copied = stages.flatMap((s) => s.steps.filter((x) => x.op === 'COPY' && !x.args.includes('--from=')).flatMap((x) => x.args.replace(/--\S+/g, '').trim().split(/\s+/).slice(0, -1)));
@@ -155,7 +176,9 @@ function cli(dir: string, args: string[], env: Record<string, string> = {}, comm
 }
 
 function listTs(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => join(e.parentPath, e.name));
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 async function jsFiles(dir: string): Promise<string[]> {
@@ -163,7 +186,7 @@ async function jsFiles(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile() && e.name.endsWith('.js')).map((e) => join(e.parentPath, e.name));
 }
 
-describe('the image\'s production install, in a clean directory', { timeout: 8 * 60_000 }, () => {
+describe("the image's production install, in a clean directory", { timeout: 8 * 60_000 }, () => {
   let dir = '';
   let reachable = false;
 
@@ -201,8 +224,14 @@ describe('the image\'s production install, in a clean directory', { timeout: 8 *
     for (const dev of ['typescript', 'tsx', 'eslint', 'kubernetes-models', 'typescript-eslint', 'ajv-formats']) assert.ok(!existsSync(join(dir, 'node_modules', dev)), `${dev} is a devDependency`);
     // ajv itself stays only as a dependency of cloudevents (its event validation), never one of ours.
     const lock = JSON.parse(await readFile(join(dir, 'node_modules', '.package-lock.json'), 'utf8')) as { packages: Record<string, { dependencies?: Record<string, string> }> };
-    const ajvUsers = Object.entries(lock.packages).filter(([, p]) => p.dependencies?.ajv !== undefined).map(([path]) => path.replace(/^node_modules\//, ''));
-    assert.deepEqual(ajvUsers.filter((p) => !p.startsWith('cloudevents')), [], 'only cloudevents needs ajv in production');
+    const ajvUsers = Object.entries(lock.packages)
+      .filter(([, p]) => p.dependencies?.ajv !== undefined)
+      .map(([path]) => path.replace(/^node_modules\//, ''));
+    assert.deepEqual(
+      ajvUsers.filter((p) => !p.startsWith('cloudevents')),
+      [],
+      'only cloudevents needs ajv in production',
+    );
     assert.ok(!existsSync(join(dir, 'dist', 'dev')) && !existsSync(join(dir, 'contracts')), 'no dev stack, no API contract');
   });
 
@@ -213,7 +242,7 @@ describe('the image\'s production install, in a clean directory', { timeout: 8 *
       assert.equal(result.code, 0, `${command}: ${result.stderr}`);
       assert.match(result.stdout, new RegExp(`^Usage: pull-secret ${command}`), command);
     }
-    assert.ok((await cli(dir, ['dev', '--help'])).stdout.includes(`(default ${DEFAULT_DEV_DATA_DIR})`), 'the help names the dev stack\'s default data directory');
+    assert.ok((await cli(dir, ['dev', '--help'])).stdout.includes(`(default ${DEFAULT_DEV_DATA_DIR})`), "the help names the dev stack's default data directory");
   });
 
   test('`dev` in the image: one clear line, exit 2, no stack trace', async (t) => {
@@ -233,7 +262,7 @@ describe('the image\'s production install, in a clean directory', { timeout: 8 *
     assert.ok(!existsSync(join(checkout, DEFAULT_DEV_DATA_DIR)), 'nothing written');
   });
 
-  test('the upstream chart\'s /usr/local/bin/pull-secret runs the job from any directory', async (t) => {
+  test("the upstream chart's /usr/local/bin/pull-secret runs the job from any directory", async (t) => {
     if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
     const result = await cli(tmpdir(), ['run-job', 'pull-secret', '--help'], {}, join(dir, 'usr-local-bin', 'pull-secret'));
     assert.equal(result.code, 0, result.stderr);

@@ -60,10 +60,7 @@ test('RESULTS_PATH in a directory that does not exist', async () => {
 
 test('the API target without any kubeconfig is a configuration error naming the ways out', async () => {
   const home = join(dir, 'empty-home');
-  await failsBeforeWriting(
-    { KUBERNETES_TARGET: '', MANAGEMENT_NAMESPACE: 'clusters-x', HOME: home },
-    /no Kubernetes API connection configured: set KUBECONFIG.*KUBERNETES_TARGET=manifests/,
-  );
+  await failsBeforeWriting({ KUBERNETES_TARGET: '', MANAGEMENT_NAMESPACE: 'clusters-x', HOME: home }, /no Kubernetes API connection configured: set KUBECONFIG.*KUBERNETES_TARGET=manifests/);
 });
 
 test('the adapter with kubernetes.target api and no kubeconfig refuses to start, exit 2', { timeout: 60_000 }, async () => {

@@ -34,7 +34,11 @@ function env(extra: Record<string, string> = {}) {
     ...extra,
   });
 }
-const versions = () => server.state.versionsOf(`hyperfleet-${cluster}-pull-secret`).map((v) => v.number).reverse();
+const versions = () =>
+  server.state
+    .versionsOf(`hyperfleet-${cluster}-pull-secret`)
+    .map((v) => v.number)
+    .reverse();
 
 test('first run: at most 4 calls; no-op run: at most 2; labels and automatic replication set', async () => {
   const first = await runCli(['run-job', 'pull-secret'], env());
@@ -129,7 +133,7 @@ test('insecure endpoints are refused off loopback (configuration error, exit 2)'
   assert.match(result.stderr, /SECRET_MANAGER_INSECURE/);
 });
 
-describe('drop-in for the upstream job: the chart\'s exact environment', () => {
+describe("drop-in for the upstream job: the chart's exact environment", () => {
   let dir: string;
   before(async () => (dir = await mkdtemp(join(tmpdir(), 'ps-upstream-'))));
   after(async () => rm(dir, { recursive: true, force: true }));
@@ -155,7 +159,7 @@ describe('drop-in for the upstream job: the chart\'s exact environment', () => {
     };
   }
 
-  test('stores the secret in Secret Manager and writes the sidecar\'s result file', async () => {
+  test("stores the secret in Secret Manager and writes the sidecar's result file", async () => {
     const resultsPath = join(dir, 'adapter-result.json');
     const result = await runCli(['run-job', 'pull-secret'], upstreamEnv(resultsPath));
     assert.equal(result.code, 0, result.stderr);

@@ -74,7 +74,14 @@ test('api target: the Secret is created through the real client, then left alone
 });
 
 test('api target: a missing namespace fails clearly (exit 1), the store step already done', async () => {
-  const env = baseEnv({ CLUSTER_ID: 'cls-no-namespace', PULL_SECRET_DATA: CANARY_PULL_SECRET, LOCAL_STORE_DIR: join(dir, 'n-store'), KUBERNETES_TARGET: 'api', KUBECONFIG: kube.kubeconfigPath, RESULTS_PATH: join(dir, 'n-result.json') });
+  const env = baseEnv({
+    CLUSTER_ID: 'cls-no-namespace',
+    PULL_SECRET_DATA: CANARY_PULL_SECRET,
+    LOCAL_STORE_DIR: join(dir, 'n-store'),
+    KUBERNETES_TARGET: 'api',
+    KUBECONFIG: kube.kubeconfigPath,
+    RESULTS_PATH: join(dir, 'n-result.json'),
+  });
   const result = await runCli(['run-job', 'pull-secret'], env);
   assert.equal(result.code, 1);
   assert.match(result.stderr, /namespace "clusters-cls-no-namespace" does not exist/);

@@ -57,7 +57,11 @@ test('same data twice makes one version; changed data a second; inspect shows bo
   assert.equal(view.version_count, 2);
   assert.equal(view.latest_version, '2');
   assert.deepEqual(view.labels, {
-    'managed-by': 'hyperfleet', adapter: 'pullsecret', 'cluster-id': CLUSTER, 'resource-type': 'pull-secret', 'hyperfleet-version': 'v1',
+    'managed-by': 'hyperfleet',
+    adapter: 'pullsecret',
+    'cluster-id': CLUSTER,
+    'resource-type': 'pull-secret',
+    'hyperfleet-version': 'v1',
   });
 });
 

@@ -70,10 +70,17 @@ describe('Job launcher against the test API server', () => {
     assert.deepEqual(result.result, { status: 'success', reason: 'JobSucceeded', message: `Job ${name} completed`, cluster_id: req.clusterId, timestamp: '2025-01-01T00:00:00.000Z' });
     const secret = server.getObject('secrets', NS, `cluster-${req.clusterId}-pullsecret-data`);
     assert.deepEqual(secret?.metadata.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name, uid: job.metadata.uid, controller: false, blockOwnerDeletion: false }]);
-    const writes = server.requests().filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method)).map((r) => `${r.method} ${r.resource}`);
+    const writes = server
+      .requests()
+      .filter((r) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(r.method))
+      .map((r) => `${r.method} ${r.resource}`);
     assert.deepEqual(writes, ['POST jobs', 'POST secrets']);
     const env = (job.spec as { template: { spec: { containers: Array<{ env: unknown[] }> } } }).template.spec.containers[0]?.env;
-    assert.deepEqual(env?.slice(0, 3), [{ name: 'CLUSTER_ID', value: req.clusterId }, { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' }, { name: 'SECRET_STORE', value: 'local' }]);
+    assert.deepEqual(env?.slice(0, 3), [
+      { name: 'CLUSTER_ID', value: req.clusterId },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
+      { name: 'SECRET_STORE', value: 'local' },
+    ]);
 
     server.resetCalls();
     const again = await launcher.launch(req);
@@ -146,7 +153,10 @@ describe('Job launcher against the test API server', () => {
     const job2 = await jobAppears(`pullsecret-${gen1.clusterId}-gen2`);
     server.setJobStatus(NS, job2.metadata.name ?? '', complete());
     assert.equal((await running2).reused, false);
-    const writes = server.requests().filter((r) => ['POST', 'PUT', 'DELETE'].includes(r.method)).map((r) => `${r.method} ${r.resource}`);
+    const writes = server
+      .requests()
+      .filter((r) => ['POST', 'PUT', 'DELETE'].includes(r.method))
+      .map((r) => `${r.method} ${r.resource}`);
     assert.deepEqual(writes, ['DELETE secrets', 'POST jobs', 'POST secrets']);
     const after = server.getObject('secrets', NS, secretName);
     assert.notEqual(after?.metadata.uid, before?.metadata.uid);
@@ -177,7 +187,10 @@ describe('Job launcher against the test API server', () => {
     assert.ok(server.calls('WATCH', 'jobs') >= 4, `watches: ${server.calls('WATCH', 'jobs')}`);
     assert.ok(server.calls('GET', 'jobs') >= 4, 'each watch follows a fresh list');
     const relists = logs.filter((l) => l.job === name && l.message === 'job watch ended, listing again');
-    assert.deepEqual(relists.map((l) => l.expired), [false, false, true]);
+    assert.deepEqual(
+      relists.map((l) => l.expired),
+      [false, false, true],
+    );
   });
 
   it('logs constant messages with the cluster and Job as fields, never the pull secret', () => {
@@ -201,7 +214,12 @@ describe('Job launcher against the test API server', () => {
 
   it('refuses unmanaged objects, credentials in env and a missing namespace, writing nothing', async () => {
     const req = request();
-    server.seed({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: `pullsecret-${req.clusterId}-gen1`, namespace: NS }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x:1' }] } } } });
+    server.seed({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: `pullsecret-${req.clusterId}-gen1`, namespace: NS },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x:1' }] } } },
+    });
     const other = request();
     server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `cluster-${other.clusterId}-pullsecret-data`, namespace: NS }, data: {} });
     server.resetCalls();
@@ -245,7 +263,10 @@ describe('Job launcher against the test API server', () => {
     server.seed({ ...legacy, metadata: { ...legacy.metadata, labels: { 'managed-by': 'hyperfleet', 'cluster-id': clusterId } } });
 
     assert.deepEqual(await launcher.removeClusterJobs(clusterId, { namespace: NS, waitMs: 1000, pollMs: 10 }), { jobs: 2, dataSecrets: 1 });
-    const left = server.listObjects('jobs', NS).filter((j) => j.metadata.labels?.['cluster-id'] === clusterId).map((j) => j.metadata.name);
+    const left = server
+      .listObjects('jobs', NS)
+      .filter((j) => j.metadata.labels?.['cluster-id'] === clusterId)
+      .map((j) => j.metadata.name);
     assert.deepEqual(left, [`other-${clusterId}`]);
     assert.equal(server.getObject('secrets', NS, `cluster-${clusterId}-pullsecret-data`), undefined);
     assert.deepEqual(await launcher.removeClusterJobs(clusterId, { namespace: NS }), { jobs: 0, dataSecrets: 0 }, 'already gone counts as done');

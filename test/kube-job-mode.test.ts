@@ -67,7 +67,12 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(server.kubeconfigPath);
     launcher = new PullSecretJobLauncher({ kubeConfig, logger });
-    const controller = await new Watch(kubeConfig).watch(`/apis/batch/v1/namespaces/${NS}/jobs`, {}, (_type, _obj, raw) => void watchEvents.push(JSON.stringify(raw)), () => undefined);
+    const controller = await new Watch(kubeConfig).watch(
+      `/apis/batch/v1/namespaces/${NS}/jobs`,
+      {},
+      (_type, _obj, raw) => void watchEvents.push(JSON.stringify(raw)),
+      () => undefined,
+    );
     stopWatch = () => controller.abort();
   });
   after(async () => {
@@ -143,7 +148,10 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
       const sc = pod.containers[0]?.securityContext ?? {};
       assert.deepEqual([sc.runAsNonRoot, sc.runAsUser, sc.allowPrivilegeEscalation, sc.readOnlyRootFilesystem, sc.capabilities], [true, 1000, false, true, { drop: ['ALL'] }]);
       const env = pod.containers[0]?.env ?? [];
-      assert.deepEqual(env.find((e) => e.name === 'PULL_SECRET_DATA'), { name: 'PULL_SECRET_DATA', valueFrom: { secretKeyRef: { name: `cluster-${CLUSTER}-pullsecret-data`, key: 'pullsecret', optional: false } } });
+      assert.deepEqual(
+        env.find((e) => e.name === 'PULL_SECRET_DATA'),
+        { name: 'PULL_SECRET_DATA', valueFrom: { secretKeyRef: { name: `cluster-${CLUSTER}-pullsecret-data`, key: 'pullsecret', optional: false } } },
+      );
       assert.ok(env.some((e) => e.name === 'KUBERNETES_TARGET' && e.value === 'api'));
       assert.ok(env.some((e) => e.name === 'MANAGEMENT_NAMESPACE' && e.value === `clusters-${CLUSTER}`));
       assert.equal(JSON.stringify(job).includes(Buffer.from(VALID_PULL_SECRET).toString('base64')), false);
@@ -186,7 +194,10 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
     const canaryAuth = Object.values((JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> }).auths)[0]?.auth ?? '';
     const rejected = JSON.stringify({ auths: { 'not a registry': { auth: canaryAuth } } });
     const outcomes: string[] = [];
-    for (const [id, secret] of [['cls-job-canary', CANARY_PULL_SECRET], ['cls-job-canary-bad', rejected]] as const) {
+    for (const [id, secret] of [
+      ['cls-job-canary', CANARY_PULL_SECRET],
+      ['cls-job-canary-bad', rejected],
+    ] as const) {
       try {
         outcomes.push(JSON.stringify(await launcher.launch(request(id, secret, { kubernetesSecret: {} }), { timeoutMs: 60_000 })));
       } catch (err) {
@@ -200,8 +211,14 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
       'watch events': watchEvents.join('\n'),
       'launcher results and errors': outcomes.join('\n'),
       'launcher logs': JSON.stringify(logger.lines),
-      'pod stdout': server.jobRuns().map((r) => r.stdout).join('\n'),
-      'pod stderr': server.jobRuns().map((r) => r.stderr).join('\n'),
+      'pod stdout': server
+        .jobRuns()
+        .map((r) => r.stdout)
+        .join('\n'),
+      'pod stderr': server
+        .jobRuns()
+        .map((r) => r.stderr)
+        .join('\n'),
     };
     assert.ok(watchEvents.length > 0 && places['pod stdout'] !== '');
     for (const [where, text] of Object.entries(places)) assert.equal(findCanary(text), undefined, `canary found in ${where}`);

@@ -52,7 +52,13 @@ describe('Kubernetes secret writer against the test API server', () => {
       ns,
       name: `${id}-pull-secret`,
       desired: (data, opts = {}) =>
-        buildPullSecretManifest({ clusterId: id, pullSecret: data, secretPath: `projects/p/secrets/hyperfleet-${id}-pull-secret`, secretVersion: opts.version ?? '1', now: new Date(opts.now ?? '2025-01-01T00:00:00.000Z') }),
+        buildPullSecretManifest({
+          clusterId: id,
+          pullSecret: data,
+          secretPath: `projects/p/secrets/hyperfleet-${id}-pull-secret`,
+          secretVersion: opts.version ?? '1',
+          now: new Date(opts.now ?? '2025-01-01T00:00:00.000Z'),
+        }),
     };
   }
 
@@ -365,11 +371,7 @@ describe('Kubernetes secret writer against the test API server', () => {
     server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: foreign.name, namespace: foreign.ns }, type: 'kubernetes.io/dockerconfigjson', data: { [DOCKERCONFIGJSON_KEY]: raw.toString('base64') } });
     await attempt(() => w.apply(foreign.desired(raw)));
     assert.ok(errors.length >= 7, `expected failures, got ${errors.length}`);
-    const texts = [
-      ...errors.map((e) => JSON.stringify(describeError(e))),
-      ...errors.map((e) => String((e as Error).stack)),
-      ...canaryLogger.lines,
-    ];
+    const texts = [...errors.map((e) => JSON.stringify(describeError(e))), ...errors.map((e) => String((e as Error).stack)), ...canaryLogger.lines];
     for (const text of texts) for (const secret of forbidden) assert.ok(!text.includes(secret), `leaked canary into: ${text.slice(0, 200)}`);
   });
 });

@@ -33,13 +33,13 @@ const canary = JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, Record<
 const canaryAuth = Object.values(canary.auths)[0]?.auth ?? '';
 const otherAuth = Buffer.from('someone:else-entirely').toString('base64');
 const VARIANTS: Record<string, string> = {
-  'valid': CANARY_PULL_SECRET,
-  'changed': JSON.stringify({ auths: { ...canary.auths, 'quay.io/extra': { auth: canaryAuth } } }),
+  valid: CANARY_PULL_SECRET,
+  changed: JSON.stringify({ auths: { ...canary.auths, 'quay.io/extra': { auth: canaryAuth } } }),
   'truncated JSON': CANARY_PULL_SECRET.slice(0, -3),
   'trailing garbage': `${CANARY_PULL_SECRET}x`,
   'bad registry key': JSON.stringify({ auths: { ...canary.auths, 'not a registry': { auth: canaryAuth } } }),
   'auth not base64': JSON.stringify({ auths: { 'quay.io': { auth: `${canaryAuth}!` } } }),
-  'oversized': JSON.stringify({ auths: { ...canary.auths, 'quay.io': { auth: canaryAuth, pad: 'p'.repeat(70_000) } } }),
+  oversized: JSON.stringify({ auths: { ...canary.auths, 'quay.io': { auth: canaryAuth, pad: 'p'.repeat(70_000) } } }),
   'auths not an object': JSON.stringify({ auths: [canary.auths] }),
   // The canary only in the key, so no registered auth masks an echo of it by chance.
   'credential in a registry key': JSON.stringify({ auths: { 'quay.io': { auth: otherAuth }, 'pullbot:s3cr3t-canary-7Q2v@quay.io': { auth: otherAuth } } }),
@@ -58,7 +58,11 @@ async function filesUnder(root: string): Promise<string> {
 }
 
 function assertClean(what: string, result: CliResult, extra = ''): void {
-  for (const [stream, text] of [['stdout', result.stdout], ['stderr', result.stderr], ['files', extra]] as const) {
+  for (const [stream, text] of [
+    ['stdout', result.stdout],
+    ['stderr', result.stderr],
+    ['files', extra],
+  ] as const) {
     const found = findCanary(text);
     assert.equal(found, undefined, `${what}: canary form found in ${stream}`);
   }
@@ -86,13 +90,24 @@ for (const store of ['local', 'gcp'] as const) {
       runs.push(await runCli(['inspect', '--cluster-id', cluster], env));
       const files = (await readFile(resultsPath, 'utf8')) + (store === 'local' ? await filesUnder(storeDir).catch(() => '') : '');
       runs.forEach((r, i) => assertClean(`${store}/${variant} run ${i}`, r, files));
-      assert.ok(runs.some((r) => r.stdout.length + r.stderr.length > 0), 'the runs produced output to search');
+      assert.ok(
+        runs.some((r) => r.stdout.length + r.stderr.length > 0),
+        'the runs produced output to search',
+      );
     });
   }
 }
 
 test('gcp store failure paths (retries, permission denied, unmanaged) leak nothing', async () => {
-  const base = { CLUSTER_ID: 'cls-leak-faults', PULL_SECRET_DATA: CANARY_PULL_SECRET, SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true', LOG_LEVEL: 'debug' };
+  const base = {
+    CLUSTER_ID: 'cls-leak-faults',
+    PULL_SECRET_DATA: CANARY_PULL_SECRET,
+    SECRET_STORE: 'gcp',
+    GCP_PROJECT_ID: PROJECT,
+    SECRET_MANAGER_ENDPOINT: server.address,
+    SECRET_MANAGER_INSECURE: 'true',
+    LOG_LEVEL: 'debug',
+  };
   server.injectFault({ method: 'AddSecretVersion', code: status.UNAVAILABLE, afterApply: true });
   server.injectFault({ method: 'AccessSecretVersion', code: status.INTERNAL });
   assertClean('retries', await runCli(['run-job', 'pull-secret'], baseEnv(base)));
@@ -158,7 +173,10 @@ test('adapter: credentials in a registry key or an event id reach no log line or
     await stack.waitForStatus(valid.id, (st) => conditionOf(st, 'Available') === 'True/SecretAvailable');
     const deadline = Date.now() + 10_000;
     while (!stack.logs.some((l) => l.includes('Rejected an invalid event')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(stack.logs.some((l) => l.includes('Rejected an invalid event')), 'the event was rejected');
+    assert.ok(
+      stack.logs.some((l) => l.includes('Rejected an invalid event')),
+      'the event was rejected',
+    );
     assert.equal(findCanary(stack.logs.join('\n')), undefined, 'logs');
     assert.equal(findCanary(JSON.stringify(stack.api.listStatuses(hostile.id))), undefined, 'status payloads');
   } finally {

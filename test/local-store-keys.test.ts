@@ -90,9 +90,17 @@ test('rotate-key re-encrypts every version under a new key; a store opened befor
   const rotated = await runCli(['store', 'rotate-key'], baseEnv({ LOCAL_STORE_DIR: storeDir }));
   assert.equal(rotated.code, 0, rotated.stderr);
   const summary = JSON.parse(rotated.stdout) as Record<string, unknown>;
-  assert.deepEqual({ ...summary, old_key_id: undefined, new_key_id: undefined }, {
-    rotated: true, secrets: 3, versions_reencrypted: 6, resumed: false, old_key_id: undefined, new_key_id: undefined,
-  });
+  assert.deepEqual(
+    { ...summary, old_key_id: undefined, new_key_id: undefined },
+    {
+      rotated: true,
+      secrets: 3,
+      versions_reencrypted: 6,
+      resumed: false,
+      old_key_id: undefined,
+      new_key_id: undefined,
+    },
+  );
   const newKey = await readKeyFile(join(storeDir, 'store.key'));
   assert.ok(oldKey && newKey && !newKey.equals(oldKey));
   assert.equal(summary.new_key_id, keyId(newKey));

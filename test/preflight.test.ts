@@ -59,7 +59,10 @@ describe('pull-secret preflight against the Secret Manager test server', () => {
     for (const permission of ALL) assert.match(line(result, `permission ${permission}`), new RegExp(`^PASS .*granted on ${PROBE}`));
     assert.match(result.stdout, /6 passed, 0 failed, 0 warnings, 0 skipped\n$/);
     assert.doesNotMatch(result.stdout, /fix:/);
-    assert.deepEqual(server.callLog.map((c) => `${c.method} ${c.resource} ${c.code}`), [`TestIamPermissions ${PROBE} OK`]);
+    assert.deepEqual(
+      server.callLog.map((c) => `${c.method} ${c.resource} ${c.code}`),
+      [`TestIamPermissions ${PROBE} OK`],
+    );
   });
 
   test('a missing permission fails with the exact gcloud grant, exit 1', async () => {
@@ -67,12 +70,7 @@ describe('pull-secret preflight against the Secret Manager test server', () => {
     const result = await preflight([]);
     assert.equal(result.code, 1);
     assert.match(line(result, 'permission secretmanager.versions.add'), new RegExp(`^FAIL .*not granted on ${PROBE}`));
-    assert.ok(
-      result.stdout.includes(
-        `      fix: gcloud projects add-iam-policy-binding ${PROJECT} --member=serviceAccount:${SA} --role=roles/secretmanager.secretVersionAdder\n`,
-      ),
-      result.stdout,
-    );
+    assert.ok(result.stdout.includes(`      fix: gcloud projects add-iam-policy-binding ${PROJECT} --member=serviceAccount:${SA} --role=roles/secretmanager.secretVersionAdder\n`), result.stdout);
     for (const permission of ALL.filter((p) => p !== 'secretmanager.versions.add')) assert.match(line(result, `permission ${permission}`), /^PASS /);
     assert.match(result.stdout, /5 passed, 1 failed, 0 warnings, 0 skipped/);
     assert.equal(result.stderr, 'pull-secret: preflight failed: 1 check failed; run the fix commands above, then preflight again\n');
@@ -102,14 +100,20 @@ describe('pull-secret preflight against the Secret Manager test server', () => {
     assert.match(result.stdout, /--role=roles\/secretmanager\.admin\n/);
     assert.match(result.stdout, /--role=roles\/secretmanager\.viewer\n/);
     assert.match(result.stdout, /--role=roles\/secretmanager\.secretAccessor\n/);
-    assert.deepEqual(server.callLog.map((c) => `${c.method} ${c.code}`), ['TestIamPermissions OK', 'GetSecret PERMISSION_DENIED']);
+    assert.deepEqual(
+      server.callLog.map((c) => `${c.method} ${c.code}`),
+      ['TestIamPermissions OK', 'GetSecret PERMISSION_DENIED'],
+    );
   });
 
   test('--secret tests an existing secret', async () => {
     server.state.seedSecret('hyperfleet-cls-1-pull-secret', { labels: { 'managed-by': 'hyperfleet' } });
     const result = await preflight(['--secret', 'hyperfleet-cls-1-pull-secret']);
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(server.callLog.map((c) => c.resource), [`projects/${PROJECT}/secrets/hyperfleet-cls-1-pull-secret`]);
+    assert.deepEqual(
+      server.callLog.map((c) => c.resource),
+      [`projects/${PROJECT}/secrets/hyperfleet-cls-1-pull-secret`],
+    );
   });
 
   test('API unreachable: the API check fails with the enable command, permissions are skipped', async () => {

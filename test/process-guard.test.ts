@@ -135,7 +135,10 @@ describe('process guard', () => {
     `;
     const result = await run(['--input-type=module', '-e', script], baseEnv());
     assert.equal(result.code, 1);
-    assert.deepEqual(result.logs.map((l) => [l.message, l.stray, l.cause_name]), [['stray error caught by the process guard', 'uncaughtException', 'TypeError']]);
+    assert.deepEqual(
+      result.logs.map((l) => [l.message, l.stray, l.cause_name]),
+      [['stray error caught by the process guard', 'uncaughtException', 'TypeError']],
+    );
     assert.equal(result.stderr, '');
   });
 

@@ -34,7 +34,10 @@ for (const [name, makeHarness] of HARNESSES) {
       assert.equal(update.outcome, 'updated');
       assert.equal(update.version, '2');
       const description = await h.store.describe(secretId);
-      assert.deepEqual(description?.versions.map((v) => v.version), ['2', '1']);
+      assert.deepEqual(
+        description?.versions.map((v) => v.version),
+        ['2', '1'],
+      );
       assert.deepEqual(description?.labels, labels);
       assert.ok((await h.store.accessVersion(secretId, '2')).data.equals(changed()));
     });
@@ -42,10 +45,7 @@ for (const [name, makeHarness] of HARNESSES) {
     test('concurrent create: both runs succeed on one secret holding the same content', async () => {
       const secretId = id();
       const other = await h.second();
-      const results = await Promise.all([
-        pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }),
-        pushSecret(other, { secretId, labels, payload: payload() }, { retry: RETRY }),
-      ]);
+      const results = await Promise.all([pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), pushSecret(other, { secretId, labels, payload: payload() }, { retry: RETRY })]);
       const description = await h.store.describe(secretId);
       // Both may race past the existence check and each add a version: what matters is that both
       // report success with identical content and the store holds no torn state.
@@ -138,7 +138,10 @@ for (const [name, makeHarness] of HARNESSES) {
       h.injectTransient('addVersion', true);
       const result = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
       assert.equal(result.outcome, 'created');
-      assert.deepEqual((await h.store.describe(secretId))?.versions.map((v) => v.version), ['1']);
+      assert.deepEqual(
+        (await h.store.describe(secretId))?.versions.map((v) => v.version),
+        ['1'],
+      );
     });
 
     test('a permanent fault fails at once, with no retry', async (t) => {

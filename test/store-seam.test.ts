@@ -26,9 +26,7 @@ function kindComparisons(text: string): string[] {
 /**
  * Comparisons that are not about store kinds. Each entry: file, the exact comparison, and why.
  */
-const ALLOWED: ReadonlyArray<{ file: string; match: string; why: string }> = [
-  { file: 'src/adapter/preconditions.ts', match: '== "gcp"', why: 'a CEL rule on the cluster\'s cloud provider, not a store kind' },
-];
+const ALLOWED: ReadonlyArray<{ file: string; match: string; why: string }> = [{ file: 'src/adapter/preconditions.ts', match: '== "gcp"', why: "a CEL rule on the cluster's cloud provider, not a store kind" }];
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -91,7 +89,7 @@ describe('every store descriptor', () => {
       'storeFactories();',
       "const { createRequire } = await import('node:module');",
       'const loaded = Object.keys(createRequire(import.meta.url).cache);',
-      "process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc/.test(p))));",
+      'process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc/.test(p))));',
     ].join('\n');
     const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);

@@ -48,13 +48,18 @@ test('concurrency is bounded across clusters and every cluster gets its turn', a
       }),
     ),
   );
-  assert.deepEqual(results, Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    results,
+    Array.from({ length: 20 }, (_, i) => i),
+  );
   assert.equal(maxActive, 3);
 });
 
 test('a failing task rejects its own promise and the cluster keeps working', async () => {
   const scheduler = new ClusterScheduler<string>(1);
-  const failing = scheduler.submit('c1', 1, async () => { throw new Error('boom'); });
+  const failing = scheduler.submit('c1', 1, async () => {
+    throw new Error('boom');
+  });
   const next = scheduler.submit('c1', 2, async () => 'ok');
   await assert.rejects(failing, /boom/);
   assert.equal(await next, 'ok');

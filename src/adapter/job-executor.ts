@@ -69,7 +69,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
     async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
       try {
         const removed = await launcher.removeClusterJobs(cleanup.clusterId, { namespace: job.namespace, signal });
-        if (removed.jobs > 0) cleanup.log.info({ operation: 'finalize', jobs: removed.jobs, data_secrets: removed.dataSecrets }, 'Removed the cluster\'s Jobs');
+        if (removed.jobs > 0) cleanup.log.info({ operation: 'finalize', jobs: removed.jobs, data_secrets: removed.dataSecrets }, "Removed the cluster's Jobs");
         const secrets = await removeClusterSecrets(cleanup.target, resources, signal);
         return { kind: 'finalized', target: cleanup.target, ...secrets, jobs: removed.jobs };
       } catch (err) {

@@ -29,8 +29,14 @@ export interface PipelineDeps {
 
 /** The event result for the metrics, by outcome. */
 const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {
-  applied: 'applied', skipped: 'skipped', failed: 'failed', 'job-running': 'applied', 'job-succeeded': 'applied',
-  'job-failed': 'failed', finalized: 'finalized', 'finalize-failed': 'failed',
+  applied: 'applied',
+  skipped: 'skipped',
+  failed: 'failed',
+  'job-running': 'applied',
+  'job-succeeded': 'applied',
+  'job-failed': 'failed',
+  finalized: 'finalized',
+  'finalize-failed': 'failed',
 };
 
 /**

@@ -15,12 +15,45 @@ test('the fixture cluster meets the seed defaults', () => {
 
 test('each default precondition reports its own reason', () => {
   const cases: Array<[string, (c: Cluster) => void]> = [
-    ['gcp-provider', (c) => { c.spec.provider = 'aws'; delete c.spec.platform; }],
-    ['project-id', (c) => { delete c.spec.gcp; delete c.spec.platform; c.spec.provider = 'gcp'; }],
-    ['pull-secret-data', (c) => { delete c.spec.pullSecret; }],
-    ['validation-available', (c) => { c.status.conditions = c.status.conditions.filter((x) => x.type !== 'ValidationSuccessful'); }],
-    ['dns-available', (c) => { c.status.conditions.find((x) => x.type === 'DnsSuccessful')!.status = 'False'; }],
-    ['placement-available', (c) => { c.status.conditions.find((x) => x.type === 'PlacementSuccessful')!.status = 'Unknown'; }],
+    [
+      'gcp-provider',
+      (c) => {
+        c.spec.provider = 'aws';
+        delete c.spec.platform;
+      },
+    ],
+    [
+      'project-id',
+      (c) => {
+        delete c.spec.gcp;
+        delete c.spec.platform;
+        c.spec.provider = 'gcp';
+      },
+    ],
+    [
+      'pull-secret-data',
+      (c) => {
+        delete c.spec.pullSecret;
+      },
+    ],
+    [
+      'validation-available',
+      (c) => {
+        c.status.conditions = c.status.conditions.filter((x) => x.type !== 'ValidationSuccessful');
+      },
+    ],
+    [
+      'dns-available',
+      (c) => {
+        c.status.conditions.find((x) => x.type === 'DnsSuccessful')!.status = 'False';
+      },
+    ],
+    [
+      'placement-available',
+      (c) => {
+        c.status.conditions.find((x) => x.type === 'PlacementSuccessful')!.status = 'Unknown';
+      },
+    ],
   ];
   for (const [name, mutate] of cases) {
     const cluster = fixture();

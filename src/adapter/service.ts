@@ -41,17 +41,21 @@ export interface AdapterOverrides {
  */
 export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
   const metrics = overrides.metrics ?? new Metrics();
-  const api = createHyperFleetClient({ baseUrl: config.hyperfleetApi.baseUrl, tokenFile: config.hyperfleetApi.tokenFile, caFile: config.hyperfleetApi.caFile, timeoutMs: config.hyperfleetApi.timeoutMs, retry: config.execution.retry, logger });
+  const api = createHyperFleetClient({
+    baseUrl: config.hyperfleetApi.baseUrl,
+    tokenFile: config.hyperfleetApi.tokenFile,
+    caFile: config.hyperfleetApi.caFile,
+    timeoutMs: config.hyperfleetApi.timeoutMs,
+    retry: config.execution.retry,
+    logger,
+  });
   const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onGcpApiCall });
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
       : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger);
   const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret };
-  const executor: Executor =
-    config.execution.mode === 'job'
-      ? await createJobExecutor(config, logger, resources)
-      : new InProcessExecutor({ resources, retry: config.execution.retry });
+  const executor: Executor = config.execution.mode === 'job' ? await createJobExecutor(config, logger, resources) : new InProcessExecutor({ resources, retry: config.execution.retry });
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const pipeline = new EventPipeline({
     api,

@@ -17,7 +17,9 @@ test('applied: Applied/Available/Health True with seed reasons and the secret in
   assert.equal(report.observed_generation, 7);
   assert.equal(report.observed_time, '2026-01-01T00:00:00.000Z');
   assert.deepEqual(Object.fromEntries(report.conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`])), {
-    Applied: 'True/SecretCreated', Available: 'True/SecretAvailable', Health: 'True/Healthy',
+    Applied: 'True/SecretCreated',
+    Available: 'True/SecretAvailable',
+    Health: 'True/Healthy',
   });
   assert.equal(report.data?.secretPath, 'projects/p/secrets/s');
   assert.equal(report.data?.secretVersion, '1');
@@ -26,28 +28,40 @@ test('applied: Applied/Available/Health True with seed reasons and the secret in
   assert.deepEqual(report.data?.kubernetesSecret, { namespace: 'clusters-c1', name: 'c1-pull-secret' });
 });
 
-test('an invalid pull secret is the cluster\'s problem (Health stays True); a store outage is not', () => {
+test("an invalid pull secret is the cluster's problem (Health stays True); a store outage is not", () => {
   assert.deepEqual(conditions({ kind: 'failed', target, error: new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: "auths" is empty') }), {
-    Applied: 'False/InvalidPullSecret', Available: 'False/SecretNotReady', Health: 'True/Healthy',
+    Applied: 'False/InvalidPullSecret',
+    Available: 'False/SecretNotReady',
+    Health: 'True/Healthy',
   });
   assert.deepEqual(conditions({ kind: 'failed', target, error: new PullSecretError('STORE_PERMISSION_DENIED', 'denied') }), {
-    Applied: 'False/PermissionDenied', Available: 'False/SecretNotReady', Health: 'False/PermissionDenied',
+    Applied: 'False/PermissionDenied',
+    Available: 'False/SecretNotReady',
+    Health: 'False/PermissionDenied',
   });
 });
 
 test('skipped, Job states and deletion', () => {
   assert.deepEqual(conditions({ kind: 'skipped', precondition: 'dns-available', message: 'dns not done' }), {
-    Applied: 'False/PreconditionNotMet', Available: 'Unknown/PreconditionNotMet', Health: 'True/Healthy',
+    Applied: 'False/PreconditionNotMet',
+    Available: 'Unknown/PreconditionNotMet',
+    Health: 'True/Healthy',
   });
   assert.equal(conditions({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'hyperfleet-system' }).Applied, 'True/JobInProgress');
   assert.equal(conditions({ kind: 'job-failed', target, jobName: 'j', jobNamespace: 'hyperfleet-system', message: 'exit 1' }).Health, 'False/JobFailed');
   const finalized = conditions({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' });
   assert.equal(finalized.Finalized, 'True/CleanupCompleted');
   assert.deepEqual(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }), {
-    Applied: 'Unknown/CleanupFailed', Available: 'False/ClusterDeleted', Health: 'False/StoreUnavailable', Finalized: 'False/StoreUnavailable',
+    Applied: 'Unknown/CleanupFailed',
+    Available: 'False/ClusterDeleted',
+    Health: 'False/StoreUnavailable',
+    Finalized: 'False/StoreUnavailable',
   });
   assert.deepEqual(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'Jobs terminating') }), {
-    Applied: 'Unknown/CleanupPending', Available: 'False/ClusterDeleted', Health: 'True/Healthy', Finalized: 'False/CleanupPending',
+    Applied: 'Unknown/CleanupPending',
+    Available: 'False/ClusterDeleted',
+    Health: 'True/Healthy',
+    Finalized: 'False/CleanupPending',
   });
 });
 

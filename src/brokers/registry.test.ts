@@ -25,18 +25,27 @@ describe('createBroker', () => {
 
   it('reports an unreachable RabbitMQ as BROKER_UNAVAILABLE on start', async () => {
     const rabbit = await createBroker({ type: 'rabbitmq', url: 'amqp://127.0.0.1:1', exchange: 'x', topic: 't', subscriptionId: 's', connectTimeoutMs: 500 });
-    await assert.rejects(rabbit.start(async () => 'ack'), (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'BROKER_UNAVAILABLE');
-      assert.match(err.message, /cannot connect to RabbitMQ at 127\.0\.0\.1:1/);
-      return true;
-    });
+    await assert.rejects(
+      rabbit.start(async () => 'ack'),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'BROKER_UNAVAILABLE');
+        assert.match(err.message, /cannot connect to RabbitMQ at 127\.0\.0\.1:1/);
+        return true;
+      },
+    );
     await rabbit.stop();
   });
 
   it('reports an unreachable Pub/Sub as BROKER_UNAVAILABLE on start, and may be started again', async () => {
     const pubsub = await createBroker({ type: 'pubsub', projectId: 'proj-test', topic: 'topic', subscriptionId: 'sub', apiEndpoint: '127.0.0.1:1', requestTimeoutMs: 500 });
-    await assert.rejects(pubsub.start(async () => 'ack'), { code: 'BROKER_UNAVAILABLE', message: /Pub\/Sub is unavailable while reading topic "topic"/ });
-    await assert.rejects(pubsub.start(async () => 'ack'), { code: 'BROKER_UNAVAILABLE' });
+    await assert.rejects(
+      pubsub.start(async () => 'ack'),
+      { code: 'BROKER_UNAVAILABLE', message: /Pub\/Sub is unavailable while reading topic "topic"/ },
+    );
+    await assert.rejects(
+      pubsub.start(async () => 'ack'),
+      { code: 'BROKER_UNAVAILABLE' },
+    );
     await pubsub.stop();
   });
 });

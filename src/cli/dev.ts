@@ -73,29 +73,31 @@ function durations(options: Record<DurationOption, string>, parseDuration: DevSt
 
 /** `dev`: the whole system on one machine (API stand-in, Sentinel, embedded broker, adapter). */
 export function devCommand(): Command {
-  return new Command('dev')
-    .description('Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and adapter (local store, manifests).')
-    // The default (DEFAULT_DEV_DATA_DIR) is applied once the dev stack is loaded, not at start-up.
-    .option('--data-dir <dir>', 'API state, secret store, manifests and logs (default .pull-secret/dev)')
-    .option('--port <n>', 'HyperFleet API port (default 8000; 0 picks a free one)', port)
-    .option('--health-port <n>', 'adapter /healthz and /readyz port (default 8080)', port)
-    .option('--metrics-port <n>', 'adapter /metrics port (default 9090)', port)
-    .option('--poll-interval <duration>', 'Sentinel: time between two listings', '1s')
-    .option('--debounce <duration>', 'Sentinel: send an unreconciled cluster again after this long', '10s')
-    .option('--max-age <duration>', 'Sentinel: send a reconciled cluster again (resync) after this long', '30m')
-    .option('--demo', 'start from an empty data directory and create sample clusters', false)
-    .option('--demo-clusters <n>', 'valid sample clusters (besides one invalid and one skipped)', count, 3)
-    .option('--exit-when-settled', 'with --demo: print the summary and exit once every sample cluster has a status (ports default to 0)', false)
-    .option('--timeout <duration>', 'with --exit-when-settled: give up (exit 1) after this long', '2m')
-    .option('--log-file <file>', 'JSON log lines go here; - for stdout (default <data-dir>/dev.log)')
-    .option('--log-level <level>', 'debug, info, warn or error', 'info')
-    .addHelpText(
-      'after',
-      '\nCtrl+C stops the stack (in-flight work drains first). Exit codes: 0 done, 1 runtime failure or not settled in time, 2 usage error or no dev stack in this installation (it needs the development dependencies: a source checkout after npm ci).',
-    )
-    .action(async (options: DevOptions) => {
-      process.exitCode = await runDev(options);
-    });
+  return (
+    new Command('dev')
+      .description('Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and adapter (local store, manifests).')
+      // The default (DEFAULT_DEV_DATA_DIR) is applied once the dev stack is loaded, not at start-up.
+      .option('--data-dir <dir>', 'API state, secret store, manifests and logs (default .pull-secret/dev)')
+      .option('--port <n>', 'HyperFleet API port (default 8000; 0 picks a free one)', port)
+      .option('--health-port <n>', 'adapter /healthz and /readyz port (default 8080)', port)
+      .option('--metrics-port <n>', 'adapter /metrics port (default 9090)', port)
+      .option('--poll-interval <duration>', 'Sentinel: time between two listings', '1s')
+      .option('--debounce <duration>', 'Sentinel: send an unreconciled cluster again after this long', '10s')
+      .option('--max-age <duration>', 'Sentinel: send a reconciled cluster again (resync) after this long', '30m')
+      .option('--demo', 'start from an empty data directory and create sample clusters', false)
+      .option('--demo-clusters <n>', 'valid sample clusters (besides one invalid and one skipped)', count, 3)
+      .option('--exit-when-settled', 'with --demo: print the summary and exit once every sample cluster has a status (ports default to 0)', false)
+      .option('--timeout <duration>', 'with --exit-when-settled: give up (exit 1) after this long', '2m')
+      .option('--log-file <file>', 'JSON log lines go here; - for stdout (default <data-dir>/dev.log)')
+      .option('--log-level <level>', 'debug, info, warn or error', 'info')
+      .addHelpText(
+        'after',
+        '\nCtrl+C stops the stack (in-flight work drains first). Exit codes: 0 done, 1 runtime failure or not settled in time, 2 usage error or no dev stack in this installation (it needs the development dependencies: a source checkout after npm ci).',
+      )
+      .action(async (options: DevOptions) => {
+        process.exitCode = await runDev(options);
+      })
+  );
 }
 
 async function runDev(options: DevOptions): Promise<number> {

@@ -25,7 +25,7 @@ export function inspectView(d: SecretDescription) {
 /** `inspect`: prints a stored secret's metadata as JSON. */
 export function inspectCommand(): Command {
   return new Command('inspect')
-    .description('Print a stored pull secret\'s metadata as JSON (labels, versions); never the payload.')
+    .description("Print a stored pull secret's metadata as JSON (labels, versions); never the payload.")
     .requiredOption('--cluster-id <id>', 'cluster id')
     .option('--secret-name <name>', 'cloud secret id (default hyperfleet-{cluster-id}-pull-secret)')
     .addHelpText(

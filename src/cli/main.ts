@@ -17,12 +17,7 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 /** Builds the `pull-secret` command tree. Usage errors exit 2. */
 export function buildProgram(): Command {
   const output = { outputError: (text: string) => printError(text.replace(/^error: /, '').trimEnd()) };
-  const program = new Command('pull-secret')
-    .description('Lifecycle of image-registry pull secrets for HyperFleet clusters.')
-    .version(version)
-    .showHelpAfterError()
-    .exitOverride()
-    .configureOutput(output);
+  const program = new Command('pull-secret').description('Lifecycle of image-registry pull secrets for HyperFleet clusters.').version(version).showHelpAfterError().exitOverride().configureOutput(output);
   const commands = [runJobCommand(), inspectCommand(), adapterCommand(), validateConfigCommand(), devCommand(), statusCommand(), preflightCommand(), storeCommand()];
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
   for (const command of commands) program.addCommand(command.exitOverride().showHelpAfterError().configureOutput(output));

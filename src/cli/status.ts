@@ -16,7 +16,7 @@ interface StatusOptions {
 /** `status [--api URL] [--output table|wide|json]`: the pull secret status of every cluster. */
 export function statusCommand(): Command {
   return new Command('status')
-    .description('Show every cluster\'s pull secret status: generation, Applied/Available/Health with reasons, secret version, Kubernetes Secret.')
+    .description("Show every cluster's pull secret status: generation, Applied/Available/Health with reasons, secret version, Kubernetes Secret.")
     .option('--api <url>', 'HyperFleet API (the dev stand-in or a real one); env HYPERFLEET_API_URL', process.env.HYPERFLEET_API_URL ?? DEFAULT_STATUS_API)
     .option('--token-file <file>', 'bearer token file; env HYPERFLEET_API_TOKEN_FILE', process.env.HYPERFLEET_API_TOKEN_FILE)
     .option('--ca-file <file>', 'PEM CA file for an https API with a private CA; env HYPERFLEET_API_CA_FILE', process.env.HYPERFLEET_API_CA_FILE)

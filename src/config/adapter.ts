@@ -81,7 +81,9 @@ export type AdapterConfig = Omit<ParsedConfig, 'store'> & { store: ParsedConfig[
 
 /** Checks across sections, one line per problem. */
 function crossChecks(config: ParsedConfig, type: string): string[] {
-  const problems = storeFactory(type).validate(config.store.settings).map((p) => `store.settings.${p}`);
+  const problems = storeFactory(type)
+    .validate(config.store.settings)
+    .map((p) => `store.settings.${p}`);
   if (config.execution.mode === 'job' && config.kubernetes.target === 'manifests') {
     problems.push('kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none');
   }

@@ -14,7 +14,16 @@ const CANARY = 'hunter2-canary-password';
 /** Values that sometimes carry the canary, at any depth. */
 const value = fc.oneof(fc.constant(CANARY), fc.constant(`amqp://user:${CANARY}@host`), fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
 const tree = fc.letrec((tie) => ({
-  node: fc.oneof({ depthSize: 'small' }, value, fc.array(tie('node'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('broker', 'type', 'rabbitmq', 'googlepubsub', 'url', 'project_id', 'subscriber', 'parallelism', 'store', 'settings', 'hyperfleetApi', 'baseUrl', 'kubernetes', 'target', 'x'), tie('node'), { maxKeys: 4 })),
+  node: fc.oneof(
+    { depthSize: 'small' },
+    value,
+    fc.array(tie('node'), { maxLength: 3 }),
+    fc.dictionary(
+      fc.constantFrom('broker', 'type', 'rabbitmq', 'googlepubsub', 'url', 'project_id', 'subscriber', 'parallelism', 'store', 'settings', 'hyperfleetApi', 'baseUrl', 'kubernetes', 'target', 'x'),
+      tie('node'),
+      { maxKeys: 4 },
+    ),
+  ),
 })).node;
 
 function checkFailure(err: unknown): void {
@@ -37,7 +46,11 @@ test('validateAdapterConfig returns a config or throws CONFIG_INVALID, never ech
 });
 
 test('the hyperfleet-broker file and environment translate or report problems, never throw, never echo', () => {
-  const env = fc.dictionary(fc.constantFrom('BROKER_TYPE', 'BROKER_RABBITMQ_URL', 'BROKER_GOOGLEPUBSUB_PROJECT_ID', 'SUBSCRIBER_PARALLELISM', 'HYPERFLEET_BROKER_TOPIC', 'SECRET_STORE', 'SECRET_MANAGER_ENDPOINT'), fc.oneof(fc.string(), fc.constant(CANARY)), { maxKeys: 4 });
+  const env = fc.dictionary(
+    fc.constantFrom('BROKER_TYPE', 'BROKER_RABBITMQ_URL', 'BROKER_GOOGLEPUBSUB_PROJECT_ID', 'SUBSCRIBER_PARALLELISM', 'HYPERFLEET_BROKER_TOPIC', 'SECRET_STORE', 'SECRET_MANAGER_ENDPOINT'),
+    fc.oneof(fc.string(), fc.constant(CANARY)),
+    { maxKeys: 4 },
+  );
   fc.assert(
     fc.property(tree, tree, env, (file, brokerFile, vars) => {
       const doc = hyperfleetBrokerDocument(brokerFile, vars);

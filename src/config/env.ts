@@ -13,9 +13,7 @@ export interface EnvSetting {
 export type EnvMapping = Readonly<Record<string, EnvSetting>>;
 
 /** The outcome of reading one schema from the environment: a value, or every problem found. */
-export type EnvParse<T> =
-  | { ok: true; value: T }
-  | { ok: false; missing: string[]; invalid: string[] };
+export type EnvParse<T> = { ok: true; value: T } | { ok: false; missing: string[]; invalid: string[] };
 
 /**
  * Reads the variables named in `mapping` from `env` (empty strings count as unset) and parses them

@@ -14,13 +14,11 @@ const text = z.string();
 const count = z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must not be negative');
 const flag = z.union([z.boolean(), z.stringbool()], { message: 'must be true or false' });
 /** Pub/Sub durations as the library writes them: `600s` (seconds only; minutes would be `10m`). */
-const seconds = z
-  .union([z.number(), z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'must be a duration such as 10s, 5m or 1h')])
-  .transform((v) => {
-    if (typeof v === 'number') return v;
-    const unit = { s: 1, m: 60, h: 3600 }[v.at(-1) as 's' | 'm' | 'h'] ?? 1;
-    return Math.round(Number.parseFloat(v) * unit);
-  });
+const seconds = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'must be a duration such as 10s, 5m or 1h')]).transform((v) => {
+  if (typeof v === 'number') return v;
+  const unit = { s: 1, m: 60, h: 3600 }[v.at(-1) as 's' | 'm' | 'h'] ?? 1;
+  return Math.round(Number.parseFloat(v) * unit);
+});
 
 export const hyperfleetBrokerFileSchema = z
   .object({
@@ -125,8 +123,7 @@ export function hyperfleetBrokerDocument(file: unknown, env: NodeJS.ProcessEnv):
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, problems: issueLines(parsed.error, 'hyperfleet-broker') };
 }
 
-const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined && v !== ''));
+const defined = (entries: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined && v !== ''));
 
 /**
  * Our broker settings from a hyperfleet-broker document: only what it sets, so lower layers and

@@ -11,4 +11,3 @@ export const HYPERFLEET_ENV: Readonly<Record<string, string>> = {
 export function hyperfleetVariables(): string[] {
   return ['BROKER_CONFIG_FILE', ...Object.keys(HYPERFLEET_BROKER_ENV), ...Object.keys(HYPERFLEET_ENV), 'HYPERFLEET_API_VERSION'];
 }
-

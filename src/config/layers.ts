@@ -7,7 +7,6 @@ export { layerAt, valueAt } from './paths.js';
 /** A configuration layer: a partial config object in the adapter file's shape. */
 export type Layer = Record<string, unknown>;
 
-
 /** HyperFleet's name of our `pubsub` broker. */
 export function brokerKind(type: unknown): unknown {
   return type === 'googlepubsub' ? 'pubsub' : type;

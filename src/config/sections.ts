@@ -9,12 +9,7 @@ import { DEFAULT_RETRY } from '../util/retry.js';
  * the same in both. Light on purpose: the job imports this, and nothing here loads an SDK.
  */
 
-const wholeNumber = (min: number, max: number) =>
-  z.coerce
-    .number({ message: 'must be a whole number' })
-    .int('must be a whole number')
-    .min(min, `must be at least ${min}`)
-    .max(max, `must be at most ${max}`);
+const wholeNumber = (min: number, max: number) => z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
 /** Backoff of transient errors, per step (store calls, API calls). */
 export const retrySectionSchema = z
@@ -58,7 +53,10 @@ export const jobKubernetesSectionSchema = z
  */
 export const storeSectionSchema = z
   .object({
-    type: z.string().refine(isStoreKind, { message: `must be one of ${STORE_KINDS.join(', ')}` }).optional(),
+    type: z
+      .string()
+      .refine(isStoreKind, { message: `must be one of ${STORE_KINDS.join(', ')}` })
+      .optional(),
     settings: z.record(z.string(), z.unknown()).default({}),
     writesPerMinute: wholeNumber(1, 1_000_000).optional(),
   })

@@ -46,7 +46,12 @@ export async function prepareDataDir(dataDir: string, options: { fresh: boolean 
   }
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const marker = join(dataDir, MARKER);
-  if (!(await stat(marker).then(() => true, () => false))) {
+  if (
+    !(await stat(marker).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     await writeFile(marker, 'Data directory of `pull-secret dev`: API stand-in state, local secret store, manifests, logs.\n', { mode: 0o600 });
   }
   return devPaths(dataDir);

@@ -16,7 +16,10 @@ export function describeStack(stack: DevStack, logs: string): string {
   const { intervals, paths, urls } = stack;
   const rows = [
     ['HyperFleet API', `${urls.apiBase}  (stand-in; state in ${paths.apiState})`],
-    ['Sentinel', `polls every ${formatDuration(intervals.pollIntervalMs)}; sends unreconciled clusters again after ${formatDuration(intervals.debounceMs)}, reconciled ones after ${formatDuration(intervals.maxAgeMs)}`],
+    [
+      'Sentinel',
+      `polls every ${formatDuration(intervals.pollIntervalMs)}; sends unreconciled clusters again after ${formatDuration(intervals.debounceMs)}, reconciled ones after ${formatDuration(intervals.maxAgeMs)}`,
+    ],
     ['Broker', 'embedded, in this process'],
     ['Adapter', `health ${urls.health}/healthz  metrics ${urls.metrics}`],
     ['Secret store', `local, encrypted: ${paths.store}`],
@@ -43,7 +46,7 @@ export function nextSteps(running: { apiUrl: string; apiBase: string } | undefin
     'Create a cluster (the adapter provisions it within a second or two):',
     indent(curlCreateCluster(apiBase)),
     '',
-    'See every cluster\'s pull secret status (any HyperFleet API; --output json for scripts):',
+    "See every cluster's pull secret status (any HyperFleet API; --output json for scripts):",
     `  ${CLI} status --api ${api}`,
   );
   return lines.join('\n');

@@ -15,8 +15,7 @@ export type SettledWhen = (cluster: Cluster | undefined, status: AdapterStatus |
 export const reportedOnCurrentGeneration: SettledWhen = (cluster, status) => cluster !== undefined && status !== undefined && status.observed_generation === cluster.generation;
 
 /** The adapter reports `Available=True` for the cluster's current generation. */
-export const availableOnCurrentGeneration: SettledWhen = (cluster, status) =>
-  reportedOnCurrentGeneration(cluster, status) && status?.conditions.find((c) => c.type === 'Available')?.status === 'True';
+export const availableOnCurrentGeneration: SettledWhen = (cluster, status) => reportedOnCurrentGeneration(cluster, status) && status?.conditions.find((c) => c.type === 'Available')?.status === 'True';
 
 export interface SettleOptions {
   /** Give up after this long (ms). */

@@ -29,16 +29,29 @@ function fakeApi(current: Cluster | undefined) {
 
 describe('simulated upstream adapters', () => {
   it('report Available=True at the current generation for those not done yet', async () => {
-    const api = fakeApi(cluster({}, [['ValidationSuccessful', 'True', 2], ['DnsSuccessful', 'True', 1]]));
+    const api = fakeApi(
+      cluster({}, [
+        ['ValidationSuccessful', 'True', 2],
+        ['DnsSuccessful', 'True', 1],
+      ]),
+    );
     await new UpstreamAdapters(api, silent).reconcile(ID);
     assert.deepEqual(api.reports.map((r) => r.adapter).sort(), ['dns', 'placement']);
     assert.ok(api.reports.every((r) => r.observed_generation === 2 && r.conditions.find((c) => c.type === 'Available')?.status === 'True'));
   });
 
   it('a held adapter reports Available=False, once per generation', async () => {
-    const api = fakeApi(cluster({ labels: { [HOLD_LABEL]: 'dns, placement' } }, [['ValidationSuccessful', 'True', 2], ['DnsSuccessful', 'False', 2]]));
+    const api = fakeApi(
+      cluster({ labels: { [HOLD_LABEL]: 'dns, placement' } }, [
+        ['ValidationSuccessful', 'True', 2],
+        ['DnsSuccessful', 'False', 2],
+      ]),
+    );
     await new UpstreamAdapters(api, silent).reconcile(ID);
-    assert.deepEqual(api.reports.map((r) => [r.adapter, r.conditions.find((c) => c.type === 'Available')?.status]), [['placement', 'False']]);
+    assert.deepEqual(
+      api.reports.map((r) => [r.adapter, r.conditions.find((c) => c.type === 'Available')?.status]),
+      [['placement', 'False']],
+    );
   });
 
   it('leave deleted and missing clusters alone', async () => {

@@ -12,8 +12,7 @@ import { decodeClusterEvent } from './cluster-event.js';
 const RUNS = { numRuns: 300 };
 const secretArb = fc.stringMatching(/^[A-Za-z0-9:+/=._@-]{6,24}$/).map((s) => `Zq9SECRET${s}`);
 
-const attributeArb = (secret: string) =>
-  fc.oneof(fc.constant(secret), fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined));
+const attributeArb = (secret: string) => fc.oneof(fc.constant(secret), fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined));
 
 /** A CloudEvent-like object with the secret (or noise) in the attributes an attacker controls. */
 const eventArb = secretArb.chain((secret) =>
@@ -72,13 +71,19 @@ test('any event-shaped body decodes (frozen) or throws EVENT_INVALID without ech
 
 test('arbitrary bytes only ever throw EVENT_INVALID', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)), fc.jsonValue({ maxDepth: 4 }).map((v) => Buffer.from(JSON.stringify(v) ?? ''))), (body) => {
-      try {
-        decodeClusterEvent(body);
-      } catch (err) {
-        assert.ok(err instanceof PullSecretError && err.code === 'EVENT_INVALID', String(err));
-      }
-    }),
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+        fc.jsonValue({ maxDepth: 4 }).map((v) => Buffer.from(JSON.stringify(v) ?? '')),
+      ),
+      (body) => {
+        try {
+          decodeClusterEvent(body);
+        } catch (err) {
+          assert.ok(err instanceof PullSecretError && err.code === 'EVENT_INVALID', String(err));
+        }
+      },
+    ),
     RUNS,
   );
 });

@@ -119,7 +119,10 @@ describe('decodeClusterEvent', () => {
     const valid = decodeClusterEvent(encode({ ...reconcile, id: 'pullbot:s3cr3t-canary-7Q2v' }));
     assert.match(valid.eventId, /^sha256:[0-9a-f]{16}$/, 'the id is logged, so it is replaced by a hash');
     const decoded = decodeClusterEvent(encode({ ...reconcile, data: { id: 'pullbot:s3cr3t-canary-7Q2v' } }));
-    assert.throws(() => assertClusterId(decoded.clusterId), (err: Error) => /invalid cluster id \(character 8 ":", 26 characters, sha256 [0-9a-f]{8}…\)/.test(err.message) && !err.message.includes('s3cr3t'));
+    assert.throws(
+      () => assertClusterId(decoded.clusterId),
+      (err: Error) => /invalid cluster id \(character 8 ":", 26 characters, sha256 [0-9a-f]{8}…\)/.test(err.message) && !err.message.includes('s3cr3t'),
+    );
   });
 
   it('refuses duplicate attributes and deep nesting: readers could disagree, or run out of stack', () => {

@@ -82,9 +82,7 @@ function validateWithSdk(event: Record<string, unknown>, eventId: string): void 
       }
     }
     const detail: string =
-      fields.size > 0
-        ? `invalid attribute ${[...fields].map((f) => quoteIfSafe(f, SAFE_ATTRIBUTE)).join(', ')}`
-        : 'attribute names must be lowercase letters and digits, and values CloudEvents types';
+      fields.size > 0 ? `invalid attribute ${[...fields].map((f) => quoteIfSafe(f, SAFE_ATTRIBUTE)).join(', ')}` : 'attribute names must be lowercase letters and digits, and values CloudEvents types';
     // No `cause`: the SDK's error may hold attribute values taken from the body.
     throw invalid(`${eventRef(eventId)} is not a valid CloudEvent 1.0: ${detail}`);
   }

@@ -241,7 +241,10 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
 function pageQuery(paging: { page?: number; size?: number }): string {
   const page = paging.page ?? 1;
   const size = paging.size ?? 20;
-  for (const [name, value] of [['page', page], ['size', size]] as const) {
+  for (const [name, value] of [
+    ['page', page],
+    ['size', size],
+  ] as const) {
     if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
       throw new PullSecretError('CONFIG_INVALID', `${name} must be a positive integer`);
     }

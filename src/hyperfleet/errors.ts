@@ -14,11 +14,7 @@ export class HyperFleetApiError extends PullSecretError {
   /** How long the server asked us to wait (Retry-After), already capped. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    details: { httpStatus?: number; problemCode?: string; retryAfterMs?: number; cause?: unknown } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, details: { httpStatus?: number; problemCode?: string; retryAfterMs?: number; cause?: unknown } = {}) {
     super(code, message, details.cause === undefined ? {} : { cause: details.cause });
     this.httpStatus = details.httpStatus;
     this.problemCode = details.problemCode;
@@ -99,11 +95,7 @@ export function errorForStatus(status: number, problem: ProblemDetails | undefin
   const details = { httpStatus: status, problemCode: problem?.code, retryAfterMs: ctx.retryAfterMs };
   const said = describeProblem(problem);
   if (problem?.code === ROUTE_NOT_FOUND_CODE) {
-    return new HyperFleetApiError(
-      'CONFIG_INVALID',
-      `the HyperFleet API base URL looks wrong: ${ctx.baseUrl} has no route for ${ctx.operation} (${ROUTE_NOT_FOUND_CODE})`,
-      details,
-    );
+    return new HyperFleetApiError('CONFIG_INVALID', `the HyperFleet API base URL looks wrong: ${ctx.baseUrl} has no route for ${ctx.operation} (${ROUTE_NOT_FOUND_CODE})`, details);
   }
   if (status === 401 || status === 403) {
     const hint = ctx.tokenFile === undefined ? 'no token file is configured' : `check the bearer token in ${ctx.tokenFile}`;
@@ -113,11 +105,7 @@ export function errorForStatus(status: number, problem: ProblemDetails | undefin
     return new HyperFleetApiError('API_UNAVAILABLE', `the HyperFleet API answered ${status} to ${ctx.operation}: ${said}`, details);
   }
   if (status >= 300 && status < 400) {
-    return new HyperFleetApiError(
-      'CONFIG_INVALID',
-      `the HyperFleet API base URL ${ctx.baseUrl} redirects (${status}) for ${ctx.operation}; configure the final URL`,
-      details,
-    );
+    return new HyperFleetApiError('CONFIG_INVALID', `the HyperFleet API base URL ${ctx.baseUrl} redirects (${status}) for ${ctx.operation}; configure the final URL`, details);
   }
   return new HyperFleetApiError('API_REQUEST_INVALID', `the HyperFleet API rejected ${ctx.operation} (${status}): ${said}`, details);
 }

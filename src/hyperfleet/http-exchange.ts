@@ -91,16 +91,11 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
       }
     };
     const onAbort = () => finish(aborted(request.operation, request.signal?.reason));
-    const timer = setTimeout(
-      () => finish(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the HyperFleet API within ${request.timeoutMs} ms (${request.operation})`)),
-      request.timeoutMs,
-    );
+    const timer = setTimeout(() => finish(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the HyperFleet API within ${request.timeoutMs} ms (${request.operation})`)), request.timeoutMs);
     let outgoing: ClientRequest;
     try {
       outgoing = (https ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: request.agent ?? AGENTS[https ? 'https:' : 'http:'] }, (response) => {
-        readBounded(response, request.operation, (err, text) =>
-          finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }),
-        );
+        readBounded(response, request.operation, (err, text) => finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }));
       });
     } catch (err) {
       // E.g. a header value Node refuses; its message names the header, never the value.
@@ -155,11 +150,7 @@ function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError
       { cause: err },
     );
   }
-  return new HyperFleetApiError(
-    'API_UNAVAILABLE',
-    `cannot reach the HyperFleet API at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`,
-    { cause: err },
-  );
+  return new HyperFleetApiError('API_UNAVAILABLE', `cannot reach the HyperFleet API at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`, { cause: err });
 }
 
 function parseBody(text: string, contentType: string | undefined): Pick<ExchangeResponse, 'json' | 'malformed' | 'problem'> {

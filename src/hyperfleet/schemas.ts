@@ -7,7 +7,11 @@ import { MANDATORY_CONDITIONS, type AdapterStatus, type AdapterStatusList, type 
  */
 
 const timestamp = z.iso.datetime({ offset: true });
-const generation = z.number().int().min(1).max(2 ** 31 - 1);
+const generation = z
+  .number()
+  .int()
+  .min(1)
+  .max(2 ** 31 - 1);
 
 const resourceCondition = z.object({
   type: z.string().min(1),
@@ -26,7 +30,10 @@ export const clusterSchema = z.object({
   href: z.string().optional(),
   name: z.string(),
   generation,
-  labels: z.record(z.string(), z.string()).optional().transform((labels) => labels ?? {}),
+  labels: z
+    .record(z.string(), z.string())
+    .optional()
+    .transform((labels) => labels ?? {}),
   spec: z.record(z.string(), z.unknown()),
   status: z.object({ conditions: z.array(resourceCondition) }),
   created_time: timestamp,

@@ -106,7 +106,13 @@ async function checkBeforeWriting(config: JobConfig): Promise<void> {
   if (config.resultsPath === undefined) return;
   const dir = dirname(config.resultsPath);
   const problem = await stat(dir).then(
-    (s) => (s.isDirectory() ? access(dir, constants.W_OK).then(() => undefined, () => 'is not writable') : 'is not a directory'),
+    (s) =>
+      s.isDirectory()
+        ? access(dir, constants.W_OK).then(
+            () => undefined,
+            () => 'is not writable',
+          )
+        : 'is not a directory',
     () => 'does not exist',
   );
   if (problem !== undefined) {

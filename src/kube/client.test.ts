@@ -47,7 +47,7 @@ describe('loadKubeConfig', () => {
     assert.equal(loaded.server, 'https://explicit.example:6443');
   });
 
-  it('uses KUBECONFIG next, merging several files with the first one\'s context', () => {
+  it("uses KUBECONFIG next, merging several files with the first one's context", () => {
     const loaded = loadKubeConfig({ env: { KUBECONFIG: [fromEnv, second].join(delimiter), ...inCluster }, serviceAccountDir: saDir });
     assert.equal(loaded.source, 'KUBECONFIG');
     assert.equal(loaded.server, 'https://env.example:6443');
@@ -71,11 +71,10 @@ describe('loadKubeConfig', () => {
     assert.equal(loaded.server, 'https://home.example:6443');
   });
 
-  it('refuses at once when nothing is configured, instead of the client\'s http://localhost:8080', () => {
+  it("refuses at once when nothing is configured, instead of the client's http://localhost:8080", () => {
     assert.throws(
       () => loadKubeConfig({ env: { HOME: join(dir, 'empty-home') }, serviceAccountDir: join(dir, 'no-sa') }),
-      (err: unknown) =>
-        err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && err.message.includes('KUBECONFIG') && err.message.includes('KUBERNETES_TARGET=manifests'),
+      (err: unknown) => err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && err.message.includes('KUBECONFIG') && err.message.includes('KUBERNETES_TARGET=manifests'),
     );
   });
 

@@ -53,7 +53,7 @@ describe('classifyKubeError', () => {
     assert.equal(err.retryable, false);
   });
 
-  it('maps aborts, and keeps an unknown error\'s own message, redacted and trimmed', () => {
+  it("maps aborts, and keeps an unknown error's own message, redacted and trimmed", () => {
     assert.equal(classifyKubeError(Object.assign(new Error('aborted'), { name: 'AbortError' }), OP).code, 'ABORTED');
     const release = redactor.register(['hunter2-secret']);
     try {

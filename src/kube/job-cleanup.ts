@@ -80,12 +80,18 @@ async function deleteJobs(batch: BatchV1Api, clusterId: string, which: (job: V1J
   const jobs = await listJobs();
   let deleted = 0;
   for (const job of jobs) {
-    if (await deleteOne(() => batch.deleteNamespacedJob({ namespace, name: job.name, propagationPolicy: 'Foreground', body: { preconditions: { uid: job.uid } } }, withSignal(signal)), 'Job', namespace, job.name)) deleted++;
+    if (
+      await deleteOne(() => batch.deleteNamespacedJob({ namespace, name: job.name, propagationPolicy: 'Foreground', body: { preconditions: { uid: job.uid } } }, withSignal(signal)), 'Job', namespace, job.name)
+    )
+      deleted++;
   }
   const deadline = Date.now() + (options.waitMs ?? 10_000);
   for (let left = jobs.length > 0 ? await listJobs() : []; left.length > 0; left = await listJobs()) {
     if (Date.now() >= deadline) {
-      throw new PullSecretError('CLEANUP_PENDING', `${left.length} Job(s) of cluster ${quoteIdentifier(clusterId)} in namespace ${quoteIdentifier(namespace)} are still terminating (${left.map((j) => j.name).join(', ')}); cleanup continues on the next event`);
+      throw new PullSecretError(
+        'CLEANUP_PENDING',
+        `${left.length} Job(s) of cluster ${quoteIdentifier(clusterId)} in namespace ${quoteIdentifier(namespace)} are still terminating (${left.map((j) => j.name).join(', ')}); cleanup continues on the next event`,
+      );
     }
     await pause(options.pollMs ?? 100, signal);
   }

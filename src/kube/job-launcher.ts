@@ -83,7 +83,8 @@ function jobEnv(request: JobLaunchRequest): Record<string, string> {
   // The env map is written into the Job spec in clear: refuse it if credentials slipped in.
   const credentials = credentialStrings(Buffer.from(request.pullSecret).toString('utf8')).filter((c) => c.length >= MIN_CREDENTIAL_LENGTH);
   for (const [name, value] of Object.entries(env)) {
-    if (credentials.some((c) => value.includes(c))) throw new PullSecretError('CONFIG_INVALID', `Job environment variable ${name} holds pull secret credentials; they may only reach the Job through the data Secret`);
+    if (credentials.some((c) => value.includes(c)))
+      throw new PullSecretError('CONFIG_INVALID', `Job environment variable ${name} holds pull secret credentials; they may only reach the Job through the data Secret`);
   }
   return env;
 }

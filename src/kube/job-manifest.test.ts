@@ -72,7 +72,10 @@ describe('buildPullSecretJob', () => {
       { name: 'RESULTS_PATH', value: POD_RESULTS_PATH },
     ]);
     // The result directory and /tmp are writable emptyDirs; nothing else is.
-    assert.deepEqual(container?.volumeMounts?.map((m) => m.mountPath), ['/tmp', '/tmp/result']);
+    assert.deepEqual(
+      container?.volumeMounts?.map((m) => m.mountPath),
+      ['/tmp', '/tmp/result'],
+    );
     assert.ok(pod?.volumes?.every((v) => v.emptyDir !== undefined));
     assert.ok(POD_RESULTS_PATH.startsWith('/tmp/result/'));
   });
@@ -99,7 +102,10 @@ describe('buildPullSecretJob', () => {
 
   it('lets the env map set its own NODE_OPTIONS', () => {
     const env = buildPullSecretJob({ ...BASE, env: { ...BASE.env, NODE_OPTIONS: '--max-old-space-size=64' } }).spec?.template.spec?.containers[0]?.env;
-    assert.deepEqual(env?.filter((v) => v.name === 'NODE_OPTIONS'), [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }]);
+    assert.deepEqual(
+      env?.filter((v) => v.name === 'NODE_OPTIONS'),
+      [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=64' }],
+    );
   });
 
   it('refuses reserved or malformed env names, and a missing image', () => {
@@ -137,9 +143,7 @@ describe('buildJobDataSecret', () => {
     assert.equal(secret.metadata?.name, `cluster-${CLUSTER}-pullsecret-data`);
     assert.equal(secret.metadata?.namespace, 'hyperfleet-system');
     assert.deepEqual(secret.metadata?.labels, { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER, generation: '7', app: 'pullsecret-job' });
-    assert.deepEqual(secret.metadata?.ownerReferences, [
-      { apiVersion: 'batch/v1', kind: 'Job', name: `pullsecret-${CLUSTER}-gen7`, uid: 'u-1', controller: false, blockOwnerDeletion: false },
-    ]);
+    assert.deepEqual(secret.metadata?.ownerReferences, [{ apiVersion: 'batch/v1', kind: 'Job', name: `pullsecret-${CLUSTER}-gen7`, uid: 'u-1', controller: false, blockOwnerDeletion: false }]);
     assert.deepEqual(Object.keys(secret.data ?? {}), ['pullsecret']);
     assert.deepEqual(Buffer.from(secret.data?.pullsecret ?? '', 'base64'), RAW);
   });

@@ -116,8 +116,14 @@ describe('ManifestDirectoryTarget', () => {
   });
 
   it('rejects names that could escape the directory', () => {
-    assert.throws(() => target.pathOf('..', 'x'), (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID');
-    assert.throws(() => target.pathOf('ns', '../../etc/passwd'), (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID');
+    assert.throws(
+      () => target.pathOf('..', 'x'),
+      (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID',
+    );
+    assert.throws(
+      () => target.pathOf('ns', '../../etc/passwd'),
+      (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID',
+    );
   });
 
   it('honours an aborted signal before writing', async () => {

@@ -47,8 +47,15 @@ describe('buildPullSecretManifest', () => {
   });
 
   it('rejects unusable identifiers up front', () => {
-    for (const input of [{ ...BASE, clusterId: 'Bad_Id' }, { ...BASE, namespace: 'Not/A/Namespace' }, { ...BASE, clusterId: 'a'.repeat(60) }]) {
-      assert.throws(() => buildPullSecretManifest(input), (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID');
+    for (const input of [
+      { ...BASE, clusterId: 'Bad_Id' },
+      { ...BASE, namespace: 'Not/A/Namespace' },
+      { ...BASE, clusterId: 'a'.repeat(60) },
+    ]) {
+      assert.throws(
+        () => buildPullSecretManifest(input),
+        (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID',
+      );
     }
   });
 

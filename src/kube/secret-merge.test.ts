@@ -4,8 +4,7 @@ import { ANNOTATIONS, buildPullSecretManifest, DOCKERCONFIGJSON_KEY } from './pu
 import { contentMatches, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
 
 const DATA = Buffer.from('{"auths":{"quay.io":{"auth":"eDp5"}}}');
-const desired = (now: string, version = '1', data = DATA) =>
-  buildPullSecretManifest({ clusterId: 'c1', pullSecret: data, secretPath: 'p', secretVersion: version, now: new Date(now) });
+const desired = (now: string, version = '1', data = DATA) => buildPullSecretManifest({ clusterId: 'c1', pullSecret: data, secretPath: 'p', secretVersion: version, now: new Date(now) });
 
 function existingFrom(m: ReturnType<typeof desired>): ExistingSecret {
   return structuredClone({ metadata: m.metadata, type: m.type, data: m.data });

@@ -63,10 +63,7 @@ export function isUpToDate(existing: ExistingSecret, desired: PullSecretManifest
   if (!contentMatches(existing, desired) || existing.type !== desired.type) return false;
   const labels = existing.metadata?.labels ?? {};
   const annotations = existing.metadata?.annotations ?? {};
-  return (
-    Object.entries(desired.metadata.labels).every(([k, v]) => labels[k] === v) &&
-    Object.entries(desired.metadata.annotations).every(([k, v]) => k === ANNOTATIONS.lastUpdated || annotations[k] === v)
-  );
+  return Object.entries(desired.metadata.labels).every(([k, v]) => labels[k] === v) && Object.entries(desired.metadata.annotations).every(([k, v]) => k === ANNOTATIONS.lastUpdated || annotations[k] === v);
 }
 
 /**

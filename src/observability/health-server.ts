@@ -15,10 +15,11 @@ function listen(server: Server, port: number, host: string): Promise<RunningServ
       server.off('error', reject);
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () => new Promise((done) => {
-          server.closeAllConnections();
-          server.close(() => done());
-        }),
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
       });
     });
   });

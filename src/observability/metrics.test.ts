@@ -15,7 +15,7 @@ async function sample(metrics: Metrics, name: string, labels: Record<string, str
   return values?.find((v) => wanted.every(([k, val]) => v.labels[k] === val))?.value;
 }
 
-test('store API-call series exist at zero for every store\'s declared methods and codes', async () => {
+test("store API-call series exist at zero for every store's declared methods and codes", async () => {
   const metrics = new Metrics({ defaultMetrics: false });
   assert.equal(await sample(metrics, 'pullsecret_store_api_calls_total', { store: 'gcp', method: 'AddSecretVersion', code: 'RESOURCE_EXHAUSTED' }), 0);
   assert.equal(await sample(metrics, 'pullsecret_store_api_calls_total', { store: 'local', method: 'addVersion', code: 'OK' }), 0);
@@ -23,7 +23,7 @@ test('store API-call series exist at zero for every store\'s declared methods an
   assert.equal(await sample(metrics, 'pullsecret_gcp_api_calls_total', { status_code: '429' }), 0);
 });
 
-test('one call feeds the per-store counter, the duration histogram and, for GCP, the seed\'s counter', async () => {
+test("one call feeds the per-store counter, the duration histogram and, for GCP, the seed's counter", async () => {
   const metrics = new Metrics({ defaultMetrics: false });
   metrics.onStoreApiCall('GetSecret', 'NOT_FOUND', 12, 'gcp');
   metrics.onStoreApiCall('getSecret', 'OK', 1, 'local');

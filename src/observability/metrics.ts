@@ -23,7 +23,7 @@ export class Metrics {
   readonly jobTotal = new Counter({ name: 'pullsecret_job_total', help: 'Pull secret reconciles by result', labelNames: ['result'], registers: [this.registry] });
   readonly storeApiCalls = new Counter({
     name: 'pullsecret_store_api_calls_total',
-    help: 'Secret store API calls by store, method and status code (the store\'s own code names)',
+    help: "Secret store API calls by store, method and status code (the store's own code names)",
     labelNames: ['store', 'method', 'code'],
     registers: [this.registry],
   });
@@ -44,7 +44,12 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly statusReports = new Counter({ name: 'pullsecret_status_reports_total', help: 'Status reports sent to the HyperFleet API, by result', labelNames: ['result'], registers: [this.registry] });
-  readonly kubernetesWrites = new Counter({ name: 'pullsecret_kubernetes_secret_applies_total', help: 'Kubernetes Secret applies by outcome (unchanged = no write)', labelNames: ['outcome'], registers: [this.registry] });
+  readonly kubernetesWrites = new Counter({
+    name: 'pullsecret_kubernetes_secret_applies_total',
+    help: 'Kubernetes Secret applies by outcome (unchanged = no write)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {

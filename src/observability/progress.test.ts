@@ -53,7 +53,10 @@ describe('progress view', () => {
   });
 
   it('on a terminal, a line never wraps (a wrapped line cannot be redrawn); unknown width: no cut', () => {
-    for (const [columns, length] of [[20, 19], [0, 44]] as const) {
+    for (const [columns, length] of [
+      [20, 19],
+      [0, 44],
+    ] as const) {
       const writes: string[] = [];
       const progress = createProgress({ label: 'Clusters with a status', total: 5, stream: { isTTY: true, columns, write: (t: string) => void writes.push(t) }, now: () => 0 });
       progress.update(1);

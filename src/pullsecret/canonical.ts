@@ -36,7 +36,9 @@ export function canonicalizeBytes(data: Uint8Array): string | undefined {
 /** SHA-256 hex of the canonical form (or of the raw bytes when they are not JSON). Safe to log. */
 export function fingerprint(data: Uint8Array): string {
   const canonical = canonicalizeBytes(data);
-  return createHash('sha256').update(canonical ?? Buffer.from(data)).digest('hex');
+  return createHash('sha256')
+    .update(canonical ?? Buffer.from(data))
+    .digest('hex');
 }
 
 /** True when two payloads are the same pull secret: equal bytes or equal canonical form. */

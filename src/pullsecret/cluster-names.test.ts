@@ -6,20 +6,26 @@ const UUID = '019466a0-8f8e-7abc-9def-0123456789ab';
 
 test('derives every documented name once, frozen', () => {
   const names = deriveClusterNames({ clusterId: UUID });
-  assert.deepEqual({ ...names, labels: { ...names.labels } }, {
-    clusterId: UUID,
-    secretId: `hyperfleet-${UUID}-pull-secret`,
-    labels: { 'managed-by': 'hyperfleet', adapter: 'pullsecret', 'cluster-id': UUID, 'resource-type': 'pull-secret', 'hyperfleet-version': 'v1' },
-    namespace: `clusters-${UUID}`,
-    kubernetesSecretName: `${UUID}-pull-secret`,
-  });
+  assert.deepEqual(
+    { ...names, labels: { ...names.labels } },
+    {
+      clusterId: UUID,
+      secretId: `hyperfleet-${UUID}-pull-secret`,
+      labels: { 'managed-by': 'hyperfleet', adapter: 'pullsecret', 'cluster-id': UUID, 'resource-type': 'pull-secret', 'hyperfleet-version': 'v1' },
+      namespace: `clusters-${UUID}`,
+      kubernetesSecretName: `${UUID}-pull-secret`,
+    },
+  );
   assert.ok(Object.isFrozen(names) && Object.isFrozen(names.labels));
 });
 
 test('an id of 55-63 characters passes the id rule but not the default namespace: refused up front', () => {
   for (const length of [55, 60, 63]) {
     const id = `c${'0'.repeat(length - 1)}`;
-    assert.throws(() => deriveClusterNames({ clusterId: id }), (err: Error & { code?: string }) => err.code === 'IDENTIFIER_INVALID' && /at most 54/.test(err.message));
+    assert.throws(
+      () => deriveClusterNames({ clusterId: id }),
+      (err: Error & { code?: string }) => err.code === 'IDENTIFIER_INVALID' && /at most 54/.test(err.message),
+    );
     // With its own namespace, or without a Kubernetes target, the id is usable.
     assert.equal(deriveClusterNames({ clusterId: id, namespace: 'clusters-custom' }).namespace, 'clusters-custom');
     assert.equal(deriveClusterNames({ clusterId: id, kubernetes: false }).secretId, `hyperfleet-${id}-pull-secret`);

@@ -123,7 +123,10 @@ test('canonical form is idempotent and insensitive to key order and formatting',
 });
 
 test('the strict parser agrees with JSON.parse wherever it accepts, and refuses only what JSON.parse refuses or duplicates', () => {
-  const textArb = fc.oneof(fc.string({ maxLength: 60 }), fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)));
+  const textArb = fc.oneof(
+    fc.string({ maxLength: 60 }),
+    fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
+  );
   fc.assert(
     fc.property(textArb, (text) => {
       let expected: { ok: true; value: unknown } | { ok: false };

@@ -73,7 +73,10 @@ function checkEntry(registry: string, entry: unknown): void {
   const where = `registry ${quoteIdentifier(registry)}`;
   if (!isObject(entry)) invalid(`${where}: entry must be an object`);
   const { auth, identitytoken, registrytoken, email } = entry;
-  for (const [field, token] of [['identitytoken', identitytoken], ['registrytoken', registrytoken]] as const) {
+  for (const [field, token] of [
+    ['identitytoken', identitytoken],
+    ['registrytoken', registrytoken],
+  ] as const) {
     if (token === undefined) continue;
     if (typeof token !== 'string' || token.length === 0) invalid(`${where}: ${field} must be a non-empty string`);
   }

@@ -69,11 +69,15 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps): 
   const secret = validatePullSecret(input.pullSecretData, { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` });
   log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
 
-  const pushed = await pushSecret(store, { secretId: secretName, labels: { ...labels }, payload: secret.raw, dryRun, secretNameSetting: input.secretNameSetting }, {
-    retry: deps.retry,
-    signal: deps.signal,
-    onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
-  });
+  const pushed = await pushSecret(
+    store,
+    { secretId: secretName, labels: { ...labels }, payload: secret.raw, dryRun, secretNameSetting: input.secretNameSetting },
+    {
+      retry: deps.retry,
+      signal: deps.signal,
+      onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
+    },
+  );
   const result: ReconcileResult = { ...pushed, secretName, dryRun };
   if (deps.kubernetes !== undefined && writesKubernetes && pushed.stored !== undefined && pushed.version !== undefined) {
     result.kubernetes = await provisionKubernetesSecret(

@@ -68,7 +68,12 @@ export function toStatusRow(cluster: Cluster, status: AdapterStatus | undefined)
   if (status === undefined) return row;
   const available = conditionView(status, 'Available');
   const report: ReportView = { observedGeneration: status.observed_generation, lastReportTime: status.last_report_time };
-  for (const [key, type] of [['applied', 'Applied'], ['available', 'Available'], ['health', 'Health'], ['finalized', 'Finalized']] as const) {
+  for (const [key, type] of [
+    ['applied', 'Applied'],
+    ['available', 'Available'],
+    ['health', 'Health'],
+    ['finalized', 'Finalized'],
+  ] as const) {
     const view = type === 'Available' ? available : conditionView(status, type);
     if (view !== undefined) report[key] = view;
   }

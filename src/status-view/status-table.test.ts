@@ -24,15 +24,27 @@ function status(generation: number, conditions: Array<[string, string, string, s
 
 const provisioned = status(
   2,
-  [['Applied', 'True', 'SecretUpdated'], ['Available', 'True', 'SecretAvailable'], ['Health', 'True', 'Healthy']],
+  [
+    ['Applied', 'True', 'SecretUpdated'],
+    ['Available', 'True', 'SecretAvailable'],
+    ['Health', 'True', 'Healthy'],
+  ],
   { secretName: `hyperfleet-${ID}-pull-secret`, secretVersion: '2', kubernetesSecret: { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` } },
 );
 const invalid = status(
   1,
-  [['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry "quay.io": auth must decode to user:password'], ['Available', 'False', 'SecretNotReady'], ['Health', 'True', 'Healthy']],
+  [
+    ['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry "quay.io": auth must decode to user:password'],
+    ['Available', 'False', 'SecretNotReady'],
+    ['Health', 'True', 'Healthy'],
+  ],
   { kubernetesSecret: { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` }, errorCode: 'PULL_SECRET_INVALID' },
 );
-const skipped = status(1, [['Applied', 'False', 'PreconditionNotMet', 'Skipped: the dns adapter has not succeeded yet (DnsSuccessful is not True)'], ['Available', 'False', 'PreconditionNotMet'], ['Health', 'True', 'Healthy']]);
+const skipped = status(1, [
+  ['Applied', 'False', 'PreconditionNotMet', 'Skipped: the dns adapter has not succeeded yet (DnsSuccessful is not True)'],
+  ['Available', 'False', 'PreconditionNotMet'],
+  ['Health', 'True', 'Healthy'],
+]);
 
 describe('status rows and table', () => {
   it('a provisioned cluster: conditions with reasons, version, abridged Kubernetes Secret; nothing to explain', () => {
@@ -52,12 +64,15 @@ describe('status rows and table', () => {
     assert.ok(table.includes(`clusters-${ID}/${ID}-pull-secret`));
   });
 
-  it('failed and skipped clusters show no version or Secret, and say why in the adapter\'s words', () => {
+  it("failed and skipped clusters show no version or Secret, and say why in the adapter's words", () => {
     const rows = [toStatusRow(cluster('bad-secret'), invalid), toStatusRow(cluster('waiting'), skipped)];
     assert.equal(rows[0]?.report?.kubernetesSecret, undefined);
     const table = formatStatusTable(rows);
     assert.match(table, /bad-secret +1 +False InvalidPullSecret +False SecretNotReady +True Healthy +- +-/);
-    assert.match(table, /Why some clusters are not provisioned:\n {2}bad-secret {2}invalid pull secret format: registry "quay.io": auth must decode to user:password\n {2}waiting {5}Skipped: the dns adapter has not succeeded yet/);
+    assert.match(
+      table,
+      /Why some clusters are not provisioned:\n {2}bad-secret {2}invalid pull secret format: registry "quay.io": auth must decode to user:password\n {2}waiting {5}Skipped: the dns adapter has not succeeded yet/,
+    );
   });
 
   it('no status yet, an older generation, deletion', () => {
@@ -77,7 +92,11 @@ describe('status rows and table', () => {
   });
 
   it('masks user:password@ in a stored message, e.g. from an older adapter that quoted a registry key', () => {
-    const hostile = status(1, [['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry key "pullbot:s3cr3t-canary-7Q2v@quay.io" and "https://u:hunter2@quay.io" are bad'], ['Available', 'False', 'SecretNotReady'], ['Health', 'True', 'Healthy']]);
+    const hostile = status(1, [
+      ['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry key "pullbot:s3cr3t-canary-7Q2v@quay.io" and "https://u:hunter2@quay.io" are bad'],
+      ['Available', 'False', 'SecretNotReady'],
+      ['Health', 'True', 'Healthy'],
+    ]);
     const row = toStatusRow(cluster('leaky'), hostile);
     const out = `${formatStatusTable([row])}\n${formatStatusJson([row])}`;
     assert.ok(!out.includes('s3cr3t') && !out.includes('hunter2'), out);

@@ -84,7 +84,11 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   let created = false;
   if (metadata === undefined) {
     if (request.dryRun) return { outcome: 'created', secretPath };
-    metadata = await step('create-secret', (m) => (m ? 'Created secret' : 'Secret already exists'), () => store.createSecret(secretId, request.labels, call));
+    metadata = await step(
+      'create-secret',
+      (m) => (m ? 'Created secret' : 'Secret already exists'),
+      () => store.createSecret(secretId, request.labels, call),
+    );
     if (metadata === undefined) {
       // A concurrent run created it between our read and our create: use theirs.
       metadata = await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
@@ -117,7 +121,12 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   }
 
   const written = added;
-  const readBack = await step('verify-secret', 'Read back the new version', () => store.accessVersion(secretId, written.version, call), (v) => v.path);
+  const readBack = await step(
+    'verify-secret',
+    'Read back the new version',
+    () => store.accessVersion(secretId, written.version, call),
+    (v) => v.path,
+  );
   if (!readBack.data.equals(payload)) {
     throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${written.path} does not hold the bytes that were written`);
   }
@@ -179,21 +188,12 @@ function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<strin
   }
   const owner = metadata.labels['cluster-id'];
   if (owner !== undefined && wanted['cluster-id'] !== undefined && owner !== wanted['cluster-id']) {
-    throw new PullSecretError(
-      'SECRET_UNMANAGED',
-      `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`,
-    );
+    throw new PullSecretError('SECRET_UNMANAGED', `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`);
   }
 }
 
 /** Runs one store step with its own retries and reports it once it succeeds. */
-async function runStep<T>(
-  operation: string,
-  message: string | ((value: T) => string),
-  fn: (attempt: number) => Promise<T>,
-  options: PushOptions,
-  version?: (value: T) => string | undefined,
-): Promise<T> {
+async function runStep<T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, options: PushOptions, version?: (value: T) => string | undefined): Promise<T> {
   const started = performance.now();
   const value = await withRetry(options.retry, fn, {
     signal: options.signal,

@@ -10,10 +10,7 @@ import type { SecretStore } from './store.js';
  * Every store this build knows, one line each; the first is the default. A descriptor declares all
  * there is to know about its store (see `StoreFactory`) and loads its SDK only on first use.
  */
-const STORES: ReadonlyArray<StoreFactory<unknown>> = [
-  localStoreFactory,
-  gcpStoreFactory,
-];
+const STORES: ReadonlyArray<StoreFactory<unknown>> = [localStoreFactory, gcpStoreFactory];
 
 const BY_KIND: ReadonlyMap<string, StoreFactory<unknown>> = new Map(STORES.map((s) => [s.kind, s]));
 

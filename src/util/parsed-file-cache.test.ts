@@ -68,6 +68,9 @@ describe('ParsedFileCache.load', () => {
     await writeFile(path, JSON.stringify({ n: 'x'.repeat(100_000) }));
     const cache = new ParsedFileCache<{ n: string }>(10);
     assert.equal((await cache.load(path, (raw) => JSON.parse(raw.toString('utf8')) as { n: string }))?.n.length, 100_000);
-    await assert.rejects(cache.load(dir, () => ({ n: '' })), { code: 'EISDIR' });
+    await assert.rejects(
+      cache.load(dir, () => ({ n: '' })),
+      { code: 'EISDIR' },
+    );
   });
 });

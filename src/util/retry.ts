@@ -34,11 +34,7 @@ export function backoffDelay(policy: RetryPolicy, retry: number, random: () => n
  *
  * @throws the last error; ABORTED when `signal` fires while waiting.
  */
-export async function withRetry<T>(
-  policy: RetryPolicy,
-  step: (attempt: number) => Promise<T>,
-  options: RetryOptions = {},
-): Promise<T> {
+export async function withRetry<T>(policy: RetryPolicy, step: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step(attempt);

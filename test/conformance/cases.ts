@@ -105,7 +105,10 @@ export function conformanceSuite(mode: ExecutionMode): void {
       it('full lifecycle: create → PATCH → DELETE → hard-delete', async () => {
         const cluster = await stack.createCluster(name('lifecycle'));
         const created = await provisioned(stack, cluster);
-        assert.deepEqual(['Applied', 'Available', 'Health'].map((t) => statusOf(created, t)), ['True', 'True', 'True']);
+        assert.deepEqual(
+          ['Applied', 'Available', 'Health'].map((t) => statusOf(created, t)),
+          ['True', 'True', 'True'],
+        );
         assertExplained(created);
         await reconciled(stack, cluster.id, 1);
         assert.ok((await stack.leftovers(cluster.id)).length >= 2, 'the Kubernetes Secret and the cloud secret exist');
@@ -143,10 +146,16 @@ export function conformanceSuite(mode: ExecutionMode): void {
       it('adapter failure is reflected: Health=False with details, Reconciled stays False; recovers once fixed', async () => {
         const cluster = await stack.createCluster(name('failure'), { labels: { [HOLD_LABEL]: 'dns' } });
         await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
-        const unblock = stack.kube === undefined ? await blockManifests(stack, cluster.id) : asyncly(stack.kube.injectFault({ method: 'GET', resource: 'jobs', name: `pullsecret-${cluster.id}-gen1`, status: 403, times: Infinity }));
+        const unblock =
+          stack.kube === undefined
+            ? await blockManifests(stack, cluster.id)
+            : asyncly(stack.kube.injectFault({ method: 'GET', resource: 'jobs', name: `pullsecret-${cluster.id}-gen1`, status: 403, times: Infinity }));
         await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} });
         const failed = await stack.waitForStatus(cluster.id, (s) => statusOf(s, 'Health') === 'False');
-        assert.deepEqual(['Applied', 'Available'].map((t) => statusOf(failed, t)), ['False', 'False']);
+        assert.deepEqual(
+          ['Applied', 'Available'].map((t) => statusOf(failed, t)),
+          ['False', 'False'],
+        );
         assertExplained(failed);
         const health = failed.conditions.find((c) => c.type === 'Health');
         assert.equal(health?.reason, mode === 'job' ? 'PermissionDenied' : 'StoreFailed');
@@ -160,7 +169,10 @@ export function conformanceSuite(mode: ExecutionMode): void {
       it('Finalized=False while cleanup cannot be confirmed, then True once it can', async () => {
         const cluster = await stack.createCluster(name('unconfirmed'));
         await provisioned(stack, cluster);
-        const unblock = stack.kube === undefined ? await blockManifests(stack, cluster.id) : asyncly(stack.kube.injectFault({ method: 'DELETE', resource: 'secrets', namespace: `clusters-${cluster.id}`, status: 503, times: Infinity }));
+        const unblock =
+          stack.kube === undefined
+            ? await blockManifests(stack, cluster.id)
+            : asyncly(stack.kube.injectFault({ method: 'DELETE', resource: 'secrets', namespace: `clusters-${cluster.id}`, status: 503, times: Infinity }));
         await deleteCluster(stack, cluster.id);
         const pending = await stack.waitForStatus(cluster.id, (s) => statusOf(s, 'Finalized') === 'False');
         assert.equal(conditionOf(pending, 'Finalized'), mode === 'job' ? 'False/StoreUnavailable' : 'False/StoreFailed');
@@ -216,7 +228,10 @@ export function conformanceSuite(mode: ExecutionMode): void {
         await reconciled(stack, cluster.id, 4);
         const sent = stack.reportsOf(cluster.id).map((r) => r.report.observed_generation);
         const firstLatest = sent.indexOf(4);
-        assert.ok(sent.slice(firstLatest).every((g) => g === 4), `no older generation was reported after generation 4 (${sent.join(',')})`);
+        assert.ok(
+          sent.slice(firstLatest).every((g) => g === 4),
+          `no older generation was reported after generation 4 (${sent.join(',')})`,
+        );
         if (stack.kube !== undefined) {
           const jobs = stack.kube.listObjects('jobs', JOB_NAMESPACE).filter((j) => j.metadata.labels?.['cluster-id'] === cluster.id);
           assert.ok(jobs.length >= 2, `Jobs of several generations exist (${jobs.map((j) => j.metadata.name).join(', ')})`);
@@ -224,7 +239,7 @@ export function conformanceSuite(mode: ExecutionMode): void {
         await deleteCluster(stack, cluster.id);
         await stack.waitHardDeleted(cluster.id);
         assertFinalized(lastReport(stack, cluster.id), 5);
-        assert.deepEqual(await stack.leftovers(cluster.id), [], 'every generation\'s Jobs and data Secrets are gone');
+        assert.deepEqual(await stack.leftovers(cluster.id), [], "every generation's Jobs and data Secrets are gone");
       });
 
       it('concurrent DELETEs and repeated deletion events are idempotent', async () => {

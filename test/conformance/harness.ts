@@ -96,10 +96,7 @@ export async function startConformanceStack(mode: ExecutionMode): Promise<Confor
       if (report.adapter === 'pullsecret') reports.push({ clusterId, report, result: result.outcome });
     },
   });
-  const kube =
-    mode === 'job'
-      ? await startKubernetesTestServer({ namespaces: [JOB_NAMESPACE], runJobs: { command: jobCommand(), env: { LOCAL_STORE_DIR: storeDir } } })
-      : undefined;
+  const kube = mode === 'job' ? await startKubernetesTestServer({ namespaces: [JOB_NAMESPACE], runJobs: { command: jobCommand(), env: { LOCAL_STORE_DIR: storeDir } } }) : undefined;
   const config: AdapterConfig = validateAdapterConfig({
     hyperfleetApi: { baseUrl: api.url, timeoutMs: 5000 },
     broker: { type: 'embedded', maxInFlight: 16, retryDelayMs: 20, retryMaxDelayMs: 200 },
@@ -174,7 +171,13 @@ export async function startConformanceStack(mode: ExecutionMode): Promise<Confor
       for (;;) {
         const value = await probe();
         if (value !== undefined && value !== false) return value;
-        if (Date.now() > deadline) throw new Error(`${mode}: timed out waiting for ${what}\n${logs.filter((l) => /"level":(40|50)/.test(l)).slice(-5).join('\n')}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `${mode}: timed out waiting for ${what}\n${logs
+              .filter((l) => /"level":(40|50)/.test(l))
+              .slice(-5)
+              .join('\n')}`,
+          );
         await sleep(25);
       }
     },

@@ -21,8 +21,6 @@ export interface PubSubEmulator {
   stop(): Promise<void>;
 }
 
-
-
 async function answers(host: string): Promise<boolean> {
   try {
     // The emulator answers plain HTTP on its gRPC port with "Ok" once it serves.

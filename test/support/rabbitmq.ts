@@ -28,13 +28,11 @@ export interface RabbitMqServer {
   stop(): Promise<void>;
 }
 
-
 async function distinctFreePorts(count: number): Promise<number[]> {
   const ports = new Set<number>();
   while (ports.size < count) ports.add(await freePort());
   return [...ports];
 }
-
 
 /** A process started in its own process group, its output appended to `logFile`. */
 interface GroupProcess {

@@ -179,7 +179,10 @@ describe('EmbeddedBroker', () => {
   it('refuses a second start', async () => {
     const b = broker();
     await b.start(async () => 'ack');
-    await assert.rejects(b.start(async () => 'ack'), { code: 'INTERNAL' });
+    await assert.rejects(
+      b.start(async () => 'ack'),
+      { code: 'INTERNAL' },
+    );
     await b.stop();
   });
 });

@@ -155,11 +155,14 @@ export class EmbeddedBroker implements Broker {
       this.queue.push(next);
       return;
     }
-    const timer = setTimeout(() => {
-      this.delayed.delete(timer);
-      this.queue.push(next);
-      this.pump();
-    }, backoffDelay(this.retryPolicy, entry.deliveryAttempt));
+    const timer = setTimeout(
+      () => {
+        this.delayed.delete(timer);
+        this.queue.push(next);
+        this.pump();
+      },
+      backoffDelay(this.retryPolicy, entry.deliveryAttempt),
+    );
     this.delayed.set(timer, next);
   }
 }

@@ -197,9 +197,12 @@ export class PubSubBroker implements Broker {
   private scheduleProbe(): void {
     if (this.probeTimer !== undefined || this.stopping !== undefined) return;
     this.probeAttempt += 1;
-    this.probeTimer = setTimeout(() => {
-      void this.probe();
-    }, backoffDelay(this.probePolicy, this.probeAttempt));
+    this.probeTimer = setTimeout(
+      () => {
+        void this.probe();
+      },
+      backoffDelay(this.probePolicy, this.probeAttempt),
+    );
   }
 
   private async probe(): Promise<void> {

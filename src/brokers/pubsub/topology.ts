@@ -74,11 +74,7 @@ async function ensureSubscription(ctx: Context, topic: Topic, id: string, option
  * @throws PullSecretError CONFIG_INVALID (missing with createIfMissing off, refused names or
  *   permissions), BROKER_UNAVAILABLE (service unreachable).
  */
-export async function ensureTopology(
-  client: PubSub,
-  config: PubSubBrokerConfig,
-  options: { timeoutMs: number; logger?: Logger },
-): Promise<PubSubTopology> {
+export async function ensureTopology(client: PubSub, config: PubSubBrokerConfig, options: { timeoutMs: number; logger?: Logger }): Promise<PubSubTopology> {
   const ctx: Context = { client, config, gaxOpts: { timeout: options.timeoutMs }, logger: options.logger };
   const deadLetterId = deadLetterTopicId(config.subscriptionId);
   const topic = await ensureTopic(ctx, config.topic);

@@ -159,9 +159,7 @@ export class RabbitMqBroker implements Broker {
       this.session = undefined;
       this.log('warn', { error: err.message }, 'broker connection lost; reconnecting');
     });
-    model.on('reconnect-scheduled', ({ attempt, delay }: { attempt: number; delay: number }) =>
-      this.log('info', { attempt, delay_ms: delay }, 'broker reconnect scheduled'),
-    );
+    model.on('reconnect-scheduled', ({ attempt, delay }: { attempt: number; delay: number }) => this.log('info', { attempt, delay_ms: delay }, 'broker reconnect scheduled'));
     model.on('connect-failed', (err: Error) => this.log('warn', describeError(classifyConnectError(err, this.address)), 'broker reconnect failed'));
     model.on('connect', () => this.log('info', {}, 'broker connected'));
     model.on('blocked', (reason: string) => this.log('warn', { reason }, 'broker blocked the connection (resource alarm)'));

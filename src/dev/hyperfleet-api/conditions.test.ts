@@ -7,8 +7,16 @@ const T0 = '2026-01-01T00:00:00.000Z';
 
 function cluster(generation: number, conditions: ResourceCondition[] = [], deleted = false): Cluster {
   return {
-    id: 'c', kind: 'Cluster', name: 'c-one', generation, labels: {}, spec: {}, status: { conditions },
-    created_time: T0, updated_time: T0, ...(deleted ? { deleted_time: T0 } : {}),
+    id: 'c',
+    kind: 'Cluster',
+    name: 'c-one',
+    generation,
+    labels: {},
+    spec: {},
+    status: { conditions },
+    created_time: T0,
+    updated_time: T0,
+    ...(deleted ? { deleted_time: T0 } : {}),
   };
 }
 
@@ -43,12 +51,19 @@ describe('cluster condition aggregation', () => {
     assert.equal(byType(full.conditions, 'Reconciled')?.status, 'True');
     assert.equal(byType(full.conditions, 'Reconciled')?.reason, 'ReconciledAll');
     assert.equal(full.lastKnownReconciledGeneration, 2);
-    assert.deepEqual(full.conditions.map((c) => c.type), ['Reconciled', 'LastKnownReconciled', 'PullsecretSuccessful', 'DnsSuccessful']);
+    assert.deepEqual(
+      full.conditions.map((c) => c.type),
+      ['Reconciled', 'LastKnownReconciled', 'PullsecretSuccessful', 'DnsSuccessful'],
+    );
   });
 
   it('LastKnownReconciled stays True while a newer generation is worked on', () => {
     const result = aggregate({
-      cluster: cluster(3), statuses: [status('pullsecret', 2, 'True')], requiredAdapters: ['pullsecret'], lastKnownReconciledGeneration: 2, now: T0,
+      cluster: cluster(3),
+      statuses: [status('pullsecret', 2, 'True')],
+      requiredAdapters: ['pullsecret'],
+      lastKnownReconciledGeneration: 2,
+      now: T0,
     });
     assert.equal(byType(result.conditions, 'Reconciled')?.status, 'False');
     assert.equal(byType(result.conditions, 'LastKnownReconciled')?.status, 'True');

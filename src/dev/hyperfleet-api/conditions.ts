@@ -64,20 +64,14 @@ export function aggregate(input: AggregationInput): AggregationResult {
     type: 'Reconciled',
     status: missing.length === 0 ? 'True' : 'False',
     reason: missing.length === 0 ? 'ReconciledAll' : 'ReconciledMissingAdapters',
-    message:
-      missing.length === 0
-        ? `All required adapters reported ${goal}=True at the current generation`
-        : `Waiting for ${goal}=True at generation ${cluster.generation} from: ${missing.join(', ')}`,
+    message: missing.length === 0 ? `All required adapters reported ${goal}=True at the current generation` : `Waiting for ${goal}=True at generation ${cluster.generation} from: ${missing.join(', ')}`,
     observed_generation: cluster.generation,
   });
   const lastKnownReconciled = upsert({
     type: 'LastKnownReconciled',
     status: lastKnown === undefined ? 'False' : 'True',
     reason: lastKnown === undefined ? 'MissingAdapters' : 'AllAdaptersReconciled',
-    message:
-      lastKnown === undefined
-        ? 'Required adapters have not all reported Available=True at one generation yet'
-        : 'All required adapters report Available=True for the tracked generation',
+    message: lastKnown === undefined ? 'Required adapters have not all reported Available=True at one generation yet' : 'All required adapters report Available=True for the tracked generation',
     observed_generation: lastKnown ?? cluster.generation,
   });
 
@@ -97,9 +91,7 @@ export function aggregate(input: AggregationInput): AggregationResult {
       last_transition_time: available.last_transition_time,
     });
   }
-  const others = cluster.status.conditions
-    .filter((c) => c.type !== 'Reconciled' && c.type !== 'LastKnownReconciled')
-    .map((c) => derived.get(c.type) ?? c);
+  const others = cluster.status.conditions.filter((c) => c.type !== 'Reconciled' && c.type !== 'LastKnownReconciled').map((c) => derived.get(c.type) ?? c);
   const added = [...derived.values()].filter((c) => !existing.has(c.type));
   return {
     conditions: [reconciled, lastKnownReconciled, ...others, ...added],

@@ -90,12 +90,7 @@ export function loadContract(path = CONTRACT_PATH): Contract {
 function rewriteRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewriteRefs);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, v]) => [
-      key,
-      key === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : rewriteRefs(v),
-    ]),
-  );
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, key === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : rewriteRefs(v)]));
 }
 
 const CONSTRAINTS: Record<string, string> = {
@@ -118,7 +113,10 @@ const CONSTRAINTS: Record<string, string> = {
 
 /** ajv's error as the contract's `ValidationError`: a dotted field path (`conditions[0].status`), never the value. */
 function toValidationError(error: ErrorObject): ValidationError {
-  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const params = error.params as { missingProperty?: string; additionalProperty?: string };
   const extra = params.missingProperty ?? params.additionalProperty;
   if (extra !== undefined) segments.push(extra);

@@ -62,10 +62,12 @@ export class SnapshotWriter {
   save(): Promise<void> {
     if (this.running === undefined) return this.start();
     // A write is under way with a snapshot that may predate the caller's change: join the next one.
-    this.next ??= this.running.catch(() => undefined).then(() => {
-      this.next = undefined;
-      return this.start();
-    });
+    this.next ??= this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.next = undefined;
+        return this.start();
+      });
     return this.next;
   }
 
@@ -82,9 +84,11 @@ export class SnapshotWriter {
     })();
     this.running = write;
     // A failed write fails the requests that waited for it; later saves still run.
-    void write.catch(() => undefined).then(() => {
-      if (this.running === write) this.running = undefined;
-    });
+    void write
+      .catch(() => undefined)
+      .then(() => {
+        if (this.running === write) this.running = undefined;
+      });
     return write;
   }
 }

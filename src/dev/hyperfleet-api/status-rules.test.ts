@@ -36,22 +36,43 @@ const cluster = { generation: 2 } as Cluster;
 
 describe('status report rules', () => {
   it('accepts a well-formed report', () => {
-    assert.deepEqual(fields(() => checkReportRules(report(), NOW, LIMITS)), []);
+    assert.deepEqual(
+      fields(() => checkReportRules(report(), NOW, LIMITS)),
+      [],
+    );
   });
 
   it('requires Applied, Available and Health, once each', () => {
-    const conditions = [{ type: 'Available', status: 'True' as const }, { type: 'Available', status: 'False' as const }];
-    assert.deepEqual(fields(() => checkReportRules(report({ conditions }), NOW, LIMITS)), ['conditions:required', 'conditions:required', 'conditions[1].type:unique']);
+    const conditions = [
+      { type: 'Available', status: 'True' as const },
+      { type: 'Available', status: 'False' as const },
+    ];
+    assert.deepEqual(
+      fields(() => checkReportRules(report({ conditions }), NOW, LIMITS)),
+      ['conditions:required', 'conditions:required', 'conditions[1].type:unique'],
+    );
   });
 
   it('bounds observed_time: a small skew ahead, a window behind', () => {
-    assert.deepEqual(fields(() => checkReportRules(report({ observed_time: '2026-01-01T12:00:59Z' }), NOW, LIMITS)), []);
-    assert.deepEqual(fields(() => checkReportRules(report({ observed_time: '2026-01-01T12:01:01Z' }), NOW, LIMITS)), ['observed_time:max']);
-    assert.deepEqual(fields(() => checkReportRules(report({ observed_time: '2026-01-01T10:59:59Z' }), NOW, LIMITS)), ['observed_time:min']);
+    assert.deepEqual(
+      fields(() => checkReportRules(report({ observed_time: '2026-01-01T12:00:59Z' }), NOW, LIMITS)),
+      [],
+    );
+    assert.deepEqual(
+      fields(() => checkReportRules(report({ observed_time: '2026-01-01T12:01:01Z' }), NOW, LIMITS)),
+      ['observed_time:max'],
+    );
+    assert.deepEqual(
+      fields(() => checkReportRules(report({ observed_time: '2026-01-01T10:59:59Z' }), NOW, LIMITS)),
+      ['observed_time:min'],
+    );
   });
 
   it('refuses odd adapter names and generation 0', () => {
-    assert.deepEqual(fields(() => checkReportRules(report({ adapter: 'Pull Secret', observed_generation: 0 }), NOW, LIMITS)), ['adapter:pattern', 'observed_generation:min']);
+    assert.deepEqual(
+      fields(() => checkReportRules(report({ adapter: 'Pull Secret', observed_generation: 0 }), NOW, LIMITS)),
+      ['adapter:pattern', 'observed_generation:min'],
+    );
   });
 
   it('discards stale, future, out-of-order and repeated Available=Unknown reports', () => {
@@ -59,7 +80,13 @@ describe('status report rules', () => {
     assert.equal(discardReason(report({ observed_generation: 1 }), cluster, stored), 'stale-generation');
     assert.equal(discardReason(report({ observed_generation: 3 }), cluster, stored), 'future-generation');
     assert.equal(discardReason(report({ observed_time: '2026-01-01T11:58:00Z' }), cluster, stored), 'stale-observed-time');
-    const unknown = report({ conditions: [{ type: 'Applied', status: 'True' }, { type: 'Available', status: 'Unknown' }, { type: 'Health', status: 'True' }] });
+    const unknown = report({
+      conditions: [
+        { type: 'Applied', status: 'True' },
+        { type: 'Available', status: 'Unknown' },
+        { type: 'Health', status: 'True' },
+      ],
+    });
     assert.equal(discardReason(unknown, cluster, undefined), undefined, "an adapter's first report may say Unknown");
     assert.equal(discardReason(unknown, cluster, stored), 'available-unknown');
     assert.equal(discardReason(report(), cluster, stored), undefined, 'equal generation and time is stored again');
@@ -73,7 +100,14 @@ describe('status report rules', () => {
     assert.equal(same.last_report_time, '2026-01-01T11:59:30.000Z');
     assert.equal(same.created_time, first.created_time);
     const flipped = toAdapterStatus(
-      report({ observed_time: '2026-01-01T11:59:40Z', conditions: [{ type: 'Applied', status: 'True' }, { type: 'Available', status: 'False' }, { type: 'Health', status: 'True' }] }),
+      report({
+        observed_time: '2026-01-01T11:59:40Z',
+        conditions: [
+          { type: 'Applied', status: 'True' },
+          { type: 'Available', status: 'False' },
+          { type: 'Health', status: 'True' },
+        ],
+      }),
       same,
       NOW,
     );

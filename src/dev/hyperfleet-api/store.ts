@@ -93,7 +93,13 @@ export class ClusterStore {
   }
 
   listClusters(query: URLSearchParams = new URLSearchParams()): Page<Cluster> {
-    return structuredClone(paginate([...this.records.values()].map((r) => r.cluster), query, CLUSTER_KEYS));
+    return structuredClone(
+      paginate(
+        [...this.records.values()].map((r) => r.cluster),
+        query,
+        CLUSTER_KEYS,
+      ),
+    );
   }
 
   patchCluster(id: string, body: unknown): Cluster {

@@ -44,7 +44,12 @@ describe('Sentinel decision rules', () => {
 
   it('reads the view from the API cluster conditions', () => {
     const condition = (type: string, status: 'True' | 'False', generation: number): ResourceCondition => ({
-      type, status, observed_generation: generation, created_time: '2026-01-01T09:00:00Z', last_updated_time: '2026-01-01T09:59:00Z', last_transition_time: '2026-01-01T09:00:00Z',
+      type,
+      status,
+      observed_generation: generation,
+      created_time: '2026-01-01T09:00:00Z',
+      last_updated_time: '2026-01-01T09:59:00Z',
+      last_transition_time: '2026-01-01T09:00:00Z',
     });
     const cluster: Pick<Cluster, 'generation' | 'status'> = { generation: 2, status: { conditions: [condition('Reconciled', 'False', 2), condition('LastKnownReconciled', 'True', 1)] } };
     assert.deepEqual(viewOf(cluster), { generation: 2, everReconciled: true, reconciled: { status: 'False', observedGeneration: 2, lastUpdatedMs: Date.parse('2026-01-01T09:59:00Z') } });

@@ -14,7 +14,16 @@ function cluster(n: number, generation: number, reconciled?: { status: 'True' | 
   const conditions: ResourceCondition[] =
     reconciled === undefined
       ? []
-      : [{ type: 'Reconciled', status: reconciled.status, observed_generation: generation, created_time: '2026-01-01T00:00:00Z', last_updated_time: new Date(reconciled.at).toISOString(), last_transition_time: '2026-01-01T00:00:00Z' }];
+      : [
+          {
+            type: 'Reconciled',
+            status: reconciled.status,
+            observed_generation: generation,
+            created_time: '2026-01-01T00:00:00Z',
+            last_updated_time: new Date(reconciled.at).toISOString(),
+            last_transition_time: '2026-01-01T00:00:00Z',
+          },
+        ];
   return { id, kind: 'Cluster', name: `c${n}`, generation, labels: {}, spec: {}, status: { conditions }, created_time: '2026-01-01T00:00:00Z', updated_time: '2026-01-01T00:00:00Z' };
 }
 
@@ -46,10 +55,20 @@ describe('Sentinel poller', () => {
     const out = collector();
     const sentinel = new Sentinel({ api, publisher: out, intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 }, logger: silent, pageSize: 3, now: () => T0 });
     const result = await sentinel.pollOnce();
-    assert.deepEqual(api.requests, [{ page: 1, size: 3 }, { page: 2, size: 3 }, { page: 3, size: 3 }]);
+    assert.deepEqual(api.requests, [
+      { page: 1, size: 3 },
+      { page: 2, size: 3 },
+      { page: 3, size: 3 },
+    ]);
     assert.deepEqual(result, { listed: 8, published: 7, failed: 0, reasons: { 'new-resource': 7 } });
     const events = out.bodies.map((b) => decodeClusterEvent(b));
-    assert.deepEqual(events.map((e) => e.clusterId).sort(), clusters.slice(0, 7).map((c) => c.id).sort());
+    assert.deepEqual(
+      events.map((e) => e.clusterId).sort(),
+      clusters
+        .slice(0, 7)
+        .map((c) => c.id)
+        .sort(),
+    );
     assert.ok(events.every((e) => e.type === 'com.redhat.hyperfleet.cluster.reconcile' && e.source === 'hyperfleet-sentinel' && e.generation === 1));
     assert.equal(events[0]?.href, `/api/hyperfleet/v1/clusters/${events[0]?.clusterId}`);
   });
@@ -71,7 +90,11 @@ describe('Sentinel poller', () => {
 
   it('a failed publish is counted and retried on the next poll', async () => {
     let fail = true;
-    const publisher = { publish: async () => { if (fail) throw new Error('down'); } };
+    const publisher = {
+      publish: async () => {
+        if (fail) throw new Error('down');
+      },
+    };
     const sentinel = new Sentinel({ api: fakeApi([cluster(1, 1)]), publisher, intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 }, logger: silent, now: () => T0 });
     assert.deepEqual(await sentinel.pollOnce(), { listed: 1, published: 0, failed: 1, reasons: {} });
     fail = false;

@@ -76,12 +76,7 @@ function report(hook: ApiCallHook | undefined, method: string, code: string, sta
  *
  * @throws PullSecretError: ABORTED when `signal` aborted, otherwise the classified SDK error.
  */
-export async function callExpecting<T, C extends GrpcCodeName>(
-  target: CallTarget,
-  options: ApiCallOptions,
-  expected: readonly C[],
-  run: (gaxOptions: GaxCallOptions) => Promise<T>,
-): Promise<Expected<T, C>> {
+export async function callExpecting<T, C extends GrpcCodeName>(target: CallTarget, options: ApiCallOptions, expected: readonly C[], run: (gaxOptions: GaxCallOptions) => Promise<T>): Promise<Expected<T, C>> {
   const { signal } = options;
   if (signal?.aborted) throw abortedError(target, signal.reason);
   const gaxOptions: GaxCallOptions = {

@@ -64,12 +64,10 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-const PROJECT_RULE =
-  'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
+const PROJECT_RULE = 'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
 const ENDPOINT_RULE = 'must be host:port, e.g. secretmanager.googleapis.com:443, 127.0.0.1:8085 or [::1]:8085';
 const INSECURE_RULE = 'must be "true" or "false"';
-const INSECURE_LOOPBACK_RULE =
-  'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
+const INSECURE_LOOPBACK_RULE = 'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
 
 const callTimeoutMs = z.coerce
   .number({ error: 'must be a whole number of milliseconds between 1 and 600000' })
@@ -84,9 +82,7 @@ const sharedShape = {
     .string({ error: ENDPOINT_RULE })
     .refine((value) => parseEndpoint(value) !== undefined, { error: ENDPOINT_RULE })
     .optional(),
-  insecure: z
-    .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE })
-    .default(false),
+  insecure: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).default(false),
   callTimeoutMs,
   writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
   onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),

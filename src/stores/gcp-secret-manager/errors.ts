@@ -6,14 +6,7 @@ import { PullSecretError, type ErrorCode } from '../../errors/index.js';
  */
 
 /** The Secret Manager RPCs this store makes. */
-export type GcpMethod =
-  | 'GetSecret'
-  | 'CreateSecret'
-  | 'UpdateSecret'
-  | 'DeleteSecret'
-  | 'AddSecretVersion'
-  | 'AccessSecretVersion'
-  | 'ListSecretVersions';
+export type GcpMethod = 'GetSecret' | 'CreateSecret' | 'UpdateSecret' | 'DeleteSecret' | 'AddSecretVersion' | 'AccessSecretVersion' | 'ListSecretVersions';
 
 /** gRPC status code names by number (google.rpc.Code). */
 const CODE_NAMES = [
@@ -51,17 +44,7 @@ const PERMISSIONS: Record<GcpMethod, { permission: string; role: string }> = {
 };
 
 /** Node socket error codes: the connection broke before gRPC could report a status. */
-const SOCKET_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ECONNABORTED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const SOCKET_ERROR_TEXT = new RegExp(`\\b(${[...SOCKET_ERRORS].join('|')})\\b`);
 
 /** The google-auth-library message when no Application Default Credentials exist. */
@@ -80,7 +63,10 @@ export function grpcCodeName(err: unknown): GrpcCodeName {
 function serverDetail(err: unknown): string | undefined {
   const e = err as { details?: unknown; message?: unknown } | null;
   const raw = typeof e?.details === 'string' && e.details !== '' ? e.details : typeof e?.message === 'string' ? e.message : '';
-  const text = raw.replace(/^\d+ [A-Z_]+: /, '').replace(/[^\x20-\x7e]/g, '?').trim();
+  const text = raw
+    .replace(/^\d+ [A-Z_]+: /, '')
+    .replace(/[^\x20-\x7e]/g, '?')
+    .trim();
   if (text === '') return undefined;
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
@@ -113,9 +99,7 @@ function adviceFor(codeName: GrpcCodeName, method: GcpMethod, socket: string | u
     case 'INTERNAL':
       return ['STORE_INTERNAL', 'The service reported an internal error; retrying.'];
     case 'UNKNOWN':
-      return socket === undefined
-        ? ['STORE_INTERNAL', 'The call failed without a reason; retrying.']
-        : ['STORE_UNAVAILABLE', `The connection failed (${socket}); retrying.`];
+      return socket === undefined ? ['STORE_INTERNAL', 'The call failed without a reason; retrying.'] : ['STORE_UNAVAILABLE', `The connection failed (${socket}); retrying.`];
     case 'ABORTED':
       return ['STORE_CONFLICT', 'A concurrent change conflicted with this call; re-reading and retrying.'];
     case 'ALREADY_EXISTS':
@@ -131,8 +115,7 @@ function adviceFor(codeName: GrpcCodeName, method: GcpMethod, socket: string | u
     case 'UNAUTHENTICATED':
       return [
         'STORE_UNAUTHENTICATED',
-        'The credentials were missing or rejected: on GKE check the Workload Identity binding of the Kubernetes service account; ' +
-          'locally run `gcloud auth application-default login`.',
+        'The credentials were missing or rejected: on GKE check the Workload Identity binding of the Kubernetes service account; ' + 'locally run `gcloud auth application-default login`.',
       ];
     case 'INVALID_ARGUMENT':
       return ['STORE_INVALID_REQUEST', 'The request was rejected as invalid; check the secret name, the labels and the payload size (64 KiB at most).'];
@@ -155,8 +138,7 @@ function classifyNonGrpc(err: unknown, where: string): PullSecretError {
   if (typeof message === 'string' && NO_CREDENTIALS_TEXT.test(message)) {
     return new PullSecretError(
       'STORE_UNAUTHENTICATED',
-      `${where}: no usable Google credentials. On GKE bind the Kubernetes service account to a Google service account with ` +
-        'Workload Identity; locally run `gcloud auth application-default login`.',
+      `${where}: no usable Google credentials. On GKE bind the Kubernetes service account to a Google service account with ` + 'Workload Identity; locally run `gcloud auth application-default login`.',
       { cause: err },
     );
   }

@@ -52,9 +52,7 @@ export class GcpSecretStore implements SecretStore {
   /** Reads metadata (GetSecret); `undefined` on NOT_FOUND. */
   async getSecret(secretId: string, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
     const name = this.checkedPath(secretId);
-    const result = await callExpecting(this.target('GetSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) =>
-      this.client.getSecret({ name }, o),
-    );
+    const result = await callExpecting(this.target('GetSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.getSecret({ name }, o));
     return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
   }
 
@@ -63,9 +61,7 @@ export class GcpSecretStore implements SecretStore {
     const name = this.checkedPath(secretId);
     assertLabels(labels);
     const request = { parent: this.location, secretId, secret: { replication: { automatic: {} }, labels } };
-    const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) =>
-      this.client.createSecret(request, o),
-    );
+    const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) => this.client.createSecret(request, o));
     return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
   }
 
@@ -79,12 +75,7 @@ export class GcpSecretStore implements SecretStore {
   async accessLatestEnabled(secretId: string, options?: GcpCallOptions): Promise<SecretPayload | undefined> {
     const path = this.checkedPath(secretId);
     const name = `${path}/versions/latest`;
-    const latest = await callExpecting(
-      this.target('AccessSecretVersion', name),
-      this.callOptions(options),
-      ['NOT_FOUND', 'FAILED_PRECONDITION'],
-      (o) => this.client.accessSecretVersion({ name }, o),
-    );
+    const latest = await callExpecting(this.target('AccessSecretVersion', name), this.callOptions(options), ['NOT_FOUND', 'FAILED_PRECONDITION'], (o) => this.client.accessSecretVersion({ name }, o));
     if (latest.ok) return this.toPayload(path, latest.value[0]);
     if (latest.code === 'NOT_FOUND') {
       if ((await this.getSecret(secretId, options)) === undefined) throw this.notFound(path);
@@ -120,10 +111,7 @@ export class GcpSecretStore implements SecretStore {
   async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions & GcpCallOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError(
-        'PAYLOAD_TOO_LARGE',
-        `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`,
-      );
+      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`);
     }
     const request = { parent: path, payload: { data, dataCrc32c: crc32c(data) } };
     const add = async (): Promise<SecretVersionInfo> => {
@@ -143,9 +131,7 @@ export class GcpSecretStore implements SecretStore {
           updateAnnotations: async (annotations, etag) => {
             const update = { secret: { name: path, annotations, etag }, updateMask: { paths: ['annotations'] } };
             // A stale etag is ABORTED (AIP-154); FAILED_PRECONDITION is accepted as the same answer.
-            const result = await callExpecting(this.target('UpdateSecret', path), this.callOptions(options), ['ABORTED', 'FAILED_PRECONDITION'], (o) =>
-              this.client.updateSecret(update, o),
-            );
+            const result = await callExpecting(this.target('UpdateSecret', path), this.callOptions(options), ['ABORTED', 'FAILED_PRECONDITION'], (o) => this.client.updateSecret(update, o));
             return result.ok ? (result.value[0].etag ?? '') : undefined;
           },
           newestEnabledVersion: async () => (await this.accessLatestEnabled(secretId, options))?.version ?? null,
@@ -176,9 +162,7 @@ export class GcpSecretStore implements SecretStore {
   /** DeleteSecret; false on NOT_FOUND. */
   async deleteSecret(secretId: string, options?: GcpCallOptions): Promise<boolean> {
     const name = this.checkedPath(secretId);
-    const result = await callExpecting(this.target('DeleteSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) =>
-      this.client.deleteSecret({ name }, o),
-    );
+    const result = await callExpecting(this.target('DeleteSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.deleteSecret({ name }, o));
     return result.ok;
   }
 
@@ -206,7 +190,10 @@ export class GcpSecretStore implements SecretStore {
     const e = refusal as { details?: unknown; message?: unknown } | undefined;
     const raw = typeof e?.details === 'string' && e.details !== '' ? e.details : typeof e?.message === 'string' ? e.message : '';
     // Bounded printable ASCII: the server's text can neither flood nor forge a line.
-    const detail = raw.replace(/^\d+ [A-Z_]+: /, '').replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+    const detail = raw
+      .replace(/^\d+ [A-Z_]+: /, '')
+      .replace(/[^\x20-\x7e]/g, '?')
+      .slice(0, 200);
     throw new PullSecretError(
       'STORE_PERMISSION_DENIED',
       `GCP Secret Manager TestIamPermissions failed for ${resource}: PERMISSION_DENIED${detail === '' ? '' : ` (${detail})`}. ` +
@@ -224,9 +211,7 @@ export class GcpSecretStore implements SecretStore {
 
   private async accessNumbered(secretPath: string, version: string, options: GcpCallOptions | undefined): Promise<SecretPayload> {
     const name = `${secretPath}/versions/${version}`;
-    const [response] = await call(this.target('AccessSecretVersion', name), this.callOptions(options), (o) =>
-      this.client.accessSecretVersion({ name }, o),
-    );
+    const [response] = await call(this.target('AccessSecretVersion', name), this.callOptions(options), (o) => this.client.accessSecretVersion({ name }, o));
     return this.toPayload(secretPath, response);
   }
 
@@ -247,9 +232,7 @@ export class GcpSecretStore implements SecretStore {
     options: GcpCallOptions | undefined,
   ): Promise<{ versions: SecretVersionInfo[]; nextPageToken?: string; missing?: true }> {
     const request = { parent: secretPath, ...page };
-    const result = await callExpecting(this.target('ListSecretVersions', secretPath), this.callOptions(options), ['NOT_FOUND'], (o) =>
-      this.client.listSecretVersions(request, { ...o, autoPaginate: false }),
-    );
+    const result = await callExpecting(this.target('ListSecretVersions', secretPath), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.listSecretVersions(request, { ...o, autoPaginate: false }));
     if (!result.ok) return { versions: [], missing: true };
     const [versions, , response] = result.value;
     const nextPageToken = response?.nextPageToken;

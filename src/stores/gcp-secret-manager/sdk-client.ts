@@ -58,10 +58,7 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
   const options: ClientOptions = endpoint === undefined ? {} : { apiEndpoint: endpoint.host, port: endpoint.port };
   if (config.insecure) {
     if (endpoint === undefined || !isLoopbackHost(endpoint.host)) {
-      throw new PullSecretError(
-        'CONFIG_INVALID',
-        'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host',
-      );
+      throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host');
     }
     options.sslCreds = grpc.credentials.createInsecure();
     options.universeDomain = 'googleapis.com';

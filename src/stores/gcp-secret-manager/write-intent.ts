@@ -63,10 +63,7 @@ function conflict(path: string, why: string): PullSecretError {
  *   race, a newer version, or too slow to use the intent), SECRET_NOT_FOUND, or what the RPCs throw
  *   (STORE_PERMISSION_DENIED naming secretmanager.secrets.update when it is not granted).
  */
-export async function addUnderWriteIntent(
-  rpcs: IntentRpcs,
-  target: { path: string; writer: string; ifLatest: string | null; callTimeoutMs: number },
-): Promise<SecretVersionInfo> {
+export async function addUnderWriteIntent(rpcs: IntentRpcs, target: { path: string; writer: string; ifLatest: string | null; callTimeoutMs: number }): Promise<SecretVersionInfo> {
   const { path, writer } = target;
   const secret = await rpcs.getSecret();
   if (secret === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist`);

@@ -173,7 +173,10 @@ test('crash leftovers: a torn temp file is ignored, old ones are cleaned at star
     const left = await readdir(join(dir, 'secrets'));
     assert.ok(!left.includes(old.split('/').pop() ?? ''), 'old temp file removed');
     assert.ok(left.includes(fresh.split('/').pop() ?? ''), 'recent temp file kept: it may belong to a live writer');
-    assert.deepEqual(left.filter((n) => !n.endsWith('.tmp')), [`${fileStem(ID)}.json`]);
+    assert.deepEqual(
+      left.filter((n) => !n.endsWith('.tmp')),
+      [`${fileStem(ID)}.json`],
+    );
   });
 });
 

@@ -31,7 +31,14 @@ test('a write refused right before commit leaves the old file untouched and clea
     const target = join(dir, 'a.json');
     await writeFileAtomic(target, 'old');
     const refusal = new PullSecretError('STORE_CONFLICT', 'lock lost');
-    await assert.rejects(writeFileAtomic(target, 'new', { beforeCommit: () => { throw refusal; } }), (err) => err === refusal);
+    await assert.rejects(
+      writeFileAtomic(target, 'new', {
+        beforeCommit: () => {
+          throw refusal;
+        },
+      }),
+      (err) => err === refusal,
+    );
     assert.equal(await readFile(target, 'utf8'), 'old');
     assert.deepEqual(await readdir(dir), ['a.json']);
   });
@@ -43,7 +50,9 @@ test('a reader sees the old or the new content while writes race, never a torn f
     const versions = Array.from({ length: 30 }, (_, i) => JSON.stringify({ i, pad: 'x'.repeat(20_000 + i) }));
     await writeFileAtomic(target, versions[0] ?? '');
     let reads = 0;
-    const writer = (async () => { for (const v of versions) await writeFileAtomic(target, v); })();
+    const writer = (async () => {
+      for (const v of versions) await writeFileAtomic(target, v);
+    })();
     let done = false;
     void writer.then(() => (done = true));
     while (!done) {

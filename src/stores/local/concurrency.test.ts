@@ -41,11 +41,9 @@ interface Child {
 }
 
 async function startChild(dir: string, count: number, create: boolean, forever = false): Promise<Child> {
-  const child = spawn(
-    process.execPath,
-    ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', CHILD, STORE_MODULE, dir, ID, String(count), String(create), String(forever)],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', CHILD, STORE_MODULE, dir, ID, String(count), String(create), String(forever)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -59,7 +57,11 @@ async function startChild(dir: string, count: number, create: boolean, forever =
 }
 
 function summaryOf(child: Child): { created: boolean; versions: string[] } {
-  const line = child.output().trim().split('\n').find((l) => l.startsWith('{'));
+  const line = child
+    .output()
+    .trim()
+    .split('\n')
+    .find((l) => l.startsWith('{'));
   assert.ok(line, `child printed no summary: ${child.output()}`);
   return JSON.parse(line) as { created: boolean; versions: string[] };
 }
@@ -84,14 +86,20 @@ test('processes racing on a fresh store agree on one key, one creator, and versi
 
     const summaries = started.map(summaryOf);
     assert.equal(summaries.filter((s) => s.created).length, 1, 'exactly one process created the secret');
-    const reported = summaries.flatMap((s) => s.versions).map(Number).sort((a, b) => a - b);
+    const reported = summaries
+      .flatMap((s) => s.versions)
+      .map(Number)
+      .sort((a, b) => a - b);
     const expected = Array.from({ length: children * perChild }, (_, i) => i + 1);
     assert.deepEqual(reported, expected, 'every number handed out exactly once');
 
     // The parent reads every version with the key file the children generated between them.
     const store = new LocalStore({ dir });
     const described = await store.describe(ID);
-    assert.deepEqual(described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b), expected);
+    assert.deepEqual(
+      described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b),
+      expected,
+    );
     const payloads = new Set<string>();
     for (const n of expected) payloads.add((await store.accessVersion(ID, String(n))).data.toString());
     assert.equal(payloads.size, children * perChild, 'no version overwrote another');
@@ -112,7 +120,11 @@ test('a writer killed mid-stream leaves a readable store that later writers cont
 
       const described = await store.describe(ID);
       const numbers = described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b) ?? [];
-      assert.deepEqual(numbers, Array.from({ length: numbers.length }, (_, i) => i + 1), 'versions stay contiguous');
+      assert.deepEqual(
+        numbers,
+        Array.from({ length: numbers.length }, (_, i) => i + 1),
+        'versions stay contiguous',
+      );
       for (const n of numbers) await store.accessVersion(ID, String(n));
       // A lock the killed process held is taken over once stale, so this does not hang.
       const next = await store.addVersion(ID, Buffer.from(`after kill ${round}`));

@@ -27,12 +27,15 @@ test('any flipped bit, truncation or wrong key fails with STORE_CORRUPT and neve
   for (const index of [0, 11, 12, 20, sealed.length - 1]) {
     const tampered = Buffer.from(sealed);
     tampered[index] = (tampered[index] ?? 0) ^ 0x80;
-    assert.throws(() => decryptPayload(key, binding, tampered.toString('base64')), (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'STORE_CORRUPT');
-      assert.match(err.message, /cannot decrypt version 3 of secret "hyperfleet-cls-1-pull-secret"/);
-      assert.ok(!err.message.includes('dXNlcjpwYXNz'));
-      return true;
-    });
+    assert.throws(
+      () => decryptPayload(key, binding, tampered.toString('base64')),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'STORE_CORRUPT');
+        assert.match(err.message, /cannot decrypt version 3 of secret "hyperfleet-cls-1-pull-secret"/);
+        assert.ok(!err.message.includes('dXNlcjpwYXNz'));
+        return true;
+      },
+    );
   }
   assert.throws(() => decryptPayload(key, binding, sealed.subarray(0, 27).toString('base64')), { code: 'STORE_CORRUPT' });
   assert.throws(() => decryptPayload(randomBytes(32), binding, sealed.toString('base64'), 'wrong key hint'), { code: 'STORE_CORRUPT', message: /wrong key hint/ });

@@ -23,11 +23,7 @@ export function classifyFsError(err: unknown, action: string, path: string): Pul
     return new PullSecretError('ABORTED', 'operation aborted', { cause: err });
   }
   if (code !== undefined && DENIED.has(code)) {
-    return new PullSecretError(
-      'STORE_PERMISSION_DENIED',
-      `local store: permission denied to ${action} ${path} (${code}); check the owner and mode of the store directory (LOCAL_STORE_DIR)`,
-      { cause: err },
-    );
+    return new PullSecretError('STORE_PERMISSION_DENIED', `local store: permission denied to ${action} ${path} (${code}); check the owner and mode of the store directory (LOCAL_STORE_DIR)`, { cause: err });
   }
   if (code !== undefined && TRANSIENT.has(code)) {
     const hint = code === 'ENOSPC' || code === 'EDQUOT' ? 'no space left on the device' : 'transient filesystem error';

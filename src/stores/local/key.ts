@@ -100,10 +100,7 @@ export async function readKeyFile(path: string): Promise<Buffer | undefined> {
     if (!info.isFile()) throw new PullSecretError('CONFIG_INVALID', `local store key file ${path} is not a regular file`);
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
       const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
-      throw new PullSecretError(
-        'CONFIG_INVALID',
-        `local store key file ${path} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600 ${path}\``,
-      );
+      throw new PullSecretError('CONFIG_INVALID', `local store key file ${path} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600 ${path}\``);
     }
     const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);

@@ -60,7 +60,14 @@ test('versions are numbered 1, 2, 3 and described newest first; an empty payload
     await store.createSecret(ID, LABELS);
     for (const text of ['one', 'two', '']) await store.addVersion(ID, Buffer.from(text));
     const description = await store.describe(ID);
-    assert.deepEqual(description?.versions.map((v) => [v.version, v.state]), [['3', 'ENABLED'], ['2', 'ENABLED'], ['1', 'ENABLED']]);
+    assert.deepEqual(
+      description?.versions.map((v) => [v.version, v.state]),
+      [
+        ['3', 'ENABLED'],
+        ['2', 'ENABLED'],
+        ['1', 'ENABLED'],
+      ],
+    );
     assert.equal((await store.accessVersion(ID, '2')).data.toString(), 'two');
     assert.equal((await store.accessLatestEnabled(ID))?.version, '3');
     assert.equal((await store.accessLatestEnabled(ID))?.data.length, 0);
@@ -193,6 +200,9 @@ test('compare-and-add: ifLatest must name the newest enabled version (null: none
     // Racing on one newest version: exactly one of many wins.
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.addVersion(ID, Buffer.from(`race ${i}`), { ifLatest: '3' })));
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
-    assert.deepEqual((await store.describe(ID))?.versions.map((v) => v.version), ['4', '3', '2', '1']);
+    assert.deepEqual(
+      (await store.describe(ID))?.versions.map((v) => v.version),
+      ['4', '3', '2', '1'],
+    );
   });
 });

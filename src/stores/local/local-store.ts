@@ -99,10 +99,7 @@ export class LocalStore implements SecretStore {
         const latest = newestEnabled(record);
         const seen = latest === undefined ? null : String(latest.version);
         if (seen !== options.ifLatest) {
-          throw new PullSecretError(
-            'STORE_PRECONDITION_FAILED',
-            `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`,
-          );
+          throw new PullSecretError('STORE_PRECONDITION_FAILED', `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`);
         }
       }
       const number = nextVersionNumber(record);
@@ -162,8 +159,7 @@ export class LocalStore implements SecretStore {
       if (found.state === 'DESTROYED') {
         throw new PullSecretError('STORE_INVALID_REQUEST', `version ${this.#versionPath(secretId, number)} is DESTROYED and cannot change state`);
       }
-      const changed: VersionRecord =
-        state === 'DESTROYED' ? { version: found.version, state, createTime: found.createTime, destroyTime: now() } : { ...found, state };
+      const changed: VersionRecord = state === 'DESTROYED' ? { version: found.version, state, createTime: found.createTime, destroyTime: now() } : { ...found, state };
       const versions = record.versions.map((v) => (v.version === number ? changed : v));
       return { write: { ...record, versions }, result: this.#versionInfo(secretId, changed) };
     });

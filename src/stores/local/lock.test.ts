@@ -54,15 +54,19 @@ test('critical sections on one lock never overlap; the lock is gone afterwards',
     const lockPath = join(dir, 'a.lock');
     let inside = 0;
     let counter = 0;
-    await Promise.all(Array.from({ length: 25 }, () => withLock(lockPath, { staleMs: 10_000, waitMs: 10_000 }, undefined, async (lock) => {
-      inside++;
-      assert.equal(inside, 1);
-      const seen = counter;
-      await sleep(1);
-      lock.assertHeld();
-      counter = seen + 1;
-      inside--;
-    })));
+    await Promise.all(
+      Array.from({ length: 25 }, () =>
+        withLock(lockPath, { staleMs: 10_000, waitMs: 10_000 }, undefined, async (lock) => {
+          inside++;
+          assert.equal(inside, 1);
+          const seen = counter;
+          await sleep(1);
+          lock.assertHeld();
+          counter = seen + 1;
+          inside--;
+        }),
+      ),
+    );
     assert.equal(counter, 25);
     await assert.rejects(stat(lockPath), { code: 'ENOENT' });
   });
@@ -71,7 +75,10 @@ test('critical sections on one lock never overlap; the lock is gone afterwards',
 test('errors inside the section release the lock', async () => {
   await withDir(async (dir) => {
     const lockPath = join(dir, 'a.lock');
-    await assert.rejects(withLock(lockPath, fast, undefined, () => Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(
+      withLock(lockPath, fast, undefined, () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
     assert.equal(await withLock(lockPath, fast, undefined, () => Promise.resolve('next')), 'next');
   });
 });
@@ -80,11 +87,14 @@ test('a lock held elsewhere fails with a retryable STORE_CONFLICT after waitMs',
   await withDir(async (dir) => {
     const lockPath = join(dir, 'a.lock');
     await mkdir(lockPath);
-    await assert.rejects(withLock(lockPath, fast, undefined, () => Promise.resolve()), (err: Error & { code?: string; retryable?: boolean }) => {
-      assert.equal(err.code, 'STORE_CONFLICT');
-      assert.equal(err.retryable, true);
-      return true;
-    });
+    await assert.rejects(
+      withLock(lockPath, fast, undefined, () => Promise.resolve()),
+      (err: Error & { code?: string; retryable?: boolean }) => {
+        assert.equal(err.code, 'STORE_CONFLICT');
+        assert.equal(err.retryable, true);
+        return true;
+      },
+    );
   });
 });
 
@@ -105,9 +115,15 @@ test('an abort while waiting ends the wait with ABORTED', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const started = Date.now();
-    await assert.rejects(withLock(lockPath, { staleMs: 10_000, waitMs: 10_000 }, controller.signal, () => Promise.resolve()), { code: 'ABORTED' });
+    await assert.rejects(
+      withLock(lockPath, { staleMs: 10_000, waitMs: 10_000 }, controller.signal, () => Promise.resolve()),
+      { code: 'ABORTED' },
+    );
     assert.ok(Date.now() - started < 5000);
-    await assert.rejects(withLock(lockPath, fast, AbortSignal.abort(), () => Promise.resolve()), { code: 'ABORTED' });
+    await assert.rejects(
+      withLock(lockPath, fast, AbortSignal.abort(), () => Promise.resolve()),
+      { code: 'ABORTED' },
+    );
   });
 });
 
@@ -129,13 +145,19 @@ test('a lock whose holder is alive, or lives on another host, is not taken over'
     const lockPath = join(dir, 'a.lock');
     const holder = await startHolder(lockPath);
     try {
-      await assert.rejects(withLock(lockPath, { ...noStale, waitMs: 300 }, undefined, () => Promise.resolve()), { code: 'STORE_CONFLICT' });
+      await assert.rejects(
+        withLock(lockPath, { ...noStale, waitMs: 300 }, undefined, () => Promise.resolve()),
+        { code: 'STORE_CONFLICT' },
+      );
     } finally {
       holder.child.kill('SIGKILL');
       await holder.exited;
     }
     // The same dead PID, recorded by another host: not a proof that the holder is gone.
     await writeFile(join(lockPath, 'owner.json'), JSON.stringify({ host: 'another-host|pid:[1]', pid: holder.child.pid }));
-    await assert.rejects(withLock(lockPath, { ...noStale, waitMs: 300 }, undefined, () => Promise.resolve()), { code: 'STORE_CONFLICT' });
+    await assert.rejects(
+      withLock(lockPath, { ...noStale, waitMs: 300 }, undefined, () => Promise.resolve()),
+      { code: 'STORE_CONFLICT' },
+    );
   });
 });

@@ -37,8 +37,7 @@ const DEFAULT_MESSAGES: Partial<Record<status, string>> = {
   [status.DEADLINE_EXCEEDED]: 'Deadline exceeded.',
   [status.INTERNAL]: 'Internal error encountered.',
   [status.PERMISSION_DENIED]: 'The caller does not have permission.',
-  [status.UNAUTHENTICATED]:
-    'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+  [status.UNAUTHENTICATED]: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
   [status.ABORTED]: 'The operation was aborted due to a concurrent modification.',
   [status.UNKNOWN]: 'read ECONNRESET',
   [status.CANCELLED]: 'The operation was cancelled.',

@@ -47,7 +47,10 @@ function parseVersionFilter(filter: string | undefined): VersionState | undefine
 
 /** `labels.KEY=VALUE`, `labels.KEY:VALUE` or `labels.KEY:*`, ANDed by spaces; the empty filter. */
 function secretFilter(filter: string | undefined): (secret: StoredSecret) => boolean {
-  const terms = (filter ?? '').trim().split(/\s+/).filter((t) => t !== '' && t.toUpperCase() !== 'AND');
+  const terms = (filter ?? '')
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== '' && t.toUpperCase() !== 'AND');
   const checks = terms.map((term) => {
     const match = /^labels\.([a-z][a-z0-9_-]*)([:=])(.*)$/.exec(term);
     if (match === null) throw new RpcError(status.INVALID_ARGUMENT, `Invalid filter [${term}]: the test server understands labels.KEY=VALUE and labels.KEY:*.`);

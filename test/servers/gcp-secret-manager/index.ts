@@ -3,11 +3,7 @@
  * v1 gRPC service from the SDK's own protos, the service's rules and status codes, call counting,
  * fault injection and direct state access. Test code only.
  */
-export {
-  startSecretManagerTestServer,
-  type SecretManagerTestServer,
-  type SecretManagerTestServerOptions,
-} from './server.js';
+export { startSecretManagerTestServer, type SecretManagerTestServer, type SecretManagerTestServerOptions } from './server.js';
 export type { FaultSpec } from './faults.js';
 export type { CallRecord } from './calls.js';
 export { SecretManagerState, type SeedSecret, type StoredSecret, type StoredVersion } from './state.js';

@@ -38,10 +38,7 @@ export function parseParent(parent: string | undefined): string {
 /** Validates a secret id. @throws INVALID_ARGUMENT naming the rule. */
 export function assertSecretIdRule(secretId: string): void {
   if (!SECRET_ID.test(secretId)) {
-    throw new RpcError(
-      status.INVALID_ARGUMENT,
-      `Secret ID [${secretId}] is invalid: it must be 1 to 255 characters long and contain only letters, numbers, hyphens and underscores.`,
-    );
+    throw new RpcError(status.INVALID_ARGUMENT, `Secret ID [${secretId}] is invalid: it must be 1 to 255 characters long and contain only letters, numbers, hyphens and underscores.`);
   }
 }
 

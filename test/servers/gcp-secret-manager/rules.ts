@@ -20,16 +20,10 @@ export function assertLabelsRule(labels: Readonly<Record<string, string>>): void
   }
   for (const [key, value] of entries) {
     if (!LABEL_KEY.test(key)) {
-      throw new RpcError(
-        status.INVALID_ARGUMENT,
-        `Label key [${key}] is invalid: keys must start with a lowercase letter and contain at most 63 lowercase letters, numbers, underscores or dashes.`,
-      );
+      throw new RpcError(status.INVALID_ARGUMENT, `Label key [${key}] is invalid: keys must start with a lowercase letter and contain at most 63 lowercase letters, numbers, underscores or dashes.`);
     }
     if (!LABEL_VALUE.test(value)) {
-      throw new RpcError(
-        status.INVALID_ARGUMENT,
-        `Label value [${value}] of key [${key}] is invalid: values can contain at most 63 lowercase letters, numbers, underscores or dashes.`,
-      );
+      throw new RpcError(status.INVALID_ARGUMENT, `Label value [${value}] of key [${key}] is invalid: values can contain at most 63 lowercase letters, numbers, underscores or dashes.`);
     }
   }
 }

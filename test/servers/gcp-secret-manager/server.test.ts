@@ -106,12 +106,21 @@ describe('secrets', () => {
   test('list pages and filters by label', async () => {
     for (const id of ['a', 'b', 'c']) await rpc('CreateSecret', { parent: P, secretId: id, secret: { ...AUTO, labels: { keep: id === 'b' ? 'no' : 'yes' } } });
     const first = await rpc('ListSecrets', { parent: P, pageSize: 2 });
-    assert.deepEqual((first.secrets as Message[]).map((s) => s.name), [`${P}/secrets/a`, `${P}/secrets/b`]);
+    assert.deepEqual(
+      (first.secrets as Message[]).map((s) => s.name),
+      [`${P}/secrets/a`, `${P}/secrets/b`],
+    );
     const second = await rpc('ListSecrets', { parent: P, pageSize: 2, pageToken: first.nextPageToken });
-    assert.deepEqual((second.secrets as Message[]).map((s) => s.name), [`${P}/secrets/c`]);
+    assert.deepEqual(
+      (second.secrets as Message[]).map((s) => s.name),
+      [`${P}/secrets/c`],
+    );
     assert.equal(second.nextPageToken ?? '', '');
     const kept = await rpc('ListSecrets', { parent: P, filter: 'labels.keep=yes' });
-    assert.deepEqual((kept.secrets as Message[]).map((s) => s.name), [`${P}/secrets/a`, `${P}/secrets/c`]);
+    assert.deepEqual(
+      (kept.secrets as Message[]).map((s) => s.name),
+      [`${P}/secrets/a`, `${P}/secrets/c`],
+    );
     await rpcFails('ListSecrets', { parent: P, pageToken: first.nextPageToken, filter: 'labels.keep=yes' }, grpc.status.INVALID_ARGUMENT);
   });
 });
@@ -181,7 +190,7 @@ describe('versions', () => {
     await createWithVersions('s', '1', '2', '3', '4', '5');
     await rpc('DisableSecretVersion', { name: `${P}/secrets/s/versions/5` });
     await rpc('DestroySecretVersion', { name: `${P}/secrets/s/versions/2` });
-    const names = (res: Message) => (res.versions as Message[] | undefined ?? []).map((v) => String(v.name).split('/').pop());
+    const names = (res: Message) => ((res.versions as Message[] | undefined) ?? []).map((v) => String(v.name).split('/').pop());
     const all = await rpc('ListSecretVersions', { parent: `${P}/secrets/s` });
     assert.deepEqual(names(all), ['5', '4', '3', '2', '1']);
     assert.equal(all.totalSize, 5);
@@ -228,7 +237,10 @@ describe('permissions, faults and counting', () => {
     server.injectFault({ method: 'AddSecretVersion', code: grpc.status.DEADLINE_EXCEEDED, afterApply: true });
     await rpcFails('AddSecretVersion', { parent: `${P}/secrets/s`, payload: { data: Buffer.from('lost') } }, grpc.status.DEADLINE_EXCEEDED);
     await rpc('AddSecretVersion', { parent: `${P}/secrets/s`, payload: { data: Buffer.from('lost') } });
-    assert.deepEqual(server.state.versionsOf('s').map((v) => v.number), [2, 1]);
+    assert.deepEqual(
+      server.state.versionsOf('s').map((v) => v.number),
+      [2, 1],
+    );
 
     server.injectFault({ method: 'CreateSecret', code: grpc.status.PERMISSION_DENIED, message: 'custom text' });
     await rpcFails('CreateSecret', { parent: P, secretId: 'never', secret: AUTO }, grpc.status.PERMISSION_DENIED, /^custom text$/);

@@ -120,13 +120,7 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
 }
 
 /** Wraps a handler with counting, permission checks and faults, and answers with real statuses. */
-function unaryHandler(
-  method: MethodName,
-  spec: MethodSpec,
-  counter: CallCounter,
-  faults: FaultInjector,
-  granted: () => ReadonlySet<string> | undefined,
-): grpc.handleUnaryCall<Record<string, unknown>, unknown> {
+function unaryHandler(method: MethodName, spec: MethodSpec, counter: CallCounter, faults: FaultInjector, granted: () => ReadonlySet<string> | undefined): grpc.handleUnaryCall<Record<string, unknown>, unknown> {
   return (call, callback) => {
     counter.arrive(method);
     const request = call.request;

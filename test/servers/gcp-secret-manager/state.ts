@@ -92,11 +92,7 @@ export class SecretManagerState {
   }
 
   /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, ABORTED (etag), INVALID_ARGUMENT. */
-  updateSecret(
-    ref: SecretRef,
-    changes: { labels?: Record<string, string>; annotations?: Record<string, string> },
-    etag: string | undefined,
-  ): StoredSecret {
+  updateSecret(ref: SecretRef, changes: { labels?: Record<string, string>; annotations?: Record<string, string> }, etag: string | undefined): StoredSecret {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
     if (changes.labels !== undefined) assertLabelsRule(changes.labels);

@@ -39,7 +39,17 @@ function groups(): Record<string, unknown>[] {
 /** The discovery document served at `path`, or `undefined` when `path` is not a discovery path. */
 export function discoveryDocument(path: string, serverAddress: string): unknown {
   if (path === '/version') {
-    return { major: '1', minor: '32', gitVersion: 'v1.32.0-pull-secret-test', gitCommit: '0000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.23', compiler: 'gc', platform: 'linux/amd64' };
+    return {
+      major: '1',
+      minor: '32',
+      gitVersion: 'v1.32.0-pull-secret-test',
+      gitCommit: '0000000',
+      gitTreeState: 'clean',
+      buildDate: '2025-01-01T00:00:00Z',
+      goVersion: 'go1.23',
+      compiler: 'gc',
+      platform: 'linux/amd64',
+    };
   }
   if (path === '/api') {
     return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };

@@ -207,7 +207,11 @@ export class JobRunner {
   }
 
   private async emptyDirs(podSpec: Record<string, unknown>, container: Record<string, unknown>, podDir: string): Promise<Record<string, string>> {
-    const emptyDirs = new Set(list(podSpec.volumes).filter((v) => isRecord(v.emptyDir)).map((v) => str(v.name)));
+    const emptyDirs = new Set(
+      list(podSpec.volumes)
+        .filter((v) => isRecord(v.emptyDir))
+        .map((v) => str(v.name)),
+    );
     const out: Record<string, string> = {};
     for (const mount of list(container.volumeMounts)) {
       if (!emptyDirs.has(str(mount.name))) continue;

@@ -6,10 +6,7 @@ import { badRequest } from './status.js';
  * fields support `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`.
  */
 
-type Requirement =
-  | { op: 'eq' | 'neq'; key: string; value: string }
-  | { op: 'in' | 'notin'; key: string; values: string[] }
-  | { op: 'exists' | 'notexists'; key: string };
+type Requirement = { op: 'eq' | 'neq'; key: string; value: string } | { op: 'in' | 'notin'; key: string; values: string[] } | { op: 'exists' | 'notexists'; key: string };
 
 export type Selector = (labels: Readonly<Record<string, string>> | undefined) => boolean;
 

@@ -29,7 +29,6 @@ export function targetOf(rt: ResourceType, name: string): Target {
   return { resource: rt.resource, group: rt.group, name };
 }
 
-
 /**
  * The API semantics on top of the store: create / replace / patch / delete / list with the real
  * server's checks and error Statuses (404, 409 AlreadyExists, 409 Conflict on a stale

@@ -16,7 +16,10 @@ export interface ResourceRoute {
  * segment) to a resource route; `undefined` when nothing is served there.
  */
 export function parseRoute(pathname: string): ResourceRoute | undefined {
-  const parts = pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
+  const parts = pathname
+    .split('/')
+    .filter((p) => p !== '')
+    .map(decodeURIComponent);
   let group: string;
   let version: string;
   let rest: string[];

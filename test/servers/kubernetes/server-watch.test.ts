@@ -61,9 +61,15 @@ describe('Kubernetes test server: watches and Jobs', () => {
     await core.replaceNamespacedSecret({ namespace: 'w', name: 'a', body: { ...current, metadata: { ...current.metadata, labels: { watched: 'no' } } } });
     await w.until(3);
     w.stop();
-    assert.deepEqual(w.events.map((e) => `${e.type} ${e.name}`), ['ADDED a', 'MODIFIED a', 'DELETED a']);
+    assert.deepEqual(
+      w.events.map((e) => `${e.type} ${e.name}`),
+      ['ADDED a', 'MODIFIED a', 'DELETED a'],
+    );
     const rvs = w.events.map((e) => Number(e.rv));
-    assert.deepEqual([...rvs].sort((x, y) => x - y), rvs);
+    assert.deepEqual(
+      [...rvs].sort((x, y) => x - y),
+      rvs,
+    );
     assert.equal(server.calls('WATCH', 'secrets'), 1);
   });
 
@@ -72,13 +78,19 @@ describe('Kubernetes test server: watches and Jobs', () => {
     const initial = await collect(kc, '/api/v1/namespaces/w/secrets');
     await initial.until(2);
     initial.stop();
-    assert.deepEqual(initial.events.map((e) => `${e.type} ${e.name}`), ['ADDED a', 'ADDED ignored']);
+    assert.deepEqual(
+      initial.events.map((e) => `${e.type} ${e.name}`),
+      ['ADDED a', 'ADDED ignored'],
+    );
 
     const resumed = await collect(kc, '/api/v1/namespaces/w/secrets', { resourceVersion: list.metadata?.resourceVersion ?? '' });
     server.deleteObject('secrets', 'w', 'ignored');
     await resumed.until(1);
     resumed.stop();
-    assert.deepEqual(resumed.events.map((e) => `${e.type} ${e.name}`), ['DELETED ignored']);
+    assert.deepEqual(
+      resumed.events.map((e) => `${e.type} ${e.name}`),
+      ['DELETED ignored'],
+    );
   });
 
   it('creates Jobs with defaults and rejects bad pod policies', async () => {
@@ -102,7 +114,10 @@ describe('Kubernetes test server: watches and Jobs', () => {
     // The generated job-name labels are too long as well, as on a real API server.
     assert.deepEqual([...new Set(long.details.causes.map((c) => c.field))], ['metadata.name', 'metadata.labels', 'spec.template.metadata.labels']);
     const noContainers = await rejected({ metadata: { name: 'j-empty' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [] } } } });
-    assert.deepEqual(noContainers.details.causes.map((c) => c.field), ['spec.template.spec.containers']);
+    assert.deepEqual(
+      noContainers.details.causes.map((c) => c.field),
+      ['spec.template.spec.containers'],
+    );
   });
 
   it('updates Job status through the helper, with a watch event', async () => {
@@ -112,7 +127,10 @@ describe('Kubernetes test server: watches and Jobs', () => {
     assert.equal(updated.metadata.generation, 1, 'status changes do not bump generation');
     await w.until(2);
     w.stop();
-    assert.deepEqual(w.events.map((e) => e.type), ['ADDED', 'MODIFIED']);
+    assert.deepEqual(
+      w.events.map((e) => e.type),
+      ['ADDED', 'MODIFIED'],
+    );
     const read = await batch.readNamespacedJob({ namespace: 'hyperfleet-system', name: 'pullsecret-c1-gen1' });
     assert.equal(read.status?.succeeded, 1);
     await batch.deleteNamespacedJob({ namespace: 'hyperfleet-system', name: 'pullsecret-c1-gen1', propagationPolicy: 'Foreground' });
@@ -138,10 +156,22 @@ describe('Kubernetes test server: watches and Jobs', () => {
   it('works with kubectl get, create and apply', { skip: existsSync('/usr/bin/kubectl') ? false : 'kubectl not installed' }, async () => {
     const home = join(server.dir, 'home');
     await mkdir(home, { recursive: true });
-    const kubectl = async (...args: string[]) =>
-      (await promisify(execFile)('kubectl', ['--kubeconfig', server.kubeconfigPath, ...args], { env: { ...process.env, HOME: home }, timeout: 30_000 })).stdout;
+    const kubectl = async (...args: string[]) => (await promisify(execFile)('kubectl', ['--kubeconfig', server.kubeconfigPath, ...args], { env: { ...process.env, HOME: home }, timeout: 30_000 })).stdout;
     const manifest = join(server.dir, 'job.yaml');
-    await writeFile(manifest, ['apiVersion: batch/v1', 'kind: Job', 'metadata: {name: kubectl-job, namespace: w}', 'spec:', '  template:', '    spec:', '      restartPolicy: Never', '      containers: [{name: c, image: busybox:1.36}]', ''].join('\n'));
+    await writeFile(
+      manifest,
+      [
+        'apiVersion: batch/v1',
+        'kind: Job',
+        'metadata: {name: kubectl-job, namespace: w}',
+        'spec:',
+        '  template:',
+        '    spec:',
+        '      restartPolicy: Never',
+        '      containers: [{name: c, image: busybox:1.36}]',
+        '',
+      ].join('\n'),
+    );
     assert.match(await kubectl('create', '-f', manifest), /job.batch\/kubectl-job created/);
     assert.match(await kubectl('apply', '-f', manifest), /job.batch\/kubectl-job (configured|unchanged)/);
     assert.match(await kubectl('get', 'secrets', '-n', 'w'), /^NAME\s+TYPE\s+DATA\s+AGE\n/);

@@ -93,7 +93,10 @@ describe('Kubernetes test server: core API', () => {
     assert.equal(first.items.length, 2);
     assert.ok(first.metadata?._continue);
     const rest = await core.listNamespacedSecret({ namespace: 'ns1', limit: 2, _continue: first.metadata._continue });
-    assert.deepEqual(rest.items.map((s) => s.metadata?.name), ['s3']);
+    assert.deepEqual(
+      rest.items.map((s) => s.metadata?.name),
+      ['s3'],
+    );
   });
 
   it('validates bodies like the API server', async () => {
@@ -135,7 +138,10 @@ describe('Kubernetes test server: core API', () => {
   it('patches with JSON patch, merge patch and strategic merge patch', async () => {
     await core.patchNamespacedSecret({ namespace: 'ns1', name: 's1', body: [{ op: 'add', path: '/metadata/labels/json', value: 'patch' }] });
     await core.patchNamespacedSecret({ namespace: 'ns1', name: 's1', body: { metadata: { labels: { merge: 'patch' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    await core.patchNamespacedSecret({ namespace: 'ns1', name: 's1', body: { metadata: { annotations: { smp: 'yes' } }, data: { extra: null } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+    await core.patchNamespacedSecret(
+      { namespace: 'ns1', name: 's1', body: { metadata: { annotations: { smp: 'yes' } }, data: { extra: null } } },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
     const s = server.getObject('secrets', 'ns1', 's1');
     assert.deepEqual(s?.metadata.labels, { app: 'a', json: 'patch', merge: 'patch' });
     assert.deepEqual(s?.metadata.annotations, { smp: 'yes' });
@@ -170,7 +176,10 @@ describe('Kubernetes test server: core API', () => {
     assert.equal(server.calls('GET', 'secrets'), 5);
     assert.equal(server.calls('PUT', 'secrets'), 1);
     assert.equal(server.writes(), 1);
-    assert.deepEqual(server.requests().map((r) => r.status), [503, 503, 200, 200, 500, 200]);
+    assert.deepEqual(
+      server.requests().map((r) => r.status),
+      [503, 503, 200, 200, 500, 200],
+    );
   });
 
   it('gives tests direct access to state', () => {

@@ -102,12 +102,11 @@ export function unauthorized(): StatusError {
 
 export function forbidden(verb: string, t: Target, namespace?: string): StatusError {
   const scope = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`;
-  return new StatusError(
-    403,
-    'Forbidden',
-    `${qualified(t)} "${t.name}" is forbidden: User "system:serviceaccount:test:client" cannot ${verb} resource "${t.resource}" in API group "${t.group}" ${scope}`,
-    { name: t.name, group: t.group || undefined, kind: t.resource },
-  );
+  return new StatusError(403, 'Forbidden', `${qualified(t)} "${t.name}" is forbidden: User "system:serviceaccount:test:client" cannot ${verb} resource "${t.resource}" in API group "${t.group}" ${scope}`, {
+    name: t.name,
+    group: t.group || undefined,
+    kind: t.resource,
+  });
 }
 
 export function methodNotAllowed(method: string): StatusError {
@@ -115,7 +114,11 @@ export function methodNotAllowed(method: string): StatusError {
 }
 
 export function unsupportedMediaType(contentType: string): StatusError {
-  return new StatusError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`);
+  return new StatusError(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`,
+  );
 }
 
 export function tooManyRequests(): StatusError {

@@ -42,7 +42,7 @@ function checkSchema(rt: ResourceType, obj: KubeObject): void {
   try {
     schemaModel(obj)?.validate();
   } catch (err) {
-    const errors = ((err as { errors?: AjvError[] }).errors ?? []);
+    const errors = (err as { errors?: AjvError[] }).errors ?? [];
     if (errors.some((e) => e.keyword === 'type')) {
       throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${errors.map((e) => `${e.instancePath ?? ''} ${e.message ?? ''}`).join('; ')}`);
     }
@@ -71,7 +71,13 @@ function secretCauses(obj: KubeObject): StatusCause[] {
   for (const [key, bytes] of data) {
     total += key.length + bytes.length;
     if (key.length > 253 || !DATA_KEY.test(key)) {
-      causes.push(invalidValue(`data[${key}]`, key, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
+      causes.push(
+        invalidValue(
+          `data[${key}]`,
+          key,
+          "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+        ),
+      );
     }
   }
   if (total > MAX_SECRET_BYTES) causes.push(tooLong('data', MAX_SECRET_BYTES));
@@ -135,7 +141,6 @@ export function validateObject(rt: ResourceType, obj: KubeObject): void {
 function immutable(field: string, value: unknown): StatusCause {
   return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: field is immutable` };
 }
-
 
 /**
  * Rules that compare an update with the stored object: immutable fields.

@@ -38,9 +38,7 @@ export function apiFailure(err: unknown, ctx: ApiCheckContext): CheckResult {
       ]);
     case 'STORE_UNAUTHENTICATED':
       return result('fail', `the credentials were missing or rejected: ${error.message}`, [
-        ctx.inKubernetes
-          ? workloadIdentityBindingCommand(ctx.serviceAccount, ctx.workloadPool, ctx.kubernetesServiceAccount)
-          : adcLoginCommand(ctx.serviceAccount),
+        ctx.inKubernetes ? workloadIdentityBindingCommand(ctx.serviceAccount, ctx.workloadPool, ctx.kubernetesServiceAccount) : adcLoginCommand(ctx.serviceAccount),
       ]);
     case 'STORE_PERMISSION_DENIED':
       return result('fail', error.message, [enableApiCommand(ctx.project)]);

@@ -80,7 +80,5 @@ export async function checkCredentials(ctx: CredentialsContext): Promise<CheckRe
     return result('pass', 'GKE metadata server (Workload Identity); the API check below proves it', []);
   }
   const where = metadataOff ? 'and METADATA_SERVER_DETECTION=none rules out the metadata server' : 'the metadata server of GCE/GKE is the only source left';
-  return result(metadataOff ? 'fail' : 'warn', `no credential file found (GOOGLE_APPLICATION_CREDENTIALS unset, no ${wellKnown}), ${where}`, [
-    adcLoginCommand(ctx.serviceAccount),
-  ]);
+  return result(metadataOff ? 'fail' : 'warn', `no credential file found (GOOGLE_APPLICATION_CREDENTIALS unset, no ${wellKnown}), ${where}`, [adcLoginCommand(ctx.serviceAccount)]);
 }

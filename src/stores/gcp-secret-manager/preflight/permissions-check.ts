@@ -40,8 +40,7 @@ export function permissionChecks(evidence: PermissionEvidence): CheckResult[] {
       return check(
         permission,
         'warn',
-        `cannot be verified: ${evidence.resource} does not exist and Secret Manager then reports no permissions; ` +
-          'check the project bindings, or run preflight with --secret naming an existing secret',
+        `cannot be verified: ${evidence.resource} does not exist and Secret Manager then reports no permissions; ` + 'check the project bindings, or run preflight with --secret naming an existing secret',
         [listBindingsCommand(evidence.project, evidence.serviceAccount), grant],
       );
     }

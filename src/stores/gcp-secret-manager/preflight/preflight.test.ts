@@ -110,7 +110,10 @@ test('an empty answer on a secret that does not exist is ambiguous: warnings, se
     ],
   );
   const text = formatReport(report);
-  assert.match(text, /fix: gcloud projects get-iam-policy customer-project --flatten="bindings\[\]\.members" --filter="bindings\.members:serviceAccount:pullsecret-manager@platform-project\.iam\.gserviceaccount\.com" --format="value\(bindings\.role\)"/);
+  assert.match(
+    text,
+    /fix: gcloud projects get-iam-policy customer-project --flatten="bindings\[\]\.members" --filter="bindings\.members:serviceAccount:pullsecret-manager@platform-project\.iam\.gserviceaccount\.com" --format="value\(bindings\.role\)"/,
+  );
   assert.match(text, /3 passed, 0 failed, 3 warnings, 0 skipped$/);
 });
 
@@ -118,6 +121,9 @@ test('an empty answer on an existing secret, or with GetSecret refused, is a rea
   for (const getSecret of [() => Promise.resolve({ name: 'x' }), () => Promise.reject(new PullSecretError('STORE_PERMISSION_DENIED', 'denied'))]) {
     const report = await runPreflight(input({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), () => Promise.resolve(fakeProbe([], getSecret)));
     assert.equal(report.ok, false);
-    assert.deepEqual(report.checks.slice(2).map((c) => c.status), ['fail', 'fail', 'fail', 'fail']);
+    assert.deepEqual(
+      report.checks.slice(2).map((c) => c.status),
+      ['fail', 'fail', 'fail', 'fail'],
+    );
   }
 });
