@@ -158,7 +158,7 @@ export function conformanceSuite(mode: ExecutionMode): void {
         );
         assertExplained(failed);
         const health = failed.conditions.find((c) => c.type === 'Health');
-        assert.equal(health?.reason, mode === 'job' ? 'PermissionDenied' : 'StoreFailed');
+        assert.equal(health?.reason, mode === 'job' ? 'KubernetesForbidden' : 'KubernetesFailed');
         assert.match(health?.message ?? '', mode === 'job' ? /HTTP 403/ : /ENOTDIR/);
         assert.notEqual(stack.api.getCluster(cluster.id)?.status.conditions.find((c) => c.type === 'Reconciled')?.status, 'True');
         await unblock();
@@ -175,7 +175,7 @@ export function conformanceSuite(mode: ExecutionMode): void {
             : asyncly(stack.kube.injectFault({ method: 'DELETE', resource: 'secrets', namespace: `clusters-${cluster.id}`, status: 503, times: Infinity }));
         await deleteCluster(stack, cluster.id);
         const pending = await stack.waitForStatus(cluster.id, (s) => statusOf(s, 'Finalized') === 'False');
-        assert.equal(conditionOf(pending, 'Finalized'), mode === 'job' ? 'False/StoreUnavailable' : 'False/StoreFailed');
+        assert.equal(conditionOf(pending, 'Finalized'), mode === 'job' ? 'False/KubernetesUnavailable' : 'False/KubernetesFailed');
         assertExplained(pending);
         assert.ok(stack.api.getCluster(cluster.id)?.deleted_time, 'not hard-deleted while cleanup is unconfirmed');
         const retried = stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Finalized') === 'False').length;
