@@ -46,8 +46,14 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
   const controller = new AbortController();
   const abort = () => controller.abort();
   // A stray rejection from a dependency ends the job as a failure the sidecar can read, not a crash.
+  let job: Promise<unknown> = Promise.resolve();
+  let stray: Promise<never> | undefined;
   const restoreGuard = onStrayError(async (_kind, error) => {
+    stray = new Promise<never>(() => {});
     controller.abort();
+    // The aborted job writes its own (ABORTED) result: let it settle first, bounded, so the stray
+    // error's result is the one that stays.
+    await Promise.race([job.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     await writeFailureResult(resultsPath, error);
     process.exit(reportFailure(error));
   });
@@ -55,9 +61,12 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
   process.on('SIGTERM', abort).on('SIGINT', abort);
   try {
     const logger = createLogger({ level: config.logLevel });
-    await runPullSecretJob(config, logger, { dryRun, signal: controller.signal });
+    job = runPullSecretJob(config, logger, { dryRun, signal: controller.signal });
+    await job;
     return 0;
   } catch (err) {
+    // A stray error aborted the job: the guard reports it and exits; nothing more to say here.
+    if (stray !== undefined) return stray;
     // The job writes its own failure result; this covers what escaped it (e.g. closing the store).
     await writeFailureResult(resultsPath, toPullSecretError(err), { keepFailure: true });
     return reportFailure(err);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_MANIFEST_DIR, KUBERNETES_TARGET_KINDS } from '../kube/target-config.js';
+import { DEFAULT_MANIFEST_DIR, KUBERNETES_TARGET_KINDS, managementNamespaceSchema } from '../kube/target-config.js';
 import { isStoreKind, STORE_KINDS } from '../stores/registry.js';
 import { DEFAULT_RETRY } from '../util/retry.js';
 
@@ -42,7 +42,7 @@ export const kubernetesSectionSchema = z
 
 /** The job's Kubernetes section: the shared one plus the management namespace. */
 export const jobKubernetesSectionSchema = z
-  .object({ ...kubernetesShape, namespace: z.string().min(1).optional() })
+  .object({ ...kubernetesShape, namespace: managementNamespaceSchema.optional() })
   .strict()
   .transform((k) => ({ ...k, target: k.target ?? (k.namespace !== undefined ? ('api' as const) : ('none' as const)) }));
 

@@ -18,19 +18,14 @@ export interface KubernetesTargetConfig {
   kubeconfigPath?: string;
 }
 
-export const kubernetesTargetSchema = z
-  .object({
-    target: z.enum(KUBERNETES_TARGET_KINDS, { message: `must be one of ${KUBERNETES_TARGET_KINDS.join(', ')}` }).optional(),
-    // Checked here, at start, not when the first Secret is written (after a store write).
-    namespace: z
-      .string()
-      .max(63, 'must be a DNS-1123 label of at most 63 characters')
-      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label: lowercase letters, digits or "-", starting and ending with a letter or digit')
-      .optional(),
-    manifestDir: z.string().min(1).default(DEFAULT_MANIFEST_DIR),
-  })
-  // Upstream behaviour: a management namespace alone means "write the Secret through the API".
-  .transform((v): KubernetesTargetConfig => ({ ...v, target: v.target ?? (v.namespace !== undefined ? 'api' : 'none') }));
+/**
+ * The management namespace a job is given (`MANAGEMENT_NAMESPACE`): a DNS-1123 label, checked when
+ * the configuration is read, not when the first Secret is written (after a store write).
+ */
+export const managementNamespaceSchema = z
+  .string()
+  .max(63, 'must be a DNS-1123 label of at most 63 characters')
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label: lowercase letters, digits or "-", starting and ending with a letter or digit');
 
 export const KUBERNETES_TARGET_ENV = {
   KUBERNETES_TARGET: { key: 'target', help: 'Also write the Kubernetes Secret: api | manifests | none (default none, or api when MANAGEMENT_NAMESPACE is set).' },
