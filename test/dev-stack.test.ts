@@ -144,7 +144,7 @@ test('status: table and JSON from the stand-in, failures and skips explained', a
   const table = await runCli(['status', '--api', stack.urls.api], baseEnv());
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /^CLUSTER +GEN +APPLIED +AVAILABLE +HEALTH +VERSION +KUBERNETES SECRET$/m);
-  assert.match(table.stdout, /^demo-gcp-1 +1 +True SecretCreated +True SecretAvailable +True Healthy +1 +clusters-…/m);
+  assert.match(table.stdout, /^demo-gcp-1 +1 +True (?:SecretCreated|SecretUpToDate) +True SecretAvailable +True Healthy +1 +clusters-…/m);
   assert.match(table.stdout, /demo-invalid-pull-secret +invalid pull secret format: registry "quay.io": auth must decode to user:password/);
   assert.match(table.stdout, /demo-waiting-for-dns +Skipped: the dns adapter has not succeeded yet/);
 
