@@ -202,6 +202,23 @@ describe('store settings: the same variables for job and adapter', () => {
   });
 });
 
+describe('what a Job spec may hold', () => {
+  test('a secret store setting (LOCAL_STORE_KEY) is never projected into the Job environment', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const config = validateAdapterConfig({
+      hyperfleetApi: { baseUrl: 'http://api:8000' },
+      broker: { type: 'embedded' },
+      store: { type: 'local', settings: { dir: '/data/store', key } },
+      kubernetes: { target: 'api' },
+      execution: { mode: 'job' },
+    });
+    const env = projectJobEnv(config, 'local', undefined);
+    assert.equal(env.LOCAL_STORE_DIR, '/data/store');
+    assert.ok(!('LOCAL_STORE_KEY' in env));
+    assert.ok(!Object.values(env).includes(key));
+  });
+});
+
 describe('which store: SECRET_STORE, else the store whose variables are set, else local', () => {
   const upstream = { GCP_PROJECT_ID: 'customer-prod-12345', CLUSTER_ID: 'c1', SECRET_NAME: 's', PULL_SECRET_DATA: VALID_PULL_SECRET, RESULTS_PATH: '/results/adapter-result.json', LOG_LEVEL: 'info' };
 

@@ -63,8 +63,9 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
 export function configEnv(): Readonly<Record<string, ConfigEnvVar & { store?: string }>> {
   const table: Record<string, ConfigEnvVar & { store?: string }> = { ...OWN };
   for (const store of storeFactories()) {
-    for (const [name, { key, help }] of Object.entries(store.env)) {
-      table[name] = { path: `store.settings.${key}`, help, scope: key === store.scope?.settingKey ? 'job' : 'both', store: store.kind };
+    for (const [name, { key, help, secret }] of Object.entries(store.env)) {
+      const scope = key === store.scope?.settingKey ? 'job' : 'both';
+      table[name] = { path: `store.settings.${key}`, help, scope, store: store.kind, ...(secret === true ? { toJob: false } : {}) };
     }
   }
   return table;
@@ -91,7 +92,7 @@ export function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMappin
  * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
  * variable (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) and the selected store's
  * settings, read from the adapter config at their paths; `scope` fills the store's scope setting
- * (GCP_PROJECT_ID). Only plain values are projected.
+ * (GCP_PROJECT_ID). Only plain values are projected; a secret setting (LOCAL_STORE_KEY) never is.
  */
 export function projectJobEnv(config: unknown, storeKind: string, scope: string | undefined): Record<string, string> {
   const env: Record<string, string> = {};

@@ -7,6 +7,8 @@ export interface EnvSetting {
   key: string;
   /** One line for `--help` and the configuration reference. */
   help: string;
+  /** A secret (a key): never projected into a Job's spec, where anyone who can read Jobs would see it. */
+  secret?: boolean;
 }
 
 /** Environment variable name → setting. */

@@ -128,10 +128,11 @@ export class GcpSecretStore implements SecretStore {
             const result = await callExpecting(this.target('GetSecret', path), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.getSecret({ name: path }, o));
             return result.ok ? { etag: result.value[0].etag ?? '', annotations: { ...(result.value[0].annotations ?? {}) } } : undefined;
           },
-          updateAnnotations: async (annotations, etag) => {
+          updateAnnotations: async (annotations, etag, detached = false) => {
             const update = { secret: { name: path, annotations, etag }, updateMask: { paths: ['annotations'] } };
+            const callOptions = this.callOptions(detached ? { ...options, signal: undefined } : options);
             // A stale etag is ABORTED (AIP-154); FAILED_PRECONDITION is accepted as the same answer.
-            const result = await callExpecting(this.target('UpdateSecret', path), this.callOptions(options), ['ABORTED', 'FAILED_PRECONDITION'], (o) => this.client.updateSecret(update, o));
+            const result = await callExpecting(this.target('UpdateSecret', path), callOptions, ['ABORTED', 'FAILED_PRECONDITION'], (o) => this.client.updateSecret(update, o));
             return result.ok ? (result.value[0].etag ?? '') : undefined;
           },
           newestEnabledVersion: async () => (await this.accessLatestEnabled(secretId, options))?.version ?? null,

@@ -27,8 +27,11 @@ const CLOCK_SKEW_MS = 10_000;
 export interface IntentRpcs {
   /** GetSecret: etag and annotations; `undefined` when the secret does not exist. */
   getSecret(): Promise<{ etag: string; annotations: Record<string, string> } | undefined>;
-  /** UpdateSecret(annotations) with `etag`: the new etag, or `undefined` when the etag was stale. */
-  updateAnnotations(annotations: Record<string, string>, etag: string): Promise<string | undefined>;
+  /**
+   * UpdateSecret(annotations) with `etag`: the new etag, or `undefined` when the etag was stale.
+   * `detached`: not cut short by the caller's signal (only by the call deadline).
+   */
+  updateAnnotations(annotations: Record<string, string>, etag: string, detached?: boolean): Promise<string | undefined>;
   /** The newest ENABLED version id, `null` when none. */
   newestEnabledVersion(): Promise<string | null>;
   /** AddSecretVersion. */
@@ -84,7 +87,8 @@ export async function addUnderWriteIntent(rpcs: IntentRpcs, target: { path: stri
     return await rpcs.add();
   } finally {
     // Best effort: an intent left behind (crash, lost answer) only delays the next writer until it expires.
+    // Detached from the caller's signal: a write cut short (drain, newer generation) still clears it.
     const others = Object.fromEntries(Object.entries(secret.annotations).filter(([key]) => key !== WRITE_INTENT_ANNOTATION));
-    await rpcs.updateAnnotations(others, etag).catch(() => undefined);
+    await rpcs.updateAnnotations(others, etag, true).catch(() => undefined);
   }
 }
