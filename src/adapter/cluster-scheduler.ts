@@ -39,13 +39,10 @@ export class ClusterScheduler<T> {
   private readonly slots = new Map<string, ClusterSlot<T>>();
   private readonly ready: Array<() => void> = [];
   private running = 0;
-  private readonly controller = new AbortController();
+  private stopped = false;
 
   constructor(private readonly concurrency: number) {
     if (!(concurrency >= 1)) throw new RangeError('concurrency must be at least 1');
-    // Every running task's calls listen on this one signal (many per task), and each removes its
-    // listener when done: many listeners here are by design, not a leak.
-    setMaxListeners(0, this.controller.signal);
   }
 
   /** Tasks running or waiting. */
@@ -82,7 +79,8 @@ export class ClusterScheduler<T> {
 
   /** Aborts the signal every running task received (hard stop after the drain time). */
   abortAll(): void {
-    this.controller.abort();
+    this.stopped = true;
+    for (const slot of this.slots.values()) slot.current?.controller.abort();
   }
 
   private enqueue(clusterId: string, slot: ClusterSlot<T>): void {
@@ -103,14 +101,22 @@ export class ClusterScheduler<T> {
     // Take the newest pending work at the moment a worker is free, not when it was queued.
     const work = slot.pending;
     slot.pending = undefined;
+    // One controller per task, linked by hand to the caller's signal: AbortSignal.any() with a
+    // process-long signal keeps a reference per task on Node 20 (a leak in a long-running adapter).
     const controller = new AbortController();
+    // A task's calls each listen on its signal (several store and API calls): by design, not a leak.
+    setMaxListeners(0, controller.signal);
+    const callerAbort = () => controller.abort(work?.signal?.reason);
+    if (this.stopped) controller.abort();
+    else if (work?.signal?.aborted) callerAbort();
+    else work?.signal?.addEventListener('abort', callerAbort, { once: true });
     if (work !== undefined) slot.current = { generation: work.generation, controller };
-    const signals = [this.controller.signal, controller.signal, ...(work?.signal === undefined ? [] : [work.signal])];
     try {
-      if (work !== undefined) work.resolve(await work.task(AbortSignal.any(signals)));
+      if (work !== undefined) work.resolve(await work.task(controller.signal));
     } catch (err) {
       work?.reject(err);
     } finally {
+      work?.signal?.removeEventListener('abort', callerAbort);
       slot.current = undefined;
       this.running--;
       this.ready.shift()?.();
