@@ -3,8 +3,8 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { ClusterScheduler, SUPERSEDED } from '../src/adapter/cluster-scheduler.js';
 import { validateAdapterConfig } from '../src/adapter/config.js';
-import type { ClusterWork, Executor } from '../src/adapter/executor.js';
-import type { WorkOutcome } from '../src/adapter/outcome.js';
+import type { ClusterCleanup, ClusterWork, Executor } from '../src/adapter/executor.js';
+import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';
 import { EventPipeline } from '../src/adapter/pipeline.js';
 import { Preconditions } from '../src/adapter/preconditions.js';
 import type { Disposition, InboundMessage } from '../src/brokers/broker.js';
@@ -31,8 +31,11 @@ class WaitingExecutor implements Executor {
     return { kind: 'failed', error: new PullSecretError('ABORTED', 'aborted'), target: work.target };
   }
 
-  async finalize(): Promise<WorkOutcome> {
-    throw new Error('not used');
+  readonly finalized: WorkTarget[] = [];
+
+  async finalize(cleanup: ClusterCleanup): Promise<WorkOutcome> {
+    this.finalized.push(cleanup.target);
+    return { kind: 'finalized', target: cleanup.target, kubernetesRemoved: true, cloud: 'absent' };
   }
 
   async close(): Promise<void> {}
@@ -98,7 +101,7 @@ describe('event pipeline and the executor contract', () => {
     assert.equal(statuses.length, 1, 'one report, from the newer event');
     assert.equal(statuses[0]?.conditions.find((c) => c.type === 'Applied')?.message, 'second call');
   });
-  it('a deleted cluster whose names never passed the checks is finalized: nothing of ours can exist', async () => {
+  it('a deleted cluster whose spec names something unusable is cleaned up under the default names, then finalized', async () => {
     const { id: _id, href: _href, ...rest } = fixture;
     const cluster = await api.seedCluster({
       ...rest,
@@ -109,6 +112,11 @@ describe('event pipeline and the executor contract', () => {
     const executor = new WaitingExecutor();
     assert.equal(await pipeline(executor).handle(message(cluster.id, 3)), 'ack');
     assert.equal(executor.calls, 0, 'no executor work for names that cannot be used');
+    assert.deepEqual(
+      executor.finalized.map((t) => t.secretName),
+      [`hyperfleet-${cluster.id}-pull-secret`],
+      'what an earlier generation may have written under the default names is cleaned up',
+    );
     assert.deepEqual(
       reports.filter((r) => r.clusterId === cluster.id),
       [{ clusterId: cluster.id, finalized: 'True' }],

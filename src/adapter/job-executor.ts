@@ -2,6 +2,8 @@ import { toPullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { jobDataSecretName, pullSecretJobName } from '../kube/job-manifest.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { credentialStrings } from '../pullsecret/credentials.js';
+import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { projectJobEnv } from '../config/env-table.js';
 import { storeFactory } from '../stores/registry.js';
@@ -34,36 +36,47 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
   const job = config.execution.job;
   // The store's per-version limit, checked before a Job is launched.
   const maxBytes = storeFactory(config.store.type).maxPayloadBytes;
+  /** Checks everything, then launches (or finds) the cluster's Job and waits for it, bounded. */
+  async function launchFor(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
+    const jobBase = { target: work.target, jobNamespace: job.namespace };
+    try {
+      // Every name the Job and its data Secret use, checked before the first Kubernetes call.
+      deriveClusterNames({ clusterId: work.clusterId, secretName: work.target.secretName, namespace: work.target.namespace, kubernetes: config.kubernetes.target === 'api' });
+      pullSecretJobName(work.clusterId, work.generation);
+      jobDataSecretName(work.clusterId);
+      validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
+      const env = { ...storeSettingsEnv(config, work.target.projectId), SECRET_NAME: work.target.secretName };
+      const result = await launcher.launch(
+        {
+          clusterId: work.clusterId,
+          generation: work.generation,
+          pullSecret: Buffer.from(work.pullSecret),
+          env,
+          image: job.image,
+          namespace: job.namespace,
+          activeDeadlineSeconds: job.timeoutSeconds,
+          kubernetesSecret: config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
+        },
+        { signal, timeoutMs: job.waitSeconds * 1000 },
+      );
+      return result.outcome === 'succeeded'
+        ? { kind: 'job-succeeded', ...jobBase, jobName: result.jobName }
+        : { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
+    } catch (err) {
+      const error = toPullSecretError(err);
+      if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: pullSecretJobName(work.clusterId, work.generation) };
+      return { kind: 'failed', error, target: work.target };
+    }
+  }
+
   return {
     async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
-      const jobBase = { target: work.target, jobNamespace: job.namespace };
+      // As in-process: a Kubernetes error that quotes what it was sent must not carry the credentials.
+      const release = redactor.register(credentialStrings(work.pullSecret));
       try {
-        // Every name the Job and its data Secret use, checked before the first Kubernetes call.
-        deriveClusterNames({ clusterId: work.clusterId, secretName: work.target.secretName, namespace: work.target.namespace, kubernetes: config.kubernetes.target === 'api' });
-        pullSecretJobName(work.clusterId, work.generation);
-        jobDataSecretName(work.clusterId);
-        validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
-        const env = { ...storeSettingsEnv(config, work.target.projectId), SECRET_NAME: work.target.secretName };
-        const result = await launcher.launch(
-          {
-            clusterId: work.clusterId,
-            generation: work.generation,
-            pullSecret: Buffer.from(work.pullSecret),
-            env,
-            image: job.image,
-            namespace: job.namespace,
-            activeDeadlineSeconds: job.timeoutSeconds,
-            kubernetesSecret: config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
-          },
-          { signal, timeoutMs: job.waitSeconds * 1000 },
-        );
-        return result.outcome === 'succeeded'
-          ? { kind: 'job-succeeded', ...jobBase, jobName: result.jobName }
-          : { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
-      } catch (err) {
-        const error = toPullSecretError(err);
-        if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: pullSecretJobName(work.clusterId, work.generation) };
-        return { kind: 'failed', error, target: work.target };
+        return await launchFor(work, signal);
+      } finally {
+        release();
       }
     },
     async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {

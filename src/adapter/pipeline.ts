@@ -136,10 +136,12 @@ export class EventPipeline {
     try {
       names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
     } catch (err) {
-      // Names are checked before any write, so a deleted cluster whose names never passed has nothing
-      // of ours to clean up: let it go instead of holding its deletion for ever.
-      if (cluster.deleted_time !== undefined) return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
-      return { kind: 'failed', error: toPullSecretError(err) };
+      if (cluster.deleted_time === undefined) return { kind: 'failed', error: toPullSecretError(err) };
+      // A deleted cluster whose current spec names something unusable: an earlier generation may have
+      // written under the default names, so clean up those (and every Job) rather than nothing.
+      const fallback = defaultClusterNames(cluster.id, this.deps.writesKubernetes);
+      if (fallback === undefined) return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
+      names = fallback;
     }
     const target: WorkTarget = {
       store: this.deps.storeKind,
@@ -196,4 +198,13 @@ export class EventPipeline {
 
 function supersededBy(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason === SUPERSEDED;
+}
+
+/** The default names of a cluster (no spec overrides); `undefined` when even those cannot be used. */
+function defaultClusterNames(clusterId: string, kubernetes: boolean): ClusterNames | undefined {
+  try {
+    return deriveClusterNames({ clusterId, kubernetes });
+  } catch {
+    return undefined;
+  }
 }
