@@ -5,10 +5,10 @@ import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
 import type { WorkOutcome } from './outcome.js';
 import { removeClusterSecrets, storeFor, type ClusterResources } from './secret-cleanup.js';
 
-/** In-process execution: `reconcilePullSecret` with a shared store client per project. */
 /** What an adapter user sets to choose another cloud secret name (named in the refusal of an unmanaged secret). */
 const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 
+/** In-process execution: `reconcilePullSecret` with a shared store client per project. */
 export class InProcessExecutor implements Executor {
   constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy }) {}
 

@@ -49,7 +49,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     retry: config.execution.retry,
     logger,
   });
-  const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onGcpApiCall });
+  const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onStoreApiCall });
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined

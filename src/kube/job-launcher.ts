@@ -106,7 +106,7 @@ function jobEnv(request: JobLaunchRequest): Record<string, string> {
  *
  * The pull secret is never put in the Job spec, an annotation, a log field or an error message.
  * @throws PullSecretError: IDENTIFIER_INVALID / CONFIG_* for unusable input; SECRET_UNMANAGED when the
- *   Job or data Secret exists without `managed-by=hyperfleet`; STORE_* for Kubernetes API failures
+ *   Job or data Secret exists without `managed-by=hyperfleet`; KUBE_* for Kubernetes API failures
  *   (classified, retryable where it helps); JOB_IN_PROGRESS (retryable) when the Job is still running
  *   at the deadline; JOB_FAILED (retryable) when the Job is deleted while watched; CLEANUP_PENDING
  *   (retryable) when an older generation's Job does not stop in time; ABORTED.
@@ -271,16 +271,4 @@ function resultOf(job: V1Job, request: JobLaunchRequest): JobStatusResult {
 /** A launcher for the cluster found by `loadKubeConfig`. Makes no network call. @throws CONFIG_INVALID. */
 export function createPullSecretJobLauncher(options: LoadKubeConfigOptions & { logger?: JobLauncherLogger; watchRetry?: RetryPolicy } = {}): PullSecretJobLauncher {
   return new PullSecretJobLauncher({ kubeConfig: loadKubeConfig(options).kubeConfig, logger: options.logger, watchRetry: options.watchRetry });
-}
-
-/**
- * One-shot form of `PullSecretJobLauncher.launch` (a long-running adapter keeps one launcher).
- * `kubeConfig` wins over the kubeconfig lookup options. Same contract and errors as `launch`.
- */
-export function launchPullSecretJob(
-  request: JobLaunchRequest,
-  options: JobLaunchOptions & LoadKubeConfigOptions & { kubeConfig?: KubeConfig; logger?: JobLauncherLogger; watchRetry?: RetryPolicy } = {},
-): Promise<JobLaunchResult> {
-  const launcher = options.kubeConfig === undefined ? createPullSecretJobLauncher(options) : new PullSecretJobLauncher({ ...options, kubeConfig: options.kubeConfig });
-  return launcher.launch(request, { signal: options.signal, timeoutMs: options.timeoutMs });
 }

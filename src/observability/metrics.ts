@@ -81,7 +81,4 @@ export class Metrics {
     const own = this.ownCounters.get(store);
     own?.counter.inc({ [own.label]: own.valueOf(code) });
   };
-
-  /** @deprecated the same hook under its former name; use `onStoreApiCall`. */
-  readonly onGcpApiCall = this.onStoreApiCall;
 }
