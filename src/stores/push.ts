@@ -71,8 +71,9 @@ export interface PushOptions {
  * Ownership on the no-op path: a secret whose newest enabled version already holds exactly this
  * content is reported `unchanged` without its labels being read, even when it is not ours (no
  * `managed-by=hyperfleet`, or another cluster's). That is safe: a no-op writes nothing to it, and what
- * the caller does with the result (the Kubernetes Secret) is its own object, filled with the payload
- * it asked for. The first push that would change it is refused (SECRET_UNMANAGED).
+ * the caller does with the result (the Kubernetes Secret) is its own object, filled with the content
+ * it asked for. The first push that would change it is refused (SECRET_UNMANAGED). A version disabled
+ * by someone else is never taken for the current one: the compare is against the newest ENABLED.
  *
  * Concurrency: the add is a compare-and-add on the newest version that was compared (`ifLatest`), so
  * a decision taken on a stale read is never written. A writer that loses re-reads and decides again
