@@ -56,11 +56,11 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
   test('permission denied: failed status, Health=False with a reason, the next event recovers', async () => {
     const cluster = await stack.seedCluster();
     kube.createNamespace(`clusters-${cluster.id}`);
-    gcp.injectFault({ method: 'GetSecret', code: grpcStatus.PERMISSION_DENIED });
+    gcp.injectFault({ method: 'AccessSecretVersion', code: grpcStatus.PERMISSION_DENIED });
     await stack.publish(cluster);
     const failed = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PermissionDenied');
     assert.equal(conditionOf(failed, 'Health'), 'False/PermissionDenied');
-    assert.match(failed.conditions.find((c) => c.type === 'Applied')?.message ?? '', /secretmanager\.secrets\.get/);
+    assert.match(failed.conditions.find((c) => c.type === 'Applied')?.message ?? '', /secretmanager\.versions\.access/);
     await stack.publish(cluster);
     await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
   });

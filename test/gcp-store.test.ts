@@ -151,6 +151,21 @@ describe('GCP store against the Secret Manager test server', () => {
     await rejectsWith(store.addVersion('missing', Buffer.from('x')), 'SECRET_NOT_FOUND');
   });
 
+  test('skipExistenceCheck: NOT_FOUND on latest is SECRET_NOT_FOUND after that one call, for no secret and for no version', async () => {
+    await store.createSecret('empty', LABELS);
+    for (const secretId of ['empty', 'missing']) {
+      server.resetCalls();
+      await rejectsWith(store.accessLatestEnabled(secretId, { skipExistenceCheck: true }), 'SECRET_NOT_FOUND');
+      assert.deepEqual(
+        server.callLog.map((c) => `${c.method} ${c.code}`),
+        ['AccessSecretVersion NOT_FOUND'],
+      );
+    }
+    // A disabled latest is still looked past: the secret exists, so the answer is the newest enabled one.
+    server.state.seedSecret('s', { labels: LABELS, versions: [{ data: 'one' }, { data: 'two', state: 'DISABLED' }] });
+    assert.equal((await store.accessLatestEnabled('s', { skipExistenceCheck: true }))?.data.toString(), 'one');
+  });
+
   test('accessing a disabled version throws VERSION_NOT_ENABLED with the service text', async () => {
     server.state.seedSecret('s', { versions: [{ data: 'one', state: 'DISABLED' }] });
     const err = await rejectsWith(store.accessVersion('s', '1'), 'VERSION_NOT_ENABLED');

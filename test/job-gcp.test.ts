@@ -40,7 +40,7 @@ const versions = () =>
     .map((v) => v.number)
     .reverse();
 
-test('first run: at most 4 calls; no-op run: at most 2; labels and automatic replication set', async () => {
+test('first run: at most 4 calls; no-op run: one access; labels and automatic replication set', async () => {
   const first = await runCli(['run-job', 'pull-secret'], env());
   assert.equal(first.code, 0, first.stderr);
   assert.equal(finalLine(first)?.outcome, 'created');
@@ -56,8 +56,11 @@ test('first run: at most 4 calls; no-op run: at most 2; labels and automatic rep
   const second = await runCli(['run-job', 'pull-secret'], env());
   assert.equal(second.code, 0, second.stderr);
   assert.equal(finalLine(second)?.outcome, 'unchanged');
-  assert.ok(server.totalCalls <= 2, `no-op run made ${server.totalCalls} calls`);
-  assert.equal(server.calls.AddSecretVersion, 0);
+  // Nothing to change: one AccessSecretVersion (its own quota), no GetSecret (the 600/min read quota).
+  assert.deepEqual(
+    server.callLog.map((c) => `${c.method} ${c.resource} ${c.code}`),
+    [`AccessSecretVersion projects/${PROJECT}/secrets/hyperfleet-${cluster}-pull-secret/versions/latest OK`],
+  );
   assert.deepEqual(versions(), [1]);
 
   const changed = await runCli(['run-job', 'pull-secret'], env({ PULL_SECRET_DATA: VALID_PULL_SECRET.replace('quay.io', 'quay.io/myorg') }));
@@ -73,7 +76,8 @@ test('first run: at most 4 calls; no-op run: at most 2; labels and automatic rep
 
 for (const code of [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.DEADLINE_EXCEEDED, status.INTERNAL]) {
   test(`transient ${status[code]} on every step ends in success without duplicate versions`, async () => {
-    for (const method of ['GetSecret', 'CreateSecret', 'AddSecretVersion', 'AccessSecretVersion'] as const) {
+    // The steps of a first run (a no-op reads no metadata, so GetSecret is not one of them).
+    for (const method of ['CreateSecret', 'AddSecretVersion', 'AccessSecretVersion'] as const) {
       server.injectFault({ method, code });
     }
     server.injectFault({ method: 'AddSecretVersion', code, afterApply: true });
@@ -82,21 +86,22 @@ for (const code of [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.DEADLI
     assert.equal(finalLine(result)?.outcome, 'created');
     assert.deepEqual(versions(), [1]);
     assert.ok(result.logs.some((l) => l.message === 'Retrying after a transient error' && l.level === 'warn'));
+    assert.equal(server.pendingFaults, 0, 'every injected fault was hit');
   });
 }
 
 test('permanent faults fail at once with a clear message and exit 1', async () => {
-  server.injectFault({ method: 'GetSecret', code: status.PERMISSION_DENIED });
+  server.injectFault({ method: 'AccessSecretVersion', code: status.PERMISSION_DENIED });
   const denied = await runCli(['run-job', 'pull-secret'], env());
   assert.equal(denied.code, 1);
   assert.match(denied.stderr, /PERMISSION_DENIED/);
-  assert.match(denied.stderr, /secretmanager\.secrets\.get/);
+  assert.match(denied.stderr, /secretmanager\.versions\.access/);
   assert.equal(server.totalCalls, 1);
   assert.equal(finalLine(denied)?.operation, 'failed');
   assert.equal(finalLine(denied)?.error_code, 'STORE_PERMISSION_DENIED');
 
   server.resetCalls();
-  server.injectFault({ method: 'GetSecret', code: status.UNAUTHENTICATED });
+  server.injectFault({ method: 'AccessSecretVersion', code: status.UNAUTHENTICATED });
   const unauthenticated = await runCli(['run-job', 'pull-secret'], env());
   assert.equal(unauthenticated.code, 1);
   assert.match(unauthenticated.stderr, /UNAUTHENTICATED/);
@@ -104,10 +109,10 @@ test('permanent faults fail at once with a clear message and exit 1', async () =
 });
 
 test('retries are bounded: a store that stays down fails with exit 1', async () => {
-  server.injectFault({ method: 'GetSecret', code: status.UNAVAILABLE, times: Infinity });
+  server.injectFault({ method: 'AccessSecretVersion', code: status.UNAVAILABLE, times: Infinity });
   const result = await runCli(['run-job', 'pull-secret'], env({ RETRY_MAX_ATTEMPTS: '3' }));
   assert.equal(result.code, 1);
-  assert.equal(server.calls.GetSecret, 3);
+  assert.equal(server.calls.AccessSecretVersion, 3);
   assert.match(result.stderr, /UNAVAILABLE/);
 });
 
@@ -117,6 +122,30 @@ test('an existing secret without managed-by=hyperfleet is refused with exit 1, u
   assert.equal(result.code, 1);
   assert.match(result.stderr, /not managed by HyperFleet/);
   assert.equal(server.calls.AddSecretVersion, 0);
+});
+
+test('an unmanaged secret already holding exactly our pull secret: a no-op, untouched; the Kubernetes Secret is ours', async () => {
+  const secretId = `hyperfleet-${cluster}-pull-secret`;
+  server.state.seedSecret(secretId, { labels: { team: 'payments' }, versions: [{ data: VALID_PULL_SECRET }] });
+  const manifests = await mkdtemp(join(tmpdir(), 'ps-job-gcp-'));
+  try {
+    const result = await runCli(['run-job', 'pull-secret'], env({ KUBERNETES_TARGET: 'manifests', MANIFEST_DIR: manifests }));
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(finalLine(result)?.outcome, 'unchanged');
+    assert.deepEqual(
+      Object.keys(server.calls).filter((m) => server.calls[m as keyof typeof server.calls] > 0),
+      ['AccessSecretVersion'],
+    );
+    assert.deepEqual(server.state.findSecret(secretId)?.labels, { team: 'payments' });
+    assert.deepEqual(versions(), [1]);
+    const manifest = await readFile(join(manifests, `clusters-${cluster}`, `${cluster}-pull-secret.yaml`), 'utf8');
+    assert.match(manifest, /managed-by: hyperfleet/);
+    assert.match(manifest, new RegExp(`cluster-id: ${cluster}`));
+    assert.doesNotMatch(manifest, /payments/);
+    assert.ok(manifest.includes(Buffer.from(VALID_PULL_SECRET).toString('base64')));
+  } finally {
+    await rm(manifests, { recursive: true, force: true });
+  }
 });
 
 test('an oversized pull secret is refused before any call, exit 2', async () => {

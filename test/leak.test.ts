@@ -111,13 +111,14 @@ test('gcp store failure paths (retries, permission denied, unmanaged) leak nothi
   server.injectFault({ method: 'AddSecretVersion', code: status.UNAVAILABLE, afterApply: true });
   server.injectFault({ method: 'AccessSecretVersion', code: status.INTERNAL });
   assertClean('retries', await runCli(['run-job', 'pull-secret'], baseEnv(base)));
-  server.injectFault({ method: 'GetSecret', code: status.PERMISSION_DENIED });
+  server.injectFault({ method: 'AccessSecretVersion', code: status.PERMISSION_DENIED });
   assertClean('denied', await runCli(['run-job', 'pull-secret'], baseEnv(base)));
   server.injectFault({ method: 'AddSecretVersion', code: status.INVALID_ARGUMENT, message: `bad payload ${CANARY_PULL_SECRET}` });
   const changed = JSON.stringify({ auths: { ...canary.auths, 'quay.io/x': { auth: canaryAuth } } });
   assertClean('server echoes payload', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, PULL_SECRET_DATA: changed })));
   server.state.seedSecret('hyperfleet-cls-leak-foreign-pull-secret', { labels: {}, versions: [{ data: CANARY_PULL_SECRET }] });
-  assertClean('unmanaged', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, CLUSTER_ID: 'cls-leak-foreign' })));
+  // A change, so the job is refused (the same content would be a no-op, reported unchanged).
+  assertClean('unmanaged', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, CLUSTER_ID: 'cls-leak-foreign', PULL_SECRET_DATA: changed })));
   assert.equal(server.pendingFaults, 0, 'every injected fault was hit');
 });
 

@@ -63,7 +63,7 @@ describe('job without Google credentials', () => {
     assert.equal(result.code, 1, result.stderr);
     const lines = result.stderr.trimEnd().split('\n');
     assert.equal(lines.length, 1, result.stderr);
-    assert.match(lines[0] ?? '', /^pull-secret: GCP Secret Manager GetSecret failed .*no usable Google credentials/);
+    assert.match(lines[0] ?? '', /^pull-secret: GCP Secret Manager AccessSecretVersion failed .*no usable Google credentials/);
     assert.ok(!result.logs.some((l) => l.message === 'stray error caught by the process guard'), 'the root cause leaves no stray rejection');
     const file = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;
     assert.equal(file.status, 'failure');

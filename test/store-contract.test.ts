@@ -1,6 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
+import { instrumented } from '../src/stores/instrumented-store.js';
 import { pushSecret } from '../src/stores/push.js';
 import { HARNESSES, type StoreHarness } from './support/store-harness.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
@@ -79,7 +80,41 @@ for (const [name, makeHarness] of HARNESSES) {
     test('a managed secret of another cluster is refused', async () => {
       const secretId = id();
       await h.seedForeign(secretId, managedLabels('cls-other'), VALID_PULL_SECRET);
-      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+      assert.equal((await h.store.describe(secretId))?.versions.length, 1);
+    });
+
+    test('a secret not ours that already holds exactly our content is a no-op: reported unchanged, left untouched', async () => {
+      for (const foreign of [{ owner: 'someone-else' }, managedLabels('cls-other')]) {
+        const secretId = id();
+        await h.seedForeign(secretId, foreign, VALID_PULL_SECRET);
+        const same = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
+        assert.deepEqual([same.outcome, same.version], ['unchanged', '1']);
+        assert.ok(same.stored?.equals(payload()));
+        // The first push that would change it is refused, as before.
+        await assert.rejects(pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+        const description = await h.store.describe(secretId);
+        assert.equal(description?.versions.length, 1);
+        assert.deepEqual(description?.labels, foreign);
+      }
+    });
+
+    test('store calls: a no-op is one access; a first run and an update read metadata only to write', async () => {
+      const methods: string[] = [];
+      const counted = instrumented(h.store, (method) => methods.push(method));
+      const push = async (data: Buffer) => {
+        methods.length = 0;
+        const before = h.calls?.();
+        const result = await pushSecret(counted, { secretId, labels, payload: data }, { retry: RETRY });
+        // The GCP test server counts the RPCs: one per contract call on these paths.
+        if (before !== undefined) assert.equal((h.calls?.() ?? 0) - before, methods.length, methods.join(', '));
+        return [result.outcome, ...methods];
+      };
+      const secretId = id();
+      assert.deepEqual(await push(payload()), ['created', 'accessLatestEnabled', 'createSecret', 'addVersion', 'accessVersion']);
+      assert.deepEqual(await push(payload()), ['unchanged', 'accessLatestEnabled']);
+      assert.deepEqual(await push(changed()), ['updated', 'accessLatestEnabled', 'getSecret', 'addVersion', 'accessVersion']);
+      assert.deepEqual(await push(changed()), ['unchanged', 'accessLatestEnabled']);
     });
 
     test('not found: reads say so without throwing, access throws SECRET_NOT_FOUND', async () => {
@@ -113,6 +148,11 @@ for (const [name, makeHarness] of HARNESSES) {
       const readd = await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY });
       assert.equal(readd.outcome, 'updated');
       assert.equal(readd.version, '3');
+      // No enabled version left: the secret exists, so it gets a new version, not a second create.
+      await h.disableVersion(secretId, '3');
+      await h.disableVersion(secretId, '1');
+      const again = await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY });
+      assert.deepEqual([again.outcome, again.version], ['created', '4']);
     });
 
     test('payload limit and naming rules are enforced by the store itself', async () => {
@@ -133,7 +173,7 @@ for (const [name, makeHarness] of HARNESSES) {
     test('transient faults on each step end in success without a duplicate version', async (t) => {
       if (h.injectTransient === undefined || h.calls === undefined) return t.skip('this store cannot inject faults');
       const secretId = id();
-      for (const operation of ['getSecret', 'createSecret', 'addVersion'] as const) h.injectTransient(operation);
+      for (const operation of ['accessLatest', 'createSecret', 'addVersion'] as const) h.injectTransient(operation);
       // The add is applied but its answer is lost: the retry must find it instead of adding again.
       h.injectTransient('addVersion', true);
       const result = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
@@ -147,10 +187,10 @@ for (const [name, makeHarness] of HARNESSES) {
     test('a permanent fault fails at once, with no retry', async (t) => {
       if (h.injectPermissionDenied === undefined || h.calls === undefined) return t.skip('this store cannot inject faults');
       const before = h.calls();
-      h.injectPermissionDenied('getSecret');
+      h.injectPermissionDenied('accessLatest');
       await assert.rejects(pushSecret(h.store, { secretId: id(), labels, payload: payload() }, { retry: RETRY }), (err: Error & { code?: string }) => {
         assert.equal(err.code, 'STORE_PERMISSION_DENIED');
-        assert.match(err.message, /secretmanager\.secrets\.get/);
+        assert.match(err.message, /secretmanager\.versions\.access/);
         return true;
       });
       assert.equal(h.calls() - before, 1);

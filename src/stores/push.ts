@@ -3,7 +3,7 @@ import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { sameContent } from '../pullsecret/canonical.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, withRetry, type RetryPolicy } from '../util/retry.js';
-import type { PushOutcome, SecretMetadata, SecretStore } from './store.js';
+import type { PushOutcome, SecretMetadata, SecretPayload, SecretStore } from './store.js';
 
 /** What to store. `payload` is stored exactly as given. */
 export interface PushRequest {
@@ -57,14 +57,23 @@ export interface PushOptions {
 }
 
 /**
- * Stores a pull secret idempotently (the contract in docs/architecture.md):
- * read the secret (create it with labels if missing; ALREADY_EXISTS from a concurrent run is fine),
- * refuse one not managed by HyperFleet or managed for another cluster, add a version only when the
- * payload differs from the newest enabled version, then read the new version back and compare bytes.
+ * Stores a pull secret idempotently (the contract in docs/architecture.md). It first reads the newest
+ * enabled version (GCP: AccessSecretVersion of `latest`, which has its own, large quota): when that
+ * already holds the payload (compared in canonical form) there is nothing to write and nothing else
+ * is read. Only a push that writes reads the metadata and checks ownership: it creates the secret
+ * with labels when missing (ALREADY_EXISTS from a concurrent run is fine), refuses one not managed
+ * by HyperFleet or managed for another cluster, adds a version, then reads it back and compares bytes.
  *
- * Calls: first run 4 (get, create, add, access), no-op 2 (get, access), update 4.
+ * Calls: no-op 1 (access), first run 4 (access, create, add, access), update 4 (access, get, add, access).
  * Each step is retried on its own; a retried add first re-reads the newest version, so a write whose
  * answer was lost is never repeated as a duplicate version.
+ *
+ * Ownership on the no-op path: a secret whose newest enabled version already holds exactly this
+ * content is reported `unchanged` without its labels being read, even when it is not ours (no
+ * `managed-by=hyperfleet`, or another cluster's). That is safe: a no-op writes nothing to it, and what
+ * the caller does with the result (the Kubernetes Secret) is its own object, filled with the content
+ * it asked for. The first push that would change it is refused (SECRET_UNMANAGED). A version disabled
+ * by someone else is never taken for the current one: the compare is against the newest ENABLED.
  *
  * Concurrency: the add is a compare-and-add on the newest version that was compared (`ifLatest`), so
  * a decision taken on a stale read is never written. A writer that loses re-reads and decides again
@@ -79,33 +88,44 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   const secretPath = store.secretPath(secretId);
   const step: Step = (operation, message, fn, version) => runStep(operation, message, fn, options, version);
   const call = { signal: options.signal };
+  const readLatest = () => step('access-latest', 'Read newest enabled version', () => accessLatestOrMissing(store, secretId, call));
+  const unchanged = (latest: SecretPayload): PushResult => ({ outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data });
 
-  let metadata = await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
+  const first = await readLatest();
+  if (first !== NO_SECRET && first !== undefined && sameContent(first.data, payload)) return unchanged(first);
+
+  // Something to write: only now are the secret's metadata and ownership read.
+  let metadata: SecretMetadata | undefined;
   let created = false;
-  if (metadata === undefined) {
-    if (request.dryRun) return { outcome: 'created', secretPath };
+  if (first === NO_SECRET && !request.dryRun) {
     metadata = await step(
       'create-secret',
       (m) => (m ? 'Created secret' : 'Secret already exists'),
       () => store.createSecret(secretId, request.labels, call),
     );
-    if (metadata === undefined) {
-      // A concurrent run created it between our read and our create: use theirs.
-      metadata = await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
-      if (metadata === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `secret ${secretPath} vanished right after it was created`, { retryable: true });
-    } else {
-      created = true;
-    }
+    created = metadata !== undefined;
+  }
+  // Not created by us (it existed without a version, or a concurrent run created it): use theirs.
+  metadata ??= await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
+  if (metadata === undefined) {
+    if (request.dryRun && first === NO_SECRET) return { outcome: 'created', secretPath };
+    throw new PullSecretError('SECRET_NOT_FOUND', `secret ${secretPath} vanished while it was being written`, { retryable: true });
   }
   assertOwnership(metadata, request.labels, request.secretNameSetting ?? 'SECRET_NAME');
 
+  // The first read still holds when it saw a version, or when we created the secret (no version
+  // yet); a secret someone else created since may already hold theirs: read again.
+  let latest = first === NO_SECRET ? undefined : first;
+  const firstHolds = first !== NO_SECRET || created;
   let added: { version: string; path: string } | undefined;
   let outcome: PushOutcome = 'created';
   const waitUntil = Date.now() + (options.conflictWaitMs ?? DEFAULT_CONFLICT_WAIT_MS);
   for (let round = 1; added === undefined; round++) {
-    const latest = created && round === 1 ? undefined : await step('access-latest', 'Read newest enabled version', () => store.accessLatestEnabled(secretId, call));
-    if (latest !== undefined && sameContent(latest.data, payload)) {
-      return { outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data };
+    if (round > 1 || !firstHolds) {
+      const now = await readLatest();
+      // The metadata was read, so NOT_FOUND here means "no version"; a deleted secret fails the add.
+      latest = now === NO_SECRET ? undefined : now;
+      if (latest !== undefined && sameContent(latest.data, payload)) return unchanged(latest);
     }
     outcome = latest === undefined ? 'created' : 'updated';
     if (request.dryRun) return { outcome, secretPath };
@@ -131,6 +151,23 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
     throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${written.path} does not hold the bytes that were written`);
   }
   return { outcome, secretPath, version: written.version, versionPath: written.path, stored: readBack.data };
+}
+
+/** `accessLatestOrMissing`'s answer when the secret does not exist, or (GCP) exists with no version at all. */
+const NO_SECRET = Symbol('no secret');
+
+/**
+ * The newest enabled version in one round trip where the store allows: SECRET_NOT_FOUND becomes
+ * NO_SECRET, left unconfirmed (`skipExistenceCheck`) because the next step, a create or a metadata
+ * read, settles it anyway.
+ */
+async function accessLatestOrMissing(store: SecretStore, secretId: string, call: { signal?: AbortSignal | undefined }): Promise<SecretPayload | undefined | typeof NO_SECRET> {
+  try {
+    return await store.accessLatestEnabled(secretId, { ...call, skipExistenceCheck: true });
+  } catch (err) {
+    if (err instanceof PullSecretError && err.code === 'SECRET_NOT_FOUND') return NO_SECRET;
+    throw err;
+  }
 }
 
 type Step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined) => Promise<T>;

@@ -21,6 +21,16 @@ export interface AddVersionOptions extends CallOptions {
   ifLatest?: string | null;
 }
 
+/** Options of `accessLatestEnabled`. */
+export interface AccessLatestOptions extends CallOptions {
+  /**
+   * Skip the store's check that a secret without an answer exists: SECRET_NOT_FOUND may then also
+   * mean "the secret exists but has no version at all" (GCP answers NOT_FOUND to `latest` in both
+   * cases, and telling them apart costs a GetSecret). For a caller whose next step settles it anyway.
+   */
+  skipExistenceCheck?: boolean;
+}
+
 /** Metadata of a stored secret. Never includes payload bytes. */
 export interface SecretMetadata {
   /** The secret id, e.g. `hyperfleet-{cluster}-pull-secret`. */
@@ -83,9 +93,9 @@ export interface SecretStore {
 
   /**
    * Reads the newest ENABLED version's payload. `undefined` when the secret has no enabled version.
-   * Throws SECRET_NOT_FOUND when the secret itself does not exist.
+   * Throws SECRET_NOT_FOUND when the secret itself does not exist (see `skipExistenceCheck`).
    */
-  accessLatestEnabled(secretId: string, options?: CallOptions): Promise<SecretPayload | undefined>;
+  accessLatestEnabled(secretId: string, options?: AccessLatestOptions): Promise<SecretPayload | undefined>;
 
   /** Reads one version's payload. Throws SECRET_NOT_FOUND or VERSION_NOT_ENABLED. */
   accessVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretPayload>;

@@ -21,7 +21,7 @@ export interface StoreHarness {
   /** Makes the next call of a step fail with a transient error; `applied` = the write happened. */
   injectTransient?(operation: 'getSecret' | 'createSecret' | 'addVersion' | 'accessLatest', applied?: boolean): void;
   /** Makes the next call fail permanently (permission denied). */
-  injectPermissionDenied?(operation: 'getSecret'): void;
+  injectPermissionDenied?(operation: 'getSecret' | 'accessLatest'): void;
   /** Store calls made so far, when the store can count them. */
   calls?(): number;
   /** A second, independent client on the same data (another process, for races). */

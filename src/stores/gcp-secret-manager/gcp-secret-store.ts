@@ -1,7 +1,7 @@
 import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
-import type { AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
 import { crc32c } from './crc32c.js';
@@ -68,16 +68,18 @@ export class GcpSecretStore implements SecretStore {
   /**
    * Accesses `versions/latest` (one RPC in the normal case). When the newest version is disabled or
    * destroyed (FAILED_PRECONDITION), lists the newest ENABLED version and accesses that. NOT_FOUND
-   * on `latest` means "no secret" or "no versions"; one GetSecret tells them apart.
+   * on `latest` means "no secret" or "no versions"; one GetSecret tells them apart, unless
+   * `skipExistenceCheck` spares it (SECRET_NOT_FOUND then stands for both).
    *
    * @throws SECRET_NOT_FOUND when the secret does not exist; STORE_CORRUPT on a checksum mismatch.
    */
-  async accessLatestEnabled(secretId: string, options?: GcpCallOptions): Promise<SecretPayload | undefined> {
+  async accessLatestEnabled(secretId: string, options?: AccessLatestOptions & GcpCallOptions): Promise<SecretPayload | undefined> {
     const path = this.checkedPath(secretId);
     const name = `${path}/versions/latest`;
     const latest = await callExpecting(this.target('AccessSecretVersion', name), this.callOptions(options), ['NOT_FOUND', 'FAILED_PRECONDITION'], (o) => this.client.accessSecretVersion({ name }, o));
     if (latest.ok) return this.toPayload(path, latest.value[0]);
     if (latest.code === 'NOT_FOUND') {
+      if (options?.skipExistenceCheck === true) throw new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist or has no version yet`);
       if ((await this.getSecret(secretId, options)) === undefined) throw this.notFound(path);
       return undefined;
     }

@@ -65,6 +65,10 @@ export class LocalStore implements SecretStore {
     });
   }
 
+  /**
+   * One lock-free read of the record (a `stat` when its parse is cached) and one decryption: all a
+   * no-op push costs here. A missing secret is known from that read, so `skipExistenceCheck` changes nothing.
+   */
   async accessLatestEnabled(secretId: string, options?: CallOptions): Promise<SecretPayload | undefined> {
     const { record, active } = await this.#read(secretId, options);
     const found = this.#mustExist(secretId, record);
