@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     console.log(line(header));
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) console.log(line(r));
-    console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target ≤ 2)`);
+    console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target 1: one access of the newest version)`);
     printSection('Kubernetes Secret writes (KubernetesSecretWriter against the Kubernetes API test server)', (await benchKubernetes()).rows);
     const sizes = (process.env.BENCH_ADAPTER_SIZES ?? '1000,10000').split(',').map(Number);
     const adapterRows: string[][] = [];

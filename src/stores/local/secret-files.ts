@@ -54,7 +54,7 @@ export class SecretFiles {
   /** `keyFilesSignature` when the ring was loaded. */
   #signature = '';
   /**
-   * Parsed records: a no-op reconcile reads a record twice (metadata, then latest version), and
+   * Parsed records: every reconcile reads the record (a no-op once: its latest version), and
    * every write replaces the file (new inode), so a `stat` tells whether the cached parse holds.
    */
   readonly #parsed = new ParsedFileCache<SecretRecord>(MAX_CACHED);
