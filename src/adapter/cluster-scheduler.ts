@@ -107,6 +107,8 @@ export class ClusterScheduler<T> {
     // A task's calls each listen on its signal (several store and API calls): by design, not a leak.
     setMaxListeners(0, controller.signal);
     const callerAbort = () => controller.abort(work?.signal?.reason);
+    // The caller's signal is usually a broker's, shared by every message in flight: one listener per task.
+    if (work?.signal !== undefined) setMaxListeners(0, work.signal);
     if (this.stopped) controller.abort();
     else if (work?.signal?.aborted) callerAbort();
     else work?.signal?.addEventListener('abort', callerAbort, { once: true });

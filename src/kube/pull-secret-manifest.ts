@@ -1,5 +1,5 @@
 import { PullSecretError } from '../errors/index.js';
-import { fingerprint } from '../pullsecret/canonical.js';
+import { fingerprintParsed } from '../pullsecret/canonical.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { MANAGED_BY } from '../pullsecret/identifiers.js';
 import { parsePullSecretJson } from '../pullsecret/validate.js';
@@ -65,8 +65,9 @@ export function buildPullSecretManifest(input: PullSecretManifestInput): PullSec
   if (input.pullSecret.length > MAX_SECRET_BYTES) {
     throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`);
   }
-  // The parser validation uses, so this step cannot reach another verdict than the store step did.
-  parsePullSecretJson(Buffer.from(input.pullSecret).toString('utf8'));
+  // The parser validation uses, so this step cannot reach another verdict than the store step did;
+  // parsed once, for the check and the fingerprint.
+  const parsed = parsePullSecretJson(Buffer.from(input.pullSecret).toString('utf8'));
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -78,7 +79,7 @@ export function buildPullSecretManifest(input: PullSecretManifestInput): PullSec
         [ANNOTATIONS.secretPath]: input.secretPath,
         [ANNOTATIONS.secretVersion]: input.secretVersion,
         [ANNOTATIONS.lastUpdated]: (input.now ?? new Date()).toISOString(),
-        [ANNOTATIONS.contentSha256]: fingerprint(input.pullSecret),
+        [ANNOTATIONS.contentSha256]: fingerprintParsed(parsed),
       },
     },
     type: PULL_SECRET_TYPE,

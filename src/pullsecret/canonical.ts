@@ -41,6 +41,11 @@ export function fingerprint(data: Uint8Array): string {
     .digest('hex');
 }
 
+/** `fingerprint` of a document already parsed (saves a second parse of the same bytes). */
+export function fingerprintParsed(value: unknown): string {
+  return createHash('sha256').update(canonicalize(value)).digest('hex');
+}
+
 /** True when two payloads are the same pull secret: equal bytes or equal canonical form. */
 export function sameContent(a: Uint8Array, b: Uint8Array): boolean {
   if (Buffer.from(a).equals(Buffer.from(b))) return true;
