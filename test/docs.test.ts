@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adapterConfigSchema } from '../src/adapter/config.js';
-import { ENV_OVERRIDES } from '../src/adapter/env-overrides.js';
+import { envFor } from '../src/config/env-table.js';
 import { hyperfleetVariables } from '../src/config/hyperfleet-env.js';
 import { hyperfleetBrokerKeys } from '../src/config/hyperfleet-broker.js';
 import { buildStatusReport } from '../src/adapter/status-report.js';
@@ -17,6 +17,9 @@ import { JOB_ENV } from '../src/job/config.js';
 import { KUBERNETES_TARGET_ENV } from '../src/kube/target-config.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { storeConfigSchema, storeEnv, STORE_KINDS } from '../src/stores/registry.js';
+
+/** Environment variable → config path of every override the adapter reads. */
+const ENV_OVERRIDES = Object.fromEntries(Object.entries(envFor('adapter')).map(([name, v]) => [name, v.path]));
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const doc = (name: string) => readFileSync(join(ROOT, 'docs', name), 'utf8');

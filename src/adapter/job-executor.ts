@@ -13,14 +13,6 @@ import type { WorkOutcome } from './outcome.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
 /**
- * The job's environment for one cluster: a projection of the adapter's own configuration (the one
- * model of `src/config/`), with the store's scope (GCP project) from the cluster.
- */
-export function storeSettingsEnv(config: AdapterConfig, scope: string | undefined): Record<string, string> {
-  return projectJobEnv(config, config.store.type, scope);
-}
-
-/**
  * Kubernetes Job execution: each cluster's work runs as `pull-secret run-job
  * pull-secret` in the Job `pullsecret-{id}-gen{generation}`. Input errors are caught here first
  * (no Job for a pull secret that can never work); a Job still running when `waitSeconds` pass is
@@ -45,7 +37,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       pullSecretJobName(work.clusterId, work.generation);
       jobDataSecretName(work.clusterId);
       validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
-      const env = { ...storeSettingsEnv(config, work.target.projectId), SECRET_NAME: work.target.secretName };
+      const env = { ...projectJobEnv(config, config.store.type, work.target.projectId), SECRET_NAME: work.target.secretName };
       const result = await launcher.launch(
         {
           clusterId: work.clusterId,

@@ -4,14 +4,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalStore } from './local/index.js';
-import { withRateLimits, withWriteRateLimit } from './rate-limited-store.js';
+import { withRateLimits } from './rate-limited-store.js';
 import type { TokenBucket } from '../util/token-bucket.js';
 
 test('writes take a token from the bucket; reads do not', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ps-rate-'));
   let tokens = 0;
   const bucket = { acquire: async () => void tokens++ } as unknown as TokenBucket;
-  const store = withWriteRateLimit(new LocalStore({ dir }), bucket);
+  const store = withRateLimits(new LocalStore({ dir }), { writes: bucket });
   try {
     await store.createSecret('s1', { 'managed-by': 'hyperfleet' });
     await store.addVersion('s1', Buffer.from('{"auths":{}}'));

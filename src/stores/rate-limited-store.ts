@@ -39,8 +39,3 @@ export function withRateLimits(store: SecretStore, limits: RateLimits): SecretSt
     deleteSecret: paced(writes, (id: string, o?: CallOptions) => store.deleteSecret(id, o)),
   };
 }
-
-/** `withRateLimits` with writes only. */
-export function withWriteRateLimit(store: SecretStore, writes: TokenBucket): SecretStore {
-  return withRateLimits(store, { writes });
-}
