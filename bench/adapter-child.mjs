@@ -1,14 +1,27 @@
 // The adapter under benchmark, in a process of its own (plain Node on the build in dist/, no
 // TypeScript loader), so its memory is measured alone and the API stand-in does not share its
 // event loop. Driven by the parent over IPC: `publish` (event bodies into the embedded broker),
-// `stats` (peak RSS, Kubernetes writes), `reset-peak`, `stop`. With BENCH_CHILD_PROF set, the CPU
-// profile of the no-op burst (from `reset-peak` to the next `stats`) goes to .pull-secret/profiles.
+// `stats` (peak RSS, Kubernetes writes), `reset-peak`, `put-times` (when the adapter last received the
+// answer to each cluster's status PUT), `stop`. With BENCH_CHILD_PROF set, the CPU profile of the
+// no-op burst (from `reset-peak` to the next `stats`) goes to .pull-secret/profiles.
 import { Writable } from 'node:stream';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import { subscribe } from 'node:diagnostics_channel';
+import { performance } from 'node:perf_hooks';
 import { validateAdapterConfig } from '../dist/adapter/config.js';
 import { startAdapter } from '../dist/adapter/service.js';
 import { createLogger } from '../dist/observability/logger.js';
+
+// Event-to-status latency ends when the adapter has the API's answer to its status PUT (the whole
+// round trip), seen from Node's HTTP client without touching the adapter's code. Epoch milliseconds,
+// comparable with the parent's clock (same machine).
+const STATUS_PUT = /\/clusters\/([^/?]+)\/statuses(?:\?|$)/;
+const putAnswered = new Map();
+subscribe('http.client.response.finish', ({ request }) => {
+  const id = request.method === 'PUT' ? STATUS_PUT.exec(request.path)?.[1] : undefined;
+  if (id !== undefined) putAnswered.set(id, performance.timeOrigin + performance.now());
+});
 
 const config = validateAdapterConfig(JSON.parse(process.env.BENCH_ADAPTER_CONFIG ?? '{}'));
 const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
@@ -50,6 +63,9 @@ process.on('message', async (command) => {
     case 'stats':
       await stopProfile();
       process.send({ type: 'stats', peakRss: peak, kubernetesWrites: await kubernetesWrites() });
+      break;
+    case 'put-times':
+      process.send({ type: 'put-times', times: Object.fromEntries(command.ids.map((id) => [id, putAnswered.get(id) ?? null])) });
       break;
     case 'reset-peak':
       peak = process.memoryUsage.rss();

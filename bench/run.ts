@@ -18,7 +18,7 @@ import { managedLabels } from '../src/pullsecret/identifiers.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { benchKubernetes } from './kube-bench.js';
 import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
-import { benchAdapter } from './adapter-bench.js';
+import { benchAdapter, type AdapterPath } from './adapter-bench.js';
 import { benchEndToEnd } from './e2e-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
@@ -62,6 +62,9 @@ async function main(): Promise<void> {
     processRow('job, local store, first run (create)', await benchProcesses(['run-job', 'pull-secret'], { ...local, CLUSTER_ID: 'cls-bench-first', LOCAL_STORE_DIR: join(dir, 'first') }, 1, rss));
     processRow('job, local store, no-op run', await benchProcesses(['run-job', 'pull-secret'], local, RUNS, rss), '< 400 ms, < 80 MB');
     processRow('job, GCP test server, no-op run', await benchProcesses(['run-job', 'pull-secret'], gcp, RUNS, rss), '< 80 MB');
+    // As users run the image (its ENV, no NODE_OPTIONS): the target holds without the Job pod's flags.
+    const imageDefaults = { ...gcp, NODE_ENV: 'production', NODE_OPTIONS: undefined };
+    processRow("job, GCP test server, no-op run, image's defaults", await benchProcesses(['run-job', 'pull-secret'], imageDefaults, RUNS, rss), '< 400 ms, < 80 MB');
     server.resetCalls();
     const gcpCalls = (await benchProcesses(['run-job', 'pull-secret'], gcp, 1, rss), server.totalCalls);
 
@@ -82,9 +85,10 @@ async function main(): Promise<void> {
     console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target 1: one access of the newest version)`);
     printSection('Kubernetes Secret writes (KubernetesSecretWriter against the Kubernetes API test server)', (await benchKubernetes()).rows);
     const sizes = (process.env.BENCH_ADAPTER_SIZES ?? '1000,10000').split(',').map(Number);
+    const paths = (process.env.BENCH_ADAPTER_PATHS ?? 'embedded,production').split(',') as AdapterPath[];
     const adapterRows: string[][] = [];
-    for (const n of sizes) adapterRows.push(...(await benchAdapter(n)));
-    printSection('Adapter on the embedded broker and the local store', adapterRows);
+    for (const n of sizes) for (const path of paths) adapterRows.push(...(await benchAdapter(n, path)));
+    printSection('Adapter on the embedded broker: embedded path (local store, manifests), production path (GCP and Kubernetes API test servers)', adapterRows);
     const e2eRows: string[][] = [];
     for (const n of (process.env.BENCH_E2E_SIZES ?? '100,1000').split(',').map(Number)) e2eRows.push(...(await benchEndToEnd(n)));
     printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
