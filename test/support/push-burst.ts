@@ -43,19 +43,25 @@ export function seedBurst(server: SecretManagerTestServer, project: string, mix:
   }
 }
 
-/** Pushes `payload` for clusters `0..count-1` of `project`, all at once. Never throws: failures are counted. */
-export async function pushBurst(stores: StoreProvider, project: string, count: number, payload: Buffer, retry: RetryPolicy): Promise<BurstResult> {
+/**
+ * Pushes `payload` for clusters `0..count-1` of `project`, `concurrency` at a time (default: all
+ * at once; the adapter works on `execution.concurrency` clusters at once). Never throws: failures
+ * are counted.
+ */
+export async function pushBurst(stores: StoreProvider, project: string, count: number, payload: Buffer, retry: RetryPolicy, concurrency = count): Promise<BurstResult> {
   const result: BurstResult = { outcomes: { created: 0, updated: 0, unchanged: 0 }, failures: [] };
   const store = await stores.forProject(project);
-  await Promise.all(
-    Array.from({ length: count }, async (_, i) => {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < count; i = next++) {
       try {
         const pushed = await pushSecret(store, { secretId: burstSecretId(i), labels: managedLabels(`cls-burst-${i}`), payload }, { retry });
         result.outcomes[pushed.outcome] += 1;
       } catch (err) {
         result.failures.push(err instanceof PullSecretError ? err.code : String(err));
       }
-    }),
-  );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
   return result;
 }
