@@ -1,7 +1,8 @@
 // Pacing against the Secret Manager test server with its quotas on: bursts of pushes through the
 // real GCP client and StoreProvider (one client and one set of quota buckets per project), as the
-// adapter makes them. The quota window is 1 s instead of a minute, with the service's ratios
-// (60 reads, 60 writes, 9,000 accesses a window), so a burst of a few hundred clusters presses on it.
+// adapter makes them (16 clusters at once, the default execution.concurrency). The quota window is
+// 2 s instead of a minute, with the service's ratios (120 reads, 120 writes, 18,000 accesses a
+// window), so a burst of a few hundred clusters presses on it.
 process.env.METADATA_SERVER_DETECTION = 'none';
 
 import { after, before, describe, test } from 'node:test';
@@ -15,8 +16,9 @@ import { installLoopbackGuard, startSecretManagerTestServer, type LoopbackGuard,
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 import { pushBurst, seedBurst, type BurstMix } from './support/push-burst.js';
 
-const WINDOW_MS = 1000;
-const LIMITS = { reads: 60, writes: 60, accesses: 9000 };
+const WINDOW_MS = 2000;
+const LIMITS = { reads: 120, writes: 120, accesses: 18_000 };
+const CONCURRENCY = 16;
 const PAYLOAD = Buffer.from(VALID_PULL_SECRET);
 const MIX: BurstMix = { noOp: 80, changed: 60, firstRun: 60 };
 const TOTAL = MIX.noOp + MIX.changed + MIX.firstRun;
@@ -33,7 +35,7 @@ function provider(options: Partial<StoreProviderOptions>): StoreProvider {
 }
 
 /** RESOURCE_EXHAUSTED answers the server gave for `project`. */
-const exhausted = (project: string) => server.callLog.filter((c) => c.code === 'RESOURCE_EXHAUSTED' && c.resource.startsWith(`projects/${project}/`)).length;
+const exhausted = (project: string) => server.callLog.filter((c) => c.code === 'RESOURCE_EXHAUSTED' && (c.resource === `projects/${project}` || c.resource.startsWith(`projects/${project}/`))).length;
 
 async function sample(metrics: Metrics, name: string, labels: Record<string, string>): Promise<number | undefined> {
   const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
@@ -57,7 +59,7 @@ describe('a burst of pushes into one project with the quotas enforced', () => {
     const metrics = new Metrics({ defaultMetrics: false });
     // The service's ratios, per window: the buckets count over the same window as the server.
     const stores = provider({ writesPerMinute: LIMITS.writes, readsPerMinute: LIMITS.reads, accessesPerMinute: LIMITS.accesses, quotaWindowMs: WINDOW_MS, pacing: metrics.storePacing });
-    const result = await pushBurst(stores, 'paced-project', TOTAL, PAYLOAD, RETRY);
+    const result = await pushBurst(stores, 'paced-project', TOTAL, PAYLOAD, RETRY, CONCURRENCY);
     assert.deepEqual(result.failures, []);
     assert.deepEqual(result.outcomes, { unchanged: MIX.noOp, updated: MIX.changed, created: MIX.firstRun });
     assert.equal(exhausted('paced-project'), 0);
@@ -70,9 +72,11 @@ describe('a burst of pushes into one project with the quotas enforced', () => {
   test('not paced (declared far above the quota): the same burst runs into RESOURCE_EXHAUSTED, classified as STORE_QUOTA_EXCEEDED', async () => {
     seedBurst(server, 'unpaced-project', MIX, PAYLOAD);
     const stores = provider({ writesPerMinute: 1_000_000, readsPerMinute: 1_000_000, accessesPerMinute: 10_000_000, quotaWindowMs: WINDOW_MS });
-    const result = await pushBurst(stores, 'unpaced-project', TOTAL, PAYLOAD, { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 10 });
+    // No retries: every refused call fails its push, so the two counts must match.
+    const result = await pushBurst(stores, 'unpaced-project', TOTAL, PAYLOAD, { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 }, CONCURRENCY);
     assert.ok(exhausted('unpaced-project') > 0, 'the server refused calls beyond its quota');
-    assert.ok(result.failures.length > 0 && result.failures.every((code) => code === 'STORE_QUOTA_EXCEEDED'), result.failures.join(','));
+    assert.equal(result.failures.length, exhausted('unpaced-project'));
+    assert.deepEqual(new Set(result.failures), new Set(['STORE_QUOTA_EXCEEDED']));
   });
 });
 
