@@ -37,7 +37,7 @@ const HEADROOM = 0.05;
  * The bucket for a quota of `limit` calls per sliding `windowMs`: it holds at most a sixtieth of
  * the quota (a second's worth of a per-minute quota) and refills at 95 % of the quota minus that,
  * so no window of the backend's ever sees more than the quota, even one that starts with a full
- * bucket.
+ * bucket (for quotas of a few dozen calls and more; a tiny quota still gets at least half its rate).
  * @throws RangeError when `limit` or `windowMs` is not positive.
  */
 export function quotaBucket(limit: number, windowMs = 60_000): TokenBucket {
@@ -46,8 +46,8 @@ export function quotaBucket(limit: number, windowMs = 60_000): TokenBucket {
 }
 
 /**
- * Paces `store` to `quotas` (the store's declared figures, each overridable): one bucket per
- * declared quota, for this store's scope alone. Returns `store` itself when nothing is metered.
+ * Paces `store` to its quotas, each figure from `overrides` or else `declared` (the store's): one
+ * bucket per quota, for this store's scope alone. Returns `store` itself when nothing is metered.
  */
 export function pacedStore(store: SecretStore, declared: StoreQuotas, overrides: StoreQuotas = {}, options: PacingOptions = {}): SecretStore {
   const limits: RateLimits = {};
