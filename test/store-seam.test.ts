@@ -65,7 +65,7 @@ describe('every store descriptor', () => {
         assert.equal(created.kind, store.kind);
         if (store.scope) assert.equal(created.location, store.scope.location('seam-project-1'));
         await created.close();
-        const metered = store.quotas.writesPerMinute !== undefined || store.quotas.readsPerMinute !== undefined;
+        const metered = Object.values(store.quotas).some((figure) => figure !== undefined);
         assert.ok(!metered || store.scope !== undefined, `${store.kind}: quotas are per scope`);
         assert.ok(store.apiCalls.methods.length > 0 && store.apiCalls.codes.includes('OK'), `${store.kind}: API-call labels`);
       }

@@ -49,7 +49,8 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     retry: config.execution.retry,
     logger,
   });
-  const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onStoreApiCall });
+  const { type: kind, settings, writesPerMinute, readsPerMinute, accessesPerMinute } = config.store;
+  const stores = new StoreProvider({ kind, config: settings, writesPerMinute, readsPerMinute, accessesPerMinute, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing });
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined

@@ -1,9 +1,8 @@
 import { PullSecretError } from '../errors/index.js';
 import type { StoreFactory } from '../stores/factory.js';
-import { withRateLimits } from '../stores/rate-limited-store.js';
+import { pacedStore, type PacingObserver } from '../stores/rate-limited-store.js';
 import { storeFactory } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
-import { TokenBucket } from '../util/token-bucket.js';
 
 export interface StoreProviderOptions {
   /** The store kind (`store.type`). */
@@ -14,6 +13,12 @@ export interface StoreProviderOptions {
   writesPerMinute?: number;
   /** Metadata reads per minute per scope; default the store's declared quota. */
   readsPerMinute?: number;
+  /** Payload accesses per minute per scope; default the store's declared quota. */
+  accessesPerMinute?: number;
+  /** Quota window in ms (default a minute); tests and the bench shrink it with the test server's. */
+  quotaWindowMs?: number;
+  /** Observes the quota buckets (feeds `pullsecret_store_quota_tokens`). */
+  pacing?: PacingObserver;
   /** Observes every backend call, with the store kind (feeds `pullsecret_store_api_calls_total`). */
   onApiCall?: (method: string, code: string, durationMs: number, store: string) => void;
 }
@@ -58,11 +63,7 @@ export class StoreProvider {
     const kind = this.factory.kind;
     const hook = onApiCall && ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
     const store = await this.factory.create(settings, { onApiCall: hook });
-    const writes = this.options.writesPerMinute ?? this.factory.quotas.writesPerMinute;
-    const reads = this.options.readsPerMinute ?? this.factory.quotas.readsPerMinute;
-    if (writes === undefined && reads === undefined) return store;
-    const bucket = (perMinute: number | undefined) => (perMinute === undefined ? undefined : new TokenBucket(perMinute));
-    return withRateLimits(store, { writes: bucket(writes), reads: bucket(reads) });
+    return pacedStore(store, this.factory.quotas, this.options, { windowMs: this.options.quotaWindowMs, observer: this.options.pacing });
   }
 
   /** Closes every client. */

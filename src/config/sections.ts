@@ -48,8 +48,8 @@ export const jobKubernetesSectionSchema = z
 
 /**
  * The store: its kind (unset: chosen from the environment, see `selectStoreKind`), its own
- * settings (checked by the store's `validate`), and its per-scope write rate (default: the quota
- * the store declares; reads are paced to the store's declared read quota).
+ * settings (checked by the store's `validate`), and its per-scope quotas for writes, metadata
+ * reads and payload accesses (default: the quotas the store declares).
  */
 export const storeSectionSchema = z
   .object({
@@ -59,6 +59,8 @@ export const storeSectionSchema = z
       .optional(),
     settings: z.record(z.string(), z.unknown()).default({}),
     writesPerMinute: wholeNumber(1, 1_000_000).optional(),
+    readsPerMinute: wholeNumber(1, 1_000_000).optional(),
+    accessesPerMinute: wholeNumber(1, 10_000_000).optional(),
   })
   .strict();
 

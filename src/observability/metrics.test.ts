@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StoreProvider } from '../adapter/store-provider.js';
 import { Metrics } from './metrics.js';
+import { quotaBucket } from '../stores/rate-limited-store.js';
 
 async function sample(metrics: Metrics, name: string, labels: Record<string, string>): Promise<number | undefined> {
   // A histogram's `_count` series sits among the histogram's values, named by `metricName`.
@@ -49,4 +50,28 @@ test('the store provider wires the hook: local store calls are counted with thei
     await stores.close();
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('quota buckets: the lowest fill level among live scopes, full when none is live, and waits', async () => {
+  const metrics = new Metrics({ defaultMetrics: false });
+  const tokens = (quota: string) => sample(metrics, 'pullsecret_store_quota_tokens', { store: 'gcp', quota });
+  // Pre-created from the GCP descriptor: a full bucket holds a sixtieth of the quota.
+  assert.equal(await tokens('writes'), 10);
+  assert.equal(await tokens('reads'), 10);
+  assert.equal(await tokens('accesses'), 1500);
+  assert.equal(await sample(metrics, 'pullsecret_store_quota_waits_total', { store: 'gcp', quota: 'writes' }), 0);
+  const busy = quotaBucket(600);
+  const idle = quotaBucket(600);
+  metrics.storePacing.track('gcp', 'writes', busy);
+  metrics.storePacing.track('gcp', 'writes', idle);
+  for (let i = 0; i < 7; i++) await busy.acquire();
+  const level = (await tokens('writes')) ?? NaN;
+  assert.ok(level >= 3 && level < 4, `the busiest project's bucket: ${level}`);
+  busy.drain();
+  assert.ok(((await tokens('writes')) ?? NaN) < 0.5, 'a drained bucket shows empty');
+  metrics.storePacing.waited('gcp', 'writes');
+  assert.equal(await sample(metrics, 'pullsecret_store_quota_waits_total', { store: 'gcp', quota: 'writes' }), 1);
+  metrics.storePacing.untrack('gcp', 'writes', busy);
+  metrics.storePacing.untrack('gcp', 'writes', idle);
+  assert.equal(await tokens('writes'), 10, 'no live scope: full');
 });

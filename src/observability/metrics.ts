@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '../stores/rate-limited-store.js';
 import { storeFactories } from '../stores/registry.js';
+import type { TokenBucket } from '../util/token-bucket.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -50,6 +52,26 @@ export class Metrics {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  /** Live quota buckets by `store` and `quota` label values (one bucket per scope). */
+  private readonly quotaBuckets = new Map<string, { labels: { store: string; quota: QuotaKind }; full: number; live: Set<TokenBucket> }>();
+  readonly storeQuotaTokens = new Gauge({
+    name: 'pullsecret_store_quota_tokens',
+    help: "Tokens left in the store's quota bucket: the lowest among its scopes (GCP projects); full when none is in use",
+    labelNames: ['store', 'quota'],
+    registers: [this.registry],
+    collect: () => {
+      for (const { labels, full, live } of this.quotaBuckets.values()) {
+        const levels = [...live].map((b) => b.available);
+        this.storeQuotaTokens.set(labels, levels.length === 0 ? full : Math.floor(Math.min(...levels) * 100) / 100);
+      }
+    },
+  });
+  readonly storeQuotaWaits = new Counter({
+    name: 'pullsecret_store_quota_waits_total',
+    help: 'Secret store calls that waited for a token of their quota (paced, not failed)',
+    labelNames: ['store', 'quota'],
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
@@ -59,6 +81,12 @@ export class Metrics {
       for (const method of methods) {
         for (const code of codes) this.storeApiCalls.inc({ store: store.kind, method, code }, 0);
         this.storeApiCallDuration.zero({ store: store.kind, method });
+      }
+      for (const quota of QUOTA_KINDS) {
+        const limit = store.quotas[`${quota}PerMinute`];
+        if (limit === undefined) continue;
+        this.quotaBuckets.set(`${store.kind}/${quota}`, { labels: { store: store.kind, quota }, full: quotaBucket(limit).burst, live: new Set() });
+        this.storeQuotaWaits.inc({ store: store.kind, quota }, 0);
       }
       if (ownCounter === undefined) continue;
       const counter = new Counter({ name: ownCounter.name, help: ownCounter.help, labelNames: [ownCounter.label], registers: [this.registry] });
@@ -81,4 +109,22 @@ export class Metrics {
     const own = this.ownCounters.get(store);
     own?.counter.inc({ [own.label]: own.valueOf(code) });
   };
+
+  /** Observes the stores' quota buckets (`StoreProvider`'s `pacing`). Never throws. */
+  readonly storePacing: PacingObserver = {
+    track: (store, quota, bucket) => this.quotaBucketsOf(store, quota).live.add(bucket),
+    untrack: (store, quota, bucket) => this.quotaBucketsOf(store, quota).live.delete(bucket),
+    waited: (store, quota) => this.storeQuotaWaits.inc({ store, quota }),
+  };
+
+  private quotaBucketsOf(store: string, quota: QuotaKind): { live: Set<TokenBucket> } {
+    const key = `${store}/${quota}`;
+    let entry = this.quotaBuckets.get(key);
+    if (entry === undefined) {
+      // A quota the descriptor did not declare but a caller paces anyway (an override).
+      entry = { labels: { store, quota }, full: 0, live: new Set() };
+      this.quotaBuckets.set(key, entry);
+    }
+    return entry;
+  }
 }

@@ -41,6 +41,8 @@ export interface StoreQuotas {
   readonly writesPerMinute?: number;
   /** Metadata reads (get, list versions); payload reads are not counted here. */
   readonly readsPerMinute?: number;
+  /** Payload reads (GCP: AccessSecretVersion), where the backend meters them apart. */
+  readonly accessesPerMinute?: number;
 }
 
 /** Preflight of a store: options the CLI offers and a runner loaded on first use. */

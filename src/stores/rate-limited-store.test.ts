@@ -3,46 +3,123 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PullSecretError } from '../errors/index.js';
 import { LocalStore } from './local/index.js';
-import { withRateLimits } from './rate-limited-store.js';
-import type { TokenBucket } from '../util/token-bucket.js';
+import { pacedStore, withRateLimits, type PacingObserver, type QuotaKind } from './rate-limited-store.js';
+import type { SecretStore } from './store.js';
+import { TokenBucket } from '../util/token-bucket.js';
 
-test('writes take a token from the bucket; reads do not', async () => {
+/** A bucket that only counts the tokens taken. */
+function countingBucket(): TokenBucket & { taken: number } {
+  const bucket = new TokenBucket(1_000_000, 1_000_000);
+  const counted = Object.assign(bucket, { taken: 0 });
+  const acquire = bucket.acquire.bind(bucket);
+  counted.acquire = (signal) => {
+    counted.taken += 1;
+    return acquire(signal);
+  };
+  return counted;
+}
+
+/** Records what the wrapper tells its observer. */
+function recordingObserver(): PacingObserver & { waits: QuotaKind[]; tracked: QuotaKind[] } {
+  const waits: QuotaKind[] = [];
+  const tracked: QuotaKind[] = [];
+  return {
+    waits,
+    tracked,
+    track: (_store, quota) => void tracked.push(quota),
+    untrack: (_store, quota) => void tracked.splice(tracked.indexOf(quota), 1),
+    waited: (_store, quota) => void waits.push(quota),
+  };
+}
+
+async function withLocalStore(fn: (store: LocalStore) => Promise<void>): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-rate-'));
-  let tokens = 0;
-  const bucket = { acquire: async () => void tokens++ } as unknown as TokenBucket;
-  const store = withRateLimits(new LocalStore({ dir }), { writes: bucket });
+  const store = new LocalStore({ dir });
   try {
-    await store.createSecret('s1', { 'managed-by': 'hyperfleet' });
-    await store.addVersion('s1', Buffer.from('{"auths":{}}'));
-    assert.equal(tokens, 2);
-    await store.getSecret('s1');
-    await store.accessLatestEnabled('s1');
-    await store.describe('s1');
-    assert.equal(tokens, 2, 'reads are not rate limited');
-    await store.deleteSecret('s1');
-    assert.equal(tokens, 3);
+    await fn(store);
   } finally {
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }
-});
+}
 
-test('with a read bucket, metadata reads take a token and payload reads do not', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'ps-rate-'));
-  const taken = { reads: 0, writes: 0 };
-  const counting = (key: keyof typeof taken) => ({ acquire: async () => void taken[key]++ }) as unknown as TokenBucket;
-  const store = withRateLimits(new LocalStore({ dir }), { reads: counting('reads'), writes: counting('writes') });
-  try {
+test('every call takes a token from the bucket of the quota it counts against', async () => {
+  await withLocalStore(async (local) => {
+    const buckets = { reads: countingBucket(), writes: countingBucket(), accesses: countingBucket() };
+    const store = withRateLimits(local, buckets);
     await store.createSecret('s1', { 'managed-by': 'hyperfleet' });
     await store.addVersion('s1', Buffer.from('{"auths":{}}'));
     await store.getSecret('s1');
     await store.describe('s1');
     await store.accessLatestEnabled('s1');
     await store.accessVersion('s1', '1');
-    assert.deepEqual(taken, { reads: 2, writes: 2 });
-  } finally {
+    await store.deleteSecret('s1');
+    assert.deepEqual({ reads: buckets.reads.taken, writes: buckets.writes.taken, accesses: buckets.accesses.taken }, { reads: 2, writes: 3, accesses: 2 });
+  });
+});
+
+test('pacedStore builds one bucket per declared quota, overrides win, and nothing declared means no wrapper', async () => {
+  await withLocalStore(async (local) => {
+    assert.equal(pacedStore(local, {}), local, 'an unmetered store is returned as is');
+    const observer = recordingObserver();
+    const store = pacedStore(local, { writesPerMinute: 600 }, { accessesPerMinute: 90_000 }, { observer });
+    assert.deepEqual(observer.tracked, ['writes', 'accesses']);
     await store.close();
-    await rm(dir, { recursive: true, force: true });
-  }
+    assert.deepEqual(observer.tracked, [], 'closing the store releases its buckets');
+  });
+});
+
+test("a quota error drains the call's bucket: the retry and every other caller wait for fresh tokens", async () => {
+  let failNext = true;
+  let added = 0;
+  const flaky = {
+    kind: 'test',
+    addVersion: async () => {
+      if (failNext) {
+        failNext = false;
+        throw new PullSecretError('STORE_QUOTA_EXCEEDED', 'Quota exceeded for quota metric Write requests');
+      }
+      added += 1;
+      return { version: String(added), path: `v/${added}`, state: 'ENABLED' as const, createdTime: '' };
+    },
+  } as unknown as SecretStore;
+  const writes = new TokenBucket(600, 5); // 10 a second, 5 at once
+  const observer = recordingObserver();
+  const store = withRateLimits(flaky, { writes }, observer);
+  await assert.rejects(store.addVersion('s', Buffer.from('x')), { code: 'STORE_QUOTA_EXCEEDED' });
+  assert.ok(writes.available < 0.5, `drained, not 4 tokens left: ${writes.available}`);
+  const started = performance.now();
+  await Promise.all([store.addVersion('s', Buffer.from('x')), store.addVersion('s', Buffer.from('x'))]);
+  // Without the drain both would pass at once (4 tokens were left); with it, two fresh tokens at 10/s.
+  assert.ok(performance.now() - started >= 190);
+  assert.deepEqual(observer.waits, ['writes', 'writes']);
+  assert.equal(added, 2);
+});
+
+test('another error leaves the bucket as it is', async () => {
+  const failing = {
+    kind: 'test',
+    getSecret: async () => {
+      throw new PullSecretError('STORE_UNAVAILABLE', 'unavailable');
+    },
+  } as unknown as SecretStore;
+  const reads = new TokenBucket(600, 5);
+  const store = withRateLimits(failing, { reads });
+  await assert.rejects(store.getSecret('s'), { code: 'STORE_UNAVAILABLE' });
+  assert.ok(reads.available >= 3.9);
+});
+
+test('an abort while waiting for a token rejects with ABORTED and never calls the store', async () => {
+  await withLocalStore(async (local) => {
+    const accesses = new TokenBucket(60, 1); // 1 a second
+    const store = withRateLimits(local, { accesses });
+    await assert.rejects(store.accessLatestEnabled('absent'), { code: 'SECRET_NOT_FOUND' });
+    const controller = new AbortController();
+    const waiting = store.accessVersion('absent', '1', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    // The store would have answered SECRET_NOT_FOUND: ABORTED means it was never called.
+    await assert.rejects(waiting, { code: 'ABORTED' });
+  });
 });

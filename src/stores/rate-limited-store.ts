@@ -1,41 +1,114 @@
-import type { TokenBucket } from '../util/token-bucket.js';
+import { PullSecretError } from '../errors/index.js';
+import { TokenBucket } from '../util/token-bucket.js';
+import type { StoreQuotas } from './factory.js';
 import type { CallOptions, SecretStore } from './store.js';
 
+/** The quotas a store call counts against (Secret Manager's three request quotas). */
+export const QUOTA_KINDS = ['reads', 'writes', 'accesses'] as const;
+export type QuotaKind = (typeof QUOTA_KINDS)[number];
+
 /** Token buckets per kind of call; a missing bucket means "not paced". */
-export interface RateLimits {
-  /** Create, add version, delete. */
-  writes?: TokenBucket;
-  /** Metadata reads: get and describe (payload reads have their own, much larger quota). */
-  reads?: TokenBucket;
+export type RateLimits = Partial<Record<QuotaKind, TokenBucket>>;
+
+/** Observes the buckets (feeds `pullsecret_store_quota_tokens` and `pullsecret_store_quota_waits_total`); must not throw. */
+export interface PacingObserver {
+  /** A scope's bucket came into use. */
+  track(store: string, quota: QuotaKind, bucket: TokenBucket): void;
+  /** That scope's store was closed. */
+  untrack(store: string, quota: QuotaKind, bucket: TokenBucket): void;
+  /** A call had to wait for a token. */
+  waited(store: string, quota: QuotaKind): void;
+}
+
+/** How `pacedStore` builds its buckets. */
+export interface PacingOptions {
+  /**
+   * Length of the quota window in ms (default 60 000: the `...PerMinute` figures apply per minute).
+   * Tests and the bench shrink it together with the test server's quota window.
+   */
+  windowMs?: number;
+  observer?: PacingObserver;
+}
+
+/** Share of each quota left unused, for clock and network jitter between us and the backend's counter. */
+const HEADROOM = 0.05;
+
+/**
+ * The bucket for a quota of `limit` calls per sliding `windowMs`: it holds at most a sixtieth of
+ * the quota (a second's worth of a per-minute quota) and refills at 95 % of the quota minus that,
+ * so no window of the backend's ever sees more than the quota, even one that starts with a full
+ * bucket (for quotas of a few dozen calls and more; a tiny quota still gets at least half its rate).
+ * @throws RangeError when `limit` or `windowMs` is not positive.
+ */
+export function quotaBucket(limit: number, windowMs = 60_000): TokenBucket {
+  const burst = Math.max(1, Math.ceil(limit / 60));
+  return new TokenBucket(Math.max(limit * (1 - HEADROOM) - burst, limit / 2), burst, windowMs);
 }
 
 /**
- * Wraps a store so every call of a paced kind first takes a token from its bucket: Secret Manager
- * allows 600 writes and 600 metadata reads a minute per project, and a burst of clusters must
- * queue rather than fail with RESOURCE_EXHAUSTED. Payload reads pass straight through.
+ * Paces `store` to its quotas, each figure from `overrides` or else `declared` (the store's): one
+ * bucket per quota, for this store's scope alone. Returns `store` itself when nothing is metered.
  */
-export function withRateLimits(store: SecretStore, limits: RateLimits): SecretStore {
-  const paced = <A extends unknown[], R>(bucket: TokenBucket | undefined, fn: (...args: A) => Promise<R>) =>
-    bucket === undefined
-      ? fn
-      : async (...args: A): Promise<R> => {
-          const options = args.at(-1) as CallOptions | undefined;
-          await bucket.acquire(options?.signal);
-          return fn(...args);
-        };
-  const { writes, reads } = limits;
+export function pacedStore(store: SecretStore, declared: StoreQuotas, overrides: StoreQuotas = {}, options: PacingOptions = {}): SecretStore {
+  const limits: RateLimits = {};
+  for (const kind of QUOTA_KINDS) {
+    const limit = overrides[`${kind}PerMinute`] ?? declared[`${kind}PerMinute`];
+    if (limit !== undefined) limits[kind] = quotaBucket(limit, options.windowMs);
+  }
+  return Object.keys(limits).length === 0 ? store : withRateLimits(store, limits, options.observer);
+}
+
+/**
+ * Wraps a store so every call first takes a token from the bucket of the quota it counts against
+ * (Secret Manager: 600 metadata reads, 600 writes and 90,000 payload accesses a minute per
+ * project), so a burst of clusters queues rather than fails with RESOURCE_EXHAUSTED. A call that
+ * fails with the quota error anyway (STORE_QUOTA_EXCEEDED: the quota is shared with other
+ * processes, or lower than declared) drains its bucket, so every caller of this scope, the retry
+ * of that call included, waits for fresh tokens instead of only for its backoff.
+ *
+ * One token per store method: `getSecret`, `describe` → reads; `accessLatestEnabled`,
+ * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` → writes. A method
+ * whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
+ */
+export function withRateLimits(store: SecretStore, limits: RateLimits, observer?: PacingObserver): SecretStore {
+  const paced =
+    (kind: QuotaKind) =>
+    async <R>(options: CallOptions | undefined, fn: () => Promise<R>): Promise<R> => {
+      const bucket = limits[kind];
+      if (bucket === undefined) return fn();
+      if (await bucket.acquire(options?.signal)) observer?.waited(store.kind, kind);
+      try {
+        return await fn();
+      } catch (err) {
+        if (err instanceof PullSecretError && err.code === 'STORE_QUOTA_EXCEEDED') bucket.drain();
+        throw err;
+      }
+    };
+  const read = paced('reads');
+  const write = paced('writes');
+  const access = paced('accesses');
+  for (const kind of QUOTA_KINDS) {
+    const bucket = limits[kind];
+    if (bucket !== undefined) observer?.track(store.kind, kind, bucket);
+  }
   return {
     kind: store.kind,
     maxPayloadBytes: store.maxPayloadBytes,
     location: store.location,
     secretPath: (id) => store.secretPath(id),
-    accessLatestEnabled: (id, o) => store.accessLatestEnabled(id, o),
-    accessVersion: (id, v, o) => store.accessVersion(id, v, o),
-    close: () => store.close(),
-    getSecret: paced(reads, (id: string, o?: CallOptions) => store.getSecret(id, o)),
-    describe: paced(reads, (id: string, o?: CallOptions) => store.describe(id, o)),
-    createSecret: paced(writes, (id: string, labels: Record<string, string>, o?: CallOptions) => store.createSecret(id, labels, o)),
-    addVersion: paced(writes, (id: string, data: Buffer, o?: CallOptions) => store.addVersion(id, data, o)),
-    deleteSecret: paced(writes, (id: string, o?: CallOptions) => store.deleteSecret(id, o)),
+    close: async () => {
+      for (const kind of QUOTA_KINDS) {
+        const bucket = limits[kind];
+        if (bucket !== undefined) observer?.untrack(store.kind, kind, bucket);
+      }
+      await store.close();
+    },
+    getSecret: (id, o) => read(o, () => store.getSecret(id, o)),
+    describe: (id, o) => read(o, () => store.describe(id, o)),
+    accessLatestEnabled: (id, o) => access(o, () => store.accessLatestEnabled(id, o)),
+    accessVersion: (id, v, o) => access(o, () => store.accessVersion(id, v, o)),
+    createSecret: (id, labels, o) => write(o, () => store.createSecret(id, labels, o)),
+    addVersion: (id, data, o) => write(o, () => store.addVersion(id, data, o)),
+    deleteSecret: (id, o) => write(o, () => store.deleteSecret(id, o)),
   };
 }

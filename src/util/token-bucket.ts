@@ -2,47 +2,88 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PullSecretError } from '../errors/index.js';
 
 /**
- * A token bucket: at most `perMinute` acquisitions a minute on average, bursts up to `burst`.
- * Waiters are served in order, so a burst of clusters queues instead of failing with
- * RESOURCE_EXHAUSTED at the cloud API.
+ * A token bucket: at most `perWindow` acquisitions per `windowMs` (default a minute) on average,
+ * bursts up to `burst`. Waiters are served in order, so a burst of clusters queues instead of
+ * failing with RESOURCE_EXHAUSTED at the cloud API.
  */
 export class TokenBucket {
   private tokens: number;
   private last = performance.now();
   private tail: Promise<void> = Promise.resolve();
+  private queued = 0;
   private readonly perMs: number;
 
+  /** @throws RangeError when `perWindow`, `burst` or `windowMs` is not positive. */
   constructor(
-    perMinute: number,
-    private readonly burst = Math.max(1, Math.ceil(perMinute / 60)),
+    perWindow: number,
+    readonly burst = Math.max(1, Math.ceil(perWindow / 60)),
+    windowMs = 60_000,
   ) {
-    if (!(perMinute > 0)) throw new RangeError('perMinute must be positive');
-    this.perMs = perMinute / 60_000;
+    if (!(perWindow > 0) || !(burst > 0) || !(windowMs > 0)) throw new RangeError('perWindow, burst and windowMs must be positive');
+    this.perMs = perWindow / windowMs;
     this.tokens = burst;
   }
 
-  /** Waits for a token. @throws ABORTED when `signal` fires while waiting. */
-  acquire(signal?: AbortSignal): Promise<void> {
-    const turn = this.tail.then(() => this.take(signal));
+  /**
+   * Waits for a token, behind every earlier waiter. Resolves to true when the caller had to wait
+   * (the bucket was empty or others were queued), for the waits metric.
+   * @throws ABORTED as soon as `signal` fires while waiting (also while queued behind others; the
+   *   aborted waiter then takes no token).
+   */
+  acquire(signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
+    const behindOthers = this.queued > 0;
+    this.queued += 1;
+    const turn = this.tail.then(() => (signal?.aborted === true ? Promise.reject(aborted(signal.reason)) : this.take(signal))).finally(() => (this.queued -= 1));
     // The next waiter queues behind this one whether it succeeds or not.
-    this.tail = turn.catch(() => undefined);
-    return turn;
+    this.tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    const mine = turn.then((slept) => slept || behindOthers);
+    if (signal === undefined) return mine;
+    return new Promise<boolean>((resolve, reject) => {
+      const onAbort = (): void => reject(aborted(signal.reason));
+      signal.addEventListener('abort', onAbort, { once: true });
+      mine.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
-  private async take(signal?: AbortSignal): Promise<void> {
+  /** Tokens available now (0 to `burst`), without taking one. */
+  get available(): number {
+    return Math.min(this.burst, this.tokens + (performance.now() - this.last) * this.perMs);
+  }
+
+  /**
+   * Empties the bucket and restarts its refill: the backend said the quota is spent (another
+   * process shares it, or the quota is lower than declared), so every caller, waiting or to come,
+   * waits for fresh tokens.
+   */
+  drain(): void {
+    this.tokens = 0;
+    this.last = performance.now();
+  }
+
+  private async take(signal?: AbortSignal): Promise<boolean> {
+    let slept = false;
     for (;;) {
       const now = performance.now();
       this.tokens = Math.min(this.burst, this.tokens + (now - this.last) * this.perMs);
       this.last = now;
       if (this.tokens >= 1) {
         this.tokens -= 1;
-        return;
+        return slept;
       }
       try {
+        slept = true;
         await sleep(Math.ceil((1 - this.tokens) / this.perMs), undefined, { signal });
       } catch (err) {
-        throw new PullSecretError('ABORTED', 'aborted while waiting for the write rate limit', { cause: err });
+        throw aborted(err);
       }
     }
   }
+}
+
+function aborted(cause: unknown): PullSecretError {
+  return new PullSecretError('ABORTED', 'aborted while waiting for the rate limit', { cause });
 }

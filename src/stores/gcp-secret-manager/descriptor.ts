@@ -3,10 +3,12 @@ import type { StoreFactory } from '../factory.js';
 import { GCP_PAYLOAD_LIMIT_BYTES, gcpSharedSettingsSchema, gcpStoreConfigSchema, gcpStoreEnv, type GcpStoreConfig } from './config.js';
 
 /**
- * Secret Manager's request quotas per project and minute: 600 writes, 600 reads (metadata and
- * lists); payload accesses have their own, much larger quota (90,000) and are not paced.
+ * Secret Manager's request quotas per project and minute (its "quotas and limits" page): 600
+ * writes (any mutating call), 600 reads (any other call but access: metadata, lists) and 90,000
+ * accesses (AccessSecretVersion).
  */
 const QUOTA_PER_MINUTE = 600;
+const ACCESSES_PER_MINUTE = 90_000;
 
 /** gRPC status name → the HTTP code Google's APIs map it to, so seed 001's alerts (`status_code="429"`) work as written. */
 const GRPC_TO_HTTP: Readonly<Record<string, string>> = {
@@ -48,7 +50,7 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
     statusData: (project) => ({ gcpProject: project }),
     logFields: (project) => ({ gcp_project: project }),
   },
-  quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
+  quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE, accessesPerMinute: ACCESSES_PER_MINUTE },
   apiCalls: {
     methods: ['GetSecret', 'CreateSecret', 'AccessSecretVersion', 'AddSecretVersion', 'ListSecretVersions', 'DeleteSecret', 'TestIamPermissions'],
     codes: ['OK', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],

@@ -6,6 +6,7 @@
 export { startSecretManagerTestServer, type SecretManagerTestServer, type SecretManagerTestServerOptions } from './server.js';
 export type { FaultSpec } from './faults.js';
 export type { CallRecord } from './calls.js';
+export { QuotaEnforcer, QUOTA_OF, SECRET_MANAGER_QUOTAS, type QuotaName, type QuotaSettings } from './quotas.js';
 export { SecretManagerState, type SeedSecret, type StoredSecret, type StoredVersion } from './state.js';
 export { METHOD_NAMES, type MethodName, type VersionState } from './types.js';
 export { MAX_PAYLOAD_BYTES, MAX_LABELS } from './rules.js';

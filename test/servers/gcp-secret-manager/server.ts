@@ -4,6 +4,7 @@ import { CallCounter, type CallRecord } from './calls.js';
 import { FaultInjector, type Fault, type FaultSpec } from './faults.js';
 import { buildMethods, type MethodSpec } from './handlers.js';
 import { MAX_PAGE_SIZE } from './paging.js';
+import { QuotaEnforcer, statusDetails, type QuotaSettings } from './quotas.js';
 import { secretManagerServiceDefinition } from './service-definition.js';
 import { SecretManagerState } from './state.js';
 import { METHOD_NAMES, RpcError, type MethodName } from './types.js';
@@ -16,6 +17,11 @@ export interface SecretManagerTestServerOptions {
   defaultPageSize?: number;
   /** Largest page returned whatever the request asks (default 25000); small values exercise paging. */
   maxPageSize?: number;
+  /**
+   * Enforce the per-project request quotas (reads, writes, accesses) over a sliding window, answering
+   * RESOURCE_EXHAUSTED like the service; `{}` for the service's figures per minute. Off by default.
+   */
+  quotas?: QuotaSettings;
 }
 
 /** A running Secret Manager test server on 127.0.0.1. */
@@ -34,7 +40,9 @@ export interface SecretManagerTestServer {
   readonly totalCalls: number;
   /** Every call in order with its answer's status (never payloads). */
   readonly callLog: readonly CallRecord[];
-  /** Zeroes the counts and the log. */
+  /** The quotas when enabled: limits, window, and admitted and refused calls by quota (refused ones are in `calls` and `callLog` too, as RESOURCE_EXHAUSTED). */
+  readonly quotas: QuotaEnforcer | undefined;
+  /** Zeroes the counts (quota counts included) and the log. */
   resetCalls(): void;
   /** Queues a fault (see `FaultSpec`). */
   injectFault(spec: FaultSpec): void;
@@ -66,6 +74,7 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
   const counter = new CallCounter();
   const faults = new FaultInjector();
   let granted: ReadonlySet<string> | undefined;
+  const quotas = options.quotas === undefined ? undefined : new QuotaEnforcer(options.quotas);
   const methods = buildMethods(state, {
     defaultPageSize: options.defaultPageSize ?? MAX_PAGE_SIZE,
     maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
@@ -75,7 +84,7 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
   const server = new grpc.Server();
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const method of METHOD_NAMES) {
-    implementation[method] = unaryHandler(method, methods[method], counter, faults, () => granted);
+    implementation[method] = unaryHandler(method, methods[method], counter, faults, () => granted, quotas);
   }
   server.addService(secretManagerServiceDefinition(), implementation);
 
@@ -94,7 +103,11 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
       return counter.total;
     },
     callLog: counter.log,
-    resetCalls: () => counter.reset(),
+    quotas,
+    resetCalls: () => {
+      counter.reset();
+      quotas?.resetCounts();
+    },
     injectFault: (spec) => faults.inject(spec),
     clearFaults: () => faults.clear(),
     get pendingFaults() {
@@ -120,7 +133,14 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
 }
 
 /** Wraps a handler with counting, permission checks and faults, and answers with real statuses. */
-function unaryHandler(method: MethodName, spec: MethodSpec, counter: CallCounter, faults: FaultInjector, granted: () => ReadonlySet<string> | undefined): grpc.handleUnaryCall<Record<string, unknown>, unknown> {
+function unaryHandler(
+  method: MethodName,
+  spec: MethodSpec,
+  counter: CallCounter,
+  faults: FaultInjector,
+  granted: () => ReadonlySet<string> | undefined,
+  quotas: QuotaEnforcer | undefined,
+): grpc.handleUnaryCall<Record<string, unknown>, unknown> {
   return (call, callback) => {
     counter.arrive(method);
     const request = call.request;
@@ -130,11 +150,18 @@ function unaryHandler(method: MethodName, spec: MethodSpec, counter: CallCounter
       code: 'OK',
       authorization: call.metadata.get('authorization').length > 0,
     };
-    const fail = (code: grpc.status, message: string): void => {
+    const fail = (code: grpc.status, message: string, metadata?: grpc.Metadata): void => {
       entry.code = statusName(code);
       counter.record(entry);
-      callback({ code, details: message });
+      callback({ code, details: message, ...(metadata ? { metadata } : {}) });
     };
+    // The quota is checked first: a refused call goes no further (and uses up no quota).
+    const refusal = quotas?.admit(method, entry.resource);
+    if (refusal !== undefined) {
+      const trailer = new grpc.Metadata();
+      trailer.set('grpc-status-details-bin', statusDetails(grpc.status.RESOURCE_EXHAUSTED, refusal));
+      return fail(grpc.status.RESOURCE_EXHAUSTED, refusal.message, trailer);
+    }
     const answer = (fault: Fault | undefined): void => {
       if (call.cancelled) {
         entry.code = 'CANCELLED';
