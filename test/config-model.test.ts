@@ -182,7 +182,7 @@ describe('store settings: the same variables for job and adapter', () => {
       execution: { mode: 'job', retry: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 500 } },
       logLevel: 'debug',
     });
-    const env = projectJobEnv(config, config.store.type, { projectId: 'customer-project-1' });
+    const env = projectJobEnv(config, { kind: 'gcp', settings: config.store.settings }, { projectId: 'customer-project-1' });
     assert.deepEqual(env, {
       SECRET_STORE: 'gcp',
       KUBERNETES_TARGET: 'api',
@@ -212,7 +212,7 @@ describe('what a Job spec may hold', () => {
       kubernetes: { target: 'api' },
       execution: { mode: 'job' },
     });
-    const env = projectJobEnv(config, 'local', undefined);
+    const env = projectJobEnv(config, { kind: 'local', settings: config.store.settings });
     assert.equal(env.LOCAL_STORE_DIR, '/data/store');
     assert.ok(!('LOCAL_STORE_KEY' in env));
     assert.ok(!Object.values(env).includes(key));
