@@ -59,7 +59,9 @@ describe('providers in the configuration', () => {
       onprem: {},
       gcp: { settings: { projectId: 'my-project-1' }, fieldPaths: { projectId: [] } },
       edge: { store: 'local', fieldPaths: { projectId: ['spec.gcp.projectId'], key: ['spec.key'] } },
+      leaky: { store: 'gcp', fieldPaths: { kmsKeyName: ['spec.pullSecret'] } },
     });
+    assert.match(message, /providers\.leaky\.fieldPaths\.kmsKeyName: must not read the pull secret \(spec\.pullSecret\.data\)/);
     assert.match(message, /providers\.vault\.store: no-such-store is not a store this build knows \(local, gcp/);
     assert.match(message, /providers\.onprem\.store: required \(there is no default store for provider onprem\)/);
     assert.match(message, /providers\.gcp\.settings\.\(root\): Unrecognized key: "projectId"/);

@@ -124,7 +124,12 @@ export function validateAdapterConfig(raw: unknown, earlier: readonly string[] =
   if (!parsed.success) throw invalid(problems);
   const data = parsed.data;
   const store = { ...data.store, type: data.store.type ?? DEFAULT_STORE_KIND };
-  const { routes, problems: routeProblems } = resolveProviders({ providers: data.providers, store, projectIdPaths: data.preconditions.fieldPaths.projectId });
+  const { routes, problems: routeProblems } = resolveProviders({
+    providers: data.providers,
+    store,
+    projectIdPaths: data.preconditions.fieldPaths.projectId,
+    pullSecretPaths: data.preconditions.fieldPaths.pullSecret,
+  });
   // The seed's six rules pick GCP clusters for the one store; with providers, the provider does.
   const rules = data.preconditions.rules ?? [...(data.providers === undefined ? DEFAULT_PRECONDITIONS : SHARED_PRECONDITIONS)];
   problems.push(...routeProblems, ...crossChecks(data, store.type, routes, rules));

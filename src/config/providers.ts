@@ -79,7 +79,12 @@ export interface ProviderInputs {
   providers?: z.output<typeof providersSchema>;
   store: { type?: string; settings: Record<string, unknown>; writesPerMinute?: number };
   projectIdPaths: readonly string[];
+  /** Where the pull secret sits (`preconditions.fieldPaths.pullSecret`): no setting may read it. */
+  pullSecretPaths: readonly string[];
 }
+
+/** True when one dotted path lies within the other (or they are the same). */
+const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -129,6 +134,10 @@ function resolveOne(name: string, entry: z.output<typeof providerSchema>, inputs
   const allowed = clusterSettingKeys(kind);
   for (const key of Object.keys(fieldPaths)) {
     if (!allowed.has(key)) problems.push(`${at}.fieldPaths.${key}: not a setting of the ${kind} store (${[...allowed].join(', ')})`);
+    // Settings land in status data, logs and Job specs: a credential must never be read as one.
+    if (fieldPaths[key]?.some((path) => inputs.pullSecretPaths.some((secret) => overlaps(path, secret)))) {
+      problems.push(`${at}.fieldPaths.${key}: must not read the pull secret (${inputs.pullSecretPaths.join(', ')})`);
+    }
   }
   for (const key of factory.scope?.settingKeys ?? []) {
     if (fieldPaths[key] === undefined) problems.push(`${at}.fieldPaths.${key}: required: the ${factory.scope?.noun ?? kind} comes from each cluster`);
