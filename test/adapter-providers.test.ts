@@ -1,9 +1,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { localStoreFactory } from '../src/stores/local/index.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 
 // One adapter serving clusters of two providers at once, each on its own store: `gcp` on GCP Secret
@@ -13,6 +15,8 @@ import { VALID_PULL_SECRET } from './support/fixtures.js';
 process.env.METADATA_SERVER_DETECTION = 'none';
 const PROJECT = 'customer-prod-12345';
 const KEY = `projects/${PROJECT}/locations/global/keyRings/hyperfleet/cryptoKeys/pull-secrets`;
+const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
 /** The spec of a cluster that names no GCP project. */
 const NO_GCP = { platform: undefined, gcp: undefined };
 
@@ -88,5 +92,50 @@ describe('one adapter, clusters of two providers on two stores', () => {
     const deadline = Date.now() + 10_000;
     while (stack.api.getCluster(aws.id) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(stack.api.getCluster(aws.id), undefined);
+  });
+});
+
+describe("Job mode: each Job runs on its cluster's store", () => {
+  let gcp: SecretManagerTestServer;
+  let kube: KubernetesTestServer;
+  let stack: AdapterStack;
+  before(async () => {
+    gcp = await startSecretManagerTestServer({ project: PROJECT });
+    kube = await startKubernetesTestServer({ namespaces: ['hyperfleet-system'], runJobs: { command: [process.execPath, '--import', TSX, MAIN] } });
+    stack = await startAdapterStack({
+      providers: { gcp: { settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 5000 } }, onprem: { store: 'local' } },
+      kubernetes: { target: 'none', kubeconfig: kube.kubeconfigPath },
+      execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    await kube?.close();
+    await gcp?.stop();
+  });
+
+  test("SECRET_STORE and the cluster's own settings reach its Job; the GCP Job creates the secret under the cluster's key", async () => {
+    const cloud = await stack.seedCluster({ gcp: { projectId: PROJECT, kmsKeyName: KEY } });
+    const onprem = await stack.seedCluster({ provider: 'onprem', ...NO_GCP });
+    await Promise.all([stack.publish(cloud), stack.publish(onprem)]);
+    const succeeded = (s: Parameters<typeof conditionOf>[0]) => conditionOf(s, 'Applied') === 'True/JobSucceeded';
+    const [cloudStatus, onpremStatus] = await Promise.all([stack.waitForStatus(cloud.id, succeeded, 60_000), stack.waitForStatus(onprem.id, succeeded, 60_000)]);
+    assert.equal(cloudStatus.data?.location, `projects/${PROJECT}`);
+    assert.equal(onpremStatus.data?.store, 'local');
+    const envOf = (id: string) => {
+      const job = kube.getObject('jobs', 'hyperfleet-system', `pullsecret-${id}-gen1`) as unknown as { spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } } };
+      return Object.fromEntries((job.spec.template.spec.containers[0]?.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+    };
+    const cloudEnv = envOf(cloud.id);
+    assert.equal(cloudEnv.SECRET_STORE, 'gcp');
+    assert.equal(cloudEnv.GCP_PROJECT_ID, PROJECT);
+    assert.equal(cloudEnv.GCP_KMS_KEY_NAME, KEY);
+    assert.equal(cloudEnv.SECRET_MANAGER_ENDPOINT, gcp.address);
+    assert.equal(cloudEnv.LOCAL_STORE_DIR, undefined);
+    const onpremEnv = envOf(onprem.id);
+    assert.equal(onpremEnv.SECRET_STORE, 'local');
+    assert.equal(onpremEnv.GCP_PROJECT_ID, undefined);
+    assert.deepEqual(gcp.state.findSecret(`hyperfleet-${cloud.id}-pull-secret`)?.replication, { automatic: { customerManagedEncryption: { kmsKeyName: KEY } } });
+    assert.equal(gcp.state.findSecret(`hyperfleet-${onprem.id}-pull-secret`), undefined);
   });
 });
