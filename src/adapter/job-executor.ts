@@ -26,7 +26,6 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
-
   /** Checks everything, then launches (or finds) the cluster's Job and waits for it, bounded. */
   async function launchFor(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     const jobBase = { target: work.target, jobNamespace: job.namespace };

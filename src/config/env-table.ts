@@ -105,7 +105,11 @@ export function projectJobEnv(config: unknown, store: { kind: string; settings: 
     if (v.toJob === false || (v.store !== undefined && v.store !== store.kind)) continue;
     if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
     const key = v.path.slice(STORE_SETTINGS.length);
-    const value = v.store === undefined ? (name === 'SECRET_STORE' ? store.kind : valueAt(config, v.path)) : (cluster[key] ?? (v.scope === 'job' ? undefined : store.settings[key]));
+    let value: unknown;
+    if (name === 'SECRET_STORE') value = store.kind;
+    else if (v.store === undefined) value = valueAt(config, v.path);
+    // A scope setting (job-only) comes from the cluster alone; any other, the cluster's over the shared one.
+    else value = cluster[key] ?? (v.scope === 'job' ? undefined : store.settings[key]);
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
   }
   return env;

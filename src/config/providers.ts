@@ -77,7 +77,8 @@ export interface ProviderRoute {
 /** The parts of the parsed adapter config `resolveProviders` reads. */
 export interface ProviderInputs {
   providers?: z.output<typeof providersSchema>;
-  store: { type?: string; settings: Record<string, unknown>; writesPerMinute?: number };
+  /** The `store` section, its type resolved. */
+  store: { type: string; settings: Record<string, unknown>; writesPerMinute?: number };
   projectIdPaths: readonly string[];
   /** Where the pull secret sits (`preconditions.fieldPaths.pullSecret`): no setting may read it. */
   pullSecretPaths: readonly string[];
@@ -156,7 +157,7 @@ export function resolveProviders(inputs: ProviderInputs): { routes: Record<strin
   const problems: string[] = [];
   const routes: Record<string, ProviderRoute> = {};
   if (inputs.providers === undefined) {
-    const kind = inputs.store.type ?? STORE_KINDS[0] ?? 'local';
+    const kind = inputs.store.type;
     const fieldPaths = Object.fromEntries(Object.entries(defaultPaths('*', kind, inputs.projectIdPaths)).filter(([, p]) => p.length > 0));
     routes['*'] = { store: kind, settings: inputs.store.settings, writesPerMinute: inputs.store.writesPerMinute, fieldPaths, rules: [] };
     return { routes, problems };
