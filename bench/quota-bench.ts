@@ -44,7 +44,7 @@ async function waits(metrics: Metrics, quota: string): Promise<number> {
 export async function benchQuota(clusters = Number(process.env.BENCH_QUOTA_CLUSTERS ?? 10_000), windowMs = Number(process.env.BENCH_QUOTA_WINDOW_MS ?? 3000)): Promise<string[][]> {
   const server = await startSecretManagerTestServer({ project: PROJECT, quotas: { windowMs } });
   const metrics = new Metrics({ defaultMetrics: false });
-  const stores = new StoreProvider({ kind: 'gcp', config: { endpoint: server.address, insecure: true, callTimeoutMs: 30_000 }, quotaWindowMs: windowMs, pacing: metrics.storePacing });
+  const stores = StoreProvider.single({ kind: 'gcp', config: { endpoint: server.address, insecure: true, callTimeoutMs: 30_000 } }, { quotaWindowMs: windowMs, pacing: metrics.storePacing });
   try {
     const scale = `window ${windowMs} ms for the service's minute (x${fmt(60_000 / windowMs, 0)}), ${clusters} clusters, ${CONCURRENCY} at once`;
     let started = performance.now();

@@ -8,7 +8,7 @@ process.env.METADATA_SERVER_DETECTION = 'none';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status } from '@grpc/grpc-js';
-import { StoreProvider, type StoreProviderOptions } from '../src/adapter/store-provider.js';
+import { StoreProvider, type StoreProviderOptions, type StoreRouteOptions } from '../src/adapter/store-provider.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
 import { pushSecret } from '../src/stores/push.js';
@@ -28,8 +28,9 @@ let server: SecretManagerTestServer;
 let guard: LoopbackGuard;
 const providers: StoreProvider[] = [];
 
-function provider(options: Partial<StoreProviderOptions>): StoreProvider {
-  const stores = new StoreProvider({ kind: 'gcp', config: { endpoint: server.address, insecure: true, callTimeoutMs: 10_000 }, ...options });
+function provider({ writesPerMinute, readsPerMinute, accessesPerMinute, ...options }: Partial<StoreRouteOptions> & Omit<StoreProviderOptions, 'routes'>): StoreProvider {
+  const route = { kind: 'gcp', config: { endpoint: server.address, insecure: true, callTimeoutMs: 10_000 }, writesPerMinute, readsPerMinute, accessesPerMinute };
+  const stores = StoreProvider.single(route, options);
   providers.push(stores);
   return stores;
 }
@@ -66,7 +67,11 @@ describe('a burst of pushes into one project with the quotas enforced', () => {
     // The burst did press on the quotas: without pacing it would have exceeded them (next test).
     assert.ok(((await sample(metrics, 'pullsecret_store_quota_waits_total', { store: 'gcp', quota: 'writes' })) ?? 0) > 100);
     assert.ok(((await sample(metrics, 'pullsecret_store_quota_waits_total', { store: 'gcp', quota: 'reads' })) ?? 0) > 0);
-    assert.equal(await stores.forProject('paced-project'), await stores.forProject('paced-project'), 'one client and one set of buckets per project, shared by all its work');
+    assert.equal(
+      await stores.forTarget({ provider: '*', settings: { projectId: 'paced-project' } }),
+      await stores.forTarget({ provider: '*', settings: { projectId: 'paced-project' } }),
+      'one client and one set of buckets per project, shared by all its work',
+    );
   });
 
   test('not paced (declared far above the quota): the same burst runs into RESOURCE_EXHAUSTED, classified as STORE_QUOTA_EXCEEDED', async () => {
@@ -86,7 +91,7 @@ test('a call answered RESOURCE_EXHAUSTED is retried only once its drained bucket
   const finished: { method: string; code: string; at: number }[] = [];
   // A real minute and 600 writes: a bucket of 10 writes, one more every ~107 ms.
   const stores = provider({ pacing: metrics.storePacing, onApiCall: (method, code) => finished.push({ method, code, at: performance.now() }) });
-  const store = await stores.forProject(project);
+  const store = await stores.forTarget({ provider: '*', settings: { projectId: project } });
   server.injectFault({ method: 'AddSecretVersion', code: status.RESOURCE_EXHAUSTED, message: "Quota exceeded for quota metric 'Write requests' and limit 'Write requests per minute per project'." });
   const pushed = await pushSecret(
     store,

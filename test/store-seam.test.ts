@@ -53,17 +53,21 @@ describe('no store kind is compared by name outside src/stores/', () => {
   });
 });
 
+/** A valid value of each scope setting key a store may declare (by setting, not by store). */
+const SAMPLE_SCOPE: Readonly<Record<string, string>> = { projectId: 'seam-project-1', accountId: '123456789012', region: 'us-east-1', vaultUrl: 'https://seam-vault.vault.azure.net' };
+
 describe('every store descriptor', () => {
   test('declares a payload limit equal to the store it builds, and quotas only with a scope', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ps-seam-'));
     try {
       for (const store of storeFactories()) {
         // Building a client touches neither disk nor network, so defaults are fine here.
-        const config = store.configSchema.parse(store.scope ? { [store.scope.settingKey]: 'seam-project-1' } : {});
+        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, SAMPLE_SCOPE[k] ?? 'seam-project-1']));
+        const config = store.configSchema.parse(scope);
         const created = await store.create(config);
         assert.equal(created.maxPayloadBytes, store.maxPayloadBytes, store.kind);
         assert.equal(created.kind, store.kind);
-        if (store.scope) assert.equal(created.location, store.scope.location('seam-project-1'));
+        if (store.scope) assert.equal(created.location, store.scope.location(scope));
         await created.close();
         const metered = Object.values(store.quotas).some((figure) => figure !== undefined);
         assert.ok(!metered || store.scope !== undefined, `${store.kind}: quotas are per scope`);

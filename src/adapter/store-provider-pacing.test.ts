@@ -17,10 +17,13 @@ test("one set of quota buckets per project, shared by all of that project's work
     waited: () => undefined,
   };
   // Building a GCP client makes no call, so an unreachable endpoint is fine here.
-  const stores = new StoreProvider({ kind: 'gcp', config: { endpoint: '127.0.0.1:9', insecure: true }, pacing: observer, writesPerMinute: 300 });
-  const [a1, a2] = await Promise.all([stores.forProject('project-a'), stores.forProject('project-a')]);
+  const stores = StoreProvider.single({ kind: 'gcp', config: { endpoint: '127.0.0.1:9', insecure: true }, writesPerMinute: 300 }, { pacing: observer });
+  const project = (projectId: string, extra: Record<string, string> = {}) => stores.forTarget({ provider: '*', settings: { projectId, ...extra } });
+  const [a1, a2] = await Promise.all([project('project-a'), project('project-a')]);
   assert.equal(a1, a2, 'the same paced client for every caller of a project');
-  await stores.forProject('project-b');
+  await project('project-b');
+  // Another client of project-a (a customer-managed key) shares its buckets: none are added.
+  await project('project-a', { kmsKeyName: 'projects/project-a/locations/global/keyRings/r/cryptoKeys/k' });
   assert.deepEqual(
     [...live].map(([quota, buckets]) => [quota, buckets.size]),
     [

@@ -1,13 +1,14 @@
 import { PullSecretError } from '../errors/index.js';
 import type { StoreFactory } from '../stores/factory.js';
-import { pacedStore, type PacingObserver } from '../stores/rate-limited-store.js';
-import { storeFactory } from '../stores/registry.js';
+import { quotaLimits, withRateLimits, type PacingObserver, type QuotaKind, type RateLimits } from '../stores/rate-limited-store.js';
+import { scopeOf, storeFactory } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 
-export interface StoreProviderOptions {
-  /** The store kind (`store.type`). */
+/** One provider's store: its kind, shared settings and rate overrides. */
+export interface StoreRouteOptions {
+  /** The store kind. */
   kind: string;
-  /** Store settings shared by every scope (endpoint, timeouts, local dir...). */
+  /** Store settings shared by every cluster of the provider (endpoint, timeouts, local dir...). */
   config: Readonly<Record<string, unknown>>;
   /** Writes per minute per scope; default the store's declared quota. */
   writesPerMinute?: number;
@@ -15,6 +16,11 @@ export interface StoreProviderOptions {
   readsPerMinute?: number;
   /** Payload accesses per minute per scope; default the store's declared quota. */
   accessesPerMinute?: number;
+}
+
+export interface StoreProviderOptions {
+  /** The stores by provider key (`*`: any provider). */
+  routes: Readonly<Record<string, StoreRouteOptions>>;
   /** Quota window in ms (default a minute); tests and the bench shrink it with the test server's. */
   quotaWindowMs?: number;
   /** Observes the quota buckets (feeds `pullsecret_store_quota_tokens`). */
@@ -23,31 +29,51 @@ export interface StoreProviderOptions {
   onApiCall?: (method: string, code: string, durationMs: number, store: string) => void;
 }
 
+/** What locates a cluster's store: its provider key and the store settings the cluster gives. */
+export interface StoreTarget {
+  provider: string;
+  settings: Readonly<Record<string, string>>;
+}
+
 /**
- * One store client per quota scope (a customer's GCP project), created on first use and reused (a
- * gRPC channel per scope, not per event), each behind its scope's rate limits. A store without a
- * scope (local) has one client. What a scope is comes from the store's descriptor.
+ * The stores of every provider, in one process. One client per provider and distinct per-cluster
+ * settings (a customer's GCP project and key: a gRPC channel per project, not per event), created
+ * on first use and reused; every client of one quota scope (store kind and scope values: a GCP
+ * project, an AWS account and region, an Azure vault) shares that scope's token buckets, so a
+ * quota is paced once however many clusters or keys use it. A store without a scope (local) has
+ * one client per provider. What a scope is comes from the store's descriptor.
  */
 export class StoreProvider {
   private readonly stores = new Map<string, Promise<SecretStore>>();
-  private readonly factory: StoreFactory<unknown>;
+  private readonly buckets = new Map<string, { kind: string; limits: RateLimits }>();
+  private readonly routes: ReadonlyMap<string, { options: StoreRouteOptions; factory: StoreFactory<unknown> }>;
 
   /** @throws CONFIG_INVALID for an unknown store kind. */
   constructor(private readonly options: StoreProviderOptions) {
-    this.factory = storeFactory(options.kind);
+    this.routes = new Map(Object.entries(options.routes).map(([key, route]) => [key, { options: route, factory: storeFactory(route.kind) }]));
   }
 
-  /** True when the store has a scope that each cluster must name (GCP: its project). */
-  get projectScoped(): boolean {
-    return this.factory.scope !== undefined;
+  /** One store for every cluster (`*`): the single-store case. */
+  static single(route: StoreRouteOptions, options: Omit<StoreProviderOptions, 'routes'> = {}): StoreProvider {
+    return new StoreProvider({ ...options, routes: { '*': route } });
   }
 
-  /** The store for a scope value (ignored by a store without scope). @throws CONFIG_INVALID for a bad or missing scope. */
-  forProject(scope: string): Promise<SecretStore> {
-    const key = this.projectScoped ? scope : '';
+  /** True when the provider's store has a scope that each cluster must name (GCP: its project). */
+  scoped(provider: string): boolean {
+    return this.routes.get(provider)?.factory.scope !== undefined;
+  }
+
+  /**
+   * The store of a cluster: its provider's store with the cluster's settings.
+   * @throws CONFIG_INVALID for a provider no route serves, or a bad or missing scope value.
+   */
+  forTarget(target: StoreTarget): Promise<SecretStore> {
+    const route = this.routes.get(target.provider);
+    if (route === undefined) return Promise.reject(new PullSecretError('CONFIG_INVALID', `no store serves provider ${target.provider}`));
+    const key = JSON.stringify([target.provider, Object.entries(target.settings).sort(([a], [b]) => a.localeCompare(b))]);
     let store = this.stores.get(key);
     if (store === undefined) {
-      store = this.create(key);
+      store = this.create(route.options, route.factory, target.settings);
       this.stores.set(key, store);
       // A failed creation (bad scope value) must not be cached for ever.
       store.catch(() => this.stores.delete(key));
@@ -55,21 +81,38 @@ export class StoreProvider {
     return store;
   }
 
-  private async create(scope: string): Promise<SecretStore> {
-    const { config, onApiCall } = this.options;
-    const declared = this.factory.scope;
-    if (declared !== undefined && scope === '') throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
-    const settings = declared === undefined ? config : { ...config, [declared.settingKey]: scope };
-    const kind = this.factory.kind;
+  private async create(route: StoreRouteOptions, factory: StoreFactory<unknown>, settings: Readonly<Record<string, string>>): Promise<SecretStore> {
+    const declared = factory.scope;
+    const scope = scopeOf(factory.kind, settings);
+    if (declared !== undefined && scope === undefined) throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
+    const kind = factory.kind;
+    const onApiCall = this.options.onApiCall;
     const hook = onApiCall && ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
-    const store = await this.factory.create(settings, { onApiCall: hook });
-    return pacedStore(store, this.factory.quotas, this.options, { windowMs: this.options.quotaWindowMs, observer: this.options.pacing });
+    const store = await factory.create({ ...route.config, ...settings }, { onApiCall: hook });
+    const limits = this.bucketsOf(factory, scope ?? {}, route);
+    return Object.keys(limits).length === 0 ? store : withRateLimits(store, limits, this.options.pacing);
+  }
+
+  /** The token buckets of one quota scope (store kind and scope values), made by its first client and shared by all. */
+  private bucketsOf(factory: StoreFactory<unknown>, scope: Readonly<Record<string, string>>, route: StoreRouteOptions): RateLimits {
+    const key = JSON.stringify([factory.kind, Object.entries(scope)]);
+    let entry = this.buckets.get(key);
+    if (entry === undefined) {
+      entry = { kind: factory.kind, limits: quotaLimits(factory.quotas, route, this.options.quotaWindowMs) };
+      this.buckets.set(key, entry);
+      for (const [quota, bucket] of Object.entries(entry.limits)) this.options.pacing?.track(factory.kind, quota as QuotaKind, bucket);
+    }
+    return entry.limits;
   }
 
   /** Closes every client. */
   async close(): Promise<void> {
     const stores = [...this.stores.values()];
     this.stores.clear();
+    for (const { kind, limits } of this.buckets.values()) {
+      for (const [quota, bucket] of Object.entries(limits)) this.options.pacing?.untrack(kind, quota as QuotaKind, bucket);
+    }
+    this.buckets.clear();
     await Promise.all(stores.map(async (s) => (await s.catch(() => undefined))?.close()));
   }
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PullSecretError } from '../errors/index.js';
 import { LocalStore } from './local/index.js';
-import { pacedStore, withRateLimits, type PacingObserver, type QuotaKind } from './rate-limited-store.js';
+import { quotaLimits, withRateLimits, type PacingObserver, type QuotaKind } from './rate-limited-store.js';
 import type { SecretStore } from './store.js';
 import { TokenBucket } from '../util/token-bucket.js';
 
@@ -22,16 +22,9 @@ function countingBucket(): TokenBucket & { taken: number } {
 }
 
 /** Records what the wrapper tells its observer. */
-function recordingObserver(): PacingObserver & { waits: QuotaKind[]; tracked: QuotaKind[] } {
+function recordingObserver(): Pick<PacingObserver, 'waited'> & { waits: QuotaKind[] } {
   const waits: QuotaKind[] = [];
-  const tracked: QuotaKind[] = [];
-  return {
-    waits,
-    tracked,
-    track: (_store, quota) => void tracked.push(quota),
-    untrack: (_store, quota) => void tracked.splice(tracked.indexOf(quota), 1),
-    waited: (_store, quota) => void waits.push(quota),
-  };
+  return { waits, waited: (_store, quota) => void waits.push(quota) };
 }
 
 async function withLocalStore(fn: (store: LocalStore) => Promise<void>): Promise<void> {
@@ -60,15 +53,13 @@ test('every call takes a token from the bucket of the quota it counts against', 
   });
 });
 
-test('pacedStore builds one bucket per declared quota, overrides win, and nothing declared means no wrapper', async () => {
-  await withLocalStore(async (local) => {
-    assert.equal(pacedStore(local, {}), local, 'an unmetered store is returned as is');
-    const observer = recordingObserver();
-    const store = pacedStore(local, { writesPerMinute: 600 }, { accessesPerMinute: 90_000 }, { observer });
-    assert.deepEqual(observer.tracked, ['writes', 'accesses']);
-    await store.close();
-    assert.deepEqual(observer.tracked, [], 'closing the store releases its buckets');
-  });
+test('quotaLimits builds one bucket per declared quota, overrides win, and nothing declared means none', () => {
+  assert.deepEqual(quotaLimits({}), {}, 'an unmetered store gets no bucket');
+  const limits = quotaLimits({ writesPerMinute: 600, readsPerMinute: 600 }, { readsPerMinute: 120, accessesPerMinute: 90_000 });
+  assert.deepEqual(Object.keys(limits).sort(), ['accesses', 'reads', 'writes']);
+  assert.equal(limits.writes?.burst, 10, 'declared: 600 a minute holds 10');
+  assert.equal(limits.reads?.burst, 2, 'the override wins: 120 a minute holds 2');
+  assert.equal(limits.accesses?.burst, 1500);
 });
 
 test("a quota error drains the call's bucket: the retry and every other caller wait for fresh tokens", async () => {

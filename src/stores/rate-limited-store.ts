@@ -12,22 +12,12 @@ export type RateLimits = Partial<Record<QuotaKind, TokenBucket>>;
 
 /** Observes the buckets (feeds `pullsecret_store_quota_tokens` and `pullsecret_store_quota_waits_total`); must not throw. */
 export interface PacingObserver {
-  /** A scope's bucket came into use. */
+  /** A scope's bucket came into use (its first client was built). */
   track(store: string, quota: QuotaKind, bucket: TokenBucket): void;
-  /** That scope's store was closed. */
+  /** That scope's clients were closed. */
   untrack(store: string, quota: QuotaKind, bucket: TokenBucket): void;
   /** A call had to wait for a token. */
   waited(store: string, quota: QuotaKind): void;
-}
-
-/** How `pacedStore` builds its buckets. */
-export interface PacingOptions {
-  /**
-   * Length of the quota window in ms (default 60 000: the `...PerMinute` figures apply per minute).
-   * Tests and the bench shrink it together with the test server's quota window.
-   */
-  windowMs?: number;
-  observer?: PacingObserver;
 }
 
 /** Share of each quota left unused, for clock and network jitter between us and the backend's counter. */
@@ -46,16 +36,16 @@ export function quotaBucket(limit: number, windowMs = 60_000): TokenBucket {
 }
 
 /**
- * Paces `store` to its quotas, each figure from `overrides` or else `declared` (the store's): one
- * bucket per quota, for this store's scope alone. Returns `store` itself when nothing is metered.
+ * The buckets of one quota scope: one per quota, each figure from `overrides` or else `declared`
+ * (the store's). Empty when nothing is metered. Every client of the scope must share them.
  */
-export function pacedStore(store: SecretStore, declared: StoreQuotas, overrides: StoreQuotas = {}, options: PacingOptions = {}): SecretStore {
+export function quotaLimits(declared: StoreQuotas, overrides: StoreQuotas = {}, windowMs?: number): RateLimits {
   const limits: RateLimits = {};
   for (const kind of QUOTA_KINDS) {
     const limit = overrides[`${kind}PerMinute`] ?? declared[`${kind}PerMinute`];
-    if (limit !== undefined) limits[kind] = quotaBucket(limit, options.windowMs);
+    if (limit !== undefined) limits[kind] = quotaBucket(limit, windowMs);
   }
-  return Object.keys(limits).length === 0 ? store : withRateLimits(store, limits, options.observer);
+  return limits;
 }
 
 /**
@@ -70,7 +60,7 @@ export function pacedStore(store: SecretStore, declared: StoreQuotas, overrides:
  * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` → writes. A method
  * whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
  */
-export function withRateLimits(store: SecretStore, limits: RateLimits, observer?: PacingObserver): SecretStore {
+export function withRateLimits(store: SecretStore, limits: RateLimits, observer?: Pick<PacingObserver, 'waited'>): SecretStore {
   const paced =
     (kind: QuotaKind) =>
     async <R>(options: CallOptions | undefined, fn: () => Promise<R>): Promise<R> => {
@@ -87,22 +77,12 @@ export function withRateLimits(store: SecretStore, limits: RateLimits, observer?
   const read = paced('reads');
   const write = paced('writes');
   const access = paced('accesses');
-  for (const kind of QUOTA_KINDS) {
-    const bucket = limits[kind];
-    if (bucket !== undefined) observer?.track(store.kind, kind, bucket);
-  }
   return {
     kind: store.kind,
     maxPayloadBytes: store.maxPayloadBytes,
     location: store.location,
     secretPath: (id) => store.secretPath(id),
-    close: async () => {
-      for (const kind of QUOTA_KINDS) {
-        const bucket = limits[kind];
-        if (bucket !== undefined) observer?.untrack(store.kind, kind, bucket);
-      }
-      await store.close();
-    },
+    close: () => store.close(),
     getSecret: (id, o) => read(o, () => store.getSecret(id, o)),
     describe: (id, o) => read(o, () => store.describe(id, o)),
     accessLatestEnabled: (id, o) => access(o, () => store.accessLatestEnabled(id, o)),

@@ -50,7 +50,7 @@ export function seedBurst(server: SecretManagerTestServer, project: string, mix:
  */
 export async function pushBurst(stores: StoreProvider, project: string, count: number, payload: Buffer, retry: RetryPolicy, concurrency = count): Promise<BurstResult> {
   const result: BurstResult = { outcomes: { created: 0, updated: 0, unchanged: 0 }, failures: [] };
-  const store = await stores.forProject(project);
+  const store = await stores.forTarget({ provider: '*', settings: { projectId: project } });
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < count; i = next++) {
