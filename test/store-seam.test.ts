@@ -53,13 +53,16 @@ describe('no store kind is compared by name outside src/stores/', () => {
   });
 });
 
+/** Scope values of the form their keys demand (a GCP project id fits the rest). */
+const SAMPLE_SCOPE_VALUES: Readonly<Record<string, string>> = { accountId: '123456789012', region: 'us-east-1' };
+
 describe('every store descriptor', () => {
   test('declares a payload limit equal to the store it builds, and quotas only with a scope', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ps-seam-'));
     try {
       for (const store of storeFactories()) {
         // Building a client touches neither disk nor network, so defaults are fine here.
-        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, 'seam-project-1']));
+        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, SAMPLE_SCOPE_VALUES[k] ?? 'seam-project-1']));
         const config = store.configSchema.parse(scope);
         const created = await store.create(config);
         assert.equal(created.maxPayloadBytes, store.maxPayloadBytes, store.kind);
@@ -90,7 +93,7 @@ describe('every store descriptor', () => {
       'storeFactories();',
       "const { createRequire } = await import('node:module');",
       'const loaded = Object.keys(createRequire(import.meta.url).cache);',
-      'process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc/.test(p))));',
+      'process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc|@aws-sdk|@smithy/.test(p))));',
     ].join('\n');
     const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);
