@@ -47,7 +47,7 @@ export const awsStoreFactory: StoreFactory<AwsStoreConfig> = {
     options: [
       { flags: '--account <id>', description: 'customer AWS account (12 digits) that will hold the pull secrets (required with --store aws)' },
       { flags: '--region <name>', description: 'AWS region that will hold the pull secrets (required with --store aws)' },
-      { flags: '--role-name <name>', description: "the adapter's IAM role, for the printed fix", defaultValue: 'pullsecret-adapter' },
+      { flags: '--role-name <name>', description: "the adapter's IAM role, for the printed fix (default pullsecret-adapter)" },
     ],
     load: async () => (await import('./preflight/run-cli.js')).runAwsPreflight,
   },
