@@ -34,7 +34,7 @@ export const awsStoreFactory: StoreFactory<AwsStoreConfig> = {
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
   apiCalls: {
-    methods: ['GetSecretValue', 'DescribeSecret', 'CreateSecret', 'PutSecretValue', 'UpdateSecretVersionStage', 'ListSecretVersionIds', 'DeleteSecret', 'RestoreSecret', 'ListSecrets'],
+    methods: ['GetSecretValue', 'DescribeSecret', 'CreateSecret', 'PutSecretValue', 'UpdateSecretVersionStage', 'ListSecretVersionIds', 'DeleteSecret', 'RestoreSecret'],
     codes: ['OK', 'ResourceNotFoundException', 'ResourceExistsException', 'AccessDeniedException', 'ThrottlingException', 'InternalServiceError', 'TimeoutError'],
   },
   preflight: {

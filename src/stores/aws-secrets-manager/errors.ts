@@ -7,7 +7,7 @@ import { trimServerText } from '../../errors/server-text.js';
  */
 
 /** The Secrets Manager operations this store makes. */
-export type AwsMethod = 'CreateSecret' | 'DescribeSecret' | 'GetSecretValue' | 'PutSecretValue' | 'UpdateSecretVersionStage' | 'ListSecretVersionIds' | 'DeleteSecret' | 'RestoreSecret' | 'ListSecrets';
+export type AwsMethod = 'CreateSecret' | 'DescribeSecret' | 'GetSecretValue' | 'PutSecretValue' | 'UpdateSecretVersionStage' | 'ListSecretVersionIds' | 'DeleteSecret' | 'RestoreSecret';
 
 /** Where a failed call was aimed, for the message: an ARN, never payload bytes. */
 export interface AwsCallTarget {
