@@ -143,7 +143,7 @@ export async function awsHarness(): Promise<StoreHarness> {
 function clientPool(store: SecretStore, make: () => Promise<SecretStore>) {
   const others: SecretStore[] = [];
   return {
-    async second() {
+    second: async () => {
       const other = await make();
       others.push(other);
       return other;
