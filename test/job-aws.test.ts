@@ -1,6 +1,6 @@
 import { test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baseEnv, finalLine, runCli } from './support/cli.js';
@@ -129,4 +129,24 @@ test('configuration: AWS_REGION alone selects nothing; a missing AWS_SECRETS_REG
   assert.equal(contradicted.code, 2);
   assert.match(contradicted.stderr, /SECRET_STORE: local contradicts AWS_SECRETS_/);
   assert.equal(server.totalCalls, 0);
+});
+
+test('validate-config: store.type aws takes its shared settings; account and region are refused there (each cluster names them)', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-aws-config-'));
+  try {
+    const write = async (name: string, settings: string) => {
+      const path = join(dir, name);
+      await writeFile(path, `hyperfleetApi: { baseUrl: "http://127.0.0.1:1" }\nbroker: { type: embedded }\nstore: { type: aws, settings: ${settings} }\n`);
+      return path;
+    };
+    const good = await runCli(['validate-config', '--config', await write('good.yaml', '{ kmsKeyId: alias/pull-secrets, callTimeoutMs: 10000 }')], baseEnv());
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(good.stdout, /configuration is valid: broker embedded, store aws/);
+    const bad = await runCli(['validate-config', '--config', await write('bad.yaml', '{ endpoint: "http://secretsmanager.example.com", accountId: "123456789012" }')], baseEnv());
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /store\.settings\.endpoint: must be an https:\/\/ URL/);
+    assert.match(bad.stderr, /accountId/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
