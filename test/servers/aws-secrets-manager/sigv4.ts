@@ -28,7 +28,8 @@ function canonicalValue(value: string | string[] | undefined): string {
 
 /** The canonical request of a POST to `path` with an empty query, as SigV4 defines it. */
 export function canonicalRequest(method: string, path: string, headers: IncomingHttpHeaders, signedHeaders: readonly string[], body: Buffer): string {
-  const payloadHash = typeof headers['x-amz-content-sha256'] === 'string' ? headers['x-amz-content-sha256'] : sha256(body);
+  // The hash of the body actually received (as AWS computes it for JSON services), so a changed body fails the signature.
+  const payloadHash = sha256(body);
   const canonicalHeaders = signedHeaders.map((h) => `${h}:${canonicalValue(headers[h])}\n`).join('');
   return [method, path, '', canonicalHeaders, signedHeaders.join(';'), payloadHash].join('\n');
 }
