@@ -61,3 +61,26 @@ test('a precondition that does not parse is a configuration error naming it', as
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('validate-config and --help cover providers: the served stores, a store this build does not know', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-config-'));
+  try {
+    const head = 'hyperfleetApi: { baseUrl: "http://127.0.0.1:1" }\nbroker: { type: embedded }\n';
+    const good = join(dir, 'providers.yaml');
+    await writeFile(good, `${head}providers:\n  gcp: {}\n  onprem: { store: local, settings: { dir: /data/store } }\n`);
+    const valid = await runCli(['validate-config', '--config', good], baseEnv());
+    assert.equal(valid.code, 0, valid.stderr);
+    assert.match(valid.stdout, /configuration is valid: broker embedded, providers gcp \(gcp store\), onprem \(local store\),/);
+    const bad = join(dir, 'unknown-store.yaml');
+    await writeFile(bad, `${head}providers:\n  vault: { store: hashicorp }\n  gcp: { fieldPaths: { projectId: [] } }\n`);
+    const refused = await runCli(['validate-config', '--config', bad], baseEnv());
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /providers\.vault\.store: hashicorp is not a store this build knows/);
+    assert.match(refused.stderr, /providers\.gcp\.fieldPaths\.projectId: required/);
+    const help = await runCli(['adapter', '--help'], baseEnv());
+    assert.match(help.stdout, /gcp +store gcp; projectId <- preconditions\.fieldPaths\.projectId; kmsKeyName <- spec\.gcp\.kmsKeyName/);
+    assert.match(help.stdout, /azure +store azure.*vaultUrl <- spec\.azure\.keyVaultUrl/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

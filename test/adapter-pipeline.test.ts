@@ -6,7 +6,7 @@ import { validateAdapterConfig } from '../src/adapter/config.js';
 import type { ClusterCleanup, ClusterWork, Executor } from '../src/adapter/executor.js';
 import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';
 import { EventPipeline } from '../src/adapter/pipeline.js';
-import { Preconditions } from '../src/adapter/preconditions.js';
+import { ProviderRoutes } from '../src/adapter/provider-routes.js';
 import type { Disposition, InboundMessage } from '../src/brokers/broker.js';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
 import { PullSecretError } from '../src/errors/index.js';
@@ -61,12 +61,11 @@ describe('event pipeline and the executor contract', () => {
     return new EventPipeline({
       api: createHyperFleetClient({ baseUrl: api.url, timeoutMs: 2000, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, logger }),
       executor,
-      preconditions: new Preconditions(config.preconditions.rules),
+      routes: new ProviderRoutes(config.providers, config.preconditions.rules),
       fieldPaths: config.preconditions.fieldPaths,
       scheduler: new ClusterScheduler<Disposition>(4),
       metrics: new Metrics(),
       logger,
-      storeKind: 'local',
       writesKubernetes: false,
     });
   }

@@ -182,7 +182,7 @@ describe('store settings: the same variables for job and adapter', () => {
       execution: { mode: 'job', retry: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 500 } },
       logLevel: 'debug',
     });
-    const env = projectJobEnv(config, config.store.type, { projectId: 'customer-project-1' });
+    const env = projectJobEnv(config, { kind: 'gcp', settings: config.store.settings }, { projectId: 'customer-project-1' });
     assert.deepEqual(env, {
       SECRET_STORE: 'gcp',
       KUBERNETES_TARGET: 'api',
@@ -202,6 +202,35 @@ describe('store settings: the same variables for job and adapter', () => {
   });
 });
 
+describe('the Job environment of a cluster, with providers', () => {
+  test("SECRET_STORE names the cluster's store; the cluster's settings win over its provider's shared ones", () => {
+    const shared = 'projects/adapter-keys-1/locations/global/keyRings/r/cryptoKeys/default';
+    const own = 'projects/customer-project-1/locations/global/keyRings/r/cryptoKeys/own';
+    const config = validateAdapterConfig({
+      hyperfleetApi: { baseUrl: 'http://api:8000' },
+      broker: { type: 'embedded' },
+      store: { type: 'local', settings: { dir: '/data/store' } },
+      providers: { gcp: { settings: { endpoint: 'sm.internal:443', kmsKeyName: shared } }, onprem: { store: 'local' } },
+      execution: { mode: 'job' },
+    });
+    const gcp = config.providers.gcp;
+    assert.ok(gcp);
+    const env = projectJobEnv(config, { kind: gcp.store, settings: gcp.settings }, { projectId: 'customer-project-1', kmsKeyName: own });
+    assert.equal(env.SECRET_STORE, 'gcp');
+    assert.equal(env.GCP_PROJECT_ID, 'customer-project-1');
+    assert.equal(env.GCP_KMS_KEY_NAME, own);
+    assert.equal(env.SECRET_MANAGER_ENDPOINT, 'sm.internal:443');
+    assert.ok(!('LOCAL_STORE_DIR' in env), "another store's settings never reach the Job");
+    const job = loadJobConfig({ ...env, CLUSTER_ID: 'c1', PULL_SECRET_DATA: VALID_PULL_SECRET });
+    assert.deepEqual(job.store, { kind: 'gcp', config: { projectId: 'customer-project-1', endpoint: 'sm.internal:443', kmsKeyName: own, callTimeoutMs: 30000, insecure: false } });
+    assert.equal(projectJobEnv(config, { kind: gcp.store, settings: gcp.settings }, { projectId: 'customer-project-1' }).GCP_KMS_KEY_NAME, shared, 'the shared key when the cluster names none');
+    const onprem = projectJobEnv(config, { kind: 'local', settings: config.providers.onprem?.settings ?? {} });
+    assert.equal(onprem.SECRET_STORE, 'local');
+    assert.equal(onprem.LOCAL_STORE_DIR, '/data/store');
+    assert.ok(!('GCP_PROJECT_ID' in onprem));
+  });
+});
+
 describe('what a Job spec may hold', () => {
   test('a secret store setting (LOCAL_STORE_KEY) is never projected into the Job environment', () => {
     const key = Buffer.alloc(32, 7).toString('base64');
@@ -212,7 +241,7 @@ describe('what a Job spec may hold', () => {
       kubernetes: { target: 'api' },
       execution: { mode: 'job' },
     });
-    const env = projectJobEnv(config, 'local', undefined);
+    const env = projectJobEnv(config, { kind: 'local', settings: config.store.settings });
     assert.equal(env.LOCAL_STORE_DIR, '/data/store');
     assert.ok(!('LOCAL_STORE_KEY' in env));
     assert.ok(!Object.values(env).includes(key));

@@ -84,6 +84,12 @@ function problems(selector: Selector, metrics: Map<string, Exported>, where: str
   const out: string[] = [];
   for (const { label, op, value } of selector.matchers) {
     if (TARGET_LABELS.has(label)) continue;
+    // A dashboard variable (`$store`) takes the values of the label it lists, whatever they are.
+    const variable = /^\$\{?(\w+)\}?$/.exec(value)?.[1];
+    if (variable !== undefined) {
+      if (variableLabels().get(variable) !== label) out.push(`${where}: $${variable} does not list values of ${label}`);
+      continue;
+    }
     const values = metric.labels.get(label);
     if (values === undefined) {
       out.push(`${where}: ${selector.name} has no label ${label}`);
@@ -108,6 +114,15 @@ const dashboard = JSON.parse(read('dashboards/pull-secret-adapter.json')) as {
   panels: Array<{ id: number; type: string; title: string; datasource?: { uid: string }; targets?: Array<{ expr: string; refId: string }>; gridPos: { x: number; w: number } }>;
   templating: { list: Array<{ name: string; query?: unknown }> };
 };
+/** Dashboard variable → the label whose values it lists (`label_values(metric, label)`). */
+function variableLabels(): Map<string, string> {
+  return new Map(
+    dashboard.templating.list.flatMap((v) => {
+      const label = /label_values\(\s*[\w:]+\s*,\s*(\w+)\s*\)/.exec((v.query as { query?: string } | undefined)?.query ?? '')?.[1];
+      return label === undefined ? [] : [[v.name, label] as const];
+    }),
+  );
+}
 const ruleFile = parse(read('dashboards/prometheus-rule.yaml')) as { apiVersion: string; kind: string; metadata: { namespace: string }; spec: { groups: Array<{ name: string; rules: Rule[] }> } };
 const rules = ruleFile.spec.groups.flatMap((g) => g.rules);
 const dashboardExprs = [
@@ -190,6 +205,28 @@ describe('PrometheusRule', () => {
 });
 
 describe('Grafana dashboard', () => {
+  test('a store selector: the store variable lists the store label, every store panel filters by it', async () => {
+    const store = dashboard.templating.list.find((v) => v.name === 'store') as { includeAll?: boolean; multi?: boolean; allValue?: string } | undefined;
+    assert.ok(store?.includeAll && store.multi && store.allValue === '.*', 'all stores by default, several at once');
+    assert.equal(variableLabels().get('store'), 'store');
+    const storeSeries = dashboardExprs
+      .filter(({ where }) => where.startsWith('panel'))
+      .flatMap(({ where, expr }) =>
+        selectors(expr)
+          .filter((s) => s.name.startsWith('pullsecret_store_'))
+          .map((s) => ({ where, s })),
+      );
+    assert.ok(storeSeries.length >= 2);
+    for (const { where, s } of storeSeries)
+      assert.ok(
+        s.matchers.some((m) => m.label === 'store' && m.op === '=~' && m.value === '$store'),
+        where,
+      );
+    const labels = (await exported()).get('pullsecret_store_api_calls_total')?.labels.get('store');
+    assert.ok(labels?.has('gcp') && labels.has('local'), 'every store of the build is pre-created, so the selector lists it before its first call');
+    assert.deepEqual(problems({ name: 'pullsecret_store_api_calls_total', matchers: [{ label: 'method', op: '=~', value: '$store' }] }, await exported(), 'x'), ['x: $store does not list values of method']);
+  });
+
   test('unique panel ids, a Prometheus data source variable, queries on every panel, within 24 columns', () => {
     assert.equal(dashboard.uid, 'pullsecret-adapter');
     const ids = dashboard.panels.map((p) => p.id);

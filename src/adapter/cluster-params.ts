@@ -36,7 +36,8 @@ function lookup(root: unknown, path: string): unknown {
   return node;
 }
 
-function first(root: unknown, paths: readonly string[]): unknown {
+/** The value at the first of `paths` present in `root` (not undefined, null or ""). */
+export function first(root: unknown, paths: readonly string[]): unknown {
   for (const path of paths) {
     const value = lookup(root, path);
     if (value !== undefined && value !== null && value !== '') return value;

@@ -26,8 +26,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
-  // The store's per-version limit, checked before a Job is launched.
-  const maxBytes = storeFactory(config.store.type).maxPayloadBytes;
+
   /** Checks everything, then launches (or finds) the cluster's Job and waits for it, bounded. */
   async function launchFor(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     const jobBase = { target: work.target, jobNamespace: job.namespace };
@@ -36,8 +35,10 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       deriveClusterNames({ clusterId: work.clusterId, secretName: work.target.secretName, namespace: work.target.namespace, kubernetes: config.kubernetes.target === 'api' });
       pullSecretJobName(work.clusterId, work.generation);
       jobDataSecretName(work.clusterId);
-      validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
-      const env = { ...projectJobEnv(config, config.store.type, work.target.settings), SECRET_NAME: work.target.secretName };
+      // The store's per-version limit, checked before a Job is launched.
+      validatePullSecret(work.pullSecret, { maxBytes: storeFactory(work.target.store).maxPayloadBytes, targetName: `${work.target.store} store` });
+      const route = config.providers[work.target.provider];
+      const env = { ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings), SECRET_NAME: work.target.secretName };
       const result = await launcher.launch(
         {
           clusterId: work.clusterId,

@@ -5,8 +5,11 @@ import type { ScopeValues as StoreSettingValues } from '../stores/factory.js';
 
 /** Where the work was done, for the status `data`. */
 export interface WorkTarget {
+  /** The store kind (`gcp`, `aws`, `azure`, `local`). */
   store: string;
-  /** The store settings read from the cluster (GCP: `projectId`); never a credential. */
+  /** The `providers` key whose store serves the cluster (`*`: the one store of every cluster). */
+  provider: string;
+  /** The store settings read from the cluster (GCP: `projectId`, `kmsKeyName`); never a credential. */
   settings: StoreSettingValues;
   secretName: string;
   namespace: string;

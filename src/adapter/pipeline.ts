@@ -11,18 +11,18 @@ import type { ClusterScheduler } from './cluster-scheduler.js';
 import { SUPERSEDED } from './cluster-scheduler.js';
 import type { Executor } from './executor.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
-import type { Preconditions } from './preconditions.js';
+import { UNMAPPED_PROVIDER, type ProviderRoutes } from './provider-routes.js';
 import { buildStatusReport } from './status-report.js';
 
 export interface PipelineDeps {
   api: HyperFleetClient;
   executor: Executor;
-  preconditions: Preconditions;
+  /** Which store serves each cluster, and the preconditions of its provider. */
+  routes: ProviderRoutes;
   fieldPaths: FieldPaths;
   scheduler: ClusterScheduler<Disposition>;
   metrics: Metrics;
   logger: Logger;
-  storeKind: string;
   /** True when a Kubernetes Secret is written (its namespace and name are then checked up front). */
   writesKubernetes: boolean;
 }
@@ -131,6 +131,14 @@ export class EventPipeline {
   private async work(cluster: Cluster, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {
     const { metrics } = this.deps;
     const params = readClusterParams(cluster, this.deps.fieldPaths);
+    const route = this.deps.routes.route(cluster, params.provider);
+    if (route === undefined) {
+      // No store serves this provider: nothing was ever written for it, so a deletion is done.
+      if (cluster.deleted_time !== undefined) return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
+      log.info({ operation: 'preconditions', precondition: UNMAPPED_PROVIDER }, 'No store serves the cluster provider; skipping');
+      metrics.jobTotal.inc({ result: 'skipped' });
+      return { kind: 'skipped', precondition: UNMAPPED_PROVIDER, message: this.deps.routes.unmappedMessage(params.provider) };
+    }
     // Every name checked once, before any store or Kubernetes call (a failed status, 0 writes).
     let names: ClusterNames;
     try {
@@ -144,8 +152,9 @@ export class EventPipeline {
       names = fallback;
     }
     const target: WorkTarget = {
-      store: this.deps.storeKind,
-      settings: params.projectId ? { projectId: params.projectId } : {},
+      store: route.store,
+      provider: route.provider,
+      settings: route.settings,
       secretName: names.secretId,
       namespace: names.namespace,
       kubernetesSecretName: names.kubernetesSecretName,
@@ -157,7 +166,7 @@ export class EventPipeline {
       return outcome;
     }
     try {
-      const verdict = this.deps.preconditions.evaluate(cluster, params);
+      const verdict = this.deps.routes.evaluate(route, cluster, params);
       if (!verdict.met) {
         log.info({ operation: 'preconditions', precondition: verdict.name }, 'Preconditions not met; skipping');
         metrics.jobTotal.inc({ result: 'skipped' });

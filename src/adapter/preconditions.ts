@@ -21,14 +21,19 @@ const adapterAvailable = (type: string, adapter: string): Precondition => ({
   message: `the ${adapter} adapter has not succeeded yet (${type} is not True)`,
 });
 
-/** Seed 001's defaults: GCP provider, a project id, pull secret data, and validation/dns/placement done. */
-export const DEFAULT_PRECONDITIONS: readonly Precondition[] = [
-  { name: 'gcp-provider', expression: 'params.provider == "gcp"', message: 'the cluster provider is not gcp' },
-  { name: 'project-id', expression: 'params.projectId != ""', message: 'the cluster spec has no GCP project id' },
+/** The rules every provider shares: pull secret data, and validation/dns/placement done. */
+export const SHARED_PRECONDITIONS: readonly Precondition[] = [
   { name: 'pull-secret-data', expression: 'params.hasPullSecret', message: 'the cluster spec has no pull secret data' },
   adapterAvailable('ValidationSuccessful', 'validation'),
   adapterAvailable('DnsSuccessful', 'dns'),
   adapterAvailable('PlacementSuccessful', 'placement'),
+];
+
+/** Seed 001's defaults (one store, no `providers`): GCP provider, a project id, then the shared ones. */
+export const DEFAULT_PRECONDITIONS: readonly Precondition[] = [
+  { name: 'gcp-provider', expression: 'params.provider == "gcp"', message: 'the cluster provider is not gcp' },
+  { name: 'project-id', expression: 'params.projectId != ""', message: 'the cluster spec has no GCP project id' },
+  ...SHARED_PRECONDITIONS,
 ];
 
 /** The verdict on a cluster. */
@@ -38,7 +43,8 @@ type Compiled = { precondition: Precondition; evaluate: (context: Record<string,
 
 /**
  * Compiled preconditions. Expressions see `cluster` (the whole object), `spec`, `params`
- * (`provider`, `projectId`, `hasPullSecret` from the configured field paths) and `conditions`
+ * (`provider`, `projectId`, `hasPullSecret` from the configured field paths, and the provider's
+ * store settings read from the cluster, `""` when absent: `params.region`) and `conditions`
  * (cluster condition type → status string).
  */
 export class Preconditions {
@@ -60,14 +66,14 @@ export class Preconditions {
    * @throws PRECONDITION_ERROR when an expression fails to evaluate or does not yield a boolean
    *   (a broken rule is a failure, not a skip).
    */
-  evaluate(cluster: { spec?: unknown; status?: { conditions?: Array<{ type: string; status: string }> } }, params: ClusterParams): PreconditionVerdict {
+  evaluate(cluster: { spec?: unknown; status?: { conditions?: Array<{ type: string; status: string }> } }, params: ClusterParams, settings: Readonly<Record<string, string>> = {}): PreconditionVerdict {
     const conditions: Record<string, string> = {};
     for (const c of cluster.status?.conditions ?? []) conditions[c.type] = c.status;
     const context = {
       cluster,
       spec: cluster.spec ?? {},
       conditions,
-      params: { provider: params.provider, projectId: params.projectId, hasPullSecret: params.pullSecret !== undefined },
+      params: { provider: params.provider, projectId: params.projectId, ...settings, hasPullSecret: params.pullSecret !== undefined },
     };
     for (const { precondition, evaluate } of this.compiled) {
       let value: unknown;

@@ -21,10 +21,10 @@ export interface SecretCleanupResult {
 
 /**
  * The store holding the cluster's cloud secret (the adapter's one question to StoreProvider).
- * @throws PullSecretError CONFIG_INVALID when the store needs a project the cluster does not name.
+ * @throws PullSecretError CONFIG_INVALID when the store needs a scope (GCP project) the cluster does not name.
  */
 export function storeFor(stores: StoreProvider, target: WorkTarget): Promise<SecretStore> {
-  return stores.forScope(target.settings);
+  return stores.forTarget(target);
 }
 
 /**
@@ -36,7 +36,7 @@ export function storeFor(stores: StoreProvider, target: WorkTarget): Promise<Sec
 export async function removeClusterSecrets(target: WorkTarget, options: ClusterResources, signal: AbortSignal): Promise<SecretCleanupResult> {
   const kubernetesRemoved = options.kubernetes ? await options.kubernetes.remove(target.namespace, target.kubernetesSecretName, { signal }) : false;
   // A cluster that never named its scope (GCP project) never had a cloud secret.
-  if (options.stores.scoped && scopeOf(target.store, target.settings) === undefined) return { kubernetesRemoved, cloud: 'absent' };
+  if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined) return { kubernetesRemoved, cloud: 'absent' };
   const store = await storeFor(options.stores, target);
   const existing = await store.getSecret(target.secretName, { signal });
   if (existing === undefined) return { kubernetesRemoved, cloud: 'absent' };

@@ -11,7 +11,7 @@ import type { AdapterConfig } from './config.js';
 import type { Executor } from './executor.js';
 import { InProcessExecutor } from './in-process-executor.js';
 import { EventPipeline } from './pipeline.js';
-import { Preconditions } from './preconditions.js';
+import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 
@@ -49,7 +49,8 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     retry: config.execution.retry,
     logger,
   });
-  const stores = new StoreProvider({ kind: config.store.type, config: config.store.settings, writesPerMinute: config.store.writesPerMinute, onApiCall: metrics.onStoreApiCall });
+  const routes = Object.fromEntries(Object.entries(config.providers).map(([name, p]) => [name, { kind: p.store, config: p.settings, writesPerMinute: p.writesPerMinute, readsPerMinute: p.readsPerMinute }]));
+  const stores = new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall });
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
@@ -60,12 +61,11 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const pipeline = new EventPipeline({
     api,
     executor,
-    preconditions: new Preconditions(config.preconditions.rules),
+    routes: new ProviderRoutes(config.providers, config.preconditions.rules),
     fieldPaths: config.preconditions.fieldPaths,
     scheduler,
     metrics,
     logger,
-    storeKind: config.store.type,
     writesKubernetes: kubernetes !== undefined,
   });
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
@@ -82,7 +82,17 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     await stores.close();
     throw err;
   }
-  logger.info({ operation: 'start', broker: broker.kind, store: config.store.type, execution: config.execution.mode, health_port: servers[0]?.port, metrics_port: servers[1]?.port }, 'Adapter started');
+  logger.info(
+    {
+      operation: 'start',
+      broker: broker.kind,
+      store: [...new Set(Object.values(config.providers).map((p) => p.store))].join(','),
+      execution: config.execution.mode,
+      health_port: servers[0]?.port,
+      metrics_port: servers[1]?.port,
+    },
+    'Adapter started',
+  );
 
   let stopping: Promise<void> | undefined;
   return {

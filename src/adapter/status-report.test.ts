@@ -4,7 +4,14 @@ import { PullSecretError } from '../errors/index.js';
 import { buildStatusReport } from './status-report.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
-const target: WorkTarget = { store: 'gcp', settings: { projectId: 'customer-prod-12345' }, secretName: 'hyperfleet-c1-pull-secret', namespace: 'clusters-c1', kubernetesSecretName: 'c1-pull-secret' };
+const target: WorkTarget = {
+  store: 'gcp',
+  provider: '*',
+  settings: { projectId: 'customer-prod-12345' },
+  secretName: 'hyperfleet-c1-pull-secret',
+  namespace: 'clusters-c1',
+  kubernetesSecretName: 'c1-pull-secret',
+};
 const conditions = (o: WorkOutcome) => Object.fromEntries(buildStatusReport(o, 3).conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`]));
 
 test('applied: Applied/Available/Health True with seed reasons and the secret in data', () => {

@@ -1,54 +1,74 @@
 import { PullSecretError } from '../errors/index.js';
-import type { ScopeValues, StoreFactory } from '../stores/factory.js';
+import type { StoreFactory } from '../stores/factory.js';
 import { withRateLimits } from '../stores/rate-limited-store.js';
-import { storeFactory } from '../stores/registry.js';
+import { scopeOf, storeFactory } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import { TokenBucket } from '../util/token-bucket.js';
 
-export interface StoreProviderOptions {
-  /** The store kind (`store.type`). */
+/** One provider's store: its kind, shared settings and rate overrides. */
+export interface StoreRouteOptions {
+  /** The store kind. */
   kind: string;
-  /** Store settings shared by every scope (endpoint, timeouts, local dir...). */
+  /** Store settings shared by every cluster of the provider (endpoint, timeouts, local dir...). */
   config: Readonly<Record<string, unknown>>;
   /** Writes per minute per scope; default the store's declared quota. */
   writesPerMinute?: number;
   /** Metadata reads per minute per scope; default the store's declared quota. */
   readsPerMinute?: number;
+}
+
+export interface StoreProviderOptions {
+  /** The stores by provider key (`*`: any provider). */
+  routes: Readonly<Record<string, StoreRouteOptions>>;
   /** Observes every backend call, with the store kind (feeds `pullsecret_store_api_calls_total`). */
   onApiCall?: (method: string, code: string, durationMs: number, store: string) => void;
 }
 
+/** What locates a cluster's store: its provider key and the store settings the cluster gives. */
+export interface StoreTarget {
+  provider: string;
+  settings: Readonly<Record<string, string>>;
+}
+
 /**
- * One store client per quota scope (a customer's GCP project), created on first use and reused (a
- * gRPC channel per scope, not per event), each behind its scope's rate limits. A store without a
- * scope (local) has one client. What a scope is comes from the store's descriptor.
+ * The stores of every provider, in one process. One client per provider and distinct per-cluster
+ * settings (a customer's GCP project and key: a gRPC channel per project, not per event), created
+ * on first use and reused; every client of one quota scope (store kind and scope values: a GCP
+ * project, an AWS account and region, an Azure vault) shares that scope's token buckets, so a
+ * quota is paced once however many clusters or keys use it. A store without a scope (local) has
+ * one client per provider. What a scope is comes from the store's descriptor.
  */
 export class StoreProvider {
   private readonly stores = new Map<string, Promise<SecretStore>>();
-  private readonly factory: StoreFactory<unknown>;
+  private readonly buckets = new Map<string, { writes?: TokenBucket; reads?: TokenBucket }>();
+  private readonly routes: ReadonlyMap<string, { options: StoreRouteOptions; factory: StoreFactory<unknown> }>;
 
   /** @throws CONFIG_INVALID for an unknown store kind. */
   constructor(private readonly options: StoreProviderOptions) {
-    this.factory = storeFactory(options.kind);
+    this.routes = new Map(Object.entries(options.routes).map(([key, route]) => [key, { options: route, factory: storeFactory(route.kind) }]));
   }
 
-  /** True when the store has a scope that each cluster must name (GCP: its project). */
-  get scoped(): boolean {
-    return this.factory.scope !== undefined;
+  /** One store for every cluster (`*`): the single-store case. */
+  static single(route: StoreRouteOptions, onApiCall?: StoreProviderOptions['onApiCall']): StoreProvider {
+    return new StoreProvider({ routes: { '*': route }, onApiCall });
+  }
+
+  /** True when the provider's store has a scope that each cluster must name (GCP: its project). */
+  scoped(provider: string): boolean {
+    return this.routes.get(provider)?.factory.scope !== undefined;
   }
 
   /**
-   * The store for a cluster's scope values (ignored by a store without scope): one client per
-   * distinct values of the scope's setting keys.
-   * @throws CONFIG_INVALID for a bad or missing scope value.
+   * The store of a cluster: its provider's store with the cluster's settings.
+   * @throws CONFIG_INVALID for a provider no route serves, or a bad or missing scope value.
    */
-  forScope(scope: ScopeValues | undefined): Promise<SecretStore> {
-    const keys = this.factory.scope?.settingKeys ?? [];
-    const values = keys.map((k) => scope?.[k] ?? '');
-    const key = JSON.stringify(values);
+  forTarget(target: StoreTarget): Promise<SecretStore> {
+    const route = this.routes.get(target.provider);
+    if (route === undefined) return Promise.reject(new PullSecretError('CONFIG_INVALID', `no store serves provider ${target.provider}`));
+    const key = JSON.stringify([target.provider, Object.entries(target.settings).sort(([a], [b]) => a.localeCompare(b))]);
     let store = this.stores.get(key);
     if (store === undefined) {
-      store = this.create(Object.fromEntries(keys.map((k, i) => [k, values[i] ?? ''])));
+      store = this.create(route.options, route.factory, target.settings);
       this.stores.set(key, store);
       // A failed creation (bad scope value) must not be cached for ever.
       store.catch(() => this.stores.delete(key));
@@ -56,19 +76,28 @@ export class StoreProvider {
     return store;
   }
 
-  private async create(scope: ScopeValues): Promise<SecretStore> {
-    const { config, onApiCall } = this.options;
-    const declared = this.factory.scope;
-    if (declared !== undefined && Object.values(scope).some((v) => v === '')) throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
-    const settings = { ...config, ...scope };
-    const kind = this.factory.kind;
+  private async create(route: StoreRouteOptions, factory: StoreFactory<unknown>, settings: Readonly<Record<string, string>>): Promise<SecretStore> {
+    const declared = factory.scope;
+    const scope = scopeOf(factory.kind, settings);
+    if (declared !== undefined && scope === undefined) throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
+    const kind = factory.kind;
+    const onApiCall = this.options.onApiCall;
     const hook = onApiCall && ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
-    const store = await this.factory.create(settings, { onApiCall: hook });
-    const writes = this.options.writesPerMinute ?? this.factory.quotas.writesPerMinute;
-    const reads = this.options.readsPerMinute ?? this.factory.quotas.readsPerMinute;
-    if (writes === undefined && reads === undefined) return store;
-    const bucket = (perMinute: number | undefined) => (perMinute === undefined ? undefined : new TokenBucket(perMinute));
-    return withRateLimits(store, { writes: bucket(writes), reads: bucket(reads) });
+    const store = await factory.create({ ...route.config, ...settings }, { onApiCall: hook });
+    const limits = this.bucketsOf(kind, scope ?? {}, route.writesPerMinute ?? factory.quotas.writesPerMinute, route.readsPerMinute ?? factory.quotas.readsPerMinute);
+    if (limits.writes === undefined && limits.reads === undefined) return store;
+    return withRateLimits(store, limits);
+  }
+
+  /** The token buckets of one quota scope, made by its first client. */
+  private bucketsOf(kind: string, scope: Readonly<Record<string, string>>, writes: number | undefined, reads: number | undefined): { writes?: TokenBucket; reads?: TokenBucket } {
+    const key = JSON.stringify([kind, Object.entries(scope)]);
+    let limits = this.buckets.get(key);
+    if (limits === undefined) {
+      limits = { writes: writes === undefined ? undefined : new TokenBucket(writes), reads: reads === undefined ? undefined : new TokenBucket(reads) };
+      this.buckets.set(key, limits);
+    }
+    return limits;
   }
 
   /** Closes every client. */

@@ -1,6 +1,9 @@
 import { Command } from 'commander';
 import { hyperfleetVariables } from '../config/hyperfleet-env.js';
+import type { AdapterConfig } from '../config/adapter.js';
 import { envFor } from '../config/env-table.js';
+import { PROVIDER_DEFAULTS } from '../config/providers.js';
+import { isStoreKind } from '../stores/registry.js';
 import { createLogger } from '../observability/logger.js';
 import { printOut, reportFailure } from './output.js';
 
@@ -17,7 +20,21 @@ function overridesHelp(): string {
     '',
     'HyperFleet conventions (below our variables, above the file; see docs/configuration.md, "Precedence"):',
     ...wrap(hyperfleetVariables().join(', '), 98).map((line) => `  ${line}`),
+    '',
+    'Providers (providers.<name> in the file maps clusters of a provider to a store; unset: the store',
+    'section serves every cluster). Defaults of an entry, store setting <- cluster paths:',
+    ...Object.entries(PROVIDER_DEFAULTS).map(([name, d]) => {
+      const paths = Object.entries(d.fieldPaths).map(([key, p]) => `${key} <- ${p.length > 0 ? p.join(' | ') : 'preconditions.fieldPaths.projectId'}`);
+      return `  ${name.padEnd(6)} store ${d.store}${isStoreKind(d.store) ? '' : ' (not in this build)'}; ${paths.join('; ')}`;
+    }),
   ].join('\n');
+}
+
+/** The stores of the configuration, for the `validate-config` line. */
+function describeStores(config: AdapterConfig): string {
+  const routes = Object.entries(config.providers);
+  if (routes.length === 1 && routes[0]?.[0] === '*') return `store ${config.store.type}`;
+  return `providers ${routes.map(([name, r]) => `${name} (${r.store} store)`).join(', ')}`;
 }
 
 /** Splits text at spaces into lines of at most `width` characters. */
@@ -55,7 +72,7 @@ export function validateConfigCommand(): Command {
       try {
         const { loadAdapterConfig } = await import('../adapter/config.js');
         const config = await loadAdapterConfig(options.config, process.env);
-        printOut(`configuration is valid: broker ${config.broker.type}, store ${config.store.type}, Kubernetes target ${config.kubernetes.target}, execution ${config.execution.mode}`);
+        printOut(`configuration is valid: broker ${config.broker.type}, ${describeStores(config)}, Kubernetes target ${config.kubernetes.target}, execution ${config.execution.mode}`);
         process.exitCode = 0;
       } catch (err) {
         process.exitCode = reportFailure(err);

@@ -4,11 +4,12 @@ import { z } from 'zod';
 import { brokerConfigSchema } from '../brokers/config.js';
 import { PullSecretError } from '../errors/index.js';
 import { fieldPathsSchema } from '../adapter/cluster-params.js';
-import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema } from '../adapter/preconditions.js';
+import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema, SHARED_PRECONDITIONS, type Precondition } from '../adapter/preconditions.js';
 import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 import { adapterEnvLayers } from './adapter-env.js';
 import { issueLines } from './problems.js';
+import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
@@ -35,6 +36,8 @@ export const adapterConfigSchema = z
       .strict(),
     broker: brokerConfigSchema,
     store: storeSectionSchema.prefault({}),
+    /** Provider → store; unset: the `store` section serves every cluster (see `resolveProviders`). */
+    providers: providersSchema.optional(),
     kubernetes: kubernetesSectionSchema.prefault({}),
     execution: z
       .object({
@@ -57,7 +60,7 @@ export const adapterConfigSchema = z
       .prefault({}),
     preconditions: z
       .object({
-        rules: z.array(preconditionSchema).default([...DEFAULT_PRECONDITIONS]),
+        rules: z.array(preconditionSchema).optional(),
         fieldPaths: fieldPathsSchema.prefault({}),
       })
       .strict()
@@ -76,11 +79,18 @@ export const adapterConfigSchema = z
 
 type ParsedConfig = z.output<typeof adapterConfigSchema>;
 
-/** The validated adapter configuration; `store.type` is always resolved. */
-export type AdapterConfig = Omit<ParsedConfig, 'store'> & { store: ParsedConfig['store'] & { type: string } };
+/**
+ * The validated adapter configuration; `store.type`, `providers` (provider key → route, `*` for
+ * any provider) and `preconditions.rules` (the rules every provider shares) are always resolved.
+ */
+export type AdapterConfig = Omit<ParsedConfig, 'store' | 'providers' | 'preconditions'> & {
+  store: ParsedConfig['store'] & { type: string };
+  providers: Readonly<Record<string, ProviderRoute>>;
+  preconditions: Omit<ParsedConfig['preconditions'], 'rules'> & { rules: Precondition[] };
+};
 
 /** Checks across sections, one line per problem. */
-function crossChecks(config: ParsedConfig, type: string): string[] {
+function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record<string, ProviderRoute>>, rules: readonly Precondition[]): string[] {
   const problems = storeFactory(type)
     .validate(config.store.settings)
     .map((p) => `store.settings.${p}`);
@@ -88,9 +98,16 @@ function crossChecks(config: ParsedConfig, type: string): string[] {
     problems.push('kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none');
   }
   try {
-    new Preconditions(config.preconditions.rules);
+    new Preconditions(rules);
   } catch (err) {
     problems.push(`preconditions.rules: ${(err as Error).message}`);
+  }
+  for (const [name, route] of Object.entries(routes)) {
+    try {
+      new Preconditions(route.rules);
+    } catch (err) {
+      problems.push(`providers.${name}.rules: ${(err as Error).message}`);
+    }
   }
   return problems;
 }
@@ -104,12 +121,24 @@ function crossChecks(config: ParsedConfig, type: string): string[] {
 export function validateAdapterConfig(raw: unknown, earlier: readonly string[] = []): AdapterConfig {
   const parsed = adapterConfigSchema.safeParse(raw ?? {});
   const problems = [...earlier, ...(parsed.success ? [] : issueLines(parsed.error))];
-  if (parsed.success) problems.push(...crossChecks(parsed.data, parsed.data.store.type ?? DEFAULT_STORE_KIND));
-  if (problems.length > 0 || !parsed.success) {
-    throw new PullSecretError('CONFIG_INVALID', ['invalid adapter configuration:', ...problems.map((p) => `  ${p}`)].join('\n'));
-  }
-  const config = { ...parsed.data, store: { ...parsed.data.store, type: parsed.data.store.type ?? DEFAULT_STORE_KIND } };
-  return deepFreeze(config);
+  if (!parsed.success) throw invalid(problems);
+  const data = parsed.data;
+  const store = { ...data.store, type: data.store.type ?? DEFAULT_STORE_KIND };
+  const { routes, problems: routeProblems } = resolveProviders({
+    providers: data.providers,
+    store,
+    projectIdPaths: data.preconditions.fieldPaths.projectId,
+    pullSecretPaths: data.preconditions.fieldPaths.pullSecret,
+  });
+  // The seed's six rules pick GCP clusters for the one store; with providers, the provider does.
+  const rules = data.preconditions.rules ?? [...(data.providers === undefined ? DEFAULT_PRECONDITIONS : SHARED_PRECONDITIONS)];
+  problems.push(...routeProblems, ...crossChecks(data, store.type, routes, rules));
+  if (problems.length > 0) throw invalid(problems);
+  return deepFreeze({ ...data, store, providers: routes, preconditions: { ...data.preconditions, rules } });
+}
+
+function invalid(problems: readonly string[]): PullSecretError {
+  return new PullSecretError('CONFIG_INVALID', ['invalid adapter configuration:', ...problems.map((p) => `  ${p}`)].join('\n'));
 }
 
 /**

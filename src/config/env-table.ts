@@ -94,16 +94,18 @@ export function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMappin
 
 /**
  * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
- * variable (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) and the selected store's
- * settings, read from the adapter config at their paths; `scope` fills the store's scope settings
- * (GCP_PROJECT_ID). Only plain values are projected; a secret setting (LOCAL_STORE_KEY) never is.
+ * variable (`KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) read from the adapter config at its path,
+ * `SECRET_STORE` naming the cluster's store, and that store's settings: the cluster's own
+ * (`cluster`: GCP_PROJECT_ID, GCP_KMS_KEY_NAME) over the provider's shared ones (`store.settings`).
+ * Only plain values are projected; a secret setting (LOCAL_STORE_KEY) never is.
  */
-export function projectJobEnv(config: unknown, storeKind: string, scope: ScopeValues | undefined): Record<string, string> {
+export function projectJobEnv(config: unknown, store: { kind: string; settings: Readonly<Record<string, unknown>> }, cluster: ScopeValues = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, v] of Object.entries(configEnv())) {
-    if (v.toJob === false || (v.store !== undefined && v.store !== storeKind)) continue;
+    if (v.toJob === false || (v.store !== undefined && v.store !== store.kind)) continue;
     if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
-    const value = v.scope === 'job' ? scope?.[v.path.slice(STORE_SETTINGS.length)] : valueAt(config, v.path);
+    const key = v.path.slice(STORE_SETTINGS.length);
+    const value = v.store === undefined ? (name === 'SECRET_STORE' ? store.kind : valueAt(config, v.path)) : (cluster[key] ?? (v.scope === 'job' ? undefined : store.settings[key]));
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
   }
   return env;

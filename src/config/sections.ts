@@ -9,7 +9,9 @@ import { DEFAULT_RETRY } from '../util/retry.js';
  * the same in both. Light on purpose: the job imports this, and nothing here loads an SDK.
  */
 
-const wholeNumber = (min: number, max: number) => z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+/** A whole number in [min, max], from a number or its string (an environment variable). */
+export const wholeNumber = (min: number, max: number) =>
+  z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
 /** Backoff of transient errors, per step (store calls, API calls). */
 export const retrySectionSchema = z

@@ -38,9 +38,9 @@ test("one call feeds the per-store counter, the duration histogram and, for GCP,
 test('the store provider wires the hook: local store calls are counted with their outcome', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ps-metrics-'));
   const metrics = new Metrics({ defaultMetrics: false });
-  const stores = new StoreProvider({ kind: 'local', config: { dir }, onApiCall: metrics.onStoreApiCall });
+  const stores = StoreProvider.single({ kind: 'local', config: { dir } }, metrics.onStoreApiCall);
   try {
-    const store = await stores.forScope(undefined);
+    const store = await stores.forTarget({ provider: '*', settings: {} });
     await store.getSecret('absent');
     await assert.rejects(store.accessVersion('absent', '1'));
     assert.equal(await sample(metrics, 'pullsecret_store_api_calls_total', { store: 'local', method: 'getSecret', code: 'OK' }), 1);

@@ -34,6 +34,8 @@ export interface AdapterStack {
 export interface StackOptions {
   broker?: Record<string, unknown>;
   store?: Record<string, unknown>;
+  /** Provider → store (`providers`); unset: the `store` section serves every cluster. */
+  providers?: Record<string, unknown>;
   kubernetes?: Record<string, unknown>;
   execution?: Record<string, unknown>;
   deletion?: Record<string, unknown>;
@@ -62,6 +64,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     hyperfleetApi: { baseUrl: api.url, timeoutMs: 2000 },
     broker: options.broker ?? { type: 'embedded', maxInFlight: 8, retryDelayMs: 10, retryMaxDelayMs: 50 },
     store: options.store ?? { type: 'local', settings: { dir: join(dir, 'store') } },
+    providers: options.providers,
     kubernetes: options.kubernetes ?? { target: 'manifests', manifestDir: join(dir, 'manifests') },
     execution: { concurrency: 8, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 }, ...options.execution },
     deletion: options.deletion,

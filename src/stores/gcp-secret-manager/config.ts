@@ -25,6 +25,11 @@ export interface GcpStoreConfig {
    * permission `secretmanager.secrets.update`); default false. See docs/workload-identity.md.
    */
   writeIntent?: boolean;
+  /**
+   * Customer-managed encryption key of new secrets (`projects/P/locations/global/keyRings/R/cryptoKeys/K`):
+   * CreateSecret sets it on the automatic replication. Existing secrets keep theirs.
+   */
+  kmsKeyName?: string;
   /** Optional observer of API calls, for metrics. Not settable from the environment. */
   onApiCall?: ApiCallHook;
 }
@@ -64,6 +69,10 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
+/** A Cloud KMS key usable with automatic replication (which takes only `global` keys). */
+const KMS_KEY_NAME = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/global\/keyRings\/[A-Za-z0-9_-]{1,63}\/cryptoKeys\/[A-Za-z0-9_-]{1,63}$/;
+const KMS_KEY_RULE = 'must be a Cloud KMS key name projects/PROJECT/locations/global/keyRings/RING/cryptoKeys/KEY (automatic replication takes a global key)';
+
 const PROJECT_RULE = 'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
 const ENDPOINT_RULE = 'must be host:port, e.g. secretmanager.googleapis.com:443, 127.0.0.1:8085 or [::1]:8085';
 const INSECURE_RULE = 'must be "true" or "false"';
@@ -85,6 +94,7 @@ const sharedShape = {
   insecure: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).default(false),
   callTimeoutMs,
   writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
+  kmsKeyName: z.string({ error: KMS_KEY_RULE }).regex(KMS_KEY_NAME, { error: KMS_KEY_RULE }).optional(),
   onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 };
 
@@ -127,6 +137,10 @@ export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
   SECRET_MANAGER_WRITE_INTENT: {
     key: 'writeIntent',
     help: '"true" to let only one writer at a time add a version to a secret (an etag-checked intent on the secret; needs the IAM permission secretmanager.secrets.update). Default false.',
+  },
+  GCP_KMS_KEY_NAME: {
+    key: 'kmsKeyName',
+    help: 'Customer-managed encryption key of new secrets, projects/P/locations/global/keyRings/R/cryptoKeys/K (optional; the adapter reads it from each cluster, spec.gcp.kmsKeyName).',
   },
   GCP_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
 };

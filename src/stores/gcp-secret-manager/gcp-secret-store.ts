@@ -56,11 +56,16 @@ export class GcpSecretStore implements SecretStore {
     return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
   }
 
-  /** CreateSecret with automatic replication and `labels`; `undefined` on ALREADY_EXISTS. */
+  /**
+   * CreateSecret with automatic replication (under the customer-managed key `kmsKeyName` when
+   * configured) and `labels`; `undefined` on ALREADY_EXISTS.
+   */
   async createSecret(secretId: string, labels: Record<string, string>, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
     const name = this.checkedPath(secretId);
     assertLabels(labels);
-    const request = { parent: this.location, secretId, secret: { replication: { automatic: {} }, labels } };
+    const kmsKeyName = this.config.kmsKeyName;
+    const automatic = kmsKeyName === undefined ? {} : { customerManagedEncryption: { kmsKeyName } };
+    const request = { parent: this.location, secretId, secret: { replication: { automatic }, labels } };
     const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) => this.client.createSecret(request, o));
     return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
   }

@@ -97,7 +97,9 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
         const secret = r.secret as WireSecret | undefined;
         assertReplicationRule(secret?.replication);
         const ref = { project, secretId, name: secretName(project, secretId) };
-        const replication = secret?.replication?.automatic !== undefined ? { automatic: {} } : { userManaged: secret?.replication?.userManaged ?? {} };
+        const cmek = secret?.replication?.automatic?.customerManagedEncryption;
+        const automatic = cmek ? { customerManagedEncryption: { kmsKeyName: cmek.kmsKeyName } } : {};
+        const replication = secret?.replication?.automatic !== undefined ? { automatic } : { userManaged: secret?.replication?.userManaged ?? {} };
         return toWireSecret(state.createSecret(ref, labelsOf(secret), replication, secret?.annotations ?? {}));
       },
     },

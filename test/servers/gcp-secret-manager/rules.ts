@@ -53,9 +53,22 @@ export function assertAnnotationsRule(annotations: Readonly<Record<string, strin
   }
 }
 
-/** Validates a replication policy: required, automatic or user-managed with at least one replica. */
+/** A Cloud KMS crypto key name. */
+const KMS_KEY = /^projects\/[^/]+\/locations\/([^/]+)\/keyRings\/[^/]+\/cryptoKeys\/[^/]+$/;
+
+/**
+ * Validates a replication policy: required, automatic or user-managed with at least one replica;
+ * an automatic policy's customer-managed key must be a crypto key name in `global`.
+ */
 export function assertReplicationRule(replication: WireReplication | undefined): void {
-  if (replication?.automatic !== undefined) return;
+  if (replication?.automatic !== undefined) {
+    const cmek = replication.automatic.customerManagedEncryption;
+    if (!cmek) return;
+    const match = KMS_KEY.exec(cmek.kmsKeyName ?? '');
+    if (match === null) throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication.automatic.customer_managed_encryption.kms_key_name must be a Cloud KMS crypto key name.');
+    if (match[1] !== 'global') throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication.automatic.customer_managed_encryption.kms_key_name must be in the global location.');
+    return;
+  }
   const replicas = replication?.userManaged?.replicas ?? [];
   if (replication?.userManaged !== undefined) {
     if (replicas.length === 0 || replicas.some((r) => !r.location)) {

@@ -40,7 +40,7 @@ export interface WireTimestamp {
 
 /** google.cloud.secretmanager.v1.Replication, with the loader's virtual oneof field. */
 export interface WireReplication {
-  automatic?: Record<string, unknown>;
+  automatic?: { customerManagedEncryption?: { kmsKeyName?: string } | null };
   userManaged?: { replicas?: { location?: string }[] };
   replication?: string;
 }
