@@ -18,6 +18,18 @@ import { KUBERNETES_TARGET_ENV } from '../src/kube/target-config.js';
 import { Metrics } from '../src/observability/metrics.js';
 import { storeConfigSchema, storeEnv, STORE_KINDS } from '../src/stores/registry.js';
 
+/** Variables the AWS SDK reads (credentials chain, region), named in the docs next to ours. */
+const AWS_SDK_VARIABLES = [
+  'AWS_REGION',
+  'AWS_ROLE_ARN',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_EC2_METADATA_DISABLED',
+  'AWS_ACCOUNT_ID',
+];
+
 /** Environment variable → config path of every override the adapter reads. */
 const ENV_OVERRIDES = Object.fromEntries(Object.entries(envFor('adapter')).map(([name, v]) => [name, v.path]));
 
@@ -156,7 +168,7 @@ describe('docs/configuration.md', () => {
     const known = new Set([...keys, ...hyperfleetBrokerKeys(), 'broker.yaml']);
     const stale = [...spans].filter((s) => tops.some((t) => s.startsWith(`${t}.`)) && /^[\w.[\]]+$/.test(s) && !known.has(s));
     assert.deepEqual(stale, []);
-    const library = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'METADATA_SERVER_DETECTION', 'PUBSUB_EMULATOR_HOST', 'KUBECONFIG', 'GOOGLE_CLOUD_PROJECT', 'NODE_EXTRA_CA_CERTS']);
+    const library = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'METADATA_SERVER_DETECTION', 'PUBSUB_EMULATOR_HOST', 'KUBECONFIG', 'GOOGLE_CLOUD_PROJECT', 'NODE_EXTRA_CA_CERTS', ...AWS_SDK_VARIABLES]);
     const variables = [...spans].filter((s) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(s));
     const hyperfleet = new Set(hyperfleetVariables());
     assert.deepEqual(

@@ -7,6 +7,8 @@ import { status } from '@grpc/grpc-js';
 import { baseEnv, runCli, type CliResult } from './support/cli.js';
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
+import { awsTestEnv } from './support/store-harness.js';
 import { validatePullSecret } from '../src/pullsecret/validate.js';
 import { decodeClusterEvent } from '../src/events/cluster-event.js';
 import { deriveClusterNames } from '../src/pullsecret/cluster-names.js';
@@ -18,14 +20,17 @@ import { conditionOf, startAdapterStack } from './support/adapter-stack.js';
 const PROJECT = 'canary-project-1';
 let dir: string;
 let server: SecretManagerTestServer;
+let aws: AwsSecretsManagerTestServer;
 let n = 0;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ps-leak-'));
   server = await startSecretManagerTestServer({ project: PROJECT });
+  aws = await startAwsSecretsManagerTestServer();
 });
 after(async () => {
   await server.stop();
+  await aws.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -68,8 +73,14 @@ function assertClean(what: string, result: CliResult, extra = ''): void {
   }
 }
 
-for (const store of ['local', 'gcp'] as const) {
+/** The AWS store's job environment against its test server. */
+const awsEnv = () => ({ ...awsTestEnv(), SECRET_STORE: 'aws', AWS_SECRETS_ACCOUNT_ID: TEST_CREDENTIALS.accountId, AWS_SECRETS_REGION: aws.region, AWS_SECRETS_ENDPOINT: aws.endpoint });
+/** Variants that reach the store; the others fail validation the same way whatever the store. */
+const REACHING_THE_STORE = new Set(['valid', 'changed', 'oversized']);
+
+for (const store of ['local', 'gcp', 'aws'] as const) {
   for (const [variant, data] of Object.entries(VARIANTS)) {
+    if (store === 'aws' && !REACHING_THE_STORE.has(variant)) continue;
     test(`${store} store, ${variant}: no canary in output, result file or store files`, async () => {
       const cluster = `cls-leak-${++n}`;
       const storeDir = join(dir, `store-${n}`);
@@ -81,7 +92,9 @@ for (const store of ['local', 'gcp'] as const) {
         LOG_LEVEL: 'debug',
         ...(store === 'local'
           ? { LOCAL_STORE_DIR: storeDir, KUBERNETES_TARGET: 'manifests', MANIFEST_DIR: join(dir, `manifests-${n}`) }
-          : { SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true' }),
+          : store === 'gcp'
+            ? { SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true' }
+            : awsEnv()),
       });
       const runs: CliResult[] = [];
       runs.push(await runCli(['run-job', 'pull-secret', '--dry-run'], env));
@@ -120,6 +133,25 @@ test('gcp store failure paths (retries, permission denied, unmanaged) leak nothi
   // A change, so the job is refused (the same content would be a no-op, reported unchanged).
   assertClean('unmanaged', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, CLUSTER_ID: 'cls-leak-foreign', PULL_SECRET_DATA: changed })));
   assert.equal(server.pendingFaults, 0, 'every injected fault was hit');
+});
+
+test('aws store failure paths (throttling, lost answer, access denied, KMS, unmanaged, wrong key) leak nothing', async () => {
+  const base = { ...awsEnv(), CLUSTER_ID: 'cls-leak-aws', PULL_SECRET_DATA: CANARY_PULL_SECRET, LOG_LEVEL: 'debug' };
+  aws.injectFault({ operation: 'GetSecretValue', type: 'ThrottlingException' });
+  aws.injectFault({ operation: 'PutSecretValue', reset: true, afterApply: true });
+  assertClean('retries', await runCli(['run-job', 'pull-secret'], baseEnv(base)));
+  aws.injectFault({ operation: 'GetSecretValue', type: 'AccessDeniedException' });
+  assertClean('denied', await runCli(['run-job', 'pull-secret'], baseEnv(base)));
+  const changed = JSON.stringify({ auths: { ...canary.auths, 'quay.io/x': { auth: canaryAuth } } });
+  aws.injectFault({ operation: 'PutSecretValue', type: 'ValidationException', message: `bad value ${CANARY_PULL_SECRET}` });
+  assertClean('server echoes payload', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, PULL_SECRET_DATA: changed })));
+  aws.state.seed(TEST_CREDENTIALS.accountId, 'hyperfleet-cls-leak-aws-kms-pull-secret', { tags: { 'managed-by': 'hyperfleet' }, values: [CANARY_PULL_SECRET], kmsKeyId: 'alias/broken' });
+  aws.state.unusableKeys.add('alias/broken');
+  assertClean('kms', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, CLUSTER_ID: 'cls-leak-aws-kms' })));
+  aws.state.seed(TEST_CREDENTIALS.accountId, 'hyperfleet-cls-leak-aws-foreign-pull-secret', { values: [CANARY_PULL_SECRET] });
+  assertClean('unmanaged', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, CLUSTER_ID: 'cls-leak-aws-foreign', PULL_SECRET_DATA: changed })));
+  assertClean('wrong key', await runCli(['run-job', 'pull-secret'], baseEnv({ ...base, AWS_SECRET_ACCESS_KEY: 'wrong-secret-key-0000000000000000000000' })));
+  assert.ok(aws.callLog.some((c) => c.code === 'DecryptionFailure') && aws.callLog.some((c) => c.code === 'InvalidSignatureException'), 'the failure paths were reached');
 });
 
 test('validation errors never carry the canary in message or stack', () => {

@@ -93,7 +93,7 @@ describe('every store descriptor', () => {
       'storeFactories();',
       "const { createRequire } = await import('node:module');",
       'const loaded = Object.keys(createRequire(import.meta.url).cache);',
-      'process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc/.test(p))));',
+      'process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc|@aws-sdk|@smithy/.test(p))));',
     ].join('\n');
     const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);

@@ -6,6 +6,8 @@ import { gcpStoreFactory } from '../../src/stores/gcp-secret-manager/index.js';
 import { LocalStore } from '../../src/stores/local/index.js';
 import type { SecretStore } from '../../src/stores/store.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from '../servers/gcp-secret-manager/index.js';
+import { awsStoreFactory } from '../../src/stores/aws-secrets-manager/index.js';
+import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS } from '../servers/aws-secrets-manager/index.js';
 
 /**
  * What the store contract suite needs from each store: the real store client, plus test-side
@@ -24,6 +26,10 @@ export interface StoreHarness {
   injectPermissionDenied?(operation: 'getSecret' | 'accessLatest'): void;
   /** Store calls made so far, when the store can count them. */
   calls?(): number;
+  /** Backend calls a contract method makes beyond one, where the store needs more (AWS: addVersion is two). */
+  extraCalls?: Partial<Record<'addVersion', number>>;
+  /** What a refused payload read names as missing (GCP: the IAM permission; AWS: the IAM action). */
+  accessPermission?: RegExp;
   /** A second, independent client on the same data (another process, for races). */
   second(): Promise<SecretStore>;
   dispose(): Promise<void>;
@@ -62,7 +68,7 @@ export async function gcpHarness(): Promise<StoreHarness> {
   const server: SecretManagerTestServer = await startSecretManagerTestServer({ project: 'contract-project' });
   const make = () => gcpStoreFactory.create({ projectId: 'contract-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
   const store = await make();
-  const others: SecretStore[] = [];
+  const clients = clientPool(store, make);
   return {
     kind: 'gcp',
     store,
@@ -79,15 +85,70 @@ export async function gcpHarness(): Promise<StoreHarness> {
       server.injectFault({ method: GRPC_METHOD[operation], code: status.PERMISSION_DENIED });
     },
     calls: () => server.totalCalls,
-    async second() {
+    accessPermission: /secretmanager\.versions\.access/,
+    second: clients.second,
+    async dispose() {
+      await clients.closeAll();
+      await server.stop();
+    },
+  };
+}
+
+const AWS_OPERATION = { getSecret: 'DescribeSecret', createSecret: 'CreateSecret', addVersion: 'PutSecretValue', accessLatest: 'GetSecretValue' } as const;
+
+/** Environment of a process that drives the AWS SDK against the test server: static test keys, loopback only. */
+export function awsTestEnv(): Record<string, string> {
+  return {
+    AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    // Node 20 here: the SDK's multi-line notice about Node 22 would break the one-JSON-object-a-line stderr.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+export async function awsHarness(): Promise<StoreHarness> {
+  Object.assign(process.env, awsTestEnv());
+  const server = await startAwsSecretsManagerTestServer();
+  const make = () => awsStoreFactory.create({ accountId: TEST_CREDENTIALS.accountId, region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000 });
+  const store = await make();
+  const clients = clientPool(store, make);
+  return {
+    kind: 'aws',
+    store,
+    async seedForeign(secretId, labels, data) {
+      server.state.seed(TEST_CREDENTIALS.accountId, secretId, { tags: labels, values: [data] });
+    },
+    async disableVersion(secretId, version) {
+      server.state.deprecate(TEST_CREDENTIALS.accountId, secretId, version);
+    },
+    injectTransient(operation, applied = false) {
+      server.injectFault({ operation: AWS_OPERATION[operation], type: 'InternalServiceError', afterApply: applied });
+    },
+    injectPermissionDenied(operation) {
+      server.injectFault({ operation: AWS_OPERATION[operation], type: 'AccessDeniedException' });
+    },
+    calls: () => server.totalCalls,
+    extraCalls: { addVersion: 1 },
+    accessPermission: /secretsmanager:GetSecretValue/,
+    second: clients.second,
+    async dispose() {
+      await clients.closeAll();
+      await server.stop();
+    },
+  };
+}
+
+/** The harness's store plus the second clients `second()` made, closed together. */
+function clientPool(store: SecretStore, make: () => Promise<SecretStore>) {
+  const others: SecretStore[] = [];
+  return {
+    second: async () => {
       const other = await make();
       others.push(other);
       return other;
     },
-    async dispose() {
-      await Promise.all([store, ...others].map((s) => s.close()));
-      await server.stop();
-    },
+    closeAll: () => Promise.all([store, ...others].map((s) => s.close())),
   };
 }
 
@@ -95,4 +156,5 @@ export async function gcpHarness(): Promise<StoreHarness> {
 export const HARNESSES: ReadonlyArray<[string, () => Promise<StoreHarness>]> = [
   ['local', localHarness],
   ['gcp', gcpHarness],
+  ['aws', awsHarness],
 ];

@@ -1,0 +1,330 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CreateSecretCommand,
+  DeleteSecretCommand,
+  DescribeSecretCommand,
+  GetSecretValueCommand,
+  ListSecretVersionIdsCommand,
+  PutSecretValueCommand,
+  RestoreSecretCommand,
+  UpdateSecretVersionStageCommand,
+  type DescribeSecretCommandOutput,
+  type GetSecretValueCommandOutput,
+  type SecretsManagerClient,
+  type Tag,
+} from '@aws-sdk/client-secrets-manager';
+import { PullSecretError } from '../../errors/index.js';
+import { assertLabels, isManaged } from '../../pullsecret/identifiers.js';
+import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import { awsCall, awsCallExpecting, type AwsApiCallOptions } from './api-call.js';
+import { AWS_PAYLOAD_LIMIT_BYTES, awsLocation, type AwsStoreConfig } from './config.js';
+import { classifyAwsError, isMarkedForDeletion, type AwsMethod } from './errors.js';
+import { assertAwsSecretName, assertAwsTags, assertAwsVersionId, versionToken } from './names.js';
+
+/** The staging label of the current version. */
+const CURRENT = 'AWSCURRENT';
+/** The label a new version carries until the compare-and-swap of AWSCURRENT makes it current. */
+const PENDING = 'AWSPENDING';
+/** Days a deleted secret stays recoverable (AWS's minimum; its default is 30). */
+export const RECOVERY_WINDOW_DAYS = 7;
+/** Versions asked for per ListSecretVersionIds page by `describe`. */
+const PAGE_SIZE = 100;
+
+/**
+ * `SecretStore` on AWS Secrets Manager. Every method checks the secret name first
+ * (IDENTIFIER_INVALID, no call made), takes the caller's signal, and throws only `PullSecretError`.
+ *
+ * State mapping (Secrets Manager has staging labels, not version states): the version labelled
+ * AWSCURRENT is the newest ENABLED one and comes first in `describe`; the others follow newest
+ * first. A version with any staging label (AWSCURRENT, AWSPREVIOUS, AWSPENDING, a custom one) is
+ * ENABLED; one with none is "deprecated" (AWS deletes such versions once a secret has more than 100)
+ * and is reported DISABLED: `accessVersion` refuses it (VERSION_NOT_ENABLED). A secret scheduled for
+ * deletion counts as deleted: reads do not find it, and `createSecret` restores it when it is ours.
+ *
+ * Account safety: every ARN an answer carries is checked against the configured account and region,
+ * so a credential of another account is refused (CONFIG_INVALID) before any secret value is written.
+ */
+export class AwsSecretStore implements SecretStore {
+  readonly kind = 'aws';
+  readonly maxPayloadBytes = AWS_PAYLOAD_LIMIT_BYTES;
+  readonly location: string;
+  private closed = false;
+
+  constructor(
+    private readonly client: SecretsManagerClient,
+    private readonly config: AwsStoreConfig,
+  ) {
+    this.location = awsLocation(config.accountId, config.region);
+  }
+
+  /** The secret's ARN without AWS's random suffix (`arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME`). */
+  secretPath(secretId: string): string {
+    return `${this.location}:secret:${secretId}`;
+  }
+
+  /** DescribeSecret; `undefined` when it does not exist or is scheduled for deletion. */
+  async getSecret(secretId: string, options?: CallOptions): Promise<SecretMetadata | undefined> {
+    const described = await this.describeRaw(secretId, options);
+    return described === undefined || described.DeletedDate !== undefined ? undefined : this.toMetadata(secretId, described);
+  }
+
+  /**
+   * CreateSecret with `labels` as tags, no value, and the configured KMS key. `undefined` when it
+   * exists already (a concurrent creator won), or when it was scheduled for deletion and was ours
+   * for this cluster: then it is restored (RestoreSecret) with its versions, and the caller reads it.
+   *
+   * @throws IDENTIFIER_INVALID (no call made); SECRET_UNMANAGED for a secret scheduled for deletion
+   *   that is not managed by HyperFleet for the same cluster (it is left alone).
+   */
+  async createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined> {
+    const path = this.checkedPath(secretId);
+    assertLabels(labels);
+    assertAwsTags(labels);
+    const Tags: Tag[] = Object.entries(labels).map(([Key, Value]) => ({ Key, Value }));
+    const input = { Name: secretId, Tags, ...(this.config.kmsKeyId === undefined ? {} : { KmsKeyId: this.config.kmsKeyId }) };
+    const result = await awsCallExpecting(this.target('CreateSecret', path), this.callOptions(options), ['ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
+      this.client.send(new CreateSecretCommand(input), { abortSignal }),
+    );
+    if (result.ok) {
+      this.checkArn(result.value.ARN, 'CreateSecret');
+      return { name: secretId, path, labels: { ...labels }, createdTime: new Date().toISOString() };
+    }
+    if (result.code === 'ResourceExistsException') return undefined;
+    if (!isMarkedForDeletion(result.error)) throw this.classified(result.error, 'CreateSecret', path);
+    await this.restoreIfOurs(secretId, labels, options);
+    return undefined;
+  }
+
+  /**
+   * GetSecretValue of AWSCURRENT: one call. ResourceNotFoundException means "no secret" or "no
+   * version yet"; one DescribeSecret tells them apart unless `skipExistenceCheck` spares it.
+   * @throws SECRET_NOT_FOUND when the secret does not exist or is scheduled for deletion.
+   */
+  async accessLatestEnabled(secretId: string, options?: AccessLatestOptions): Promise<SecretPayload | undefined> {
+    const path = this.checkedPath(secretId);
+    const result = await this.getValue(secretId, path, { VersionStage: CURRENT }, options);
+    if (result.ok) return this.toPayload(path, result.value);
+    if (result.code === 'InvalidRequestException') throw this.notFound(path, 'is scheduled for deletion');
+    if (options?.skipExistenceCheck === true) throw this.notFound(path, 'does not exist or has no version yet');
+    if ((await this.getSecret(secretId, options)) === undefined) throw this.notFound(path, 'does not exist');
+    return undefined;
+  }
+
+  /** GetSecretValue of one version id. @throws SECRET_NOT_FOUND; VERSION_NOT_ENABLED for a version without staging label. */
+  async accessVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretPayload> {
+    const path = this.checkedPath(secretId);
+    assertAwsVersionId(version);
+    const result = await this.getValue(secretId, path, { VersionId: version }, options);
+    if (!result.ok) throw this.notFound(path, result.code === 'InvalidRequestException' ? 'is scheduled for deletion' : `has no version ${version}`);
+    if ((result.value.VersionStages ?? []).length === 0) {
+      throw new PullSecretError('VERSION_NOT_ENABLED', `AWS Secrets Manager version ${this.versionPath(path, version)} carries no staging label (deprecated); it is not a version in use`);
+    }
+    return this.toPayload(path, result.value);
+  }
+
+  /**
+   * Adds a version holding exactly `data` (SecretString when the bytes are UTF-8 text, else
+   * SecretBinary), its `ClientRequestToken` derived from the content and `ifLatest` (names.ts).
+   *
+   * With `ifLatest` (what push passes) it is a compare-and-swap held by AWS itself: PutSecretValue
+   * labels the new version AWSPENDING only, then UpdateSecretVersionStage moves AWSCURRENT to it
+   * with `RemoveFromVersionId: ifLatest`, which AWS refuses when AWSCURRENT is no longer on
+   * `ifLatest` (or, for `null`, is on any version). Concurrent writers of different content on the
+   * same base: exactly one moves AWSCURRENT, the others get STORE_PRECONDITION_FAILED. Writers of
+   * the same content on the same base share the token: one version. AWS moves AWSPREVIOUS to the
+   * replaced version, so the previous value stays readable. Two writes (within the 50/s write quota).
+   * A refused swap leaves the new version labelled AWSPENDING, never current (the next add moves
+   * AWSPENDING on; AWS removes unlabelled versions).
+   *
+   * Without `ifLatest` it is one PutSecretValue that makes the version current unconditionally,
+   * with a random token (a retry may then add a second version: callers that need idempotence
+   * pass `ifLatest`).
+   *
+   * @throws PAYLOAD_TOO_LARGE (before any call), SECRET_NOT_FOUND, STORE_PRECONDITION_FAILED.
+   */
+  async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
+    const path = this.checkedPath(secretId);
+    if (data.length > this.maxPayloadBytes) {
+      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`);
+    }
+    const conditional = options?.ifLatest !== undefined;
+    const ifLatest = options?.ifLatest ?? null;
+    let token = conditional ? versionToken(data, ifLatest) : randomUUID();
+    const text = data.toString('utf8');
+    const value = Buffer.from(text, 'utf8').equals(data) ? { SecretString: text } : { SecretBinary: new Uint8Array(data) };
+    const putWith = (ClientRequestToken: string) =>
+      awsCallExpecting(this.target('PutSecretValue', path), this.callOptions(options), ['ResourceNotFoundException', 'ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
+        this.client.send(new PutSecretValueCommand({ SecretId: secretId, ClientRequestToken, ...value, ...(conditional ? { VersionStages: [PENDING] } : {}) }), { abortSignal }),
+      );
+    let put = await putWith(token);
+    if (!put.ok && put.code === 'ResourceExistsException' && conditional) {
+      // A version with this token holds the same content in other formatting (a concurrent writer, or one
+      // made current again by hand): this add gets a token of its exact bytes instead, and the swap decides.
+      token = versionToken(data, ifLatest, true);
+      put = await putWith(token);
+    }
+    if (!put.ok) {
+      if (put.code === 'ResourceExistsException') throw new PullSecretError('STORE_CONFLICT', `AWS Secrets Manager secret ${path}: version ${token} exists with other bytes; re-reading`);
+      if (put.code === 'ResourceNotFoundException') throw this.notFound(path, 'does not exist');
+      if (isMarkedForDeletion(put.error)) throw this.notFound(path, 'is scheduled for deletion');
+      throw this.classified(put.error, 'PutSecretValue', path);
+    }
+    this.checkArn(put.value.ARN, 'PutSecretValue');
+    const info: SecretVersionInfo = { version: token, path: this.versionPath(path, token), state: 'ENABLED', createdTime: new Date().toISOString() };
+    if (!conditional) return info;
+    const move = await awsCallExpecting(this.target('UpdateSecretVersionStage', path), this.callOptions(options), ['InvalidParameterException'], (abortSignal) =>
+      this.client.send(new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: CURRENT, MoveToVersionId: token, ...(ifLatest === null ? {} : { RemoveFromVersionId: ifLatest }) }), {
+        abortSignal,
+      }),
+    );
+    if (move.ok) return info;
+    // Refused: AWSCURRENT is not where the caller saw it, unless an earlier attempt of this very add already moved it.
+    const now = await this.describeRaw(secretId, options);
+    if (now?.VersionIdsToStages?.[token]?.includes(CURRENT) === true) return info;
+    throw new PullSecretError('STORE_PRECONDITION_FAILED', `AWS Secrets Manager secret ${path}: AWSCURRENT moved since it was read (a concurrent writer); re-reading`);
+  }
+
+  /** DescribeSecret plus every ListSecretVersionIds page; AWSCURRENT first, then newest first. */
+  async describe(secretId: string, options?: CallOptions): Promise<SecretDescription | undefined> {
+    const metadata = await this.getSecret(secretId, options);
+    if (metadata === undefined) return undefined;
+    const versions: Array<SecretVersionInfo & { current: boolean }> = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await awsCallExpecting(this.target('ListSecretVersionIds', metadata.path), this.callOptions(options), ['ResourceNotFoundException'], (abortSignal) =>
+        this.client.send(new ListSecretVersionIdsCommand({ SecretId: secretId, IncludeDeprecated: true, MaxResults: PAGE_SIZE, ...(NextToken === undefined ? {} : { NextToken }) }), { abortSignal }),
+      );
+      if (!page.ok) return undefined;
+      for (const v of page.value.Versions ?? []) {
+        if (v.VersionId === undefined) continue;
+        const stages = v.VersionStages ?? [];
+        versions.push({
+          version: v.VersionId,
+          path: this.versionPath(metadata.path, v.VersionId),
+          state: stages.length > 0 ? 'ENABLED' : 'DISABLED',
+          createdTime: (v.CreatedDate ?? new Date(0)).toISOString(),
+          current: stages.includes(CURRENT),
+        });
+      }
+      NextToken = page.value.NextToken;
+    } while (NextToken !== undefined);
+    versions.sort((a, b) => Number(b.current) - Number(a.current) || b.createdTime.localeCompare(a.createdTime));
+    return { ...metadata, versions: versions.map(({ current: _current, ...v }) => v) };
+  }
+
+  /**
+   * DeleteSecret with a recovery window of 7 days (not a forced delete): an operator can still
+   * restore a secret deleted by mistake, and a push for the same name restores it when it is ours.
+   * False when it does not exist or is already scheduled for deletion.
+   */
+  async deleteSecret(secretId: string, options?: CallOptions): Promise<boolean> {
+    const path = this.checkedPath(secretId);
+    const result = await awsCallExpecting(this.target('DeleteSecret', path), this.callOptions(options), ['ResourceNotFoundException', 'InvalidRequestException'], (abortSignal) =>
+      this.client.send(new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: RECOVERY_WINDOW_DAYS }), { abortSignal }),
+    );
+    if (result.ok) {
+      this.checkArn(result.value.ARN, 'DeleteSecret');
+      return true;
+    }
+    if (result.code === 'ResourceNotFoundException' || isMarkedForDeletion(result.error)) return false;
+    throw this.classified(result.error, 'DeleteSecret', path);
+  }
+
+  /** Releases the SDK's sockets. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.destroy();
+    return Promise.resolve();
+  }
+
+  /** DescribeSecret as AWS answers it (deleted-pending included); `undefined` on ResourceNotFoundException. */
+  async describeRaw(secretId: string, options?: CallOptions): Promise<DescribeSecretCommandOutput | undefined> {
+    const path = this.checkedPath(secretId);
+    const result = await awsCallExpecting(this.target('DescribeSecret', path), this.callOptions(options), ['ResourceNotFoundException'], (abortSignal) =>
+      this.client.send(new DescribeSecretCommand({ SecretId: secretId }), { abortSignal }),
+    );
+    if (!result.ok) return undefined;
+    this.checkArn(result.value.ARN, 'DescribeSecret');
+    return result.value;
+  }
+
+  /** Restores a secret scheduled for deletion when it is ours for the same cluster; refuses anyone else's. */
+  private async restoreIfOurs(secretId: string, labels: Readonly<Record<string, string>>, options: CallOptions | undefined): Promise<void> {
+    const path = this.secretPath(secretId);
+    const described = await this.describeRaw(secretId, options);
+    if (described?.DeletedDate === undefined) return; // Restored or purged meanwhile: the caller reads it again.
+    const tags = toLabels(described.Tags);
+    if (!isManaged(tags) || (labels['cluster-id'] !== undefined && tags['cluster-id'] !== labels['cluster-id'])) {
+      throw new PullSecretError(
+        'SECRET_UNMANAGED',
+        `secret ${path} is scheduled for deletion and is not managed by HyperFleet for this cluster; refusing to restore it: restore or delete it in AWS, or set another secret name`,
+      );
+    }
+    await awsCall(this.target('RestoreSecret', path), this.callOptions(options), (abortSignal) => this.client.send(new RestoreSecretCommand({ SecretId: secretId }), { abortSignal }));
+  }
+
+  private async getValue(secretId: string, path: string, which: { VersionStage: string } | { VersionId: string }, options: CallOptions | undefined) {
+    const result = await awsCallExpecting(this.target('GetSecretValue', path), this.callOptions(options), ['ResourceNotFoundException', 'InvalidRequestException'], (abortSignal) =>
+      this.client.send(new GetSecretValueCommand({ SecretId: secretId, ...which }), { abortSignal }),
+    );
+    if (!result.ok && result.code === 'InvalidRequestException' && !isMarkedForDeletion(result.error)) throw this.classified(result.error, 'GetSecretValue', path);
+    if (result.ok) this.checkArn(result.value.ARN, 'GetSecretValue');
+    return result;
+  }
+
+  private toPayload(path: string, value: GetSecretValueCommandOutput): SecretPayload {
+    const version = value.VersionId ?? '';
+    const data = value.SecretBinary !== undefined ? Buffer.from(value.SecretBinary) : Buffer.from(value.SecretString ?? '', 'utf8');
+    return { version, path: this.versionPath(path, version), data };
+  }
+
+  private toMetadata(secretId: string, described: DescribeSecretCommandOutput): SecretMetadata {
+    return { name: secretId, path: this.secretPath(secretId), labels: toLabels(described.Tags), createdTime: (described.CreatedDate ?? new Date(0)).toISOString() };
+  }
+
+  /**
+   * Refuses an answer about a secret outside the configured account and region: the credentials
+   * belong to another account (or the endpoint to another region), and nothing may be written there.
+   */
+  private checkArn(arn: string | undefined, method: AwsMethod): void {
+    if (arn === undefined) return;
+    const [, , , region, account] = arn.split(':');
+    if (account === this.config.accountId && region === this.config.region) return;
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `AWS Secrets Manager ${method} answered for account ${String(account)} in region ${String(region)}, but the configured store is ${this.location}: ` +
+        'the credentials belong to another account (or the endpoint to another region); refusing to use it. Check AWS_SECRETS_ACCOUNT_ID and the IAM role.',
+    );
+  }
+
+  private versionPath(path: string, version: string): string {
+    return `${path}/versions/${version}`;
+  }
+
+  private checkedPath(secretId: string): string {
+    if (this.closed) throw new PullSecretError('STORE_FAILED', 'the AWS Secrets Manager store is closed');
+    assertAwsSecretName(secretId);
+    return this.secretPath(secretId);
+  }
+
+  private notFound(path: string, why: string): PullSecretError {
+    return new PullSecretError('SECRET_NOT_FOUND', `AWS Secrets Manager secret ${path} ${why}; check AWS_SECRETS_ACCOUNT_ID, AWS_SECRETS_REGION and the secret name.`);
+  }
+
+  private classified(err: unknown, method: AwsMethod, resource: string): PullSecretError {
+    return classifyAwsError(err, { method, resource });
+  }
+
+  private target(method: AwsMethod, resource: string) {
+    return { method, resource };
+  }
+
+  private callOptions(options: CallOptions | undefined): AwsApiCallOptions {
+    return { signal: options?.signal, timeoutMs: this.config.callTimeoutMs, onApiCall: this.config.onApiCall };
+  }
+}
+
+function toLabels(tags: Tag[] | undefined): Record<string, string> {
+  return Object.fromEntries((tags ?? []).filter((t) => t.Key !== undefined).map((t) => [t.Key as string, t.Value ?? '']));
+}
