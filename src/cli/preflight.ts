@@ -36,11 +36,14 @@ export function preflightCommand(): Command {
     });
 }
 
-function chooseStore(explicit: unknown): string {
+/** The store chosen by `--store`, else SECRET_STORE, else the one store with checks or whose own options were given. */
+function chooseStore(explicit: unknown, options: Record<string, unknown>): string {
   const chosen = typeof explicit === 'string' && explicit !== '' ? explicit : process.env.SECRET_STORE;
   if (chosen !== undefined && chosen !== '') return storeFactory(chosen).kind;
   const stores = withPreflight();
   if (stores.length === 1) return (stores[0] as (typeof stores)[number]).kind;
+  const given = stores.filter((s) => s.preflight?.options.some((o) => o.defaultValue === undefined && options[new Option(o.flags, '').attributeName()] !== undefined));
+  if (given.length === 1) return (given[0] as (typeof given)[number]).kind;
   throw new PullSecretError('CONFIG_INVALID', `choose the store to check with --store (${stores.map((s) => s.kind).join(', ')})`);
 }
 
@@ -49,7 +52,7 @@ async function preflight(options: Record<string, unknown>): Promise<number> {
   const abort = () => controller.abort();
   process.on('SIGINT', abort).on('SIGTERM', abort);
   try {
-    const store = storeFactory(chooseStore(options.store));
+    const store = storeFactory(chooseStore(options.store, options));
     if (store.preflight === undefined) {
       throw new PullSecretError('CONFIG_INVALID', `the ${store.kind} store has no preflight checks: nothing needs to be set up before its first cluster`);
     }
