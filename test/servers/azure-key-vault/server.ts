@@ -37,6 +37,7 @@ export interface KeyVaultTestServer {
   /** Calls that wrote (set, update, delete, recover, purge). */
   readonly writes: number;
   injectFault(spec: FaultSpec): void;
+  clearFaults(): void;
   /** The environment that points `DefaultAzureCredential` (workload identity) and the store here. */
   env(): Record<string, string>;
   stop(): Promise<void>;
@@ -264,6 +265,7 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
       return writes;
     },
     injectFault: (spec) => faults.inject(spec),
+    clearFaults: () => faults.clear(),
     env: () => ({
       AZURE_KEY_VAULT_URL: base,
       AZURE_KEY_VAULT_CA_FILE: caFile,
