@@ -182,7 +182,7 @@ describe('store settings: the same variables for job and adapter', () => {
       execution: { mode: 'job', retry: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 500 } },
       logLevel: 'debug',
     });
-    const env = projectJobEnv(config, config.store.type, 'customer-project-1');
+    const env = projectJobEnv(config, config.store.type, { projectId: 'customer-project-1' });
     assert.deepEqual(env, {
       SECRET_STORE: 'gcp',
       KUBERNETES_TARGET: 'api',

@@ -168,7 +168,7 @@ describe('docs/configuration.md', () => {
 
 /** Every reason `buildStatusReport` can put into a condition, found by building every kind of outcome. */
 function emittedReasons(): Set<string> {
-  const target: WorkTarget = { store: 'gcp', projectId: 'p-123456', secretName: 's', namespace: 'ns', kubernetesSecretName: 'k' };
+  const target: WorkTarget = { store: 'gcp', settings: { projectId: 'p-123456' }, secretName: 's', namespace: 'ns', kubernetesSecretName: 'k' };
   const job = { target, jobName: 'j', jobNamespace: 'hyperfleet-system' };
   const errors = (Object.keys(ERROR_CODES) as ErrorCode[]).map((code) => new PullSecretError(code, 'x'));
   const outcomes: WorkOutcome[] = [
@@ -207,7 +207,7 @@ describe('docs/status-contract.md', () => {
 
   test('names the conditions and the data fields the code sends', () => {
     for (const c of CONDITIONS) assert.ok(pascal.has(c), c);
-    const target: WorkTarget = { store: 'gcp', projectId: 'p-123456', secretName: 's', namespace: 'ns', kubernetesSecretName: 'k' };
+    const target: WorkTarget = { store: 'gcp', settings: { projectId: 'p-123456' }, secretName: 's', namespace: 'ns', kubernetesSecretName: 'k' };
     const reports = [
       buildStatusReport({ kind: 'applied', target, result: { outcome: 'created', secretPath: 'p', version: '1', versionPath: 'v', secretName: 's', dryRun: false } }, 1),
       buildStatusReport({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'n' }, 1),

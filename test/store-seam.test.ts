@@ -59,11 +59,12 @@ describe('every store descriptor', () => {
     try {
       for (const store of storeFactories()) {
         // Building a client touches neither disk nor network, so defaults are fine here.
-        const config = store.configSchema.parse(store.scope ? { [store.scope.settingKey]: 'seam-project-1' } : {});
+        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, 'seam-project-1']));
+        const config = store.configSchema.parse(scope);
         const created = await store.create(config);
         assert.equal(created.maxPayloadBytes, store.maxPayloadBytes, store.kind);
         assert.equal(created.kind, store.kind);
-        if (store.scope) assert.equal(created.location, store.scope.location('seam-project-1'));
+        if (store.scope) assert.equal(created.location, store.scope.location(scope));
         await created.close();
         const metered = store.quotas.writesPerMinute !== undefined || store.quotas.readsPerMinute !== undefined;
         assert.ok(!metered || store.scope !== undefined, `${store.kind}: quotas are per scope`);

@@ -37,7 +37,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       pullSecretJobName(work.clusterId, work.generation);
       jobDataSecretName(work.clusterId);
       validatePullSecret(work.pullSecret, { maxBytes, targetName: `${config.store.type} store` });
-      const env = { ...projectJobEnv(config, config.store.type, work.target.projectId), SECRET_NAME: work.target.secretName };
+      const env = { ...projectJobEnv(config, config.store.type, work.target.settings), SECRET_NAME: work.target.secretName };
       const result = await launcher.launch(
         {
           clusterId: work.clusterId,

@@ -1,11 +1,13 @@
 import type { PullSecretError } from '../errors/index.js';
 import type { ApplyResult } from '../kube/target.js';
 import type { ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
+import type { ScopeValues as StoreSettingValues } from '../stores/factory.js';
 
 /** Where the work was done, for the status `data`. */
 export interface WorkTarget {
   store: string;
-  projectId?: string;
+  /** The store settings read from the cluster (GCP: `projectId`); never a credential. */
+  settings: StoreSettingValues;
   secretName: string;
   namespace: string;
   kubernetesSecretName: string;

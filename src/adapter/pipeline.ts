@@ -145,7 +145,7 @@ export class EventPipeline {
     }
     const target: WorkTarget = {
       store: this.deps.storeKind,
-      projectId: params.projectId || undefined,
+      settings: params.projectId ? { projectId: params.projectId } : {},
       secretName: names.secretId,
       namespace: names.namespace,
       kubernetesSecretName: names.kubernetesSecretName,

@@ -1,5 +1,6 @@
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import { isManaged } from '../pullsecret/identifiers.js';
+import { scopeOf } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import type { WorkTarget } from './outcome.js';
 import type { StoreProvider } from './store-provider.js';
@@ -23,7 +24,7 @@ export interface SecretCleanupResult {
  * @throws PullSecretError CONFIG_INVALID when the store needs a project the cluster does not name.
  */
 export function storeFor(stores: StoreProvider, target: WorkTarget): Promise<SecretStore> {
-  return stores.forProject(target.projectId ?? '');
+  return stores.forScope(target.settings);
 }
 
 /**
@@ -34,8 +35,8 @@ export function storeFor(stores: StoreProvider, target: WorkTarget): Promise<Sec
  */
 export async function removeClusterSecrets(target: WorkTarget, options: ClusterResources, signal: AbortSignal): Promise<SecretCleanupResult> {
   const kubernetesRemoved = options.kubernetes ? await options.kubernetes.remove(target.namespace, target.kubernetesSecretName, { signal }) : false;
-  // A cluster that never named a project never had a cloud secret.
-  if (options.stores.projectScoped && !target.projectId) return { kubernetesRemoved, cloud: 'absent' };
+  // A cluster that never named its scope (GCP project) never had a cloud secret.
+  if (options.stores.scoped && scopeOf(target.store, target.settings) === undefined) return { kubernetesRemoved, cloud: 'absent' };
   const store = await storeFor(options.stores, target);
   const existing = await store.getSecret(target.secretName, { signal });
   if (existing === undefined) return { kubernetesRemoved, cloud: 'absent' };

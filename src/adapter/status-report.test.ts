@@ -4,7 +4,7 @@ import { PullSecretError } from '../errors/index.js';
 import { buildStatusReport } from './status-report.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
-const target: WorkTarget = { store: 'gcp', projectId: 'customer-prod-12345', secretName: 'hyperfleet-c1-pull-secret', namespace: 'clusters-c1', kubernetesSecretName: 'c1-pull-secret' };
+const target: WorkTarget = { store: 'gcp', settings: { projectId: 'customer-prod-12345' }, secretName: 'hyperfleet-c1-pull-secret', namespace: 'clusters-c1', kubernetesSecretName: 'c1-pull-secret' };
 const conditions = (o: WorkOutcome) => Object.fromEntries(buildStatusReport(o, 3).conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`]));
 
 test('applied: Applied/Available/Health True with seed reasons and the secret in data', () => {
@@ -88,7 +88,7 @@ test('Available is Unknown only while waiting, never on deletion (a discarded re
 });
 
 test('a store without a scope reports neither a location nor a project', () => {
-  const local: WorkTarget = { ...target, store: 'local', projectId: undefined };
+  const local: WorkTarget = { ...target, store: 'local', settings: {} };
   const report = buildStatusReport({ kind: 'failed', target: local, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }, 1);
   assert.equal(report.data?.store, 'local');
   assert.equal(report.data?.location, undefined);

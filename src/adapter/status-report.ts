@@ -25,7 +25,7 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
     secretName: target.secretName,
     store: target.store,
     // Where the store keeps it (`location`), plus what the store declares (GCP: the seed's `gcpProject`).
-    ...scopeStatusData(target.store, target.projectId),
+    ...scopeStatusData(target.store, target.settings),
     kubernetesSecret: { namespace: target.namespace, name: target.kubernetesSecretName },
   };
 }

@@ -1,5 +1,5 @@
 import { PullSecretError } from '../errors/index.js';
-import type { StoreFactory } from '../stores/factory.js';
+import type { ScopeValues, StoreFactory } from '../stores/factory.js';
 import { withRateLimits } from '../stores/rate-limited-store.js';
 import { storeFactory } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
@@ -33,16 +33,22 @@ export class StoreProvider {
   }
 
   /** True when the store has a scope that each cluster must name (GCP: its project). */
-  get projectScoped(): boolean {
+  get scoped(): boolean {
     return this.factory.scope !== undefined;
   }
 
-  /** The store for a scope value (ignored by a store without scope). @throws CONFIG_INVALID for a bad or missing scope. */
-  forProject(scope: string): Promise<SecretStore> {
-    const key = this.projectScoped ? scope : '';
+  /**
+   * The store for a cluster's scope values (ignored by a store without scope): one client per
+   * distinct values of the scope's setting keys.
+   * @throws CONFIG_INVALID for a bad or missing scope value.
+   */
+  forScope(scope: ScopeValues | undefined): Promise<SecretStore> {
+    const keys = this.factory.scope?.settingKeys ?? [];
+    const values = keys.map((k) => scope?.[k] ?? '');
+    const key = JSON.stringify(values);
     let store = this.stores.get(key);
     if (store === undefined) {
-      store = this.create(key);
+      store = this.create(Object.fromEntries(keys.map((k, i) => [k, values[i] ?? ''])));
       this.stores.set(key, store);
       // A failed creation (bad scope value) must not be cached for ever.
       store.catch(() => this.stores.delete(key));
@@ -50,11 +56,11 @@ export class StoreProvider {
     return store;
   }
 
-  private async create(scope: string): Promise<SecretStore> {
+  private async create(scope: ScopeValues): Promise<SecretStore> {
     const { config, onApiCall } = this.options;
     const declared = this.factory.scope;
-    if (declared !== undefined && scope === '') throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
-    const settings = declared === undefined ? config : { ...config, [declared.settingKey]: scope };
+    if (declared !== undefined && Object.values(scope).some((v) => v === '')) throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
+    const settings = { ...config, ...scope };
     const kind = this.factory.kind;
     const hook = onApiCall && ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
     const store = await this.factory.create(settings, { onApiCall: hook });

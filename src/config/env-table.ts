@@ -1,6 +1,7 @@
 import { DEFAULT_RETRY } from '../util/retry.js';
 import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
 import { DEFAULT_STORE_KIND, STORE_KINDS, storeFactories } from '../stores/registry.js';
+import type { ScopeValues } from '../stores/factory.js';
 import type { EnvMapping } from './env.js';
 import { valueAt } from './paths.js';
 
@@ -16,6 +17,9 @@ export interface ConfigEnvVar {
   /** False for a shared setting the adapter must not hand its Jobs (a path in the adapter's own pod). */
   toJob?: boolean;
 }
+
+/** Path prefix of a store setting in the adapter's config shape. */
+const STORE_SETTINGS = 'store.settings.';
 
 const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   HYPERFLEET_API_URL: { path: 'hyperfleetApi.baseUrl', scope: 'adapter', help: 'URL of the HyperFleet API.' },
@@ -64,8 +68,8 @@ export function configEnv(): Readonly<Record<string, ConfigEnvVar & { store?: st
   const table: Record<string, ConfigEnvVar & { store?: string }> = { ...OWN };
   for (const store of storeFactories()) {
     for (const [name, { key, help, secret }] of Object.entries(store.env)) {
-      const scope = key === store.scope?.settingKey ? 'job' : 'both';
-      table[name] = { path: `store.settings.${key}`, help, scope, store: store.kind, ...(secret === true ? { toJob: false } : {}) };
+      const scope = store.scope?.settingKeys.includes(key) === true ? 'job' : 'both';
+      table[name] = { path: `${STORE_SETTINGS}${key}`, help, scope, store: store.kind, ...(secret === true ? { toJob: false } : {}) };
     }
   }
   return table;
@@ -91,15 +95,15 @@ export function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMappin
 /**
  * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
  * variable (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) and the selected store's
- * settings, read from the adapter config at their paths; `scope` fills the store's scope setting
+ * settings, read from the adapter config at their paths; `scope` fills the store's scope settings
  * (GCP_PROJECT_ID). Only plain values are projected; a secret setting (LOCAL_STORE_KEY) never is.
  */
-export function projectJobEnv(config: unknown, storeKind: string, scope: string | undefined): Record<string, string> {
+export function projectJobEnv(config: unknown, storeKind: string, scope: ScopeValues | undefined): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, v] of Object.entries(configEnv())) {
     if (v.toJob === false || (v.store !== undefined && v.store !== storeKind)) continue;
     if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
-    const value = v.scope === 'job' ? scope : valueAt(config, v.path);
+    const value = v.scope === 'job' ? scope?.[v.path.slice(STORE_SETTINGS.length)] : valueAt(config, v.path);
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
   }
   return env;

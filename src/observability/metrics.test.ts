@@ -40,7 +40,7 @@ test('the store provider wires the hook: local store calls are counted with thei
   const metrics = new Metrics({ defaultMetrics: false });
   const stores = new StoreProvider({ kind: 'local', config: { dir }, onApiCall: metrics.onStoreApiCall });
   try {
-    const store = await stores.forProject('');
+    const store = await stores.forScope(undefined);
     await store.getSecret('absent');
     await assert.rejects(store.accessVersion('absent', '1'));
     assert.equal(await sample(metrics, 'pullsecret_store_api_calls_total', { store: 'local', method: 'getSecret', code: 'OK' }), 1);

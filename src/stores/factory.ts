@@ -17,22 +17,25 @@ export interface StoreHooks {
   onApiCall?: ApiCallHook;
 }
 
+/** Values of a scope's setting keys, e.g. { projectId: 'p' } or { accountId: '123456789012', region: 'us-east-1' }. */
+export type ScopeValues = Readonly<Record<string, string>>;
+
 /**
- * The quota scope of a store: the unit its provider meters calls by, and the setting the adapter
- * fills from each cluster (GCP: the project; AWS would be account and region; Azure the vault).
+ * The quota scope of a store: the unit its provider meters calls by, and the settings the adapter
+ * fills from each cluster (GCP: the project; AWS: account and region; Azure: the vault).
  * A store without a scope (the local store) has one client and no quotas to protect.
  */
 export interface StoreScope {
-  /** Key of the store config that holds the scope value (GCP: `projectId`). */
-  readonly settingKey: string;
+  /** Keys of the store config that together name one quota scope, in order (GCP ['projectId']). */
+  readonly settingKeys: readonly string[];
   /** What a scope is called in messages (`GCP project`). */
   readonly noun: string;
   /** Where the secrets of one scope live (`projects/p`). */
-  location(scope: string): string;
+  location(scope: ScopeValues): string;
   /** Extra fields of the status `data` (GCP keeps the seed's `gcpProject`). */
-  statusData?(scope: string): Record<string, string>;
+  statusData?(scope: ScopeValues): Record<string, string>;
   /** Extra fields of every job log line (GCP keeps the upstream job's `gcp_project`). */
-  logFields?(scope: string): Record<string, string>;
+  logFields?(scope: ScopeValues): Record<string, string>;
 }
 
 /** Calls per minute the backend allows per scope; a missing figure means "not metered". */

@@ -4,7 +4,7 @@ import { parseEnv, type EnvMapping, type EnvParse } from '../config/env.js';
 import { azureStoreFactory } from './azure-key-vault/descriptor.js';
 import { gcpStoreFactory } from './gcp-secret-manager/descriptor.js';
 import { localStoreFactory } from './local/descriptor.js';
-import type { StoreFactory, StoreHooks } from './factory.js';
+import type { ScopeValues, StoreFactory, StoreHooks } from './factory.js';
 import type { SecretStore } from './store.js';
 
 /**
@@ -88,28 +88,39 @@ export function parseStoreEnv(kind: string, env: NodeJS.ProcessEnv): EnvParse<un
   return parseEnv(configSchema, mapping, env);
 }
 
-/** The scope value of a parsed store config (GCP: its project), or undefined. */
-export function scopeOf(kind: string, config: unknown): string | undefined {
-  const scope = storeFactory(kind).scope;
-  const value = scope === undefined ? undefined : (config as Record<string, unknown> | undefined)?.[scope.settingKey];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+/**
+ * The scope values of a store config (GCP: `{ projectId }`): every one of the store's scope
+ * setting keys with a non-empty string; undefined when the store has no scope or one is missing.
+ */
+export function scopeOf(kind: string, config: unknown): ScopeValues | undefined {
+  const scope = BY_KIND.get(kind)?.scope;
+  if (scope === undefined) return undefined;
+  const values: Record<string, string> = {};
+  for (const key of scope.settingKeys) {
+    const value = (config as Record<string, unknown> | undefined)?.[key];
+    if (typeof value !== 'string' || value === '') return undefined;
+    values[key] = value;
+  }
+  return values;
 }
 
 /**
  * Where a store keeps the secrets of `scope`, for status `data`: `location` plus the fields the
- * store declares (GCP: the seed's `gcpProject`). Empty without a scope value.
+ * store declares (GCP: the seed's `gcpProject`). Empty without complete scope values.
  */
-export function scopeStatusData(kind: string, scope: string | undefined): Record<string, string> {
+export function scopeStatusData(kind: string, scope: ScopeValues | undefined): Record<string, string> {
   const declared = BY_KIND.get(kind)?.scope;
-  if (declared === undefined || scope === undefined || scope === '') return {};
-  return { location: declared.location(scope), ...declared.statusData?.(scope) };
+  const values = scopeOf(kind, scope);
+  if (declared === undefined || values === undefined) return {};
+  return { location: declared.location(values), ...declared.statusData?.(values) };
 }
 
 /** Fields a store adds to every job log line for `scope` (GCP: `gcp_project`). */
-export function scopeLogFields(kind: string, scope: string | undefined): Record<string, string> {
+export function scopeLogFields(kind: string, scope: ScopeValues | undefined): Record<string, string> {
   const declared = BY_KIND.get(kind)?.scope;
-  if (declared === undefined || scope === undefined || scope === '') return {};
-  return declared.logFields?.(scope) ?? {};
+  const values = scopeOf(kind, scope);
+  if (declared === undefined || values === undefined) return {};
+  return declared.logFields?.(values) ?? {};
 }
 
 /**

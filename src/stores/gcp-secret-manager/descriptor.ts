@@ -42,11 +42,11 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
   selectedBy: Object.keys(gcpStoreEnv),
   maxPayloadBytes: GCP_PAYLOAD_LIMIT_BYTES,
   scope: {
-    settingKey: 'projectId',
+    settingKeys: ['projectId'],
     noun: 'GCP project',
-    location: (project) => `projects/${project}`,
-    statusData: (project) => ({ gcpProject: project }),
-    logFields: (project) => ({ gcp_project: project }),
+    location: (scope) => `projects/${scope.projectId ?? ''}`,
+    statusData: (scope) => ({ gcpProject: scope.projectId ?? '' }),
+    logFields: (scope) => ({ gcp_project: scope.projectId ?? '' }),
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
   apiCalls: {
