@@ -24,11 +24,11 @@ export const azureStoreFactory: StoreFactory<AzureStoreConfig> = {
   selectedBy: ['AZURE_KEY_VAULT_URL'],
   maxPayloadBytes: AZURE_PAYLOAD_LIMIT_BYTES,
   scope: {
-    settingKey: 'vaultUrl',
+    settingKeys: ['vaultUrl'],
     noun: 'Azure key vault',
-    location: (vaultUrl) => vaultUrl,
-    statusData: (vaultUrl) => ({ azureKeyVault: vaultUrl }),
-    logFields: (vaultUrl) => ({ azure_key_vault: vaultUrl }),
+    location: (scope) => scope.vaultUrl ?? '',
+    statusData: (scope) => ({ azureKeyVault: scope.vaultUrl ?? '' }),
+    logFields: (scope) => ({ azure_key_vault: scope.vaultUrl ?? '' }),
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
   apiCalls: {
