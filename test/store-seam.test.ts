@@ -54,12 +54,15 @@ describe('no store kind is compared by name outside src/stores/', () => {
 });
 
 describe('every store descriptor', () => {
+  /** A valid value per scope key where the GCP-shaped default would not be one. */
+  const SCOPE_SAMPLES: Readonly<Record<string, string>> = { vaultUrl: 'https://seam-vault.vault.azure.net' };
+
   test('declares a payload limit equal to the store it builds, and quotas only with a scope', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ps-seam-'));
     try {
       for (const store of storeFactories()) {
         // Building a client touches neither disk nor network, so defaults are fine here.
-        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, 'seam-project-1']));
+        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, SCOPE_SAMPLES[k] ?? 'seam-project-1']));
         const config = store.configSchema.parse(scope);
         const created = await store.create(config);
         assert.equal(created.maxPayloadBytes, store.maxPayloadBytes, store.kind);
