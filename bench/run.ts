@@ -20,6 +20,7 @@ import { benchKubernetes } from './kube-bench.js';
 import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
 import { benchAdapter } from './adapter-bench.js';
 import { benchEndToEnd } from './e2e-bench.js';
+import { benchAzureStore } from './azure-store-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) console.log(line(r));
     console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target 1: one access of the newest version)`);
+    printSection('Azure Key Vault store (test server over HTTPS, real SDK and workload identity credential)', await benchAzureStore(PUSHES));
     printSection('Kubernetes Secret writes (KubernetesSecretWriter against the Kubernetes API test server)', (await benchKubernetes()).rows);
     const sizes = (process.env.BENCH_ADAPTER_SIZES ?? '1000,10000').split(',').map(Number);
     const adapterRows: string[][] = [];
