@@ -258,4 +258,18 @@ describe('run-job with SECRET_STORE=azure', () => {
     const identityOnly = await runCli(['validate-config'], baseEnv({ AZURE_CLIENT_ID: server.clientId, CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET }));
     assert.doesNotMatch(identityOnly.stdout + identityOnly.stderr, /AZURE_KEY_VAULT_URL/);
   });
+
+  test('preflight --store azure: two read-only calls prove get and list; Forbidden fails with the role assignment', async () => {
+    const oid = '11111111-2222-3333-4444-555555555555';
+    const [calls, writes] = [server.totalCalls, server.writes];
+    const ok = await runCli(['preflight', '--vault-url', server.url, '--assignee', oid], env());
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /^PASS {2}secrets\/get +granted/m);
+    assert.match(ok.stdout, /^PASS {2}secrets\/list +granted/m);
+    assert.deepEqual([server.totalCalls - calls, server.writes - writes], [2, 0]);
+    server.injectFault({ operation: 'GetSecret', status: 403 });
+    const denied = await runCli(['preflight', '--store', 'azure', '--assignee', oid], env());
+    assert.equal(denied.code, 1);
+    assert.match(denied.stdout, new RegExp(`fix: az role assignment create --role "Key Vault Secrets Officer" --assignee ${oid} --scope /subscriptions/<subscription-id>/`));
+  });
 });
