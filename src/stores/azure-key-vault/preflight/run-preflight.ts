@@ -1,15 +1,10 @@
 import { PullSecretError, toPullSecretError } from '../../../errors/index.js';
+import { formatChecks, type PreflightCheck } from '../../preflight-report.js';
 import { accessPolicyCommand, listAssignmentsCommand, loginCommand, roleAssignmentCommand } from './az-commands.js';
 
-/** The verdict of one check: `warn` does not fail the run, `skip` means "not reached". */
-export interface CheckResult {
+/** One check, with a stable id for scripts (`vault`, `right:secrets/get`). */
+export interface CheckResult extends PreflightCheck {
   id: string;
-  title: string;
-  status: 'pass' | 'warn' | 'fail' | 'skip';
-  /** What was found; never credential bytes. */
-  detail: string;
-  /** Commands that fix a failed or doubtful check, in order. */
-  fix: string[];
 }
 
 export interface PreflightReport {
@@ -101,17 +96,7 @@ export async function runPreflight(input: PreflightInput, probe: PreflightProbe)
   return { vaultUrl: input.vaultUrl, assignee: input.assignee, checks, ok: checks.every((c) => c.status !== 'fail') };
 }
 
-const LABELS: Readonly<Record<CheckResult['status'], string>> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' };
-
-/** The report as text: a header, one line per check, each fix indented under it, and a count. */
+/** The report as text (the layout every store's preflight shares). */
 export function formatReport(report: PreflightReport): string {
-  const width = Math.max(...report.checks.map((c) => c.title.length));
-  const lines = [`Preflight for Azure key vault ${report.vaultUrl} as ${report.assignee}`];
-  for (const c of report.checks) {
-    lines.push(`${LABELS[c.status]}  ${c.title.padEnd(width)}  ${c.detail}`);
-    for (const fix of c.fix) lines.push(`      fix: ${fix}`);
-  }
-  const count = (status: CheckResult['status']) => report.checks.filter((c) => c.status === status).length;
-  lines.push(`${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warnings, ${count('skip')} skipped`);
-  return lines.join('\n');
+  return formatChecks(`Preflight for Azure key vault ${report.vaultUrl} as ${report.assignee}`, report.checks);
 }
