@@ -26,8 +26,8 @@ export const azureStoreFactory: StoreFactory<AzureStoreConfig> = {
   scope: {
     settingKeys: ['vaultUrl'],
     noun: 'Azure key vault',
+    // The status `data.location` is the vault URL; no extra status field is needed.
     location: (scope) => scope.vaultUrl ?? '',
-    statusData: (scope) => ({ azureKeyVault: scope.vaultUrl ?? '' }),
     logFields: (scope) => ({ azure_key_vault: scope.vaultUrl ?? '' }),
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
