@@ -146,6 +146,25 @@ describe('faults', () => {
     assert.ok(performance.now() - started >= 990, 'the wait happened');
   });
 
+  test('a call past its deadline is STORE_TIMEOUT (retryable); an aborted one ABORTED', async () => {
+    const slow = await keyVaultStore(server, { callTimeoutMs: 150 });
+    try {
+      await slow.getSecret(secretId).catch(() => undefined); // the first call answers the auth challenge
+      server.injectFault({ operation: 'GetSecret', delayMs: 1000 });
+      await assert.rejects(slow.getSecret(secretId), (err: Error & { code?: string; retryable?: boolean }) => {
+        assert.deepEqual([err.code, err.retryable], ['STORE_TIMEOUT', true]);
+        assert.match(err.message, /did not finish within 150 ms \(AZURE_KEY_VAULT_CALL_TIMEOUT_MS\)/);
+        return true;
+      });
+      server.injectFault({ operation: 'GetSecret', delayMs: 1000 });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 50);
+      await assert.rejects(store.getSecret(secretId, { signal: controller.signal }), { code: 'ABORTED' });
+    } finally {
+      await slow.close();
+    }
+  });
+
   test('403 Forbidden is permanent and names the role to grant; 400 is permanent', async () => {
     server.injectFault({ operation: 'GetSecret', status: 403 });
     const before = server.totalCalls;

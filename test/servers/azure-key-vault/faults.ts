@@ -6,7 +6,8 @@ export type Operation = (typeof OPERATIONS)[number];
  * Fault injection: the next `times` calls of an operation are answered with `status` (and Key
  * Vault's error body) instead of the real answer. `afterApply` applies the call first (the write
  * happens, the answer is lost); `drop` resets the connection instead of answering; `retryAfter`
- * sends a `Retry-After` header (seconds), as Key Vault does with 429.
+ * sends a `Retry-After` header (seconds), as Key Vault does with 429; `delayMs` alone answers
+ * normally, late.
  */
 export interface FaultSpec {
   operation: Operation | '*';
@@ -14,6 +15,8 @@ export interface FaultSpec {
   drop?: boolean;
   afterApply?: boolean;
   retryAfter?: number;
+  /** Hold the answer back this long (ms), e.g. to run into the client's deadline. */
+  delayMs?: number;
   times?: number;
 }
 
@@ -34,7 +37,7 @@ export class FaultInjector {
   private faults: Array<{ spec: FaultSpec; remaining: number }> = [];
 
   inject(spec: FaultSpec): void {
-    if (spec.status === undefined && spec.drop !== true) throw new Error('a fault needs a status or drop');
+    if (spec.status === undefined && spec.drop !== true && spec.delayMs === undefined) throw new Error('a fault needs a status, drop or delayMs');
     this.faults.push({ spec, remaining: spec.times ?? 1 });
   }
 

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -143,7 +144,9 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
         return sendError(res, 400, 'BadParameter', 'The request body is not valid JSON.');
       }
     }
-    if (fault !== undefined && fault.afterApply !== true) return answerFault(res, req, fault);
+    if (fault?.delayMs !== undefined) await sleep(fault.delayMs);
+    const failing = fault !== undefined && (fault.status !== undefined || fault.drop === true) ? fault : undefined;
+    if (failing !== undefined && failing.afterApply !== true) return answerFault(res, req, failing);
     let status = 200;
     let answer: unknown;
     try {
@@ -154,7 +157,7 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
       if (err instanceof VaultError) return sendError(res, err.status, err.code, err.message, err.innerCode);
       throw err;
     }
-    if (fault !== undefined) return answerFault(res, req, fault);
+    if (failing !== undefined) return answerFault(res, req, failing);
     return send(res, status, status === 204 ? undefined : answer);
   };
 
