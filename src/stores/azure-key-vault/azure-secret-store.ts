@@ -45,6 +45,9 @@ const PAGE_SIZE = 25;
  *   content end with one version. Writers in different processes can still interleave between the
  *   re-read and the write (a window of one call): then the secret may get one extra version holding
  *   the same or the newer content; nothing is lost and the next push compares against it.
+ * - Order: GetSecret without a version answers the newest version exactly; lists are ordered by
+ *   `createdOn`, which Key Vault gives in whole seconds, so versions set within the same second
+ *   cannot be told apart there (this matters only after the newest version was disabled).
  */
 export class AzureSecretStore implements SecretStore {
   readonly kind = 'azure';
