@@ -49,6 +49,11 @@ test('socket failures are retryable; credential failures permanent; anything els
   const credential = classifyAzureError(Object.assign(new Error('no'), { name: 'CredentialUnavailableError' }), target);
   assert.deepEqual([credential.code, credential.retryable], ['STORE_UNAUTHENTICATED', false]);
   assert.equal(classifyAzureError(new TypeError('bug'), target).code, 'STORE_FAILED');
+  // The token endpoint's status is not the vault's: a refused assertion (400) is a credential problem, a 503 transient.
+  const refused = classifyAzureError(Object.assign(new Error('AADSTS700213'), { name: 'AuthenticationError', statusCode: 400 }), target);
+  assert.deepEqual([refused.code, refused.retryable], ['STORE_UNAUTHENTICATED', false]);
+  const down = classifyAzureError(Object.assign(new Error('down'), { name: 'AuthenticationError', statusCode: 503 }), target);
+  assert.deepEqual([down.code, down.retryable], ['STORE_UNAVAILABLE', true]);
 });
 
 test('a disabled version is told apart from a refused caller; SetSecret never repeats server text', () => {

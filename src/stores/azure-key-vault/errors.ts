@@ -29,6 +29,9 @@ const RIGHTS: Record<AzureMethod, string> = {
   RecoverDeletedSecret: 'secrets/recover',
 };
 
+/** Errors of `@azure/identity`: no credential found, or the token endpoint refused it. */
+const CREDENTIAL_ERRORS = new Set(['CredentialUnavailableError', 'AggregateAuthenticationError', 'AuthenticationError', 'AuthenticationRequiredError']);
+
 const SOCKET_ERRORS = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET'];
 const SOCKET_TEXT = new RegExp(`\\b(${SOCKET_ERRORS.join('|')})\\b|socket hang up`);
 
@@ -113,15 +116,19 @@ export function classifyAzureError(err: unknown, target: CallTarget): PullSecret
   const where = `Azure Key Vault ${target.method} failed for ${target.resource}`;
   const e = err as RestLike | null;
   const status = httpStatus(err);
-  if (status === undefined) {
-    const name = typeof e?.name === 'string' ? e.name : '';
-    if (name === 'CredentialUnavailableError' || name === 'AggregateAuthenticationError' || name === 'AuthenticationError') {
-      return new PullSecretError(
-        'STORE_UNAUTHENTICATED',
-        `${where}: no usable Azure credentials (${name}). On AKS enable workload identity for the pod's service account (docs/azure-identity.md); locally run \`az login\`.`,
-        { cause: err },
-      );
+  const name = typeof e?.name === 'string' ? e.name : '';
+  // Credential errors come from the token endpoint (their statusCode is Entra ID's, not the vault's).
+  if (CREDENTIAL_ERRORS.has(name)) {
+    if (status !== undefined && (status === 429 || status >= 500)) {
+      return new PullSecretError('STORE_UNAVAILABLE', `${where}: the token endpoint answered ${status} (${name}); retrying.`, { cause: err });
     }
+    return new PullSecretError(
+      'STORE_UNAUTHENTICATED',
+      `${where}: no usable Azure credentials (${name}). On AKS enable workload identity for the pod's service account (docs/azure-identity.md); locally run \`az login\`.`,
+      { cause: err },
+    );
+  }
+  if (status === undefined) {
     const message = typeof e?.message === 'string' ? e.message : '';
     const socket = SOCKET_TEXT.exec(message)?.[0] ?? (typeof e?.code === 'string' && SOCKET_ERRORS.includes(e.code) ? e.code : undefined);
     if (socket !== undefined || e?.code === 'REQUEST_SEND_ERROR') {

@@ -25,7 +25,8 @@ function loopbackAuthority(env: NodeJS.ProcessEnv): boolean {
  * - Credentials: `DefaultAzureCredential`, i.e. AKS workload identity in production
  *   (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE set by the webhook), `az login`
  *   at a workstation.
- * - No SDK retries (`maxRetries: 0`): the caller retries each step and honours `Retry-After`.
+ * - No SDK retries on Key Vault calls (`maxRetries: 0`): the caller retries each step and honours
+ *   `Retry-After`.
  * - `caPem` (AZURE_KEY_VAULT_CA_FILE): trusted next to the public CAs (Node's list), for the vault
  *   and the token endpoint alike.
  * - A loopback vault (tests only) skips the SDK's check that the challenge's resource matches the
@@ -34,11 +35,11 @@ function loopbackAuthority(env: NodeJS.ProcessEnv): boolean {
  */
 export function createSecretClient(config: AzureStoreConfig, caPem: string | undefined, env: NodeJS.ProcessEnv = process.env): SecretClient {
   const tlsOptions = caPem === undefined ? {} : { tlsOptions: { ca: [...rootCertificates, caPem] } };
-  const retryOptions = { maxRetries: 0 };
-  const credential = new DefaultAzureCredential({ ...tlsOptions, retryOptions, ...(loopbackAuthority(env) ? { disableInstanceDiscovery: true } : {}) });
+  // The credential keeps its own retries: a token request writes nothing, so repeating it is safe.
+  const credential = new DefaultAzureCredential({ ...tlsOptions, ...(loopbackAuthority(env) ? { disableInstanceDiscovery: true } : {}) });
   return new SecretClient(config.vaultUrl, credential, {
     ...tlsOptions,
-    retryOptions,
+    retryOptions: { maxRetries: 0 },
     serviceVersion: KEY_VAULT_API_VERSION,
     disableChallengeResourceVerification: isLoopbackVault(config.vaultUrl),
   });
