@@ -14,9 +14,8 @@ const SDK_HOMES = [
   { folder: 'src/brokers/pubsub', packages: ['@google-cloud/pubsub'] },
   { folder: 'src/brokers/rabbitmq', packages: ['amqplib'] },
   { folder: 'src/kube', packages: ['@kubernetes/client-node'] },
-  // No AWS or Azure store yet: the folder name a store of theirs will have.
-  { folder: 'src/stores/aws-*', packages: ['@aws-sdk/*'] },
-  { folder: 'src/stores/azure-*', packages: ['@azure/*'] },
+  { folder: 'src/stores/aws-secrets-manager', packages: ['@aws-sdk/*'] },
+  { folder: 'src/stores/azure-key-vault', packages: ['@azure/*'] },
 ];
 const { devDependencies } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 /** A relative import of src/dev from a file outside it (`../dev/x.js`, `../../dev/x.js`). */

@@ -22,6 +22,7 @@ import { benchAdapter, type AdapterPath } from './adapter-bench.js';
 import { benchEndToEnd } from './e2e-bench.js';
 import { benchQuota } from './quota-bench.js';
 import { benchAwsStore } from './aws-store-bench.js';
+import { benchAzureStore } from './azure-store-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
     for (const r of rows) console.log(line(r));
     console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target 1: one access of the newest version)`);
     printSection(`AWS Secrets Manager store (in process, through the real SDK against the test server)`, await benchAwsStore());
+    printSection('Azure Key Vault store (test server over HTTPS, real SDK and workload identity credential)', await benchAzureStore(PUSHES));
     printSection('Kubernetes Secret writes (KubernetesSecretWriter against the Kubernetes API test server)', (await benchKubernetes()).rows);
     printSection('Store path under Secret Manager quotas (StoreProvider, GCP client, test server with quotas; BENCH_QUOTA_CLUSTERS, BENCH_QUOTA_WINDOW_MS)', await benchQuota());
     const sizes = (process.env.BENCH_ADAPTER_SIZES ?? '1000,10000').split(',').map(Number);

@@ -138,6 +138,9 @@ function schemaPaths(schema: unknown, prefix: string): string[] {
   }
 }
 
+/** Read by `DefaultAzureCredential` itself, documented next to the Azure store. */
+const AZURE_IDENTITY_VARIABLES = ['AZURE_CLIENT_ID', 'AZURE_TENANT_ID', 'AZURE_FEDERATED_TOKEN_FILE', 'AZURE_AUTHORITY_HOST'];
+
 describe('docs/configuration.md', () => {
   const spans = new Set(codeSpans(doc('configuration.md')));
   // `onApiCall` is a code hook, not something a file can set.
@@ -168,7 +171,16 @@ describe('docs/configuration.md', () => {
     const known = new Set([...keys, ...hyperfleetBrokerKeys(), 'broker.yaml']);
     const stale = [...spans].filter((s) => tops.some((t) => s.startsWith(`${t}.`)) && /^[\w.[\]]+$/.test(s) && !known.has(s));
     assert.deepEqual(stale, []);
-    const library = new Set(['GOOGLE_APPLICATION_CREDENTIALS', 'METADATA_SERVER_DETECTION', 'PUBSUB_EMULATOR_HOST', 'KUBECONFIG', 'GOOGLE_CLOUD_PROJECT', 'NODE_EXTRA_CA_CERTS', ...AWS_SDK_VARIABLES]);
+    const library = new Set([
+      'GOOGLE_APPLICATION_CREDENTIALS',
+      'METADATA_SERVER_DETECTION',
+      'PUBSUB_EMULATOR_HOST',
+      'KUBECONFIG',
+      'GOOGLE_CLOUD_PROJECT',
+      'NODE_EXTRA_CA_CERTS',
+      ...AWS_SDK_VARIABLES,
+      ...AZURE_IDENTITY_VARIABLES,
+    ]);
     const variables = [...spans].filter((s) => /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/.test(s));
     const hyperfleet = new Set(hyperfleetVariables());
     assert.deepEqual(

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { PullSecretError } from '../errors/index.js';
-import { storeFactories, storeFactory } from '../stores/registry.js';
+import { selectStoreKind, storeFactories, storeFactory } from '../stores/registry.js';
 import { printError, printOut, reportFailure } from './output.js';
 
 /** The stores that declare preflight checks. */
@@ -17,7 +17,7 @@ export function preflightCommand(): Command {
   const stores = withPreflight();
   const command = new Command('preflight')
     .description(`Check a customer's setup before its first cluster (${stores.map((s) => `${s.kind}: ${s.preflight?.summary ?? ''}`).join('; ')}).`)
-    .option('--store <kind>', `store to check (${stores.map((s) => s.kind).join(' | ')}; default SECRET_STORE, else the store whose options are given, else ${stores[0]?.kind ?? 'none'})`)
+    .option('--store <kind>', `store to check (default SECRET_STORE, else the store whose options are given, else ${stores[0]?.kind ?? 'none'}; one of ${stores.map((s) => s.kind).join(' | ')})`)
     .option('--json', 'print the report as JSON', false);
   const seen = new Set<string>();
   for (const store of stores) {
@@ -36,26 +36,22 @@ export function preflightCommand(): Command {
     });
 }
 
-/** Commander's key of an option's flags: `--service-account <email>` → `serviceAccount`. */
-function optionKey(flags: string): string {
-  return (/--([a-z0-9-]+)/.exec(flags)?.[1] ?? '').replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
-
 /**
- * `--store`, else SECRET_STORE, else the one store with checks, else the one store whose own
- * options were given (`--project`: gcp, `--account`: aws), else the first store with checks.
+ * The store to check: `--store`, else SECRET_STORE, else the one store whose own options were given
+ * (`--project`: gcp, `--vault-url`: azure), else the store the environment selects (e.g.
+ * AZURE_KEY_VAULT_URL), else the first store with checks (gcp).
  */
-function chooseStore(options: Record<string, unknown>): string {
-  const explicit = options.store;
+function chooseStore(explicit: unknown, options: Record<string, unknown>): string {
   const chosen = typeof explicit === 'string' && explicit !== '' ? explicit : process.env.SECRET_STORE;
   if (chosen !== undefined && chosen !== '') return storeFactory(chosen).kind;
   const stores = withPreflight();
-  if (stores.length === 1) return (stores[0] as (typeof stores)[number]).kind;
-  const named = stores.filter((s) => (s.preflight?.options ?? []).some((o) => o.defaultValue === undefined && options[optionKey(o.flags)] !== undefined));
-  if (named.length === 1) return (named[0] as (typeof named)[number]).kind;
-  // No store's own option given: the first store with checks (registry order), which then names what it misses.
-  if (named.length === 0 && stores[0] !== undefined) return stores[0].kind;
-  throw new PullSecretError('CONFIG_INVALID', `choose the store to check with --store (${stores.map((s) => s.kind).join(', ')})`);
+  const given = stores.filter((s) => s.preflight?.options.some((o) => o.defaultValue === undefined && options[new Option(o.flags, '').attributeName()] !== undefined));
+  if (given.length === 1) return (given[0] as (typeof given)[number]).kind;
+  if (given.length > 1) throw new PullSecretError('CONFIG_INVALID', `options of several stores were given; choose the store to check with --store (${stores.map((s) => s.kind).join(', ')})`);
+  const selected = selectStoreKind(process.env);
+  const first = stores.find((s) => s.kind === selected) ?? stores[0];
+  if (first === undefined) throw new PullSecretError('CONFIG_INVALID', 'no store has preflight checks');
+  return first.kind;
 }
 
 async function preflight(options: Record<string, unknown>): Promise<number> {
@@ -63,7 +59,7 @@ async function preflight(options: Record<string, unknown>): Promise<number> {
   const abort = () => controller.abort();
   process.on('SIGINT', abort).on('SIGTERM', abort);
   try {
-    const store = storeFactory(chooseStore(options));
+    const store = storeFactory(chooseStore(options.store, options));
     if (store.preflight === undefined) {
       throw new PullSecretError('CONFIG_INVALID', `the ${store.kind} store has no preflight checks: nothing needs to be set up before its first cluster`);
     }

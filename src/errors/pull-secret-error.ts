@@ -9,13 +9,16 @@ export class PullSecretError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly exitCode: 1 | 2;
+  /** The server's own wait before a retry (HTTP `Retry-After`), in ms; `withRetry` waits at least this long. */
+  readonly retryAfterMs?: number;
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; retryable?: boolean; retryAfterMs?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'PullSecretError';
     this.code = code;
     this.retryable = options.retryable ?? ERROR_CODES[code].retryable;
     this.exitCode = ERROR_CODES[code].exitCode;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -11,14 +11,15 @@ export const ROUTE_NOT_FOUND_CODE = 'HYPERFLEET-NTF-000';
 export class HyperFleetApiError extends PullSecretError {
   readonly httpStatus: number | undefined;
   readonly problemCode: string | undefined;
-  /** How long the server asked us to wait (Retry-After), already capped. */
-  readonly retryAfterMs: number | undefined;
 
+  /** `details.retryAfterMs`: how long the server asked us to wait (Retry-After), already capped. */
   constructor(code: ErrorCode, message: string, details: { httpStatus?: number; problemCode?: string; retryAfterMs?: number; cause?: unknown } = {}) {
-    super(code, message, details.cause === undefined ? {} : { cause: details.cause });
+    super(code, message, {
+      ...(details.cause === undefined ? {} : { cause: details.cause }),
+      ...(details.retryAfterMs === undefined ? {} : { retryAfterMs: details.retryAfterMs }),
+    });
     this.httpStatus = details.httpStatus;
     this.problemCode = details.problemCode;
-    this.retryAfterMs = details.retryAfterMs;
   }
 }
 

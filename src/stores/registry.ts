@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
 import { parseEnv, type EnvMapping, type EnvParse } from '../config/env.js';
 import { awsStoreFactory } from './aws-secrets-manager/descriptor.js';
+import { azureStoreFactory } from './azure-key-vault/descriptor.js';
 import { gcpStoreFactory } from './gcp-secret-manager/descriptor.js';
 import { localStoreFactory } from './local/descriptor.js';
 import type { ScopeValues, StoreFactory, StoreHooks } from './factory.js';
@@ -11,7 +12,7 @@ import type { SecretStore } from './store.js';
  * Every store this build knows, one line each; the first is the default. A descriptor declares all
  * there is to know about its store (see `StoreFactory`) and loads its SDK only on first use.
  */
-const STORES: ReadonlyArray<StoreFactory<unknown>> = [localStoreFactory, gcpStoreFactory, awsStoreFactory];
+const STORES: ReadonlyArray<StoreFactory<unknown>> = [localStoreFactory, gcpStoreFactory, awsStoreFactory, azureStoreFactory];
 
 const BY_KIND: ReadonlyMap<string, StoreFactory<unknown>> = new Map(STORES.map((s) => [s.kind, s]));
 

@@ -80,3 +80,23 @@ test('an abort while waiting ends the retries', async () => {
   setTimeout(() => controller.abort(), 10);
   await assert.rejects(pending, { code: 'ABORTED' });
 });
+
+test("a server's Retry-After is honoured when it is longer than the backoff", async () => {
+  const delays: number[] = [];
+  let calls = 0;
+  const started = performance.now();
+  const value = await withRetry(
+    fast,
+    async () => {
+      calls++;
+      if (calls === 1) throw new PullSecretError('STORE_QUOTA_EXCEEDED', 'throttled', { retryAfterMs: 120 });
+      if (calls === 2) throw new PullSecretError('STORE_UNAVAILABLE', 'down');
+      return 'ok';
+    },
+    { onRetry: ({ delayMs }) => delays.push(delayMs) },
+  );
+  assert.equal(value, 'ok');
+  assert.equal(delays[0], 120, 'the server asked for 120 ms; the backoff alone is at most 1.2 ms');
+  assert.ok((delays[1] ?? 0) <= 4, 'an error without Retry-After keeps the plain backoff');
+  assert.ok(performance.now() - started >= 115, 'the wait really happened');
+});

@@ -31,6 +31,8 @@ export function backoffDelay(policy: RetryPolicy, retry: number, random: () => n
 /**
  * Runs `step(attempt)` until it succeeds, throws a non-retryable error, or attempts run out.
  * `attempt` starts at 1, so a step can tell a retry apart (e.g. re-check before repeating a write).
+ * A `PullSecretError` carrying the server's `retryAfterMs` (HTTP 429 `Retry-After`) is retried no
+ * sooner than that, even when the backoff would be shorter.
  *
  * @throws the last error; ABORTED when `signal` fires while waiting.
  */
@@ -40,7 +42,7 @@ export async function withRetry<T>(policy: RetryPolicy, step: (attempt: number) 
       return await step(attempt);
     } catch (error) {
       if (!isRetryable(error) || attempt >= policy.maxAttempts) throw error;
-      const delayMs = backoffDelay(policy, attempt);
+      const delayMs = Math.max(backoffDelay(policy, attempt), error instanceof PullSecretError ? (error.retryAfterMs ?? 0) : 0);
       options.onRetry?.({ attempt, delayMs, error });
       try {
         await sleep(delayMs, undefined, { signal: options.signal });

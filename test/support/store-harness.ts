@@ -8,6 +8,8 @@ import type { SecretStore } from '../../src/stores/store.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from '../servers/gcp-secret-manager/index.js';
 import { awsStoreFactory } from '../../src/stores/aws-secrets-manager/index.js';
 import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS } from '../servers/aws-secrets-manager/index.js';
+import { azureStoreFactory } from '../../src/stores/azure-key-vault/index.js';
+import { startKeyVaultTestServer, type KeyVaultTestServer } from '../servers/azure-key-vault/index.js';
 
 /**
  * What the store contract suite needs from each store: the real store client, plus test-side
@@ -30,6 +32,8 @@ export interface StoreHarness {
   extraCalls?: Partial<Record<'addVersion', number>>;
   /** What a refused payload read names as missing (GCP: the IAM permission; AWS: the IAM action). */
   accessPermission?: RegExp;
+  /** Some contract methods make a varying number of backend calls (Key Vault), so `calls` is not counted per method. */
+  multiCallMethods?: boolean;
   /** A second, independent client on the same data (another process, for races). */
   second(): Promise<SecretStore>;
   dispose(): Promise<void>;
@@ -152,9 +156,58 @@ function clientPool(store: SecretStore, make: () => Promise<SecretStore>) {
   };
 }
 
+/** The Key Vault operation that fails for a step (a create's or an add's fault hits its SetSecret). */
+const KV_OPERATION = { getSecret: 'GetSecret', createSecret: 'SetSecret', addVersion: 'SetSecret', accessLatest: 'GetSecret' } as const;
+
+/**
+ * Points `DefaultAzureCredential` (workload identity) at the server's token endpoint, for this
+ * process: the production credential path, on loopback.
+ */
+export function useKeyVaultIdentity(server: KeyVaultTestServer): void {
+  const { AZURE_KEY_VAULT_URL: _url, AZURE_KEY_VAULT_CA_FILE: _ca, ...identity } = server.env();
+  Object.assign(process.env, identity);
+}
+
+/** A store client on `server` (the CA trusted in-process through AZURE_KEY_VAULT_CA_FILE's setting). */
+export function keyVaultStore(server: KeyVaultTestServer, extra: { callTimeoutMs?: number } = {}): Promise<SecretStore> {
+  useKeyVaultIdentity(server);
+  return azureStoreFactory.create({ vaultUrl: server.url, caFile: server.caFile, callTimeoutMs: extra.callTimeoutMs ?? 5000, recoverPollMs: 10 });
+}
+
+export async function azureHarness(): Promise<StoreHarness> {
+  const server: KeyVaultTestServer = await startKeyVaultTestServer();
+  const store = await keyVaultStore(server);
+  const clients = clientPool(store, () => keyVaultStore(server));
+  return {
+    kind: 'azure',
+    store,
+    async seedForeign(secretId, labels, data) {
+      server.state.seed(secretId, [{ value: data, tags: labels, contentType: 'application/json' }]);
+    },
+    async disableVersion(secretId, version) {
+      server.state.update(secretId, version, { attributes: { enabled: false } });
+    },
+    injectTransient(operation, applied = false) {
+      server.injectFault(applied ? { operation: KV_OPERATION[operation], drop: true, afterApply: true } : { operation: KV_OPERATION[operation], status: 503 });
+    },
+    injectPermissionDenied(operation) {
+      server.injectFault({ operation: KV_OPERATION[operation], status: 403 });
+    },
+    calls: () => server.totalCalls,
+    multiCallMethods: true,
+    accessPermission: /secrets\/get/,
+    second: clients.second,
+    async dispose() {
+      await clients.closeAll();
+      await server.stop();
+    },
+  };
+}
+
 /** Every store the contract suite runs against. */
 export const HARNESSES: ReadonlyArray<[string, () => Promise<StoreHarness>]> = [
   ['local', localHarness],
   ['gcp', gcpHarness],
   ['aws', awsHarness],
+  ['azure', azureHarness],
 ];

@@ -1,0 +1,28 @@
+/** One line of a store's preflight report. `warn` does not fail the run; `skip` means "not reached". */
+export interface PreflightCheck {
+  title: string;
+  status: 'pass' | 'warn' | 'fail' | 'skip';
+  /** What was found; never credential bytes. */
+  detail: string;
+  /** Commands that fix a failed or doubtful check, in the order to run them. */
+  fix: string[];
+}
+
+const LABELS: Readonly<Record<PreflightCheck['status'], string>> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' };
+
+/**
+ * A preflight report as text, the same for every store: `header`, one line per check
+ * (`PASS  title  detail`), each fix indented under its check, and a count. Stable wording: the docs
+ * and tests quote it.
+ */
+export function formatChecks(header: string, checks: readonly PreflightCheck[]): string {
+  const width = Math.max(...checks.map((c) => c.title.length));
+  const lines = [header];
+  for (const check of checks) {
+    lines.push(`${LABELS[check.status]}  ${check.title.padEnd(width)}  ${check.detail}`);
+    for (const fix of check.fix) lines.push(`      fix: ${fix}`);
+  }
+  const count = (status: PreflightCheck['status']) => checks.filter((c) => c.status === status).length;
+  lines.push(`${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warnings, ${count('skip')} skipped`);
+  return lines.join('\n');
+}
