@@ -9,6 +9,7 @@ import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 import { adapterEnvLayers } from './adapter-env.js';
 import { issueLines } from './problems.js';
+import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
@@ -36,6 +37,15 @@ export const adapterConfigSchema = z
     broker: brokerConfigSchema,
     store: storeSectionSchema.prefault({}),
     kubernetes: kubernetesSectionSchema.prefault({}),
+    /** The watch of what the adapter owns (kubernetes.target api only): cache, drift repair, Job reports. */
+    informer: z
+      .object({
+        enabled: z.boolean().default(true),
+        namespaces: z.array(managementNamespaceSchema).default([]),
+        driftRepair: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     execution: z
       .object({
         mode: z.enum(['in-process', 'job']).default('in-process'),
