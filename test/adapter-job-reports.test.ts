@@ -16,7 +16,11 @@ function complete(): Record<string, unknown> {
 }
 
 function failed(): Record<string, unknown> {
-  return { failed: 3, active: 0, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: new Date().toISOString() }] };
+  return {
+    failed: 3,
+    active: 0,
+    conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: new Date().toISOString() }],
+  };
 }
 
 describe('Job mode: a Job finishing after its event is reported without a new event', () => {
