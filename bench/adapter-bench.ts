@@ -35,8 +35,9 @@ async function ask<T>(child: ChildProcess, command: object, answer: string): Pro
   return reply;
 }
 
-const PULL_SECRET = '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
-const CONDITIONS = ['ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful'].map((type) => ({
+/** A valid pull secret and the upstream adapters' conditions that meet the default preconditions (also drift-bench.ts). */
+export const PULL_SECRET = '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
+export const CONDITIONS = ['ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful'].map((type) => ({
   type,
   status: 'True' as const,
   observed_generation: 1,
