@@ -39,7 +39,10 @@ export async function startWatches(config: AdapterConfig, metrics: Metrics, logg
     metrics.relists.inc({ resource, reason });
     logger.info({ operation: 'watch', resource, reason }, 'Kubernetes watch listed again');
   };
-  const interrupted = (fields: Record<string, unknown>) => logger.debug(fields, 'Kubernetes watch interrupted; listing again');
+  // A failed list is worth a warning (e.g. 403: the list/watch grant is missing; until it works every
+  // apply reads with GET and drift waits for the next event); a watch that breaks now and then is not.
+  const interrupted = (fields: Record<string, unknown>) =>
+    fields.operation === 'list' ? logger.warn(fields, 'Kubernetes watch cannot list; retrying') : logger.debug(fields, 'Kubernetes watch interrupted; listing again');
   const secrets = new SecretCache({
     kubeConfig,
     namespaces: config.informer.namespaces,

@@ -120,8 +120,8 @@ export interface ListWatchInput<T> {
   retry: RetryPolicy;
   /** Lists every selected object (paging is the caller's), as the caller keeps them. Throws on failure. */
   list: (signal: AbortSignal) => Promise<Listed<T>>;
-  /** The full set after each list; replaces what the caller knew. */
-  onList: (items: T[], reason: RelistReason) => void;
+  /** The full set after each list, as of `resourceVersion`; replaces what the caller knew. */
+  onList: (items: T[], reason: RelistReason, resourceVersion: string | undefined) => void;
   /** A watch event's object as the client parsed it (the caller keeps what it needs). */
   onEvent: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: unknown) => void;
   /** The watch broke: what the caller knows may be stale until the next `onList`. */
@@ -168,7 +168,7 @@ export async function runListWatch<T>(input: ListWatchInput<T>): Promise<void> {
       if (!(await pause())) return;
       continue;
     }
-    input.onList(listed.items, reason);
+    input.onList(listed.items, reason, listed.resourceVersion);
     let version = listed.resourceVersion;
     for (;;) {
       const started = performance.now();

@@ -168,9 +168,15 @@ export class SecretCache {
     return this.entries.get(keyOf(namespace, name));
   }
 
+  /** True for a namespace the cache watches: an entry elsewhere would never be updated. */
+  private watches(namespace: string): boolean {
+    return this.scopes[0] === undefined || this.scopes.includes(namespace);
+  }
+
   /** Records what a write returned, unless the cache already holds a later version. */
   observe(secret: V1Secret): void {
     const summary = summarizeSecret(secret);
+    if (!this.watches(summary.namespace)) return;
     const key = keyOf(summary.namespace, summary.name);
     if (summary.payloadSha256 !== undefined) this.written.set(key, summary.payloadSha256);
     const previous = this.entries.get(key);
@@ -196,7 +202,7 @@ export class SecretCache {
       signal: this.controller.signal,
       retry: this.options.retry ?? DEFAULT_RETRY,
       list: (signal) => this.list(scope, signal),
-      onList: (items, reason) => this.replace(scope, items, reason),
+      onList: (items, reason, version) => this.replace(scope, items, reason, version),
       onEvent: (type, secret) => this.apply(type, secret as V1Secret),
       onUnsynced: () => this.unsynced.add(scope),
       onError: this.options.onError,
@@ -214,7 +220,7 @@ export class SecretCache {
     }
   }
 
-  private replace(scope: string | undefined, listed: SecretSummary[], reason: RelistReason): void {
+  private replace(scope: string | undefined, listed: SecretSummary[], reason: RelistReason, version: string | undefined): void {
     if (reason !== 'initial') this.options.onRelist?.(reason);
     const seen = new Set<string>();
     for (const current of listed) {
@@ -226,7 +232,8 @@ export class SecretCache {
       if (reason !== 'initial') this.emit({ previous, current, written: this.written.get(key) });
     }
     for (const [key, previous] of this.entries) {
-      if (seen.has(key) || (scope !== undefined && previous.namespace !== scope)) continue;
+      // An entry a write returned after the list was taken is newer than the list, not gone.
+      if (seen.has(key) || (scope !== undefined && previous.namespace !== scope) || (version !== undefined && isNewerVersion(previous.resourceVersion, version))) continue;
       this.entries.delete(key);
       this.written.delete(key);
       if (reason !== 'initial') this.emit({ previous, ours: this.deleting.delete(key) });
