@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+import { VALID_PULL_SECRET } from './support/fixtures.js';
 
 // Job mode reports on completion (issue 15, item 5): a Job still running when its event's wait ends
 // is reported JobInProgress; when it finishes later, its outcome is reported at once, without
@@ -76,6 +77,22 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
     const status = await stack.waitForStatus(id, (s) => conditionOf(s, 'Applied') === 'False/JobFailed');
     assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /BackoffLimitExceeded/);
     assert.equal(await jobTotal('failure'), failures + 1);
+  });
+
+  test("an older generation's Job finishing never overwrites the cluster's newer generation", async () => {
+    const { id, job } = await inProgress();
+    // The spec changes (generation 2) but no event has come yet; then the generation 1 Job finishes.
+    const spec = stack.api.getCluster(id)?.spec ?? {};
+    const patched = await stack.request('PATCH', `/clusters/${id}`, { spec: { ...spec, pullSecret: { data: VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com') } } });
+    assert.ok(patched.ok, `PATCH answered ${patched.status}`);
+    assert.equal(stack.api.getCluster(id)?.generation, 2);
+    kube.setJobStatus(NS, job, complete());
+    // The reconcile reads the cluster: it works on (and reports) generation 2, never generation 1's outcome.
+    const status = await stack.waitForStatus(id, (s) => s.observed_generation === 2);
+    assert.notEqual(conditionOf(status, 'Applied'), 'True/JobSucceeded');
+    assert.ok(kube.getObject('jobs', NS, `pullsecret-${id}-gen2`), 'the generation 2 Job was launched');
+    await sleep(300);
+    assert.equal(stack.api.listStatuses(id).find((s) => s.adapter === 'pullsecret')?.observed_generation, 2);
   });
 
   test('a Job that completes within the wait is reported once, by its event', async () => {
