@@ -16,7 +16,7 @@ import { ownedMetadataMatches } from './secret-merge.js';
  *
  * Bounded memory: per Secret only what the up-to-date check needs (name, namespace, uid,
  * resourceVersion, type, our two labels, our annotations) and the SHA-256 of the `.dockerconfigjson`
- * bytes: never a payload, never another key. About 600 bytes a Secret.
+ * bytes: never a payload, never another key. Under 1 kB a Secret (`npm run bench` measures it).
  *
  * Staleness: an entry changes only for a newer resourceVersion, whether it comes from the watch or
  * from a write's answer (`observe`), so a late watch event never rolls back what a write
