@@ -95,6 +95,18 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
     assert.equal(stack.api.listStatuses(id).find((s) => s.adapter === 'pullsecret')?.observed_generation, 2);
   });
 
+  test('with two replicas, only the one that reported the Job in progress reports its end', async () => {
+    const replica = await stack.startReplica();
+    // The replica's Job watch has listed before the Job finishes.
+    for (let i = 0; i < 200 && !/pullsecret_kubernetes_cache_objects\{resource="jobs"\} [1-9]/.test(await (await fetch(`http://127.0.0.1:${replica.adapter.metricsPort}/metrics`)).text()); i++) await sleep(10);
+    const { id, job } = await inProgress();
+    kube.setJobStatus(NS, job, complete());
+    await stack.waitForStatus(id, (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded');
+    await sleep(500);
+    assert.equal(stack.logs.filter((l) => l.includes('"job-finished"') && l.includes(id)).length, 1);
+    assert.equal(replica.logs.filter((l) => l.includes(id)).length, 0, 'the other replica did nothing for this cluster');
+  });
+
   test('a Job that completes within the wait is reported once, by its event', async () => {
     const cluster = await stack.seedCluster();
     kube.createNamespace(`clusters-${cluster.id}`);
