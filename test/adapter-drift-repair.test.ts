@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
-import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 
 // The informer (items 3 and 4 of issue 15), in-process with the local store and the Kubernetes API
 // test server over HTTPS: a no-op apply makes no Kubernetes API call once the watch has listed, and
@@ -134,6 +134,20 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     const afterType = await restored(id);
     assert.equal(afterType.metadata?.labels?.team, 'infra');
     assert.ok((await drift('type')) + (await drift('deleted')) > (counts[2] ?? 0) + (counts[0] ?? 0));
+  });
+
+  test('a repair of a canary pull secret leaks nothing to logs or metrics', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: CANARY_PULL_SECRET } });
+    kube.createNamespace(`clusters-${cluster.id}`);
+    await stack.publish(cluster);
+    await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+    kube.deleteObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`);
+    await until('restoration', () => payloadOf(secretOf(cluster.id)) === CANARY_PULL_SECRET);
+    await edit(cluster.id, (s) => ({ ...s, data: { ...s.data, '.dockerconfigjson': Buffer.from(OTHER_PULL_SECRET).toString('base64') } }));
+    await until('restoration after an edit', () => payloadOf(secretOf(cluster.id)) === CANARY_PULL_SECRET);
+    assert.equal(findCanary(stack.logs.join('\n')), undefined);
+    assert.equal(findCanary(await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text()), undefined);
+    assert.equal(findCanary(JSON.stringify(stack.api.listStatuses(cluster.id))), undefined);
   });
 
   test('the watch survives 410 Gone: a deletion missed meanwhile is found by the new list', async () => {
