@@ -42,8 +42,9 @@ async function ask<T>(child: ChildProcess, command: object, answer: string): Pro
 }
 
 const PROJECT = 'bench-project';
-const PULL_SECRET = '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
-const CONDITIONS = ['ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful'].map((type) => ({
+/** A valid pull secret and the upstream adapters' conditions that meet the default preconditions (also drift-bench.ts). */
+export const PULL_SECRET = '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
+export const CONDITIONS = ['ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful'].map((type) => ({
   type,
   status: 'True' as const,
   observed_generation: 1,

@@ -98,6 +98,7 @@ async function main(): Promise<void> {
     const e2eRows: string[][] = [];
     for (const n of (process.env.BENCH_E2E_SIZES ?? '100,1000').split(',').map(Number)) e2eRows.push(...(await benchEndToEnd(n)));
     printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
+    printSection('Informer: drift repair and Job reports (adapter in-process, local store, Kubernetes API test server)', await (await import('./drift-bench.js')).benchDrift());
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

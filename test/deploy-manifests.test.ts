@@ -63,9 +63,9 @@ const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'Validating
 
 /** The RBAC each overlay may grant, exactly: `kind/name ns: apiGroup/resource verbs`. Change only with a reason. */
 const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
-  'in-process': ['ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,create,update,delete'],
+  'in-process': ['ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,create,update,delete'],
   job: [
-    'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,delete',
+    'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,delete',
     'ClusterRole/pullsecret-job-managed-secrets -: /secrets get,create,update',
     'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
@@ -234,7 +234,7 @@ for (const overlay of OVERLAYS) {
       assert.doesNotThrow(() => new ServiceMonitorModel(monitor).validate(), 'the ServiceMonitor matches the Prometheus Operator CRD schema');
     });
 
-    test('RBAC: exactly the expected rules, no wildcards, no Secret list/watch, bindings to rendered service accounts', async () => {
+    test('RBAC: exactly the expected rules, no wildcards, Secret list/watch only for the adapter (its informer), bindings to rendered service accounts', async () => {
       const objects = await rendered;
       const rules = objects
         .filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole')
@@ -246,7 +246,9 @@ for (const overlay of OVERLAYS) {
       assert.deepEqual(rules.sort(), [...EXPECTED_RULES[overlay]].sort());
       for (const rule of rules) {
         assert.doesNotMatch(rule, /\*/, 'no wildcard');
-        assert.doesNotMatch(rule, /\/secrets .*\b(list|watch|patch|deletecollection)\b/, 'Secrets are never enumerated');
+        assert.doesNotMatch(rule, /\/secrets .*\b(patch|deletecollection)\b/);
+        // Only the adapter's informer lists and watches Secrets (label-selected); the Jobs never do.
+        if (/\/secrets .*\b(list|watch)\b/.test(rule)) assert.match(rule, /^ClusterRole\/pullsecret-adapter-managed-secrets /);
         assert.doesNotMatch(rule, /\b(escalate|bind|impersonate)\b/);
         if (rule.includes('batch/jobs')) assert.match(rule, /^Role\/\S+ hyperfleet-system:/, 'Jobs only in hyperfleet-system');
       }

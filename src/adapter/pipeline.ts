@@ -88,6 +88,22 @@ export class EventPipeline {
     }
   };
 
+  /**
+   * Reconciles a cluster without a broker event (a drift repair, a finished Job): the same
+   * scheduler (never alongside another task of the cluster), steps and report as an event of
+   * `generation`. `still` is asked when the task starts (after the cluster's earlier work): false
+   * skips it. Resolves with the disposition, or SUPERSEDED; never throws.
+   */
+  async reconcile(clusterId: string, generation: number, origin: 'drift-repair' | 'job-finished', still: () => boolean = () => true): Promise<Disposition | typeof SUPERSEDED> {
+    const event: ClusterEvent = { eventId: `${origin}-${Date.now()}`, type: 'com.redhat.hyperfleet.cluster.reconcile', source: origin, clusterId, generation };
+    try {
+      return await this.deps.scheduler.submit(clusterId, generation, (signal) => (still() ? this.process(event, signal) : Promise.resolve<Disposition>('ack')));
+    } catch (err) {
+      this.deps.logger.error({ operation: origin, cluster_id: clusterId, ...describeError(err) }, 'Event processing failed');
+      return 'retry';
+    }
+  }
+
   private async process(event: ClusterEvent, signal: AbortSignal): Promise<Disposition> {
     const { api, metrics } = this.deps;
     const log = this.deps.logger.child({ cluster_id: event.clusterId, event_id: event.eventId });

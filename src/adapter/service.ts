@@ -14,6 +14,7 @@ import { EventPipeline } from './pipeline.js';
 import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
+import { startWatches } from './watches.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -35,8 +36,8 @@ export interface AdapterOverrides {
 }
 
 /**
- * Starts the adapter service: HyperFleet API client, broker, stores, Kubernetes target, executor,
- * pipeline, health (/healthz, /readyz) and metrics (/metrics) servers.
+ * Starts the adapter service: HyperFleet API client, broker, stores, Kubernetes target and its
+ * watches (`watches.ts`), executor, pipeline, health (/healthz, /readyz) and metrics (/metrics) servers.
  * @throws PullSecretError when a part cannot start (e.g. BROKER_UNAVAILABLE, CONFIG_INVALID).
  */
 export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
@@ -56,12 +57,13 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     ]),
   );
   const stores = new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing });
+  const watches = await startWatches(config, metrics, logger);
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
-      : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger);
+      : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger, watches.secrets);
   const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret };
-  const executor: Executor = config.execution.mode === 'job' ? await createJobExecutor(config, logger, resources) : new InProcessExecutor({ resources, retry: config.execution.retry });
+  const executor: Executor = watches.track(config.execution.mode === 'job' ? await createJobExecutor(config, logger, resources) : new InProcessExecutor({ resources, retry: config.execution.retry }));
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const pipeline = new EventPipeline({
     api,
@@ -73,6 +75,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     logger,
     writesKubernetes: kubernetes !== undefined,
   });
+  watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
 
   let draining = false;
@@ -84,6 +87,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     await broker.start(pipeline.handle);
   } catch (err) {
     await Promise.all(servers.map((s) => s.close()));
+    await watches.stop();
     await stores.close();
     throw err;
   }
@@ -112,6 +116,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
+        await watches.stop();
         scheduler.abortAll();
         await executor.close();
         await stores.close();

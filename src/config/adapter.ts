@@ -10,6 +10,7 @@ import { deepFreeze } from '../util/deep-freeze.js';
 import { adapterEnvLayers } from './adapter-env.js';
 import { issueLines } from './problems.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
+import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
@@ -39,6 +40,15 @@ export const adapterConfigSchema = z
     /** Provider → store; unset: the `store` section serves every cluster (see `resolveProviders`). */
     providers: providersSchema.optional(),
     kubernetes: kubernetesSectionSchema.prefault({}),
+    /** The watch of what the adapter owns (kubernetes.target api only): cache, drift repair, Job reports. */
+    informer: z
+      .object({
+        enabled: z.boolean().default(true),
+        namespaces: z.array(managementNamespaceSchema).default([]),
+        driftRepair: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     execution: z
       .object({
         mode: z.enum(['in-process', 'job']).default('in-process'),

@@ -1,21 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Watch, type BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
+import { type BatchV1Api, type KubeConfig, type V1Job, type V1JobCondition } from '@kubernetes/client-node';
 import { PullSecretError } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 import { backoffDelay, withRetry, type RetryPolicy } from '../util/retry.js';
 import { withSignal } from './client.js';
 import { classifyKubeError } from './errors.js';
+import { watchOnce } from './list-watch.js';
 
 /**
- * Waiting for a Job to finish: list it (by name), then watch from the list's resourceVersion until
- * a Complete or Failed condition. A dropped watch, a server-side timeout or 410 Gone (the
+ * Waiting for a Job to finish: list it (by name), then watch (`list-watch.ts`) from the list's
+ * resourceVersion until a Complete or Failed condition. A dropped watch, a server-side timeout or 410 Gone (the
  * resourceVersion was compacted) leads to a fresh list and a new watch, so no transition is missed.
  */
 
 /** Retries of the list after transient API errors, and the pace of re-watching after disconnects. */
 export const DEFAULT_WATCH_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 5000 };
-/** Longest single watch request; the server ends it and we re-list, which also catches missed events. */
-const MAX_WATCH_SECONDS = 300;
 
 /** A terminal condition of a Job, if it has one. */
 export function terminalCondition(job: V1Job): V1JobCondition | undefined {
@@ -33,8 +32,6 @@ export interface WaitForJobInput {
   onRelist?: (fields: Record<string, unknown>) => void;
 }
 
-type WatchEnd = { kind: 'finished'; job: V1Job } | { kind: 'deleted' } | { kind: 'relist'; gone: boolean; progressed: boolean };
-
 function aborted(): PullSecretError {
   return new PullSecretError('ABORTED', 'waiting for the Job aborted');
 }
@@ -49,43 +46,26 @@ async function listJob(input: WaitForJobInput): Promise<{ job?: V1Job; resourceV
   }
 }
 
-function watchOnce(input: WaitForJobInput, resourceVersion: string | undefined): Promise<WatchEnd> {
-  const { namespace, name, signal } = input;
-  return new Promise<WatchEnd>((resolve, reject) => {
-    let controller: AbortController | undefined;
-    let settled = false;
-    let progressed = false;
-    const settle = (end: WatchEnd | PullSecretError): void => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener('abort', onAbort);
-      controller?.abort();
-      if (end instanceof PullSecretError) reject(end);
-      else resolve(end);
-    };
-    const onAbort = (): void => settle(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    const onEvent = (type: string, object: unknown): void => {
-      progressed = true;
-      if (type === 'ERROR') {
-        settle({ kind: 'relist', gone: (object as { code?: unknown } | undefined)?.code === 410, progressed: false });
-        return;
-      }
-      if (type === 'DELETED') return settle({ kind: 'deleted' });
-      const job = object as V1Job;
-      if (terminalCondition(job) !== undefined) settle({ kind: 'finished', job });
-    };
-    const query: Record<string, string | number | boolean> = { fieldSelector: `metadata.name=${name}`, timeoutSeconds: MAX_WATCH_SECONDS, allowWatchBookmarks: true };
-    if (resourceVersion !== undefined) query.resourceVersion = resourceVersion;
-    new Watch(input.kubeConfig)
-      .watch(`/apis/batch/v1/namespaces/${encodeURIComponent(namespace)}/jobs`, query, onEvent, () => settle({ kind: 'relist', gone: false, progressed }))
-      .then((c) => {
-        controller = c;
-        if (settled) c.abort();
-      })
-      .catch(() => settle({ kind: 'relist', gone: false, progressed: false }));
-    if (signal.aborted) onAbort();
+type JobWatchEnd = { kind: 'finished'; job: V1Job } | { kind: 'deleted' } | { kind: 'relist'; gone: boolean; progressed: boolean };
+
+async function watchJob(input: WaitForJobInput, resourceVersion: string | undefined): Promise<JobWatchEnd> {
+  let found: JobWatchEnd | undefined;
+  const end = await watchOnce({
+    kubeConfig: input.kubeConfig,
+    path: `/apis/batch/v1/namespaces/${encodeURIComponent(input.namespace)}/jobs`,
+    fieldSelector: `metadata.name=${input.name}`,
+    resourceVersion,
+    signal: input.signal,
+    onEvent: (type, object) => {
+      if (type === 'DELETED') found = { kind: 'deleted' };
+      else if (type !== 'BOOKMARK' && terminalCondition(object as V1Job) !== undefined) found = { kind: 'finished', job: object as V1Job };
+      return found !== undefined;
+    },
   });
+  if (end.kind === 'aborted') throw aborted();
+  if (end.kind === 'stopped' && found !== undefined) return found;
+  // A clean end is listed again too: the list also tells whether the Job finished meanwhile.
+  return end.kind === 'relist' ? end : { kind: 'relist', gone: false, progressed: end.kind === 'ended' && end.progressed };
 }
 
 /**
@@ -101,7 +81,7 @@ export async function waitForJob(input: WaitForJobInput): Promise<V1Job> {
     const listed = await withRetry(policy, () => listJob(input), { signal: input.signal });
     if (listed.job === undefined) throw deletedError(input);
     if (terminalCondition(listed.job) !== undefined) return listed.job;
-    const end = await watchOnce(input, listed.resourceVersion);
+    const end = await watchJob(input, listed.resourceVersion);
     if (end.kind === 'finished') return end.job;
     if (end.kind === 'deleted') throw deletedError(input);
     input.onRelist?.({ namespace: input.namespace, job: input.name, expired: end.gone });

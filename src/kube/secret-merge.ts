@@ -60,7 +60,12 @@ export function contentMatches(existing: ExistingSecret, desired: PullSecretMani
  * has its desired value (`last-updated` aside: it records the last content change, not this call).
  */
 export function isUpToDate(existing: ExistingSecret, desired: PullSecretManifest): boolean {
-  if (!contentMatches(existing, desired) || existing.type !== desired.type) return false;
+  return contentMatches(existing, desired) && ownedMetadataMatches(existing, desired);
+}
+
+/** True when the type and every label and annotation we own (`last-updated` aside) have their desired values; data is not looked at. */
+export function ownedMetadataMatches(existing: ExistingSecret, desired: PullSecretManifest): boolean {
+  if (existing.type !== desired.type) return false;
   const labels = existing.metadata?.labels ?? {};
   const annotations = existing.metadata?.annotations ?? {};
   return Object.entries(desired.metadata.labels).every(([k, v]) => labels[k] === v) && Object.entries(desired.metadata.annotations).every(([k, v]) => k === ANNOTATIONS.lastUpdated || annotations[k] === v);

@@ -6,6 +6,7 @@ import { backoffDelay, type RetryPolicy } from '../util/retry.js';
 import { createKubeApis, withSignal, type LoadKubeConfigOptions } from './client.js';
 import { apiFailure, classifyKubeError, type KubeOperation } from './errors.js';
 import type { PullSecretManifest } from './pull-secret-manifest.js';
+import { summaryIsUpToDate, type SecretCache } from './secret-cache.js';
 import { describeSecret, isManagedSecret, isUpToDate, mergeSecret } from './secret-merge.js';
 import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
 
@@ -18,7 +19,12 @@ export interface SecretWriterOptions {
   server: string;
   conflictRetry?: RetryPolicy;
   logger?: TargetLogger;
+  /** The informer's cache (`secret-cache.ts`): an apply it shows up to date makes no API call. */
+  cache?: SecretReadCache;
 }
+
+/** What the writer uses of the informer's cache. */
+export type SecretReadCache = Pick<SecretCache, 'lookup' | 'observe' | 'expectDeletion'>;
 
 /** Marks an attempt that lost an optimistic-concurrency race and should re-read. */
 const CONFLICT = Symbol('conflict');
@@ -43,7 +49,10 @@ function unmanaged(namespace: string, name: string): PullSecretError {
  *   confuse) its owner. The error is retryable because the namespace is expected to appear.
  * - Present without `managed-by=hyperfleet` → SECRET_UNMANAGED, nothing written.
  * - Present and up to date (fingerprint annotation, bytes, our labels/annotations) → `unchanged`,
- *   zero writes.
+ *   zero writes; with the informer's cache (`cache`), zero calls: the cache is read first, and a
+ *   GET is made only when it is not synced, has no entry, or shows something to change.
+ * - Present, managed, with another type (a type cannot change in place) → deleted (with uid and
+ *   resourceVersion preconditions) and created again, keeping others' labels, annotations and keys.
  * - Otherwise → PUT with the read resourceVersion, keeping others' labels, annotations and data
  *   keys; a 409 re-reads and retries with jittered backoff (bounded), then KUBE_CONFLICT.
  *
@@ -56,9 +65,11 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
   private readonly core: CoreV1Api;
   private readonly policy: RetryPolicy;
   private readonly logger: TargetLogger | undefined;
+  private readonly cache: SecretReadCache | undefined;
 
   constructor(options: SecretWriterOptions) {
     this.core = options.core;
+    this.cache = options.cache;
     this.location = options.server;
     this.policy = options.conflictRetry ?? DEFAULT_CONFLICT_RETRY;
     this.logger = options.logger;
@@ -80,15 +91,12 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
 
   private async applyOnce(desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
     const { name, namespace } = desired.metadata;
+    const cached = this.cache?.lookup(namespace, name);
+    if (cached !== undefined && summaryIsUpToDate(cached, desired)) return { outcome: 'unchanged', name, namespace, resourceVersion: cached.resourceVersion };
     const existing = await this.read(namespace, name, signal);
     if (existing === undefined) return this.create(desired, signal);
     if (!isManagedSecret(existing)) throw unmanaged(namespace, name);
-    if (existing.type !== desired.type) {
-      throw new PullSecretError(
-        'KUBE_INVALID_REQUEST',
-        `${secretRef(namespace, name)} has type ${quoteIdentifier(existing.type ?? 'Opaque')}, not ${desired.type}; a Secret's type cannot change in place, delete it to have it recreated`,
-      );
-    }
+    if (existing.type !== desired.type) return this.recreate(existing, desired, signal);
     if (isUpToDate(existing, desired)) return { outcome: 'unchanged', name, namespace, resourceVersion: existing.metadata?.resourceVersion };
     const merged = mergeSecret(existing, desired);
     // The read object goes back whole, resourceVersion included, so a concurrent change is a 409.
@@ -97,6 +105,7 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     try {
       aborted(signal);
       const updated = await this.core.replaceNamespacedSecret({ name, namespace, body }, withSignal(signal));
+      this.cache?.observe(updated);
       return { outcome: 'updated', name, namespace, resourceVersion: updated.metadata?.resourceVersion };
     } catch (err) {
       const code = apiFailure(err)?.code;
@@ -106,11 +115,22 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     }
   }
 
+  /** Our Secret with another type: deleted (only the version read) and created with the desired type and the merged keys. */
+  private async recreate(existing: V1Secret, desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
+    const { name, namespace } = desired.metadata;
+    const merged = mergeSecret(existing, desired);
+    const removed = await this.deleteRead(existing, namespace, name, signal);
+    if (removed === CONFLICT) return CONFLICT;
+    const result = await this.create({ ...desired, metadata: { ...desired.metadata, labels: merged.labels, annotations: merged.annotations }, data: merged.data }, signal);
+    return result === CONFLICT ? CONFLICT : { ...result, outcome: 'updated' };
+  }
+
   private async create(desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
     const { name, namespace } = desired.metadata;
     try {
       aborted(signal);
       const created = await this.core.createNamespacedSecret({ namespace, body: desired }, withSignal(signal));
+      this.cache?.observe(created);
       return { outcome: 'created', name, namespace, resourceVersion: created.metadata?.resourceVersion };
     } catch (err) {
       const failure = apiFailure(err);
@@ -131,8 +151,14 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     const existing = await this.read(namespace, name, signal);
     if (existing === undefined) return false;
     if (!isManagedSecret(existing)) throw unmanaged(namespace, name);
+    return this.deleteRead(existing, namespace, name, signal);
+  }
+
+  /** Deletes the version that was read: false when already gone, CONFLICT when it changed since. */
+  private async deleteRead(existing: V1Secret, namespace: string, name: string, signal: AbortSignal | undefined): Promise<boolean | typeof CONFLICT> {
     try {
       aborted(signal);
+      this.cache?.expectDeletion(namespace, name);
       // Preconditions: never delete a Secret that was replaced (perhaps by an unmanaged one) since the read.
       const preconditions = { uid: existing.metadata?.uid, resourceVersion: existing.metadata?.resourceVersion };
       await this.core.deleteNamespacedSecret({ name, namespace, body: { preconditions } }, withSignal(signal));
@@ -178,7 +204,7 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
  * default). Makes no network call.
  * @throws PullSecretError CONFIG_INVALID when no usable kubeconfig is found.
  */
-export function createKubernetesSecretWriter(options: LoadKubeConfigOptions & { conflictRetry?: RetryPolicy; logger?: TargetLogger } = {}): KubernetesSecretWriter {
+export function createKubernetesSecretWriter(options: LoadKubeConfigOptions & { conflictRetry?: RetryPolicy; logger?: TargetLogger; cache?: SecretReadCache } = {}): KubernetesSecretWriter {
   const { core, server } = createKubeApis(options);
-  return new KubernetesSecretWriter({ core, server, conflictRetry: options.conflictRetry, logger: options.logger });
+  return new KubernetesSecretWriter({ core, server, conflictRetry: options.conflictRetry, logger: options.logger, cache: options.cache });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { EnvMapping } from '../config/env.js';
+import type { SecretReadCache } from './secret-writer.js';
 import type { KubernetesSecretTarget, TargetLogger } from './target.js';
 
 /** Default directory of the manifest-directory target (relative to the working directory). */
@@ -34,11 +35,11 @@ export const KUBERNETES_TARGET_ENV = {
 } as const satisfies EnvMapping;
 
 /**
- * Builds the configured target. The API target loads `@kubernetes/client-node` lazily: it costs
+ * Builds the configured target; the API target reads through `cache` (the informer's) when given. The API target loads `@kubernetes/client-node` lazily: it costs
  * about half a second and 100 MB to import, which a manifests-only run should not pay.
  * @throws CONFIG_INVALID when no kubeconfig can be loaded; Error for target `none`.
  */
-export async function createKubernetesTarget(config: KubernetesTargetConfig, logger?: TargetLogger): Promise<KubernetesSecretTarget> {
+export async function createKubernetesTarget(config: KubernetesTargetConfig, logger?: TargetLogger, cache?: SecretReadCache): Promise<KubernetesSecretTarget> {
   switch (config.target) {
     case 'manifests': {
       const { ManifestDirectoryTarget } = await import('./manifest-directory.js');
@@ -46,7 +47,7 @@ export async function createKubernetesTarget(config: KubernetesTargetConfig, log
     }
     case 'api': {
       const { createKubernetesSecretWriter } = await import('./secret-writer.js');
-      return createKubernetesSecretWriter({ kubeconfigPath: config.kubeconfigPath, logger });
+      return createKubernetesSecretWriter({ kubeconfigPath: config.kubeconfigPath, logger, cache });
     }
     case 'none':
       throw new Error('no Kubernetes target is configured');

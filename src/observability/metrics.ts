@@ -10,6 +10,11 @@ export type EventResult = (typeof EVENT_RESULTS)[number];
 const JOB_RESULTS = ['success', 'failure', 'skipped'] as const;
 const STATUS_RESULTS = ['stored', 'stale', 'gone', 'error'] as const;
 const WRITE_OUTCOMES = ['created', 'updated', 'unchanged'] as const;
+/** What was found changed on a managed Secret, as counted in `pullsecret_drift_repairs_total{kind}`. */
+export const DRIFT_KINDS = ['deleted', 'data', 'type', 'labels'] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
+const WATCHED = ['secrets', 'jobs'] as const;
+const RELIST_REASONS = ['expired', 'error'] as const;
 /**
  * The service's Prometheus metrics (seed 001 names plus event counters), in their own registry.
  * Every label set is created up front so dashboards and alerts see zeros, not gaps.
@@ -72,6 +77,19 @@ export class Metrics {
     labelNames: ['store', 'quota'],
     registers: [this.registry],
   });
+  readonly cacheObjects = new Gauge({ name: 'pullsecret_kubernetes_cache_objects', help: "Objects held by the adapter's watch caches, by resource", labelNames: ['resource'], registers: [this.registry] });
+  readonly relists = new Counter({
+    name: 'pullsecret_kubernetes_relists_total',
+    help: 'Lists made again by a watch, by resource and reason (expired: 410 Gone; error: a broken watch or failed list)',
+    labelNames: ['resource', 'reason'],
+    registers: [this.registry],
+  });
+  readonly driftRepairs = new Counter({
+    name: 'pullsecret_drift_repairs_total',
+    help: 'Managed Kubernetes Secrets changed by someone else and restored, by what was changed',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
@@ -96,6 +114,11 @@ export class Metrics {
     for (const result of EVENT_RESULTS) this.events.inc({ result }, 0);
     for (const result of STATUS_RESULTS) this.statusReports.inc({ result }, 0);
     for (const outcome of WRITE_OUTCOMES) this.kubernetesWrites.inc({ outcome }, 0);
+    for (const resource of WATCHED) {
+      this.cacheObjects.set({ resource }, 0);
+      for (const reason of RELIST_REASONS) this.relists.inc({ resource, reason }, 0);
+    }
+    for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
   }
 

@@ -177,6 +177,41 @@ export class KubernetesTestServer {
     return this.jobRunner?.runs() ?? [];
   }
 
+  /** Ends every open watch stream cleanly, as the API server does at a watch's timeout. */
+  endWatches(): void {
+    for (const end of [...this.watches]) end();
+  }
+
+  /**
+   * Compacts the event history (etcd compaction): a client watching again from a version before now
+   * gets an ERROR event with 410 Gone (Expired) and must list again.
+   */
+  compact(): void {
+    this.store.compact();
+  }
+
+  /**
+   * Stops listening and drops every connection (watches included), waits `downMs`, then listens
+   * again on the same port with the same state: an API server restart as clients see it. `whileDown`
+   * runs while nothing is served (e.g. to change objects no watch reports).
+   */
+  async restart(options: { downMs?: number; whileDown?: () => void } = {}): Promise<void> {
+    const port = Number(new URL(this.url).port);
+    this.endWatches();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+    options.whileDown?.();
+    await new Promise((r) => setTimeout(r, options.downMs ?? 0));
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
   /** Ends watches, closes connections and removes the temp directory. Safe to call twice. */
   async close(): Promise<void> {
     await this.jobRunner?.stop();

@@ -32,6 +32,8 @@ export class ObjectStore {
   private revision = 1000;
   private readonly objects = new Map<string, KubeObject>();
   private readonly history: StoreEvent[] = [];
+  /** Watches from a version older than this get 410 Gone (set by `compact`). */
+  private compactedAt = 0;
 
   constructor() {
     this.events.setMaxListeners(0);
@@ -92,9 +94,16 @@ export class ObjectStore {
    * (the caller answers 410 Gone, and clients re-list).
    */
   eventsSince(rv: number): StoreEvent[] | undefined {
+    if (rv < this.compactedAt) return undefined;
     const oldest = this.history[0];
     if (oldest !== undefined && rv < oldest.rv - 1 && this.history.length >= HISTORY) return undefined;
     return this.history.filter((e) => e.rv > rv).map((e) => ({ ...e, object: clone(e.object) }));
+  }
+
+  /** Forgets the event history up to now, as etcd's compaction does: a watch from an older version gets 410 Gone. */
+  compact(): void {
+    this.history.length = 0;
+    this.compactedAt = this.revision;
   }
 
   private commit(type: 'ADDED' | 'MODIFIED', rt: ResourceType, obj: KubeObject, previous?: KubeObject): KubeObject {

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { buildPullSecretManifest } from '../src/kube/pull-secret-manifest.js';
+import { SecretCache, type SecretChange } from '../src/kube/secret-cache.js';
+import { createKubernetesSecretWriter, type KubernetesSecretWriter } from '../src/kube/secret-writer.js';
+import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+
+// The Secret writer reading through the informer's cache, against the Kubernetes API test server:
+// what is skipped, what still reads, and that a stale or foreign entry never causes a skipped write.
+
+const V1 = Buffer.from('{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}');
+const V2 = Buffer.from('{"auths":{"quay.io":{"auth":"bmV3dXNlcjpuZXdwYXNz"}}}');
+const WATCHED = 'clusters-019466a0-8f8e-7abc-9def-0123456789a1';
+const OTHER = 'clusters-019466a0-8f8e-7abc-9def-0123456789a2';
+
+function desired(namespace: string, data: Buffer) {
+  const id = namespace.slice('clusters-'.length);
+  return buildPullSecretManifest({ clusterId: id, pullSecret: data, namespace, secretPath: `p/${id}`, secretVersion: '1' });
+}
+
+async function until(probe: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !probe(); i++) await sleep(10);
+  assert.ok(probe(), 'condition not reached');
+}
+
+describe('Secret writer with the informer cache', () => {
+  let server: KubernetesTestServer;
+  let cache: SecretCache;
+  let writer: KubernetesSecretWriter;
+  let core: CoreV1Api;
+  const changes: SecretChange[] = [];
+  const calls = () => server.requests().filter((r) => r.method !== 'WATCH');
+
+  before(async () => {
+    server = await startKubernetesTestServer({ namespaces: [WATCHED, OTHER] });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(server.kubeconfigPath);
+    core = kubeConfig.makeApiClient(CoreV1Api);
+    cache = new SecretCache({ kubeConfig, namespaces: [WATCHED] });
+    cache.onChange((c) => changes.push(c));
+    writer = createKubernetesSecretWriter({ kubeconfigPath: server.kubeconfigPath, cache });
+  });
+  after(async () => {
+    await cache.stop();
+    await server.close();
+  });
+
+  it('reads with GET until the first list, then skips a no-op without any call', async () => {
+    await writer.apply(desired(WATCHED, V1));
+    server.resetCalls();
+    await writer.apply(desired(WATCHED, V1));
+    assert.deepEqual(
+      calls().map((r) => r.method),
+      ['GET'],
+      'not synced yet: the cache is not trusted',
+    );
+    cache.start();
+    await until(() => cache.synced);
+    server.resetCalls();
+    assert.equal((await writer.apply(desired(WATCHED, V1))).outcome, 'unchanged');
+    assert.deepEqual(calls(), []);
+  });
+
+  it('writes a changed pull secret at once (the cache entry cannot match it)', async () => {
+    server.resetCalls();
+    assert.equal((await writer.apply(desired(WATCHED, V2))).outcome, 'updated');
+    assert.deepEqual(
+      calls().map((r) => r.method),
+      ['GET', 'PUT'],
+    );
+    // The write's answer is in the cache: applying it again makes no call, even before its watch event.
+    server.resetCalls();
+    assert.equal((await writer.apply(desired(WATCHED, V2))).outcome, 'unchanged');
+    assert.deepEqual(calls(), []);
+  });
+
+  it("someone else's edit reaches the cache, and the next apply writes the content back", async () => {
+    const name = desired(WATCHED, V2).metadata.name;
+    const current = await core.readNamespacedSecret({ namespace: WATCHED, name });
+    const edited = await core.replaceNamespacedSecret({ namespace: WATCHED, name, body: { ...current, data: { ...current.data, '.dockerconfigjson': V1.toString('base64') } } });
+    await until(() => cache.lookup(WATCHED, name)?.resourceVersion === edited.metadata?.resourceVersion);
+    assert.ok(changes.some((c) => c.current?.resourceVersion === edited.metadata?.resourceVersion));
+    assert.equal((await writer.apply(desired(WATCHED, V2))).outcome, 'updated');
+  });
+
+  it('a namespace outside informer.namespaces is never cached: every apply reads', async () => {
+    await writer.apply(desired(OTHER, V1));
+    server.resetCalls();
+    assert.equal((await writer.apply(desired(OTHER, V1))).outcome, 'unchanged');
+    assert.deepEqual(
+      calls().map((r) => r.method),
+      ['GET'],
+    );
+    assert.equal(cache.lookup(OTHER, desired(OTHER, V1).metadata.name), undefined);
+  });
+
+  it('a deletion by the writer is announced (not drift); one by someone else is not', async () => {
+    const name = desired(WATCHED, V2).metadata.name;
+    changes.length = 0;
+    assert.equal(await writer.remove(WATCHED, name), true);
+    await until(() => changes.some((c) => c.current === undefined));
+    assert.equal(changes.find((c) => c.current === undefined)?.ours, true);
+    await writer.apply(desired(WATCHED, V2));
+    await until(() => cache.lookup(WATCHED, name) !== undefined);
+    changes.length = 0;
+    server.deleteObject('secrets', WATCHED, name);
+    await until(() => changes.some((c) => c.current === undefined));
+    assert.equal(changes.find((c) => c.current === undefined)?.ours, false);
+    assert.equal(cache.lookup(WATCHED, name), undefined);
+  });
+});
