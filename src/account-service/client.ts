@@ -48,7 +48,8 @@ export interface AccountServiceClient {
   readonly baseUrl: string;
   /**
    * `GET {sourcePath}`: the pull secret of the cluster's organization, as the bytes the service sent
-   * (validate them like `spec.pullSecret.data` before use).
+   * (validate them like `spec.pullSecret.data` before use, and register `credentialStrings` of them
+   * with the redactor for as long as they are handled).
    *
    * @throws IDENTIFIER_INVALID, CONFIG_INVALID (token file), ACCOUNT_SERVICE_UNAVAILABLE (retryable:
    *   408/429/5xx, timeout, network), ACCOUNT_SERVICE_REFUSED (other 4xx; the message names the
@@ -58,7 +59,9 @@ export interface AccountServiceClient {
   /**
    * `GET /api/accounts_mgmt/v1/cluster_transfers/?search=cluster_uuid is '{id}' and status is 'accepted'`
    * with `Authorization: AccessToken {clusterId}:{cloudToken}`. One attempt, no retry: the caller owns
-   * the backoff (`transfer-check.ts`). `cloudToken` is never logged nor put in a message.
+   * the backoff (`transfer-check.ts`). `cloudToken` is never logged nor put in a message; it is
+   * registered with the redactor during the request only. The items' `secret`s are credentials: the
+   * caller registers them (`checkTransfer` does).
    *
    * @throws like `source`; ACCOUNT_SERVICE_UNEXPECTED for a body that is not the list its contract
    *   describes, or an item of another cluster or another status
@@ -124,19 +127,22 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
       if (response.status === 401) tokens.invalidate();
       if (response.status !== 200) throw errorForStatus(response, operation);
       if (response.text.trim() === '') throw unexpected(operation, 'empty body');
-      const body = Buffer.from(response.text, 'utf8');
-      // Masked before anything else handles it: it is a credential.
-      redactor.register([response.text, response.text.trim()]);
-      return body;
+      return Buffer.from(response.text, 'utf8');
     },
 
     async transfers(clusterId, cloudToken, signal) {
       assertClusterId(clusterId);
       const operation = `GET ${TRANSFERS_PATH}?search`;
       const header = `AccessToken ${clusterId}:${cloudToken}`;
-      redactor.register([cloudToken, header]);
+      // Masked while the request runs; released after, so a fleet's tokens do not pile up in the redactor.
+      const release = redactor.register([cloudToken, header]);
       const search = encodeURIComponent(`cluster_uuid is '${clusterId}' and status is 'accepted'`);
-      const response = await get(`${TRANSFERS_PATH}?search=${search}`, operation, { header }, signal);
+      let response: ExchangeResponse;
+      try {
+        response = await get(`${TRANSFERS_PATH}?search=${search}`, operation, { header }, signal);
+      } finally {
+        release();
+      }
       if (response.status === 204) return { kind: 'none' };
       if (response.status !== 200) throw errorForStatus(response, operation);
       if (response.text.trim() === '') return { kind: 'none' };
@@ -158,7 +164,6 @@ function readList(text: string, clusterId: string, operation: string): TransferA
     if (item.status !== undefined && item.status.toLowerCase() !== 'accepted') throw unexpected(operation, `transfer ${quoteIdentifier(item.id)} has status ${quoteIdentifier(item.status)}, not accepted`);
   }
   const accepted = items.map((item) => ({ id: item.id, secret: typeof item.secret === 'string' ? item.secret : undefined }));
-  redactor.register(accepted.flatMap((item) => (item.secret === undefined ? [] : [item.secret])));
   return { kind: 'accepted', total, items: accepted };
 }
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PullSecretError } from '../errors/index.js';
+import { redactor } from '../pullsecret/redact.js';
 import type { AccountServiceClient, TransferAnswer } from './client.js';
 import { applyTransfer, checkTransfer, cloudToken, TRANSFER_REASONS, transferBackoff } from './transfer-check.js';
 
@@ -110,4 +111,26 @@ test('every outcome kind has a distinct PascalCase reason and snake_case label',
     assert.match(reason, /^[A-Z][A-Za-z]+$/);
     assert.match(label, /^[a-z_]+$/);
   }
+});
+
+test('an invalid current pull secret is reported as such, without asking', async () => {
+  const client = scripted([]);
+  const decision = await checkTransfer(ID, Buffer.from('{"auths":{}}'), { client, intervalMs: 240, limits: LIMITS });
+  assert.equal(decision.kind, 'current-invalid');
+  assert.equal(client.tokens.length, 0);
+});
+
+test('credentials are masked while the check runs and released after it, so a fleet does not pile them up', async () => {
+  const NEW = b64('new:owner-credential');
+  let maskedDuring = false;
+  const client = scripted([{ kind: 'accepted', total: 1, items: [{ id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { auth: NEW } } }) }] }, unavailable()]);
+  const original = client.transfers.bind(client);
+  client.transfers = async (...args) => {
+    const answer = await original(...args);
+    maskedDuring = redactor.redact(CLOUD) !== CLOUD;
+    return answer;
+  };
+  assert.equal((await checkTransfer(ID, CURRENT, { client, intervalMs: 240, limits: LIMITS })).kind, 'update');
+  assert.ok(maskedDuring, 'the cloud token is masked during the check');
+  assert.equal(redactor.redact(`${CLOUD} ${NEW}`), `${CLOUD} ${NEW}`, 'released after the check');
 });

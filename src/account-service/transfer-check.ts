@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { parseStrictJson } from '../pullsecret/strict-json.js';
 import { mergeTransferredPullSecret } from '../pullsecret/transfer-merge.js';
-import { isObject, type ValidateOptions } from '../pullsecret/validate.js';
+import { isObject, validatePullSecret, type ValidateOptions } from '../pullsecret/validate.js';
+import { credentialStrings } from '../pullsecret/credentials.js';
+import { redactor } from '../pullsecret/redact.js';
 import type { AccountServiceClient } from './client.js';
 
 /** The registry whose `auth` is the cluster's token for the account service (as insights-operator uses it). */
@@ -13,6 +15,7 @@ export const CLOUD_REGISTRY = 'cloud.openshift.com';
  * metric `label` (`TRANSFER_REASONS`). Messages never hold a credential.
  * - `none`: no transfer open (204, empty body, no items);
  * - `no-token`: the current pull secret has no `cloud.openshift.com` entry, so the cluster cannot ask;
+ * - `current-invalid`: the current pull secret is not valid: nothing to merge into, the cluster does not ask;
  * - `unchanged`: an accepted transfer whose merge gives the current content (no write);
  * - `update`: an accepted transfer whose merge differs: `data` is to be written (see `applyTransfer`);
  * - `multiple`: more than one accepted transfer: nothing is written, reported for a human;
@@ -24,6 +27,7 @@ export const CLOUD_REGISTRY = 'cloud.openshift.com';
 export type TransferDecision =
   | { kind: 'none' }
   | { kind: 'no-token'; message: string }
+  | { kind: 'current-invalid'; message: string }
   | { kind: 'unchanged'; transferId: string }
   | { kind: 'update'; transferId: string; data: Buffer; replaced: string[]; added: string[] }
   | { kind: 'multiple'; transferIds: string[]; message: string }
@@ -42,6 +46,7 @@ export type TransferOutcome =
 export const TRANSFER_REASONS = {
   none: { reason: 'NoTransferOpen', label: 'none' },
   'no-token': { reason: 'TransferTokenMissing', label: 'no_token' },
+  'current-invalid': { reason: 'InvalidPullSecret', label: 'current_invalid' },
   unchanged: { reason: 'TransferAlreadyApplied', label: 'unchanged' },
   update: { reason: 'TransferPending', label: 'update' },
   updated: { reason: 'TransferApplied', label: 'updated' },
@@ -94,9 +99,27 @@ export function cloudToken(pullSecret: Uint8Array): string | undefined {
  * the merge rules (`mergeTransferredPullSecret`). Writes nothing. 5xx, timeouts and network errors
  * are retried by `transferBackoff(intervalMs)`; 4xx and contract breaks are not.
  *
+ * The current pull secret's and the transfer's credentials are registered with the redactor while
+ * the check runs; whoever writes an `update`'s `data` registers it for the write.
+ *
  * Never throws except ABORTED (when `signal` fires): every other failure is a decision.
  */
 export async function checkTransfer(clusterId: string, current: Uint8Array, options: TransferCheckOptions): Promise<TransferDecision> {
+  // Registered for the check only: a fleet's worth of registrations would slow every log line.
+  const releases = [redactor.register(credentialStrings(Buffer.from(current).toString('utf8')))];
+  try {
+    return await check(clusterId, current, options, releases);
+  } finally {
+    for (const release of releases) release();
+  }
+}
+
+async function check(clusterId: string, current: Uint8Array, options: TransferCheckOptions, releases: (() => void)[]): Promise<TransferDecision> {
+  try {
+    validatePullSecret(current, options.limits);
+  } catch (err) {
+    return { kind: 'current-invalid', message: toPullSecretError(err).message };
+  }
   const token = cloudToken(current);
   if (token === undefined) return { kind: 'no-token', message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask the account service` };
   const delays = transferBackoff(options.intervalMs);
@@ -122,6 +145,7 @@ export async function checkTransfer(clusterId: string, current: Uint8Array, opti
       if (error.code === 'ACCOUNT_SERVICE_REFUSED') return { kind: 'refused', message: error.message, error };
       return { kind: 'unexpected', message: error.message, error };
     }
+    if (answer.kind === 'accepted') releases.push(redactor.register(answer.items.flatMap((item) => (item.secret === undefined ? [] : credentialStrings(item.secret)))));
     return decide(answer, current, options.limits);
   }
 }

@@ -22,7 +22,7 @@ interface CheckOptions {
 const transferConfigSchema = z.object({ accountService: accountServiceSectionSchema, store: storeSectionSchema.prefault({}) });
 
 /** Decisions that need a human (exit 1); the others are a normal answer (exit 0). */
-const PROBLEMS = new Set(['multiple', 'corrupted', 'unexpected', 'refused', 'unreachable']);
+const PROBLEMS = new Set(['current-invalid', 'multiple', 'corrupted', 'unexpected', 'refused', 'unreachable']);
 
 /** `transfer check --cluster-id ID --config FILE`: asks the account service about one cluster's transfer. */
 export function transferCommand(): Command {
@@ -46,8 +46,8 @@ export function transferCommand(): Command {
           "Reads the cluster's current pull secret from the store, asks the account service with the cluster's",
           'cloud.openshift.com token, merges an accepted transfer by the transfer rules and prints the decision as',
           'one JSON line (kind, reason, label, transfer id, registries replaced or added; never a credential).',
-          'Exit codes: 0 decided (none, no-token, unchanged, update), 1 a problem to look at (multiple, corrupted,',
-          'unexpected, refused, unreachable) or a store failure, 2 usage or configuration error.',
+          'Exit codes: 0 decided (none, no-token, unchanged, update), 1 a problem to look at (current-invalid, multiple,',
+          'corrupted, unexpected, refused, unreachable) or a store failure, 2 usage or configuration error.',
         ].join('\n'),
       )
       .action(async (options: CheckOptions) => {
