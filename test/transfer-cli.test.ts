@@ -61,6 +61,13 @@ describe('pull-secret transfer check', () => {
     assert.match(String(refused.logs[0]?.message), /403/);
     assert.equal(findCanary(refused.stdout + refused.stderr), undefined);
 
+    // On demand, a 5xx is not retried unless asked: no half-hour wait at a terminal.
+    service.injectFault({ route: 'transfers', status: 503, times: 2 });
+    const down = await run();
+    assert.deepEqual([down.code, down.logs[0]?.kind], [1, 'unreachable']);
+    const retried = await run('--retries', '1');
+    assert.deepEqual([retried.code, retried.logs[0]?.kind], [0, 'update']);
+
     const bare = join(dir, 'bare.yaml');
     await writeFile(bare, 'store: {type: local}\n');
     const usage = await runCli(['transfer', 'check', '--cluster-id', CLUSTER, '--config', bare], baseEnv());

@@ -69,6 +69,10 @@ test('5xx is retried with the backoff and recovers; until the steps run out it i
   assert.equal(down.kind, 'unreachable');
   assert.equal(down.kind === 'unreachable' && down.attempts, 6);
   assert.deepEqual(always.delays, [10, 20, 40, 80, 160]);
+
+  const fewer = recorder();
+  const single = await checkTransfer(ID, CURRENT, { client: scripted([unavailable(), unavailable()]), intervalMs: 240, limits: LIMITS, sleep: fewer.sleep, retries: 1 });
+  assert.deepEqual([single.kind, fewer.delays], ['unreachable', [10]]);
 });
 
 test('4xx and contract breaks are not retried', async () => {

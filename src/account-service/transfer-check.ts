@@ -75,6 +75,8 @@ export interface TransferCheckOptions {
   intervalMs: number;
   /** Limits of the configured target, for the merged result. */
   limits: ValidateOptions;
+  /** Retries of 5xx answers (0-5, default 5); an on-demand check may want fewer than the fleet's. */
+  retries?: number;
   /** Waits between retries (injectable for tests); default: a timer that `signal` cancels. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
@@ -122,7 +124,7 @@ async function check(clusterId: string, current: Uint8Array, options: TransferCh
   }
   const token = cloudToken(current);
   if (token === undefined) return { kind: 'no-token', message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask the account service` };
-  const delays = transferBackoff(options.intervalMs);
+  const delays = transferBackoff(options.intervalMs).slice(0, options.retries ?? TRANSFER_RETRY_STEPS);
   const wait = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }));
   for (let attempt = 1; ; attempt++) {
     let answer;

@@ -16,6 +16,7 @@ interface CheckOptions {
   config: string;
   project?: string;
   secretName?: string;
+  retries: string;
 }
 
 /** The sections `transfer check` reads from the adapter's config file; the others are ignored. */
@@ -39,6 +40,7 @@ export function transferCommand(): Command {
       .requiredOption('--config <file>', 'the adapter config file (its accountService and store sections are used)')
       .option('--project <id>', 'the scope of a scoped store (GCP: the project holding the secret)')
       .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
+      .option('--retries <n>', 'retries of a 5xx answer with the backoff of accountService.transfer.interval (0-5)', '0')
       .addHelpText(
         'after',
         [
@@ -60,6 +62,8 @@ export function transferCommand(): Command {
 async function runCheck(options: CheckOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
+    const retries = Number(options.retries);
+    if (!Number.isInteger(retries) || retries < 0 || retries > 5) throw new PullSecretError('CONFIG_INVALID', '--retries must be a whole number from 0 to 5');
     const parsed = transferConfigSchema.safeParse(await readYamlLayer(options.config, 'the config file'));
     if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
     const { accountService, store: storeSection } = parsed.data;
@@ -82,6 +86,7 @@ async function runCheck(options: CheckOptions): Promise<number> {
       const decision = await checkTransfer(options.clusterId, current.data, {
         client,
         intervalMs: accountService.transfer.interval,
+        retries,
         limits: { maxBytes: store.maxPayloadBytes, targetName: `${kind} store` },
       });
       const { reason, label } = TRANSFER_REASONS[decision.kind];
