@@ -7,6 +7,7 @@ import { fieldPathsSchema } from '../adapter/cluster-params.js';
 import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema, SHARED_PRECONDITIONS, type Precondition } from '../adapter/preconditions.js';
 import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
+import { accountServiceProblems, accountServiceSectionSchema, pullSecretSourceSchema } from './account-service.js';
 import { adapterEnvLayers } from './adapter-env.js';
 import { issueLines } from './problems.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
@@ -84,6 +85,8 @@ export const adapterConfigSchema = z
       .strict()
       .prefault({}),
     logLevel: logLevelSchema.default('info'),
+    accountService: accountServiceSectionSchema.optional(),
+    pullSecretSource: pullSecretSourceSchema.default('spec'),
   })
   .strict();
 
@@ -107,6 +110,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
   if (config.execution.mode === 'job' && config.kubernetes.target === 'manifests') {
     problems.push('kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none');
   }
+  problems.push(...accountServiceProblems(config));
   try {
     new Preconditions(rules);
   } catch (err) {

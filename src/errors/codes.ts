@@ -53,6 +53,12 @@ export const ERROR_CODES = {
   /** HyperFleet API refused the request (400/409/422): a bug or a contract mismatch, not retried. */
   API_REQUEST_INVALID: { retryable: false, exitCode: 1 },
   API_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
+  /** Account service (transfers, pull secret source): 5xx, 408/429, timeout or network error. */
+  ACCOUNT_SERVICE_UNAVAILABLE: { retryable: true, exitCode: 1 },
+  /** Account service answered another 4xx (401/403: the cluster's or our credential); the message names the status. */
+  ACCOUNT_SERVICE_REFUSED: { retryable: false, exitCode: 1 },
+  /** Account service answered something its contract does not allow (not JSON, wrong shape, another cluster). */
+  ACCOUNT_SERVICE_UNEXPECTED: { retryable: false, exitCode: 1 },
   PRECONDITION_ERROR: { retryable: false, exitCode: 1 },
   JOB_FAILED: { retryable: false, exitCode: 1 },
   /** A Kubernetes Job still runs when the caller stopped waiting; asking again later finds it. */

@@ -252,17 +252,17 @@ function pageQuery(paging: { page?: number; size?: number }): string {
   return `page=${page}&size=${size}`;
 }
 
-/** @throws CONFIG_INVALID naming the file when it cannot be read or holds no PEM certificate. */
-function readCaFile(file: string): string {
+/** Reads a PEM CA file for an https service. @throws CONFIG_INVALID naming the file when it cannot be read or holds no PEM certificate. */
+export function readCaFile(file: string, service = 'HyperFleet API'): string {
   let pem: string;
   try {
     pem = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    throw new PullSecretError('CONFIG_INVALID', `cannot read the HyperFleet API CA file ${quoteIdentifier(file)}: ${typeof code === 'string' ? code : 'unreadable'}`, { cause: err });
+    throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} CA file ${quoteIdentifier(file)}: ${typeof code === 'string' ? code : 'unreadable'}`, { cause: err });
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new PullSecretError('CONFIG_INVALID', `the HyperFleet API CA file ${quoteIdentifier(file)} holds no PEM certificate`);
+    throw new PullSecretError('CONFIG_INVALID', `the ${service} CA file ${quoteIdentifier(file)} holds no PEM certificate`);
   }
   return pem;
 }

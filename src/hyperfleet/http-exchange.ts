@@ -28,7 +28,21 @@ export interface ExchangeRequest {
   signal?: AbortSignal;
   /** Connection pool to use instead of the shared one (e.g. an https agent trusting a private CA). */
   agent?: HttpAgent;
+  /** The whole Authorization header value, sent instead of `Bearer {token}` (e.g. `AccessToken …`). */
+  authorization?: string;
+  /** Largest body read (default MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
+  /** Who is called, for messages (default: the HyperFleet API and its CA setting). */
+  service?: ExchangeService;
 }
+
+/** The called service as messages name it, and the setting that names its CA file. */
+export interface ExchangeService {
+  name: string;
+  caSetting: string;
+}
+
+const HYPERFLEET: ExchangeService = { name: 'HyperFleet API', caSetting: 'hyperfleetApi.caFile (or --ca-file)' };
 
 export interface ExchangeResponse {
   status: number;
@@ -36,6 +50,8 @@ export interface ExchangeResponse {
   header(name: string): string | undefined;
   /** Parsed JSON; `undefined` for an empty body. */
   json: unknown;
+  /** The body as received (for callers that parse it with the strict parser). */
+  text: string;
   /** True when the body claimed to be JSON (or was expected to be) but did not parse. */
   malformed: boolean;
   problem: ProblemDetails | undefined;
@@ -57,25 +73,27 @@ interface RawResponse {
  *   MAX_RESPONSE_BYTES.
  */
 export async function exchange(request: ExchangeRequest): Promise<ExchangeResponse> {
-  if (request.signal?.aborted === true) throw aborted(request.operation, request.signal.reason);
+  if (request.signal?.aborted === true) throw aborted(request, request.signal.reason);
   const { status, headers, text } = await send(request);
   const header = (name: string) => {
     const value = headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   };
-  return { status, header, ...parseBody(text, header('content-type')) };
+  return { status, header, text, ...parseBody(text, header('content-type')) };
 }
 
 function send(request: ExchangeRequest): Promise<RawResponse> {
   const url = new URL(request.url);
   const headers: Record<string, string | number> = { accept: 'application/json, application/problem+json' };
-  if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
+  if (request.authorization !== undefined) headers.authorization = request.authorization;
+  else if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
   const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
     headers['content-length'] = body.length;
   }
   const https = url.protocol === 'https:';
+  const service = (request.service ?? HYPERFLEET).name;
   return new Promise<RawResponse>((resolve, reject) => {
     let settled = false;
     // The first outcome wins; what the destroyed connection emits afterwards is ignored.
@@ -90,12 +108,14 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
         outgoing.destroy();
       }
     };
-    const onAbort = () => finish(aborted(request.operation, request.signal?.reason));
-    const timer = setTimeout(() => finish(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the HyperFleet API within ${request.timeoutMs} ms (${request.operation})`)), request.timeoutMs);
+    const onAbort = () => finish(aborted(request, request.signal?.reason));
+    const timer = setTimeout(() => finish(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the ${service} within ${request.timeoutMs} ms (${request.operation})`)), request.timeoutMs);
     let outgoing: ClientRequest;
     try {
       outgoing = (https ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: request.agent ?? AGENTS[https ? 'https:' : 'http:'] }, (response) => {
-        readBounded(response, request.operation, (err, text) => finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }));
+        readBounded(response, `${service}, ${request.operation}`, request.maxResponseBytes ?? MAX_RESPONSE_BYTES, (err, text) =>
+          finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }),
+        );
       });
     } catch (err) {
       // E.g. a header value Node refuses; its message names the header, never the value.
@@ -110,13 +130,13 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
 }
 
 /** Reads the whole body, then calls `done` once: with the text, or with the error that ended it. */
-function readBounded(response: IncomingMessage, operation: string, done: (err: Error | undefined, text?: string) => void): void {
+function readBounded(response: IncomingMessage, operation: string, maxBytes: number, done: (err: Error | undefined, text?: string) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   response.on('data', (chunk: Buffer) => {
     size += chunk.length;
-    if (size <= MAX_RESPONSE_BYTES) chunks.push(chunk);
-    else done(new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response from the HyperFleet API (${operation}): body larger than ${MAX_RESPONSE_BYTES} bytes`, { httpStatus: response.statusCode }));
+    if (size <= maxBytes) chunks.push(chunk);
+    else done(new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response (${operation}): body larger than ${maxBytes} bytes`, { httpStatus: response.statusCode }));
   });
   response.on('end', () => done(undefined, Buffer.concat(chunks, size).toString('utf8')));
   response.on('error', (err) => done(err));
@@ -126,8 +146,8 @@ function readBounded(response: IncomingMessage, operation: string, done: (err: E
   });
 }
 
-function aborted(operation: string, reason: unknown): PullSecretError {
-  return new PullSecretError('ABORTED', `HyperFleet API request aborted (${operation})`, { cause: reason });
+function aborted(request: ExchangeRequest, reason: unknown): PullSecretError {
+  return new PullSecretError('ABORTED', `${(request.service ?? HYPERFLEET).name} request aborted (${request.operation})`, { cause: reason });
 }
 
 /** OpenSSL's codes for a server certificate we do not trust; retrying cannot change the answer. */
@@ -143,14 +163,13 @@ const UNTRUSTED_CERTIFICATE = new Set([
 
 function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError {
   const code = (err as { code?: unknown }).code;
+  const service = request.service ?? HYPERFLEET;
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
-    return new HyperFleetApiError(
-      'CONFIG_INVALID',
-      `the HyperFleet API at ${new URL(request.url).origin} presented a certificate we do not trust (${code}); set hyperfleetApi.caFile (or --ca-file) to the CA that signs it`,
-      { cause: err },
-    );
+    return new HyperFleetApiError('CONFIG_INVALID', `the ${service.name} at ${new URL(request.url).origin} presented a certificate we do not trust (${code}); set ${service.caSetting} to the CA that signs it`, {
+      cause: err,
+    });
   }
-  return new HyperFleetApiError('API_UNAVAILABLE', `cannot reach the HyperFleet API at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`, { cause: err });
+  return new HyperFleetApiError('API_UNAVAILABLE', `cannot reach the ${service.name} at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`, { cause: err });
 }
 
 function parseBody(text: string, contentType: string | undefined): Pick<ExchangeResponse, 'json' | 'malformed' | 'problem'> {

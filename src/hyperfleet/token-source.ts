@@ -19,9 +19,9 @@ const TOKEN = /^[\x21-\x7e]+$/;
  * rotated token (a re-mounted Kubernetes Secret swaps the file) is picked up without a restart and an
  * unchanged one costs a `stat` only. The token is registered with the redactor and never logged.
  *
- * `token()` throws CONFIG_INVALID when the file cannot be read, is empty or holds more than one line.
+ * `service` names the caller in messages. `token()` throws CONFIG_INVALID when the file cannot be read, is empty or holds more than one line.
  */
-export function createTokenSource(file: string | undefined): TokenSource {
+export function createTokenSource(file: string | undefined, service = 'HyperFleet API'): TokenSource {
   let cached: { key: string; token: string } | undefined;
   return {
     file,
@@ -39,12 +39,12 @@ export function createTokenSource(file: string | undefined): TokenSource {
         text = await readFile(file, 'utf8');
       } catch (err) {
         const reason = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-        throw new PullSecretError('CONFIG_INVALID', `cannot read the HyperFleet API token file ${file} (${reason})`, { cause: err });
+        throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} token file ${file} (${reason})`, { cause: err });
       }
       const token = text.trim();
-      if (token === '') throw new PullSecretError('CONFIG_INVALID', `the HyperFleet API token file ${file} is empty`);
+      if (token === '') throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} is empty`);
       if (!TOKEN.test(token)) {
-        throw new PullSecretError('CONFIG_INVALID', `the HyperFleet API token file ${file} must hold one token of printable characters`);
+        throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} must hold one token of printable characters`);
       }
       redactor.register([token]);
       cached = { key, token };

@@ -1,0 +1,197 @@
+import { Agent as HttpsAgent } from 'node:https';
+import { z } from 'zod';
+import { PullSecretError, type ErrorCode } from '../errors/index.js';
+import { readCaFile } from '../hyperfleet/client.js';
+import { exchange, type ExchangeResponse, type ExchangeService } from '../hyperfleet/http-exchange.js';
+import { describeIssues } from '../hyperfleet/schemas.js';
+import { createTokenSource } from '../hyperfleet/token-source.js';
+import { assertClusterId, quoteIdentifier } from '../pullsecret/identifiers.js';
+import { redactor } from '../pullsecret/redact.js';
+import { describeJsonProblem, parseStrictJson } from '../pullsecret/strict-json.js';
+import { isObject } from '../pullsecret/validate.js';
+
+/** The transfer route of OCM's `accounts_mgmt` v1 API, under the base URL. */
+export const TRANSFERS_PATH = '/api/accounts_mgmt/v1/cluster_transfers/';
+/** Default route of an organization's pull secret; `{organization_id}` and `{cluster_id}` are filled in. */
+export const DEFAULT_SOURCE_PATH = '/api/accounts_mgmt/v1/organizations/{organization_id}/pull_secret';
+
+const SERVICE: ExchangeService = { name: 'account service', caSetting: 'accountService.caFile' };
+/** A transfer list or a pull secret is small; 1 MiB is the largest Kubernetes Secret. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** Path segments we fill in: ids as OCM writes them (letters, digits, `-`, `_`). */
+const PATH_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface AccountServiceClientOptions {
+  /** Origin (and optional prefix) of the account service, e.g. `https://api.openshift.com`. */
+  baseUrl: string;
+  /** Bearer token file for `source` (re-read when it changes). Transfers use the cluster's own token. */
+  tokenFile?: string;
+  /** PEM CA file(s) for an https service; read once, at creation. */
+  caFile?: string;
+  /** Per request, in ms (default 10 000). */
+  timeoutMs?: number;
+  /** Route of an organization's pull secret (default `DEFAULT_SOURCE_PATH`). */
+  sourcePath?: string;
+}
+
+/** One accepted transfer as the client hands it on: `secret` is the new owner's pull secret JSON text. */
+export interface AcceptedTransfer {
+  id: string;
+  /** The raw `secret` field; `''` or absent when the service sent none (the check calls that corrupted). */
+  secret: string | undefined;
+}
+
+/** What the transfer list said: nothing open (204, empty body or no items), or the accepted items. */
+export type TransferAnswer = { kind: 'none' } | { kind: 'accepted'; total: number; items: AcceptedTransfer[] };
+
+export interface AccountServiceClient {
+  readonly baseUrl: string;
+  /**
+   * `GET {sourcePath}`: the pull secret of the cluster's organization, as the bytes the service sent
+   * (validate them like `spec.pullSecret.data` before use, and register `credentialStrings` of them
+   * with the redactor for as long as they are handled).
+   *
+   * @throws IDENTIFIER_INVALID, CONFIG_INVALID (token file), ACCOUNT_SERVICE_UNAVAILABLE (retryable:
+   *   408/429/5xx, timeout, network), ACCOUNT_SERVICE_REFUSED (other 4xx; the message names the
+   *   status), ACCOUNT_SERVICE_UNEXPECTED (empty body), ABORTED
+   */
+  source(ids: { organizationId: string; clusterId: string }, signal?: AbortSignal): Promise<Buffer>;
+  /**
+   * `GET /api/accounts_mgmt/v1/cluster_transfers/?search=cluster_uuid is '{id}' and status is 'accepted'`
+   * with `Authorization: AccessToken {clusterId}:{cloudToken}`. One attempt, no retry: the caller owns
+   * the backoff (`transfer-check.ts`). `cloudToken` is never logged nor put in a message; it is
+   * registered with the redactor during the request only. The items' `secret`s are credentials: the
+   * caller registers them (`checkTransfer` does).
+   *
+   * @throws like `source`; ACCOUNT_SERVICE_UNEXPECTED for a body that is not the list its contract
+   *   describes, or an item of another cluster or another status
+   */
+  transfers(clusterId: string, cloudToken: string, signal?: AbortSignal): Promise<TransferAnswer>;
+}
+
+const itemSchema = z.object({ id: z.string().min(1), cluster_uuid: z.string().optional(), status: z.string().optional(), secret: z.unknown() }).passthrough();
+const listSchema = z.object({ page: z.number().int(), size: z.number().int(), total: z.number().int().nonnegative(), items: z.array(itemSchema) }).passthrough();
+
+/**
+ * Client of an account service modelled on OCM's `accounts_mgmt` v1, over the project's HTTP stack
+ * (`hyperfleet/http-exchange.ts`: kept-alive connections, a timeout per request, a bounded body,
+ * no redirects followed, https with a private CA).
+ *
+ * @throws CONFIG_INVALID at creation for a bad base URL or source path, or a CA file that is unreadable or set for http
+ */
+export function createAccountServiceClient(options: AccountServiceClientOptions): AccountServiceClient {
+  const baseUrl = normalizeOrigin(options.baseUrl);
+  const sourcePath = options.sourcePath ?? DEFAULT_SOURCE_PATH;
+  if (!sourcePath.startsWith('/') || !sourcePath.includes('{organization_id}')) {
+    throw new PullSecretError('CONFIG_INVALID', 'the account service source path must start with "/" and hold {organization_id}');
+  }
+  if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
+    throw new PullSecretError('CONFIG_INVALID', `an account service CA file is set, but ${baseUrl} is not an https URL`);
+  }
+  const agent = options.caFile === undefined ? undefined : new HttpsAgent({ keepAlive: true, ca: readCaFile(options.caFile, SERVICE.name) });
+  const tokens = createTokenSource(options.tokenFile, SERVICE.name);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+
+  async function get(path: string, operation: string, authorization: { token?: string; header?: string }, signal: AbortSignal | undefined): Promise<ExchangeResponse> {
+    try {
+      return await exchange({
+        method: 'GET',
+        url: `${baseUrl}${path}`,
+        operation,
+        token: authorization.token,
+        authorization: authorization.header,
+        timeoutMs,
+        signal,
+        agent,
+        service: SERVICE,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+      });
+    } catch (err) {
+      // The exchange speaks in HyperFleet codes; the account service has its own family.
+      if (err instanceof PullSecretError && (err.code === 'API_UNAVAILABLE' || err.code === 'API_REQUEST_INVALID')) {
+        throw new PullSecretError(err.code === 'API_UNAVAILABLE' ? 'ACCOUNT_SERVICE_UNAVAILABLE' : 'ACCOUNT_SERVICE_UNEXPECTED', err.message, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  return {
+    baseUrl,
+
+    async source({ organizationId, clusterId }, signal) {
+      assertClusterId(clusterId);
+      if (!PATH_ID.test(organizationId)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid organization id: must be 1-64 letters, digits, "_" or "-"');
+      const operation = `GET ${sourcePath}`;
+      const path = sourcePath.replaceAll('{organization_id}', organizationId).replaceAll('{cluster_id}', clusterId);
+      const response = await get(path, operation, { token: await tokens.token() }, signal);
+      if (response.status === 401) tokens.invalidate();
+      if (response.status !== 200) throw errorForStatus(response, operation);
+      if (response.text.trim() === '') throw unexpected(operation, 'empty body');
+      return Buffer.from(response.text, 'utf8');
+    },
+
+    async transfers(clusterId, cloudToken, signal) {
+      assertClusterId(clusterId);
+      const operation = `GET ${TRANSFERS_PATH}?search`;
+      const header = `AccessToken ${clusterId}:${cloudToken}`;
+      // Masked while the request runs; released after, so a fleet's tokens do not pile up in the redactor.
+      const release = redactor.register([cloudToken, header]);
+      const search = encodeURIComponent(`cluster_uuid is '${clusterId}' and status is 'accepted'`);
+      let response: ExchangeResponse;
+      try {
+        response = await get(`${TRANSFERS_PATH}?search=${search}`, operation, { header }, signal);
+      } finally {
+        release();
+      }
+      if (response.status === 204) return { kind: 'none' };
+      if (response.status !== 200) throw errorForStatus(response, operation);
+      if (response.text.trim() === '') return { kind: 'none' };
+      return readList(response.text, clusterId, operation);
+    },
+  };
+}
+
+function readList(text: string, clusterId: string, operation: string): TransferAnswer {
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) throw unexpected(operation, `body is ${describeJsonProblem(parsed.problem)}`);
+  const list = listSchema.safeParse(parsed.value);
+  if (!list.success) throw unexpected(operation, describeIssues(list.error));
+  const { total, items } = list.data;
+  if (items.length === 0) return { kind: 'none' };
+  for (const item of items) {
+    // The search asked for this cluster's accepted transfers; anything else must never be applied.
+    if (item.cluster_uuid !== undefined && item.cluster_uuid !== clusterId) throw unexpected(operation, `transfer ${quoteIdentifier(item.id)} is for another cluster`);
+    if (item.status !== undefined && item.status.toLowerCase() !== 'accepted') throw unexpected(operation, `transfer ${quoteIdentifier(item.id)} has status ${quoteIdentifier(item.status)}, not accepted`);
+  }
+  const accepted = items.map((item) => ({ id: item.id, secret: typeof item.secret === 'string' ? item.secret : undefined }));
+  return { kind: 'accepted', total, items: accepted };
+}
+
+function unexpected(operation: string, why: string): PullSecretError {
+  return new PullSecretError('ACCOUNT_SERVICE_UNEXPECTED', `unexpected answer from the account service (${operation}): ${why}`);
+}
+
+/** 408/429/5xx → ACCOUNT_SERVICE_UNAVAILABLE (retryable); any other status → ACCOUNT_SERVICE_REFUSED naming it. */
+function errorForStatus(response: ExchangeResponse, operation: string): PullSecretError {
+  const { status } = response;
+  // Only OCM's error code (`ACCT-MGMT-11`): free text from the server could echo what we sent.
+  const serverCode = isObject(response.json) && typeof response.json.code === 'string' && /^[A-Z0-9-]{1,40}$/.test(response.json.code) ? response.json.code : undefined;
+  const detail = serverCode === undefined ? '' : ` (${serverCode})`;
+  const code: ErrorCode = status === 408 || status === 429 || status >= 500 ? 'ACCOUNT_SERVICE_UNAVAILABLE' : 'ACCOUNT_SERVICE_REFUSED';
+  const hint = status === 401 || status === 403 ? ' (the credential was refused)' : status >= 300 && status < 400 ? ' (redirects are not followed; configure the final URL)' : '';
+  return new PullSecretError(code, `the account service answered ${status} to ${operation}${hint}${detail}`);
+}
+
+/** `{scheme}://{host}[:port][/prefix]` without a trailing slash. @throws CONFIG_INVALID */
+function normalizeOrigin(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new PullSecretError('CONFIG_INVALID', 'the account service base URL is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new PullSecretError('CONFIG_INVALID', `the account service base URL must use http or https, not ${url.protocol}`);
+  if (url.username !== '' || url.password !== '') throw new PullSecretError('CONFIG_INVALID', 'the account service base URL must not embed credentials; use the token file');
+  if (url.search !== '' || url.hash !== '') throw new PullSecretError('CONFIG_INVALID', 'the account service base URL must not have a query or a fragment');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}

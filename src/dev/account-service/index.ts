@@ -1,0 +1,1 @@
+export { startAccountServiceStandIn, type AccountServiceStandIn, type AccountServiceStandInOptions, type AccountFault, type AccountRoute, type StandInTransfer } from './server.js';

@@ -1,0 +1,254 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createAccountServiceClient, type AccountServiceClient } from '../src/account-service/client.js';
+import { applyTransfer, checkTransfer, type TransferDecision } from '../src/account-service/transfer-check.js';
+import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
+import { PullSecretError } from '../src/errors/index.js';
+import { canonicalize } from '../src/pullsecret/canonical.js';
+import { generateTestPki } from './servers/kubernetes/tls.js';
+import { CANARY_NEEDLES, CANARY_PULL_SECRET } from './support/fixtures.js';
+
+// The account-service client and the transfer check over loopback HTTP against the stand-in
+// (src/dev/account-service): the wire protocol, the AccessToken header, retries and faults.
+
+const LIMITS = { maxBytes: 65_536, targetName: 'gcp store' };
+const CLUSTER = '019466a0-1111-7000-8000-000000000001';
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const CLOUD = b64('cluster-bot:cloud-token-abcdef');
+const CURRENT = JSON.stringify({
+  auths: {
+    'cloud.openshift.com': { auth: CLOUD, email: 'old@example.com' },
+    'quay.io': { auth: b64('old-owner:old-pw'), email: 'old@example.com' },
+    'registry.example.com:5000': { auth: b64('mirror:mirror-pw') },
+  },
+});
+const NEW_QUAY = b64('new-owner:new-pw');
+const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: NEW_QUAY } } });
+/** Interval 240 ms: backoff 10, 20, 40, 80, 160 ms, real timers. */
+const INTERVAL = 240;
+
+let service: AccountServiceStandIn;
+let client: AccountServiceClient;
+
+before(async () => {
+  service = await startAccountServiceStandIn();
+  client = createAccountServiceClient({ baseUrl: service.url, timeoutMs: 2000 });
+});
+after(() => service.stop());
+beforeEach(() => {
+  service.clearFaults();
+  service.clearTransfers(CLUSTER);
+  service.resetCalls();
+  service.setClusterToken(CLUSTER, CLOUD);
+});
+
+const check = (current = CURRENT, onRetry?: (info: { attempt: number; delayMs: number; error: PullSecretError }) => void) =>
+  checkTransfer(CLUSTER, Buffer.from(current), { client, intervalMs: INTERVAL, limits: LIMITS, onRetry });
+const accept = (secret = TRANSFERRED, id = 'transfer-1') => service.addTransfer({ id, clusterId: CLUSTER, status: 'accepted', secret });
+
+describe('transfer check against the account-service stand-in', () => {
+  it('an accepted transfer is decided as an update with the merged content, and applied once', async () => {
+    service.addTransfer({ id: 'old', clusterId: CLUSTER, status: 'completed', secret: '{}' });
+    accept();
+    const decision = await check();
+    assert.equal(decision.kind, 'update');
+    if (decision.kind !== 'update') return;
+    assert.equal(decision.transferId, 'transfer-1');
+    assert.deepEqual(decision.replaced, ['quay.io']);
+    const expected = JSON.parse(CURRENT) as { auths: Record<string, Record<string, string>> };
+    expected.auths['quay.io'] = { auth: NEW_QUAY, email: 'old@example.com' };
+    assert.equal(decision.data.toString('utf8'), canonicalize(expected));
+    const written: Buffer[] = [];
+    const outcome = await applyTransfer(decision, (data) => Promise.resolve(void written.push(data)));
+    assert.equal(outcome.kind, 'updated');
+    assert.deepEqual(written, [decision.data]);
+    // Checked again with the applied content: nothing more to write.
+    assert.equal((await check(decision.data.toString('utf8'))).kind, 'unchanged');
+    assert.equal(service.calls.transfers, 2);
+  });
+
+  it('no transfer open: an empty list, an empty body and 204 all mean none', async () => {
+    assert.equal((await check()).kind, 'none');
+    accept();
+    service.injectFault({ route: 'transfers', emptyBody: true });
+    assert.equal((await check()).kind, 'none');
+    service.injectFault({ route: 'transfers', status: 204 });
+    assert.equal((await check()).kind, 'none');
+  });
+
+  it('500 then recovery: retried with the backoff, then decided', async () => {
+    accept();
+    service.injectFault({ route: 'transfers', status: 500, times: 2 });
+    const retries: number[] = [];
+    const decision = await check(CURRENT, ({ delayMs }) => retries.push(delayMs));
+    assert.equal(decision.kind, 'update');
+    assert.deepEqual(retries, [10, 20]);
+    assert.equal(service.calls.transfers, 3);
+  });
+
+  it('500 until the backoff runs out: unreachable (Degraded), after 1 + 5 attempts', async () => {
+    accept();
+    service.injectFault({ route: 'transfers', status: 503, times: Infinity });
+    const decision = await check();
+    assert.equal(decision.kind, 'unreachable');
+    assert.equal(decision.kind === 'unreachable' && decision.error.code, 'ACCOUNT_SERVICE_UNAVAILABLE');
+    assert.equal(service.calls.transfers, 6);
+  });
+
+  it('a closed port is unreachable too', async () => {
+    const gone = await startAccountServiceStandIn();
+    await gone.stop();
+    const offline = createAccountServiceClient({ baseUrl: gone.url, timeoutMs: 500 });
+    const decision = await checkTransfer(CLUSTER, Buffer.from(CURRENT), { client: offline, intervalMs: 24, limits: LIMITS });
+    assert.equal(decision.kind, 'unreachable');
+    assert.match(decision.kind === 'unreachable' ? decision.message : '', /cannot reach the account service/);
+  });
+
+  it('two accepted transfers: nothing to write, both ids reported', async () => {
+    accept();
+    accept(TRANSFERRED, 'transfer-2');
+    const decision = await check();
+    assert.equal(decision.kind, 'multiple');
+    assert.deepEqual(decision.kind === 'multiple' && decision.transferIds, ['transfer-1', 'transfer-2']);
+    service.clearTransfers(CLUSTER);
+    accept();
+    service.injectFault({ route: 'transfers', duplicate: true });
+    assert.equal((await check()).kind, 'multiple');
+  });
+
+  it('an empty secret, or one that fails the merge, is corrupted: nothing to write', async () => {
+    accept();
+    service.injectFault({ route: 'transfers', emptySecret: true });
+    const empty = await check();
+    assert.deepEqual([empty.kind, empty.kind === 'corrupted' && empty.transferId], ['corrupted', 'transfer-1']);
+    service.clearTransfers(CLUSTER);
+    accept(JSON.stringify({ auths: { 'quay.io': { auth: b64('no-colon') } } }));
+    assert.equal((await check()).kind, 'corrupted');
+  });
+
+  it('a non-JSON body is unexpected, not retried', async () => {
+    accept();
+    service.injectFault({ route: 'transfers', body: '<html>proxy error</html>' });
+    const html = await check();
+    assert.equal(html.kind, 'unexpected');
+    assert.equal(html.kind === 'unexpected' && html.error.code, 'ACCOUNT_SERVICE_UNEXPECTED');
+    service.injectFault({ route: 'transfers', body: '{"items": [', contentType: 'application/json' });
+    assert.equal((await check()).kind, 'unexpected');
+    service.injectFault({ route: 'transfers', body: '{"items": "nope"}', contentType: 'application/json' });
+    assert.equal((await check()).kind, 'unexpected');
+    assert.equal(service.calls.transfers, 3);
+  });
+
+  it('403 is refused, not retried, and the reason names the status', async () => {
+    accept();
+    service.injectFault({ route: 'transfers', status: 403, times: Infinity });
+    const decision = await check();
+    assert.equal(decision.kind, 'refused');
+    assert.match(decision.kind === 'refused' ? decision.message : '', /answered 403/);
+    assert.equal(service.calls.transfers, 1);
+  });
+
+  it('the stand-in checks the AccessToken: a wrong token is refused with 403', async () => {
+    accept();
+    service.setClusterToken(CLUSTER, b64('someone:else'));
+    const decision = await check();
+    assert.equal(decision.kind, 'refused');
+    assert.match(decision.kind === 'refused' ? decision.message : '', /403/);
+  });
+
+  it('without a cloud.openshift.com entry the cluster does not ask', async () => {
+    const decision = await check(JSON.stringify({ auths: { 'quay.io': { auth: b64('a:bcdef') } } }));
+    assert.equal(decision.kind, 'no-token');
+    assert.equal(service.calls.transfers, 0);
+  });
+});
+
+describe('pull secret source against the stand-in', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ps-account-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('fetches the organization pull secret with the bearer token from the file, re-read on change, over https with a private CA', async () => {
+    const pki = await generateTestPki(dir);
+    const caFile = join(dir, 'ca.pem');
+    const tokenFile = join(dir, 'token');
+    await writeFile(caFile, pki.caPem);
+    await writeFile(tokenFile, 'token-one-aaaaaa\n');
+    const secure = await startAccountServiceStandIn({ tokens: ['token-one-aaaaaa'], tls: { certPem: pki.certPem, keyPem: pki.keyPem } });
+    try {
+      secure.setOrganizationPullSecret('org-1', CURRENT);
+      const https = createAccountServiceClient({ baseUrl: secure.url, tokenFile, caFile });
+      assert.equal((await https.source({ organizationId: 'org-1', clusterId: CLUSTER })).toString('utf8'), CURRENT);
+      await assert.rejects(https.source({ organizationId: 'org-2', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_REFUSED' && /404/.test(err.message));
+      await writeFile(tokenFile, 'token-two-bbbbbbbb\n');
+      await assert.rejects(https.source({ organizationId: 'org-1', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_REFUSED' && /403/.test(err.message));
+      const untrusted = createAccountServiceClient({ baseUrl: secure.url, tokenFile });
+      await assert.rejects(
+        untrusted.source({ organizationId: 'org-1', clusterId: CLUSTER }),
+        (err: unknown) => err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && /accountService\.caFile/.test(err.message),
+      );
+    } finally {
+      await secure.stop();
+    }
+  });
+
+  it('5xx is ACCOUNT_SERVICE_UNAVAILABLE (retryable); an invalid organization id never reaches the wire', async () => {
+    service.setOrganizationPullSecret('org-1', CURRENT);
+    service.injectFault({ route: 'source', status: 502 });
+    await assert.rejects(client.source({ organizationId: 'org-1', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_UNAVAILABLE' && err.retryable);
+    await assert.rejects(client.source({ organizationId: '../x', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID');
+    assert.equal(service.calls.source, 1);
+  });
+});
+
+describe('leak canary: the cluster token and the transferred pull secret', () => {
+  const NEW_OWNER = 'newowner:n3w-0wn3r-canary-9Xk';
+  const transferredNeedles = [b64(NEW_OWNER), NEW_OWNER, 'n3w-0wn3r-canary-9Xk'];
+  const canaryCloud = (JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> }).auths['cloud.openshift.com']?.auth ?? '';
+
+  /** Everything a decision would put in a log, a status or a metric: all but the bytes to write. */
+  function visible(decision: TransferDecision, logged: string[]): string {
+    const { ...shown } = decision as Record<string, unknown>;
+    delete shown.data;
+    const error = shown.error as PullSecretError | undefined;
+    return [JSON.stringify(shown), error?.message ?? '', error?.stack ?? '', ...logged].join('\n');
+  }
+
+  it('no decision, error or retry log holds the token, the AccessToken header or the transferred secret', async () => {
+    service.setClusterToken(CLUSTER, canaryCloud);
+    const secrets = [
+      JSON.stringify({ auths: { 'quay.io': { auth: b64(NEW_OWNER) } } }),
+      JSON.stringify({ auths: { 'quay.io': { auth: `${b64(NEW_OWNER)}!` } } }),
+      `{"auths":{"quay.io":{"auth":"${b64(NEW_OWNER)}"}`,
+    ];
+    const faults = [{}, { status: 500, times: Infinity }, { status: 403 }, { body: `<html>${CANARY_PULL_SECRET}</html>` }, { emptySecret: true }, { duplicate: true }];
+    let seen = '';
+    for (const secret of secrets) {
+      for (const fault of faults) {
+        service.clearFaults();
+        service.clearTransfers(CLUSTER);
+        accept(secret);
+        if (Object.keys(fault).length > 0) service.injectFault({ route: 'transfers', ...fault });
+        const logged: string[] = [];
+        const decision = await checkTransfer(CLUSTER, Buffer.from(CANARY_PULL_SECRET), {
+          client,
+          intervalMs: 24,
+          limits: LIMITS,
+          onRetry: (info) => logged.push(JSON.stringify({ ...info, error: info.error.message })),
+        });
+        seen += `${decision.kind} `;
+        const text = visible(decision, logged);
+        for (const needle of [...CANARY_NEEDLES, canaryCloud, `AccessToken ${CLUSTER}:`, ...transferredNeedles]) {
+          assert.ok(!text.includes(needle), `${decision.kind} shows a credential (${needle.length} chars)`);
+        }
+      }
+    }
+    // The flows covered what they should.
+    for (const kind of ['update', 'unreachable', 'refused', 'unexpected', 'corrupted', 'multiple']) assert.ok(seen.includes(kind), `${kind} not covered: ${seen}`);
+  });
+});
