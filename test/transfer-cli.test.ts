@@ -74,6 +74,17 @@ describe('pull-secret transfer check', () => {
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /accountService/);
 
+    // A scoped store needs every setting of its scope, named by key where it has several (AWS).
+    const aws = join(dir, 'aws.yaml');
+    await writeFile(aws, JSON.stringify({ store: { type: 'aws' }, accountService: { baseUrl: service.url } }));
+    const awsRun = (...extra: string[]) => runCli(['transfer', 'check', '--cluster-id', CLUSTER, '--config', aws, ...extra], baseEnv());
+    const noScope = await awsRun('--scope', 'accountId=123456789012');
+    assert.equal(noScope.code, 2);
+    assert.match(noScope.stderr, /needs its AWS account and region: --scope region=VALUE/);
+    const projectOnly = await awsRun('--project', 'p');
+    assert.equal(projectOnly.code, 2);
+    assert.match(projectOnly.stderr, /scope is accountId and region: give them with --scope/);
+
     const missing = await run('--secret-name', 'no-such-secret');
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no-such-secret/);

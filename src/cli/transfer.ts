@@ -15,6 +15,7 @@ interface CheckOptions {
   clusterId: string;
   config: string;
   project?: string;
+  scope?: string[];
   secretName?: string;
   retries: string;
 }
@@ -38,7 +39,8 @@ export function transferCommand(): Command {
       .description("Check one cluster's accepted transfer now and print the decision; nothing is written.")
       .requiredOption('--cluster-id <id>', 'the cluster')
       .requiredOption('--config <file>', 'the adapter config file (its accountService and store sections are used)')
-      .option('--project <id>', 'the scope of a scoped store (GCP: the project holding the secret)')
+      .option('--project <id>', 'the scope of a store with a one-setting scope (GCP: the project holding the secret)')
+      .option('--scope <setting=value...>', 'the scope settings of any scoped store (AWS: accountId=123456789012 region=us-east-1; Azure: vaultUrl=https://NAME.vault.azure.net)')
       .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
       .option('--retries <n>', 'retries of a 5xx answer with the backoff of accountService.transfer.interval (0-5)', '0')
       .addHelpText(
@@ -59,6 +61,27 @@ export function transferCommand(): Command {
   return transfer;
 }
 
+/**
+ * The scope settings from `--scope key=value ...`, or `--project` for a store whose scope is one setting.
+ * @throws CONFIG_INVALID for a malformed pair, a key that is not a scope setting, or a missing one.
+ */
+function scopeOptions(kind: string, keys: readonly string[], noun: string, options: CheckOptions): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const pair of options.scope ?? []) {
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at);
+    if (at < 1 || !keys.includes(key)) throw new PullSecretError('CONFIG_INVALID', `--scope takes ${keys.map((k) => `${k}=VALUE`).join(' ')} for the ${kind} store`);
+    values[key] = pair.slice(at + 1);
+  }
+  if (options.project !== undefined) {
+    if (keys.length !== 1) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store's scope is ${keys.join(' and ')}: give them with --scope`);
+    values[keys[0] as string] = options.project;
+  }
+  const missing = keys.filter((k) => values[k] === undefined);
+  if (missing.length > 0) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store needs its ${noun}: ${keys.length === 1 ? '--project or ' : ''}--scope ${missing.map((k) => `${k}=VALUE`).join(' ')}`);
+  return values;
+}
+
 async function runCheck(options: CheckOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
@@ -73,8 +96,8 @@ async function runCheck(options: CheckOptions): Promise<number> {
     const kind = storeSection.type ?? DEFAULT_STORE_KIND;
     const factory = storeFactory(kind);
     const scope = factory.scope;
-    if (scope !== undefined && options.project === undefined) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store needs --project (the ${scope.noun})`);
-    const settings = storeConfigSchema(kind).safeParse({ ...storeSection.settings, ...(scope === undefined ? {} : { [scope.settingKey]: options.project }) });
+    const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, options);
+    const settings = storeConfigSchema(kind).safeParse({ ...storeSection.settings, ...scopeValues });
     if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
     const store = await factory.create(settings.data);
     try {
