@@ -1,3 +1,4 @@
+import { startAdmin, type AdminRuntime } from '../admin/start-admin.js';
 import type { Broker, Disposition } from '../brokers/broker.js';
 import { createBroker } from '../brokers/registry.js';
 import { createHyperFleetClient, type HyperFleetClient } from '../hyperfleet/index.js';
@@ -22,6 +23,8 @@ export interface RunningAdapter {
   readonly api: HyperFleetClient;
   readonly healthPort: number;
   readonly metricsPort: number;
+  /** The admin API and its tokens (docs/admin-api.md); empty when off. */
+  readonly admin: AdminRuntime;
   /** True while connected and not draining (what /readyz says). */
   ready(): boolean;
   /** Graceful shutdown: stop taking events, finish in-flight work (up to drainSeconds), close everything. */
@@ -74,12 +77,16 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   let draining = false;
   const ready = () => !draining && broker.isReady();
   const servers: RunningServer[] = [];
+  let admin: AdminRuntime = { close: async () => {} };
   try {
+    const adminDeps = { api, stores, fieldPaths: config.preconditions.fieldPaths, storeKind: config.store.type, writesKubernetes: kubernetes !== undefined, handleEvent: pipeline.handle };
+    admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
-    servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry }));
+    servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
     await broker.start(pipeline.handle);
   } catch (err) {
     await Promise.all(servers.map((s) => s.close()));
+    await admin.close();
     await stores.close();
     throw err;
   }
@@ -92,11 +99,13 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     api,
     healthPort: servers[0]?.port ?? 0,
     metricsPort: servers[1]?.port ?? 0,
+    admin,
     ready,
     stop: () =>
       (stopping ??= (async () => {
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
+        await admin.close();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         scheduler.abortAll();
         await executor.close();

@@ -8,6 +8,7 @@ import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema } from '../ada
 import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 import { adapterEnvLayers } from './adapter-env.js';
+import { adminSectionSchema } from './admin.js';
 import { issueLines } from './problems.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
 
@@ -70,6 +71,7 @@ export const adapterConfigSchema = z
       .object({ healthPort: port.default(8080), metricsPort: port.default(9090), host: z.string().default('0.0.0.0'), drainSeconds: count(0, 3600).default(30) })
       .strict()
       .prefault({}),
+    admin: adminSectionSchema.prefault({}),
     logLevel: logLevelSchema.default('info'),
   })
   .strict();
