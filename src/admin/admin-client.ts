@@ -87,8 +87,20 @@ function unreachable(url: URL, err: Error, timeoutMs?: number): PullSecretError 
   return new PullSecretError('ADMIN_UNAVAILABLE', `cannot reach the admin API at ${url.origin}: ${why}`, { cause: err });
 }
 
+/** The token in a file's text: the `current.token` of an admin token file (dev stack), else the first line. */
+function tokenIn(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { current?: { token?: unknown } };
+    if (typeof parsed.current?.token === 'string') return parsed.current.token;
+  } catch {
+    // not an admin token file: a plain token file (e.g. the Secret's `token` key mounted as a file)
+  }
+  return text.split('\n')[0]?.trim() ?? '';
+}
+
 /**
- * Reads a bearer token file (first line, trimmed). Never quotes the content.
+ * Reads a bearer token file: a plain one (first line, trimmed), or an admin token file (its current
+ * token). Never quotes the content.
  * @throws ADMIN_UNAUTHENTICATED when it is unreadable or empty
  */
 export function readTokenFile(file: string): string {
@@ -98,7 +110,7 @@ export function readTokenFile(file: string): string {
   } catch (err) {
     throw new PullSecretError('ADMIN_UNAUTHENTICATED', `cannot read the token file ${quoteIdentifier(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
   }
-  const token = text.split('\n')[0]?.trim() ?? '';
+  const token = tokenIn(text);
   if (token === '') throw new PullSecretError('ADMIN_UNAUTHENTICATED', `the token file ${quoteIdentifier(file)} is empty`);
   return token;
 }
