@@ -1,5 +1,6 @@
 import { describeError, PullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
+import { redactor } from '../pullsecret/redact.js';
 import { digestMatches, tokenDigest } from './token-compare.js';
 import type { StoredTokens, TokenStorage } from './token-storage.js';
 import { initialState, previousAccepted, rotatedState, rotationDue, type TokenSlot } from './token-state.js';
@@ -32,6 +33,8 @@ const MAX_RACES = 5;
  */
 export class TokenManager {
   private stored: StoredTokens | undefined;
+  /** Releases the redactor registration of the tokens held now. */
+  private unregister: () => void = () => {};
   private timer: NodeJS.Timeout | undefined;
   private readonly lifetimeMs: number;
   private readonly clock: () => number;
@@ -75,6 +78,7 @@ export class TokenManager {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.unregister();
   }
 
   /**
@@ -134,6 +138,10 @@ export class TokenManager {
     if (stored !== undefined && stored.version !== this.stored?.version) {
       if (this.stored !== undefined) this.options.logger?.info({ operation: 'admin-token-reload', where: this.where }, 'Admin tokens reloaded');
       this.stored = stored;
+      // The last line of defence masks them in any text this process writes (see redact.ts).
+      const release = redactor.register([stored.state.current.token, ...(stored.state.previous ? [stored.state.previous.token] : [])]);
+      this.unregister();
+      this.unregister = release;
     }
   }
 }
