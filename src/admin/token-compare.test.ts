@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { digestMatches, tokenDigest, tokensEqual } from './token-compare.js';
+import { digestsEqual, tokenDigest, tokensEqual } from './token-compare.js';
 import { newToken } from './token-state.js';
 
 describe('constant-time token comparison', () => {
@@ -21,10 +21,11 @@ describe('constant-time token comparison', () => {
     assert.equal(tokenDigest('x'.repeat(10_000)).length, 32);
   });
 
-  it('digestMatches agrees with tokensEqual', () => {
+  it('digestsEqual agrees with tokensEqual, and takes only 32-byte digests', () => {
     const token = newToken();
-    assert.equal(digestMatches(tokenDigest(token), token), true);
-    assert.equal(digestMatches(tokenDigest(newToken()), token), false);
+    assert.equal(digestsEqual(tokenDigest(token), tokenDigest(token)), true);
+    assert.equal(digestsEqual(tokenDigest(newToken()), tokenDigest(token)), false);
+    assert.throws(() => digestsEqual(Buffer.from(token), tokenDigest(token)), RangeError);
   });
 
   it('new tokens are 32 random bytes in base64', () => {

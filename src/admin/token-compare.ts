@@ -14,7 +14,11 @@ export function tokensEqual(presented: string, expected: string): boolean {
   return timingSafeEqual(tokenDigest(presented), tokenDigest(expected));
 }
 
-/** Same as `tokensEqual`, with the presented token's digest computed once (it is checked against two slots). */
-export function digestMatches(presentedDigest: Buffer, expected: string): boolean {
-  return timingSafeEqual(presentedDigest, tokenDigest(expected));
+/**
+ * Compares two token digests (from `tokenDigest`) in constant time: how a checker compares a presented
+ * token with stored ones whose digests it computed once. @throws RangeError when either is not 32 bytes
+ */
+export function digestsEqual(presented: Buffer, expected: Buffer): boolean {
+  if (presented.length !== 32 || expected.length !== 32) throw new RangeError('token digests are 32 bytes');
+  return timingSafeEqual(presented, expected);
 }

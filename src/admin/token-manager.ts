@@ -1,7 +1,7 @@
 import { describeError, PullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { redactor } from '../pullsecret/redact.js';
-import { digestMatches, tokenDigest } from './token-compare.js';
+import { digestsEqual, tokenDigest } from './token-compare.js';
 import type { StoredTokens, TokenStorage } from './token-storage.js';
 import { initialState, previousAccepted, rotatedState, rotationDue, type TokenSlot } from './token-state.js';
 
@@ -33,6 +33,8 @@ const MAX_RACES = 5;
  */
 export class TokenManager {
   private stored: StoredTokens | undefined;
+  /** SHA-256 of the stored tokens, computed once per load: a check then hashes only the presented token. */
+  private digests: { current: Buffer; previous?: Buffer } | undefined;
   /** Releases the redactor registration of the tokens held now. */
   private unregister: () => void = () => {};
   private timer: NodeJS.Timeout | undefined;
@@ -120,15 +122,16 @@ export class TokenManager {
 
   /**
    * Which slot `presented` matches: `current`, `previous` (only inside its grace), or undefined.
-   * Both slots are always compared (constant time, see token-compare.ts), so the time taken does not
-   * tell which one matched.
+   * Both slots are always compared (fixed-length SHA-256 digests with `timingSafeEqual`, see
+   * token-compare.ts), so the time taken tells neither a length nor which slot matched.
    */
   check(presented: string | undefined): TokenSlot | undefined {
     const state = this.stored?.state;
-    if (state === undefined || presented === undefined || presented === '') return undefined;
+    const digests = this.digests;
+    if (state === undefined || digests === undefined || presented === undefined || presented === '') return undefined;
     const digest = tokenDigest(presented);
-    const current = digestMatches(digest, state.current.token);
-    const previous = digestMatches(digest, state.previous?.token ?? state.current.token);
+    const current = digestsEqual(digest, digests.current);
+    const previous = digestsEqual(digest, digests.previous ?? digests.current);
     if (current) return 'current';
     if (previous && state.previous !== undefined && previousAccepted(state, this.clock(), this.lifetimeMs)) return 'previous';
     return undefined;
@@ -138,6 +141,7 @@ export class TokenManager {
     if (stored !== undefined && stored.version !== this.stored?.version) {
       if (this.stored !== undefined) this.options.logger?.info({ operation: 'admin-token-reload', where: this.where }, 'Admin tokens reloaded');
       this.stored = stored;
+      this.digests = { current: tokenDigest(stored.state.current.token), ...(stored.state.previous ? { previous: tokenDigest(stored.state.previous.token) } : {}) };
       // The last line of defence masks them in any text this process writes (see redact.ts).
       const release = redactor.register([stored.state.current.token, ...(stored.state.previous ? [stored.state.previous.token] : [])]);
       this.unregister();
