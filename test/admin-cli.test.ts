@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseTokenState } from '../src/admin/token-state.js';
@@ -62,6 +63,19 @@ describe('pull-secret admin and token (CLI client)', () => {
     assert.match(down.stderr, /connection refused/);
     const usage = await runCli(['admin', 'get', '--server', server, '--token-file', tokenFile], env);
     assert.equal(usage.code, 2);
+  });
+
+  it('a server that never answers: a timeout message, exit 1', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const hung = await runCli(['admin', 'list', '--server', `http://127.0.0.1:${port}`, '--token-file', tokenFile, '--timeout', '0.5'], env);
+      assert.equal(hung.code, 1);
+      assert.match(hung.stderr, /no answer within 500 ms/);
+    } finally {
+      silent.close();
+    }
   });
 
   it('token show prints where the token is, never the token; token rotate rotates the file', async () => {
