@@ -23,6 +23,7 @@ import { benchEndToEnd } from './e2e-bench.js';
 import { benchQuota } from './quota-bench.js';
 import { benchAwsStore } from './aws-store-bench.js';
 import { benchAzureStore } from './azure-store-bench.js';
+import { benchAdmin } from './admin-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -99,6 +100,7 @@ async function main(): Promise<void> {
     for (const n of (process.env.BENCH_E2E_SIZES ?? '100,1000').split(',').map(Number)) e2eRows.push(...(await benchEndToEnd(n)));
     printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
     printSection('Informer: drift repair and Job reports (adapter in-process, local store, Kubernetes API test server)', await (await import('./drift-bench.js')).benchDrift());
+    printSection('Admin API on loopback (adapter, local store, API stand-in; BENCH_ADMIN_READS, BENCH_ADMIN_CHECKS)', await benchAdmin());
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { startAdmin, type AdminRuntime } from '../admin/start-admin.js';
 import type { Broker, Disposition } from '../brokers/broker.js';
 import { createBroker } from '../brokers/registry.js';
 import { createHyperFleetClient, type HyperFleetClient } from '../hyperfleet/index.js';
@@ -23,6 +24,8 @@ export interface RunningAdapter {
   readonly api: HyperFleetClient;
   readonly healthPort: number;
   readonly metricsPort: number;
+  /** The admin API and its tokens (docs/admin-api.md); empty when off. */
+  readonly admin: AdminRuntime;
   /** True while connected and not draining (what /readyz says). */
   ready(): boolean;
   /** Graceful shutdown: stop taking events, finish in-flight work (up to drainSeconds), close everything. */
@@ -65,10 +68,11 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret };
   const executor: Executor = watches.track(config.execution.mode === 'job' ? await createJobExecutor(config, logger, resources) : new InProcessExecutor({ resources, retry: config.execution.retry }));
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
+  const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
   const pipeline = new EventPipeline({
     api,
     executor,
-    routes: new ProviderRoutes(config.providers, config.preconditions.rules),
+    routes: providerRoutes,
     fieldPaths: config.preconditions.fieldPaths,
     scheduler,
     metrics,
@@ -81,12 +85,16 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   let draining = false;
   const ready = () => !draining && broker.isReady();
   const servers: RunningServer[] = [];
+  let admin: AdminRuntime = { close: async () => {} };
   try {
+    const adminDeps = { api, stores, fieldPaths: config.preconditions.fieldPaths, routes: providerRoutes, writesKubernetes: kubernetes !== undefined, handleEvent: pipeline.handle };
+    admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
-    servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry }));
+    servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
     await broker.start(pipeline.handle);
   } catch (err) {
     await Promise.all(servers.map((s) => s.close()));
+    await admin.close();
     await watches.stop();
     await stores.close();
     throw err;
@@ -110,11 +118,13 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     api,
     healthPort: servers[0]?.port ?? 0,
     metricsPort: servers[1]?.port ?? 0,
+    admin,
     ready,
     stop: () =>
       (stopping ??= (async () => {
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
+        await admin.close();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         await watches.stop();
         scheduler.abortAll();

@@ -10,6 +10,7 @@ interface DevOptions extends Record<DurationOption, string> {
   port?: number;
   healthPort?: number;
   metricsPort?: number;
+  adminPort?: number;
   demo: boolean;
   demoClusters: number;
   exitWhenSettled: boolean;
@@ -81,6 +82,7 @@ export function devCommand(): Command {
       .option('--port <n>', 'HyperFleet API port (default 8000; 0 picks a free one)', port)
       .option('--health-port <n>', 'adapter /healthz and /readyz port (default 8080)', port)
       .option('--metrics-port <n>', 'adapter /metrics port (default 9090)', port)
+      .option('--admin-port <n>', 'admin API port (default 8443)', port)
       .option('--poll-interval <duration>', 'Sentinel: time between two listings', '1s')
       .option('--debounce <duration>', 'Sentinel: send an unreconciled cluster again after this long', '10s')
       .option('--max-age <duration>', 'Sentinel: send a reconciled cluster again (resync) after this long', '30m')
@@ -137,7 +139,7 @@ async function runDev(options: DevOptions): Promise<number> {
     const logger = createDevLogger(logTarget, options.logLevel);
     stack = await startDevStack({
       dataDir,
-      ports: { api: options.port ?? fallbackPort, health: options.healthPort ?? fallbackPort, metrics: options.metricsPort ?? fallbackPort },
+      ports: { api: options.port ?? fallbackPort, health: options.healthPort ?? fallbackPort, metrics: options.metricsPort ?? fallbackPort, admin: options.adminPort ?? fallbackPort },
       sentinel: { pollIntervalMs: times.pollInterval, debounceMs: times.debounce, maxAgeMs: times.maxAge },
       logger,
     });
@@ -167,7 +169,7 @@ async function runDev(options: DevOptions): Promise<number> {
         code = reportFailure(err);
       }
     } else {
-      printOut(`\n${nextSteps({ apiUrl: stack.urls.api, apiBase: stack.urls.apiBase })}\n`);
+      printOut(`\n${nextSteps({ apiUrl: stack.urls.api, apiBase: stack.urls.apiBase, adminUrl: stack.urls.admin, adminTokens: stack.paths.adminTokens })}\n`);
     }
     if (!options.exitWhenSettled && !interrupted.signal.aborted) {
       printOut('The stack is running. Ctrl+C stops it.');

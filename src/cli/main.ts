@@ -9,6 +9,8 @@ import { statusCommand } from './status.js';
 import { preflightCommand } from './preflight.js';
 import { storeCommand } from './store.js';
 import { transferCommand } from './transfer.js';
+import { adminCommand } from './admin.js';
+import { tokenCommand } from './token.js';
 import { printError, reportFailure } from './output.js';
 import { createLogger } from '../observability/logger.js';
 import { installProcessGuard } from '../observability/process-guard.js';
@@ -19,9 +21,24 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 export function buildProgram(): Command {
   const output = { outputError: (text: string) => printError(text.replace(/^error: /, '').trimEnd()) };
   const program = new Command('pull-secret').description('Lifecycle of image-registry pull secrets for HyperFleet clusters.').version(version).showHelpAfterError().exitOverride().configureOutput(output);
-  const commands = [runJobCommand(), inspectCommand(), adapterCommand(), validateConfigCommand(), devCommand(), statusCommand(), preflightCommand(), storeCommand(), transferCommand()];
+  const commands = [
+    runJobCommand(),
+    inspectCommand(),
+    adapterCommand(),
+    validateConfigCommand(),
+    devCommand(),
+    statusCommand(),
+    preflightCommand(),
+    storeCommand(),
+    transferCommand(),
+    adminCommand(),
+    tokenCommand(),
+  ];
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
-  for (const command of commands) program.addCommand(command.exitOverride().showHelpAfterError().configureOutput(output));
+  for (const command of commands) {
+    program.addCommand(command.exitOverride().showHelpAfterError().configureOutput(output));
+    for (const sub of command.commands) sub.exitOverride().showHelpAfterError().configureOutput(output);
+  }
   return program;
 }
 

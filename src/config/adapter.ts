@@ -9,6 +9,7 @@ import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 import { accountServiceProblems, accountServiceSectionSchema, pullSecretSourceSchema } from './account-service.js';
 import { adapterEnvLayers } from './adapter-env.js';
+import { adminSectionSchema } from './admin.js';
 import { issueLines } from './problems.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
@@ -84,6 +85,7 @@ export const adapterConfigSchema = z
       .object({ healthPort: port.default(8080), metricsPort: port.default(9090), host: z.string().default('0.0.0.0'), drainSeconds: count(0, 3600).default(30) })
       .strict()
       .prefault({}),
+    admin: adminSectionSchema.prefault({}),
     logLevel: logLevelSchema.default('info'),
     accountService: accountServiceSectionSchema.optional(),
     pullSecretSource: pullSecretSourceSchema.default('spec'),

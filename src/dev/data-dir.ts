@@ -19,10 +19,19 @@ export interface DevPaths {
   manifests: string;
   /** The JSON log file (when logs go to a file). */
   log: string;
+  /** The admin API's token file (current and previous token; rotated by the adapter). */
+  adminTokens: string;
 }
 
 export function devPaths(dataDir: string): DevPaths {
-  return { dataDir, apiState: join(dataDir, 'api-state.json'), store: join(dataDir, 'store'), manifests: join(dataDir, 'manifests'), log: join(dataDir, 'dev.log') };
+  return {
+    dataDir,
+    apiState: join(dataDir, 'api-state.json'),
+    store: join(dataDir, 'store'),
+    manifests: join(dataDir, 'manifests'),
+    log: join(dataDir, 'dev.log'),
+    adminTokens: join(dataDir, 'admin-tokens.json'),
+  };
 }
 
 /**

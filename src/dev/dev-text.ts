@@ -1,7 +1,7 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { formatStatusTable, renderColumns } from '../status-view/status-table.js';
 import type { ClusterStatusRow } from '../status-view/status-row.js';
-import { DEFAULT_DEV_DATA_DIR } from './data-dir.js';
+import { DEFAULT_DEV_DATA_DIR, devPaths } from './data-dir.js';
 import { countOutcomes, summaryRows, type DemoResult } from './demo.js';
 import { formatDuration } from './duration.js';
 import type { DevStack } from './stack.js';
@@ -22,6 +22,7 @@ export function describeStack(stack: DevStack, logs: string): string {
     ],
     ['Broker', 'embedded, in this process'],
     ['Adapter', `health ${urls.health}/healthz  metrics ${urls.metrics}`],
+    ['Admin API', `${urls.admin}/api/pullsecret/admin/v1  (token file ${paths.adminTokens}, rotated by the adapter)`],
     ['Secret store', `local, encrypted: ${paths.store}`],
     ['Kubernetes Secrets', `manifests in ${paths.manifests}`],
     ['Upstream adapters', `validation, dns and placement are simulated (label ${HOLD_LABEL}=dns holds one back)`],
@@ -37,7 +38,7 @@ export function curlCreateCluster(apiBase: string, name = 'my-cluster'): string 
 }
 
 /** What to try next, for a running stack (`apiUrl` set) or after the demo (default ports, `dataDir`). */
-export function nextSteps(running: { apiUrl: string; apiBase: string } | undefined, dataDir = DEFAULT_DEV_DATA_DIR): string {
+export function nextSteps(running: { apiUrl: string; apiBase: string; adminUrl?: string; adminTokens?: string } | undefined, dataDir = DEFAULT_DEV_DATA_DIR): string {
   const api = running?.apiUrl ?? `http://127.0.0.1:${DEV_PORTS.api}`;
   const apiBase = running?.apiBase ?? `${api}/api/hyperfleet/v1`;
   const dataOption = dataDir === DEFAULT_DEV_DATA_DIR ? '' : ` --data-dir ${dataDir}`;
@@ -49,7 +50,18 @@ export function nextSteps(running: { apiUrl: string; apiBase: string } | undefin
     "See every cluster's pull secret status (any HyperFleet API; --output json for scripts):",
     `  ${CLI} status --api ${api}`,
   );
+  lines.push('', adminHowTo(running?.adminUrl ?? `http://127.0.0.1:${DEV_PORTS.admin}`, running?.adminTokens ?? devPaths(dataDir).adminTokens));
   return lines.join('\n');
+}
+
+/** How to call the dev stack's admin API: with `curl` (token read from the token file) and with the CLI. */
+export function adminHowTo(adminUrl: string, tokenFile: string): string {
+  const token = `$(node -p 'require(process.argv[1]).current.token' ${resolve(tokenFile)})`;
+  return [
+    `Call the admin API (token in ${tokenFile}; docs/admin-api.md):`,
+    `  curl -s -H "Authorization: Bearer ${token}" \\\n    '${adminUrl}/api/pullsecret/admin/v1/clusters?filter=failed'`,
+    `  ${CLI} admin list --server ${adminUrl} --token-file ${tokenFile}`,
+  ].join('\n');
 }
 
 /** Where the demo's results are on disk; names one manifest when a cluster was provisioned. */
@@ -83,7 +95,7 @@ export function demoSummary(stack: DevStack, result: DemoResult, logs: string, o
     '',
     whereDataIs(stack, result.rows, logs),
     '',
-    options.exiting ? nextSteps(undefined, stack.paths.dataDir) : nextSteps({ apiUrl: stack.urls.api, apiBase: stack.urls.apiBase }),
+    options.exiting ? nextSteps(undefined, stack.paths.dataDir) : nextSteps({ apiUrl: stack.urls.api, apiBase: stack.urls.apiBase, adminUrl: stack.urls.admin, adminTokens: stack.paths.adminTokens }),
   ];
   return `${parts.join('\n')}\n`;
 }

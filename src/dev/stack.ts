@@ -9,15 +9,18 @@ import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from './hyperfle
 import { DEFAULT_SENTINEL_INTERVALS, Sentinel, type SentinelIntervals } from './sentinel/index.js';
 import { UpstreamAdapters } from './upstream-adapters.js';
 
-/** The dev stack's default ports: API 8000, health 8080, metrics 9090. */
-export const DEV_PORTS = Object.freeze({ api: 8000, health: 8080, metrics: 9090 });
+/** The dev stack's default ports: API 8000, health 8080, metrics 9090, admin API 8443. */
+export const DEV_PORTS = Object.freeze({ api: 8000, health: 8080, metrics: 9090, admin: 8443 });
 
 export interface DevStackOptions {
   dataDir: string;
   /** Empty the data directory first (only if it is a dev data directory). */
   fresh?: boolean;
-  /** Ports; 0 picks a free one; unset ones default to `DEV_PORTS`. */
-  ports?: { api?: number; health?: number; metrics?: number };
+  /**
+   * Ports; 0 picks a free one; unset ones default to `DEV_PORTS`, except the admin port, which is
+   * free (0) when the health port is 0 (a throwaway stack: tests, benchmarks, `--exit-when-settled`).
+   */
+  ports?: { api?: number; health?: number; metrics?: number; admin?: number };
   sentinel?: Partial<SentinelIntervals>;
   /** Keep the API state in the data directory (default true); off for benchmarks. */
   persistApi?: boolean;
@@ -35,7 +38,7 @@ export interface DevStack {
   readonly sentinel: Sentinel;
   readonly intervals: SentinelIntervals;
   readonly paths: DevPaths;
-  readonly urls: { api: string; apiBase: string; health: string; metrics: string };
+  readonly urls: { api: string; apiBase: string; health: string; metrics: string; admin: string };
   /** Stops the Sentinel, drains the adapter (and its broker), then the API. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -59,6 +62,7 @@ function portError(err: unknown, what: string, port: number): unknown {
  */
 export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
   const ports = { api: options.ports?.api ?? DEV_PORTS.api, health: options.ports?.health ?? DEV_PORTS.health, metrics: options.ports?.metrics ?? DEV_PORTS.metrics };
+  const adminPort = options.ports?.admin ?? (ports.health === 0 ? 0 : DEV_PORTS.admin);
   const intervals: SentinelIntervals = { ...DEFAULT_SENTINEL_INTERVALS, ...options.sentinel };
   const { logger } = options;
   const paths = await prepareDataDir(options.dataDir, { fresh: options.fresh ?? false });
@@ -75,10 +79,12 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       kubernetes: { target: 'manifests', manifestDir: paths.manifests },
       execution: { mode: 'in-process', concurrency },
       server: { healthPort: ports.health, metricsPort: ports.metrics, host: HOST, drainSeconds: 5 },
+      // The admin API on loopback, plain HTTP (allowed there only), tokens in the data directory.
+      admin: { enabled: true, host: HOST, port: adminPort, tokens: { file: paths.adminTokens } },
     });
     const broker = await createBroker(config.broker, { logger });
     adapter = await startAdapter(config, logger, { broker }).catch((err: unknown) => {
-      throw portError(err, 'adapter health or metrics', (err as { port?: number }).port ?? ports.health);
+      throw portError(err, 'adapter health, metrics or admin API', (err as { port?: number }).port ?? ports.health);
     });
   } catch (err) {
     await api.stop();
@@ -103,6 +109,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       apiBase: api.baseUrl,
       health: `http://${HOST}:${adapter.healthPort}`,
       metrics: `http://${HOST}:${adapter.metricsPort}/metrics`,
+      admin: `http://${HOST}:${adapter.admin.server?.port ?? adminPort}`,
     },
     stop: () =>
       (stopping ??= (async () => {

@@ -59,6 +59,12 @@ export const ERROR_CODES = {
   ACCOUNT_SERVICE_REFUSED: { retryable: false, exitCode: 1 },
   /** Account service answered something its contract does not allow (not JSON, wrong shape, another cluster). */
   ACCOUNT_SERVICE_UNEXPECTED: { retryable: false, exitCode: 1 },
+  /** The admin API refused the bearer token (401), or the token file cannot be used. */
+  ADMIN_UNAUTHENTICATED: { retryable: false, exitCode: 1 },
+  /** The admin API could not be reached or did not answer in time. */
+  ADMIN_UNAVAILABLE: { retryable: true, exitCode: 1 },
+  /** The admin API refused the request (403, 404, 429, 4xx) or failed it (5xx); the message says why. */
+  ADMIN_REFUSED: { retryable: false, exitCode: 1 },
   PRECONDITION_ERROR: { retryable: false, exitCode: 1 },
   JOB_FAILED: { retryable: false, exitCode: 1 },
   /** A Kubernetes Job still runs when the caller stopped waiting; asking again later finds it. */

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
@@ -44,11 +44,25 @@ export function startHealthServer(options: { port: number; host?: string; ready:
   return listen(server, options.port, options.host ?? '0.0.0.0');
 }
 
-/** Prometheus `/metrics` for `registry`. Default port 9090. */
-export function startMetricsServer(options: { port: number; host?: string; registry: Registry }): Promise<RunningServer> {
+/** A refusal of a `/metrics` scrape: its status and headers (e.g. 401 with WWW-Authenticate). */
+export interface ScrapeRefusal {
+  status: number;
+  headers: Record<string, string>;
+}
+
+/**
+ * Prometheus `/metrics` for `registry`. Default port 9090. With `authorize`, a scrape it refuses gets
+ * its status and headers and no metrics (the admin token protection, docs/admin-api.md).
+ */
+export function startMetricsServer(options: { port: number; host?: string; registry: Registry; authorize?: (req: IncomingMessage) => ScrapeRefusal | undefined }): Promise<RunningServer> {
   const server = createServer((req, res) => {
     if ((req.url ?? '/').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    const refusal = options.authorize?.(req);
+    if (refusal !== undefined) {
+      res.writeHead(refusal.status, { 'content-type': 'text/plain', ...refusal.headers }).end('unauthorized\n');
       return;
     }
     options.registry.metrics().then(

@@ -40,6 +40,7 @@ export interface StackOptions {
   execution?: Record<string, unknown>;
   deletion?: Record<string, unknown>;
   hyperfleetApi?: Record<string, unknown>;
+  admin?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -69,6 +70,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     execution: { concurrency: 8, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 }, ...options.execution },
     deletion: options.deletion,
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
+    admin: options.admin,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);

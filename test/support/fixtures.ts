@@ -11,8 +11,11 @@ export const VALID_PULL_SECRET = fixture('pull-secrets/valid.json');
 /** Canary credentials for leak tests (see test/fixtures/pull-secrets/README.md). */
 export const CANARY_PULL_SECRET = fixture('pull-secrets/canary.json');
 
-/** Every form of the canary that must never appear outside the secret itself. */
-export const CANARY_NEEDLES = [CANARY_PULL_SECRET, 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=', 'pullbot:s3cr3t-canary-7Q2v', 's3cr3t-canary-7Q2v'];
+/** A canary admin API token (32 bytes, base64): tokens are credentials too. */
+export const CANARY_ADMIN_TOKEN = 'Y2FuYXJ5LWFkbWluLXRva2VuLTdRMnYtMzItYnl0ZXM=';
+
+/** Every form of the canary that must never appear outside the secret itself (or the token file). */
+export const CANARY_NEEDLES = [CANARY_PULL_SECRET, 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=', 'pullbot:s3cr3t-canary-7Q2v', 's3cr3t-canary-7Q2v', CANARY_ADMIN_TOKEN];
 
 /** The first canary form found in `text`, or undefined. */
 export function findCanary(text: string): string | undefined {

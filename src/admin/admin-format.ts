@@ -1,0 +1,62 @@
+import { renderColumns } from '../status-view/status-table.js';
+import type { ConditionView, ReportView } from '../status-view/status-row.js';
+import type { ClusterView, ReconcileView } from './admin-service.js';
+
+/** One line of `GET clusters` (the summary the server sends). */
+export interface ClusterSummary {
+  id: string;
+  name: string;
+  generation: number;
+  state: string;
+  explanation?: string;
+  report?: ReportView;
+}
+
+const NONE = '-';
+const cell = (v: ConditionView | undefined) => (v === undefined ? NONE : v.reason === undefined ? v.status : `${v.status} ${v.reason}`);
+
+/** `pull-secret admin list` as a table: id, name, generation, state, conditions, then why (when not healthy). Pure. */
+export function formatClusterList(items: readonly ClusterSummary[]): string {
+  if (items.length === 0) return 'No clusters.';
+  const rows = items.map((i) => [i.id, i.name, String(i.generation), i.state, cell(i.report?.applied), cell(i.report?.available), cell(i.report?.health), i.explanation ?? '']);
+  return renderColumns(['ID', 'CLUSTER', 'GEN', 'STATE', 'APPLIED', 'AVAILABLE', 'HEALTH', 'WHY'], rows);
+}
+
+/** `pull-secret admin get` as aligned fields and the store's versions (never a payload: the server sends none). Pure. */
+export function formatClusterView(view: ClusterView): string {
+  const report = view.report;
+  const fields: Array<[string, string]> = [
+    ['Cluster', `${view.name} (${view.id})`],
+    ['Generation', report === undefined ? String(view.generation) : `${view.generation} (last report for ${report.observedGeneration})`],
+    ['State', view.explanation === undefined ? view.state : `${view.state}: ${view.explanation}`],
+    ['Applied', cell(report?.applied)],
+    ['Available', cell(report?.available)],
+    ['Health', cell(report?.health)],
+    ['Store', `${view.store.kind} ${view.store.path ?? view.store.secretId ?? NONE}`],
+    ['Kubernetes Secret', view.kubernetesSecret === undefined ? NONE : `${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}`],
+  ];
+  if (view.store.error !== undefined) fields.push(['Store error', `${view.store.error.code}: ${view.store.error.message}`]);
+  const width = Math.max(...fields.map(([k]) => k.length));
+  const lines = fields.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`);
+  const versions = view.store.versions ?? [];
+  if (versions.length > 0)
+    lines.push(
+      '',
+      renderColumns(
+        ['VERSION', 'STATE', 'CREATED'],
+        versions.map((v) => [v.version, v.state, v.createdTime]),
+      ),
+    );
+  return lines.join('\n');
+}
+
+/** `pull-secret admin reconcile`: the result and the status the reconcile reported. Pure. */
+export function formatReconcile(view: ReconcileView): string {
+  const head = `Reconcile of ${view.id} (generation ${view.generation}): ${view.result}`;
+  if (view.report === undefined) return head;
+  return [
+    head,
+    `State: ${view.state ?? NONE}${view.explanation === undefined ? '' : `: ${view.explanation}`}`,
+    `Applied: ${cell(view.report.applied)}  Available: ${cell(view.report.available)}  Health: ${cell(view.report.health)}`,
+  ].join('\n');
+}

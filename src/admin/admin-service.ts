@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import type { Disposition, InboundMessage } from '../brokers/broker.js';
+import { readClusterParams, type FieldPaths } from '../adapter/cluster-params.js';
+import type { ProviderRoutes } from '../adapter/provider-routes.js';
+import type { StoreProvider } from '../adapter/store-provider.js';
+import { ADAPTER_NAME } from '../adapter/status-report.js';
+import { PullSecretError, toPullSecretError } from '../errors/index.js';
+import { RECONCILE_EVENT_TYPE } from '../events/cluster-event.js';
+import type { HyperFleetClient } from '../hyperfleet/index.js';
+import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { collectStatusRows, findAdapterStatus } from '../status-view/read-statuses.js';
+import { explainRow, toStatusRow, type ClusterStatusRow, type ReportView } from '../status-view/status-row.js';
+import { clusterState, type ClusterFilter } from './cluster-state.js';
+
+/** Source of the events the admin API submits (an operator's request, not the Sentinel). */
+export const ADMIN_EVENT_SOURCE = 'pull-secret-admin';
+
+export interface AdminServiceDeps {
+  api: HyperFleetClient;
+  stores: StoreProvider;
+  fieldPaths: FieldPaths;
+  /** Which store serves a cluster, and the store settings it gives (its provider's route). */
+  routes: ProviderRoutes;
+  writesKubernetes: boolean;
+  /** The adapter's event handler (pipeline.handle): the reconcile runs exactly as an event's, through the per-cluster scheduler. */
+  handleEvent: (message: InboundMessage, signal?: AbortSignal) => Promise<Disposition>;
+}
+
+/** One stored version, without payload. */
+export interface VersionView {
+  version: string;
+  state: string;
+  createdTime: string;
+}
+
+/** What `GET clusters/{id}` answers. Built from metadata and status only: never a payload. */
+export interface ClusterView {
+  id: string;
+  name: string;
+  generation: number;
+  state: ClusterFilter;
+  /** Why it is not healthy, in words; absent when healthy. */
+  explanation?: string;
+  /** The adapter's last report (conditions, secret version); absent before the first one. */
+  report?: ReportView;
+  store: { kind: string; secretId?: string; path?: string; versions?: VersionView[]; error?: { code: string; message: string } };
+  /** Where the Kubernetes Secret is (or would be) written; absent when the adapter writes none. */
+  kubernetesSecret?: { namespace: string; name: string };
+}
+
+/** The outcome of an admin reconcile. */
+export interface ReconcileView {
+  id: string;
+  generation: number;
+  /** `done`: the reconcile ran and reported (see the conditions); `retrying`: it failed transiently and the adapter will retry; `gone`: the cluster no longer exists. */
+  result: 'done' | 'retrying' | 'gone';
+  state?: ClusterFilter;
+  explanation?: string;
+  report?: ReportView;
+}
+
+/**
+ * The admin API's reads and actions, independent of HTTP. Reads come from the HyperFleet API and the
+ * store's metadata (`describe`), so any replica answers alike; a reconcile goes through the adapter's
+ * own event handler and therefore its per-cluster scheduler.
+ */
+export class AdminService {
+  constructor(private readonly deps: AdminServiceDeps) {}
+
+  /**
+   * One cluster's state, or undefined when the cluster does not exist. A store that cannot be read
+   * shows as `store.error`, not a failed request.
+   * @throws API_* from the HyperFleet API
+   */
+  async cluster(id: string, signal?: AbortSignal): Promise<ClusterView | undefined> {
+    const cluster = await this.deps.api.getCluster(id, { signal });
+    if (cluster === undefined) return undefined;
+    const row = toStatusRow(cluster, await findAdapterStatus(this.deps.api, id, ADAPTER_NAME, signal));
+    const params = readClusterParams(cluster, this.deps.fieldPaths);
+    const route = this.deps.routes.route(cluster, params.provider);
+    const view: ClusterView = { ...rowSummary(row), store: { kind: route?.store ?? 'none' } };
+    try {
+      if (route === undefined) throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
+      const names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
+      view.store.secretId = names.secretId;
+      if (this.deps.writesKubernetes) view.kubernetesSecret = { namespace: names.namespace, name: names.kubernetesSecretName };
+      const store = await this.deps.stores.forTarget({ provider: route.provider, settings: route.settings });
+      const described = await store.describe(names.secretId, { signal });
+      view.store.path = store.secretPath(names.secretId);
+      view.store.versions = (described?.versions ?? []).map((v) => ({ version: v.version, state: v.state, createdTime: v.createdTime }));
+    } catch (err) {
+      const error = toPullSecretError(err);
+      view.store.error = { code: error.code, message: error.message };
+    }
+    return view;
+  }
+
+  /** Every cluster's summary, optionally only those in `filter`. @throws API_* from the HyperFleet API */
+  async list(filter: ClusterFilter | undefined, signal?: AbortSignal): Promise<Array<ReturnType<typeof rowSummary>>> {
+    const rows = await collectStatusRows(this.deps.api, { signal });
+    return rows.map(rowSummary).filter((r) => filter === undefined || r.state === filter);
+  }
+
+  /**
+   * Reconciles one cluster now, as an event of its current generation would, and answers with the
+   * status it then reported. Waits for a running reconcile of the same cluster first (scheduler).
+   * @throws API_* from the HyperFleet API
+   */
+  async reconcile(id: string, signal?: AbortSignal): Promise<ReconcileView | undefined> {
+    const cluster = await this.deps.api.getCluster(id, { signal });
+    if (cluster === undefined) return undefined;
+    const disposition = await this.deps.handleEvent(adminEvent(id, cluster.generation), signal);
+    const after = await this.deps.api.getCluster(id, { signal });
+    if (after === undefined) return { id, generation: cluster.generation, result: 'gone' };
+    const summary = rowSummary(toStatusRow(after, await findAdapterStatus(this.deps.api, id, ADAPTER_NAME, signal)));
+    return { id, generation: after.generation, result: disposition === 'retry' ? 'retrying' : 'done', state: summary.state, explanation: summary.explanation, report: summary.report };
+  }
+}
+
+/** The summary of a status row the list and the cluster view share. */
+function rowSummary(row: ClusterStatusRow): { id: string; name: string; generation: number; state: ClusterFilter; explanation?: string; report?: ReportView } {
+  const explanation = explainRow(row);
+  return {
+    id: row.id,
+    name: row.name,
+    generation: row.generation,
+    state: clusterState(row),
+    ...(explanation === undefined ? {} : { explanation }),
+    ...(row.report === undefined ? {} : { report: row.report }),
+  };
+}
+
+/** A structured-mode CloudEvent for `id` at `generation`: the same trigger the Sentinel sends. */
+function adminEvent(id: string, generation: number): InboundMessage {
+  const event = {
+    specversion: '1.0',
+    id: randomUUID(),
+    source: ADMIN_EVENT_SOURCE,
+    type: RECONCILE_EVENT_TYPE,
+    time: new Date().toISOString(),
+    datacontenttype: 'application/json',
+    data: { id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${id}`, generation },
+  };
+  return { id: `admin-${event.id}`, body: Buffer.from(JSON.stringify(event)), attributes: {}, deliveryAttempt: 1 };
+}

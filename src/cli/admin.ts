@@ -1,0 +1,78 @@
+import { Command, Option } from 'commander';
+import { printOut, reportFailure } from './output.js';
+
+interface AdminOptions {
+  server: string;
+  tokenFile: string;
+  caFile?: string;
+  output: 'table' | 'json';
+  timeout: string;
+}
+
+type Action = 'get' | 'list' | 'reconcile' | 'rollback' | 'transfer-check';
+
+const EXIT_HELP = '\nExit codes: 0 done, 1 refused or unreachable (401, 403, 404, 429, timeout, connection refused), 2 usage or configuration error.';
+
+/** `admin get|list|reconcile|rollback|transfer-check`: the client of the adapter's admin API (docs/admin-api.md). */
+export function adminCommand(): Command {
+  const admin = new Command('admin').description("Call the adapter's admin API (docs/admin-api.md).");
+  const common = (c: Command) =>
+    c
+      .requiredOption('--server <url>', 'admin API, e.g. https://pull-secret-admin:8443; env PULL_SECRET_ADMIN_URL', process.env.PULL_SECRET_ADMIN_URL)
+      .requiredOption('--token-file <file>', 'file holding the admin token (first line); env PULL_SECRET_ADMIN_TOKEN_FILE', process.env.PULL_SECRET_ADMIN_TOKEN_FILE)
+      .option('--ca-file <file>', 'PEM CA that signed the server certificate')
+      .option('--timeout <seconds>', 'give up after this long', '60')
+      .addOption(new Option('-o, --output <format>', 'table or json').choices(['table', 'json']).default('table'))
+      .addHelpText('after', EXIT_HELP);
+  admin.addCommand(common(new Command('get').argument('<cluster-id>').description('One cluster: store versions (no payload), last conditions, Kubernetes Secret.')).action(run('get')));
+  admin.addCommand(
+    common(new Command('list').description('Every cluster with its state, optionally filtered.'))
+      .addOption(new Option('--filter <state>', 'only clusters in this state').choices(['failed', 'degraded', 'pending', 'deleting', 'healthy']))
+      .action(run('list')),
+  );
+  admin.addCommand(common(new Command('reconcile').argument('<cluster-id>').description('Reconcile one cluster now, as an event would, and show the outcome.')).action(run('reconcile')));
+  admin.addCommand(common(new Command('rollback').argument('<cluster-id>').description('Roll back to an earlier version (when the server offers it).')).action(run('rollback')));
+  admin.addCommand(common(new Command('transfer-check').argument('<cluster-id>').description('Check a transfer now (when the server offers it).')).action(run('transfer-check')));
+  return admin;
+}
+
+function run(action: Action) {
+  return async (...args: unknown[]) => {
+    const clusterId = action === 'list' ? undefined : (args[0] as string);
+    const options = (action === 'list' ? args[0] : args[1]) as AdminOptions & { filter?: string };
+    process.exitCode = await callAdmin(action, clusterId, options);
+  };
+}
+
+async function callAdmin(action: Action, clusterId: string | undefined, options: AdminOptions & { filter?: string }): Promise<number> {
+  try {
+    // Loaded here: other commands must not pay for the admin client.
+    const { adminRequest, expectOk, readTokenFile } = await import('../admin/admin-client.js');
+    const format = await import('../admin/admin-format.js');
+    const { readFileSync } = await import('node:fs');
+    const { PullSecretError } = await import('../errors/index.js');
+    const timeoutSeconds = Number(options.timeout);
+    if (!(timeoutSeconds > 0)) throw new PullSecretError('CONFIG_INVALID', '--timeout must be a positive number of seconds');
+    let ca: string | undefined;
+    if (options.caFile !== undefined) {
+      try {
+        ca = readFileSync(options.caFile, 'utf8');
+      } catch {
+        throw new PullSecretError('CONFIG_INVALID', `cannot read --ca-file ${JSON.stringify(options.caFile)}`);
+      }
+    }
+    const token = readTokenFile(options.tokenFile);
+    const id = encodeURIComponent(clusterId ?? '');
+    const path = action === 'list' ? `/clusters${options.filter ? `?filter=${options.filter}` : ''}` : action === 'get' ? `/clusters/${id}` : `/clusters/${id}/${action}`;
+    const answer = await adminRequest({ server: options.server, method: action === 'list' || action === 'get' ? 'GET' : 'POST', path, token, ca, timeoutMs: timeoutSeconds * 1000 });
+    const what = action === 'list' ? 'the cluster list' : action === 'get' ? `cluster ${clusterId ?? ''}` : action;
+    const body = expectOk(answer, what);
+    if (options.output === 'json') printOut(JSON.stringify(body, null, 2));
+    else if (action === 'list') printOut(format.formatClusterList((body as { items: Parameters<typeof format.formatClusterList>[0] }).items));
+    else if (action === 'get') printOut(format.formatClusterView(body as Parameters<typeof format.formatClusterView>[0]));
+    else printOut(format.formatReconcile(body as Parameters<typeof format.formatReconcile>[0]));
+    return 0;
+  } catch (err) {
+    return reportFailure(err);
+  }
+}
