@@ -17,7 +17,8 @@ export const CLOUD_REGISTRY = 'cloud.openshift.com';
  * - `no-token`: the current pull secret has no `cloud.openshift.com` entry, so the cluster cannot ask;
  * - `current-invalid`: the current pull secret is not valid: nothing to merge into, the cluster does not ask;
  * - `unchanged`: an accepted transfer whose merge gives the current content (no write);
- * - `update`: an accepted transfer whose merge differs: `data` is to be written (see `applyTransfer`);
+ * - `update`: an accepted transfer whose merge differs: `data` is to be written (see `applyTransfer`),
+ *   `transferred` is the transfer's own pull secret (a credential, for the applied-transfer record);
  * - `multiple`: more than one accepted transfer: nothing is written, reported for a human;
  * - `corrupted`: the transfer's `secret` is empty or not a usable pull secret: nothing is written;
  * - `unexpected`: the answer broke the contract (not JSON, wrong shape, another cluster);
@@ -29,7 +30,7 @@ export type TransferDecision =
   | { kind: 'no-token'; message: string }
   | { kind: 'current-invalid'; message: string }
   | { kind: 'unchanged'; transferId: string }
-  | { kind: 'update'; transferId: string; data: Buffer; replaced: string[]; added: string[] }
+  | { kind: 'update'; transferId: string; data: Buffer; transferred: string; replaced: string[]; added: string[] }
   | { kind: 'multiple'; transferIds: string[]; message: string }
   | { kind: 'corrupted'; transferId: string; message: string }
   | { kind: 'unexpected'; message: string; error: PullSecretError }
@@ -166,7 +167,7 @@ function decide(answer: Awaited<ReturnType<AccountServiceClient['transfers']>>, 
   try {
     const merged = mergeTransferredPullSecret(current, first.secret, limits);
     if (!merged.changed) return { kind: 'unchanged', transferId: first.id };
-    return { kind: 'update', transferId: first.id, data: merged.data, replaced: merged.replaced, added: merged.added };
+    return { kind: 'update', transferId: first.id, data: merged.data, transferred: first.secret, replaced: merged.replaced, added: merged.added };
   } catch (err) {
     return { kind: 'corrupted', transferId: first.id, message: toPullSecretError(err).message };
   }

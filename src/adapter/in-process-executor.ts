@@ -10,7 +10,8 @@ const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 
 /** In-process execution: `reconcilePullSecret` with a shared store client per project. */
 export class InProcessExecutor implements Executor {
-  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy }) {}
+  /** `transferRecords`: merge an applied ownership transfer into the spec (set when an account service is configured). */
+  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy; transferRecords?: boolean }) {}
 
   async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     try {
@@ -18,7 +19,7 @@ export class InProcessExecutor implements Executor {
       const store = await storeFor(stores, work.target);
       const result = await reconcilePullSecret(
         { clusterId: work.clusterId, secretName: work.target.secretName, pullSecretData: work.pullSecret, namespace: work.target.namespace, secretNameSetting: ADAPTER_SECRET_NAME_SETTING },
-        { store, kubernetes, retry: this.deps.retry, log: work.log, signal },
+        { store, kubernetes, retry: this.deps.retry, log: work.log, signal, transferRecords: this.deps.transferRecords },
       );
       return { kind: 'applied', target: work.target, result };
     } catch (err) {

@@ -1,3 +1,4 @@
+import { transferRecordId } from '../account-service/transfer-record.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import { isManaged } from '../pullsecret/identifiers.js';
 import { scopeOf } from '../stores/registry.js';
@@ -41,5 +42,8 @@ export async function removeClusterSecrets(target: WorkTarget, options: ClusterR
   const existing = await store.getSecret(target.secretName, { signal });
   if (existing === undefined) return { kubernetesRemoved, cloud: 'absent' };
   if (options.cloudSecretOnDelete !== 'delete' || !isManaged(existing.labels)) return { kubernetesRemoved, cloud: 'retained' };
+  // The applied-transfer record (a credential too) goes with it; a foreign one is left alone.
+  const record = await store.getSecret(transferRecordId(target.secretName), { signal });
+  if (record !== undefined && isManaged(record.labels)) await store.deleteSecret(record.name, { signal });
   return { kubernetesRemoved, cloud: (await store.deleteSecret(target.secretName, { signal })) ? 'deleted' : 'absent' };
 }

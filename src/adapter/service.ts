@@ -66,7 +66,11 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       ? undefined
       : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger, watches.secrets);
   const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret };
-  const executor: Executor = watches.track(config.execution.mode === 'job' ? await createJobExecutor(config, logger, resources) : new InProcessExecutor({ resources, retry: config.execution.retry }));
+  const executor: Executor = watches.track(
+    config.execution.mode === 'job'
+      ? await createJobExecutor(config, logger, resources)
+      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined }),
+  );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
   const pipeline = new EventPipeline({

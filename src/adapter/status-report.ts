@@ -30,6 +30,11 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
   };
 }
 
+/** The applied ownership transfer, when the reconcile merged one (docs/account-service.md). */
+function transferData(transfer: { transferId: string; appliedAt: string } | undefined): Record<string, string> {
+  return transfer === undefined ? {} : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
+}
+
 /** Conditions and data for each outcome (docs/status-contract.md). */
 function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data: Record<string, unknown> } {
   switch (outcome.kind) {
@@ -42,7 +47,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
           HEALTHY,
         ],
-        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome },
+        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome, ...transferData(result.transfer) },
       };
     }
     case 'skipped':

@@ -1,4 +1,6 @@
+import { readTransferRecord } from '../account-service/transfer-record.js';
 import type { Logger } from '../observability/logger.js';
+import { mergeTransferredPullSecret } from '../pullsecret/transfer-merge.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { redactor } from '../pullsecret/redact.js';
@@ -30,6 +32,12 @@ export interface ReconcileDeps {
   retry: RetryPolicy;
   log: Logger;
   signal?: AbortSignal;
+  /**
+   * Read the applied-transfer record beside the secret (`readTransferRecord`, one store access) and
+   * push the spec merged with it, so a spec reconcile never undoes an applied transfer. Set only
+   * when an account service is configured: no record can exist otherwise.
+   */
+  transferRecords?: boolean;
 }
 
 /** What a reconcile did. */
@@ -37,6 +45,8 @@ export interface ReconcileResult extends PushResult {
   secretName: string;
   dryRun: boolean;
   kubernetes?: ApplyResult;
+  /** The applied transfer merged into the spec's pull secret, when a record exists. */
+  transfer?: { transferId: string; appliedAt: string };
 }
 
 /**
@@ -51,27 +61,37 @@ export interface ReconcileResult extends PushResult {
  *   store and target throw.
  */
 export async function reconcilePullSecret(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
-  const release = redactor.register(credentialStrings(input.pullSecretData));
+  const releases = [redactor.register(credentialStrings(input.pullSecretData))];
   try {
-    return await reconcileRegistered(input, deps);
+    return await reconcileRegistered(input, deps, releases);
   } finally {
-    release();
+    for (const release of releases) release();
   }
 }
 
-async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
+async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, releases: (() => void)[]): Promise<ReconcileResult> {
   const dryRun = input.dryRun ?? false;
   const writesKubernetes = deps.kubernetes !== undefined && !dryRun;
   // Every name, and the document, are checked before the first store or Kubernetes call.
   const names = deriveClusterNames({ clusterId: input.clusterId, secretName: input.secretName, namespace: input.namespace, kubernetes: writesKubernetes });
   const { secretId: secretName, labels } = names;
   const { store, log } = deps;
-  const secret = validatePullSecret(input.pullSecretData, { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` });
+  const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
+  const secret = validatePullSecret(input.pullSecretData, limits);
   log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
+  const applied = deps.transferRecords === true ? await readTransferRecord(store, secretName, deps.signal) : undefined;
+  let payload = secret.raw;
+  if (applied !== undefined) {
+    // Registered like the input: released when this reconcile ends.
+    releases.push(redactor.register(credentialStrings(applied.secret)));
+    const merged = mergeTransferredPullSecret(secret.raw, applied.secret, limits);
+    if (merged.changed) payload = merged.data;
+    log.info({ operation: 'transfer-merge', transfer_id: applied.transferId, replaced: merged.replaced, added: merged.added }, 'Applied transfer merged into the pull secret');
+  }
 
   const pushed = await pushSecret(
     store,
-    { secretId: secretName, labels: { ...labels }, payload: secret.raw, dryRun, secretNameSetting: input.secretNameSetting },
+    { secretId: secretName, labels: { ...labels }, payload, dryRun, secretNameSetting: input.secretNameSetting },
     {
       retry: deps.retry,
       signal: deps.signal,
@@ -79,6 +99,7 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps): 
     },
   );
   const result: ReconcileResult = { ...pushed, secretName, dryRun };
+  if (applied !== undefined) result.transfer = { transferId: applied.transferId, appliedAt: applied.appliedAt };
   if (deps.kubernetes !== undefined && writesKubernetes && pushed.stored !== undefined && pushed.version !== undefined) {
     result.kubernetes = await provisionKubernetesSecret(
       deps.kubernetes,
