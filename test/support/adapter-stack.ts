@@ -41,6 +41,7 @@ export interface StackOptions {
   deletion?: Record<string, unknown>;
   hyperfleetApi?: Record<string, unknown>;
   admin?: Record<string, unknown>;
+  accountService?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -71,6 +72,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     deletion: options.deletion,
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
+    accountService: options.accountService,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
