@@ -11,11 +11,12 @@ import { performance } from 'node:perf_hooks';
 import { benchProcesses, type ProcessRuns } from './job-processes.js';
 import { fmt, summarize } from './stats.js';
 import { startSecretManagerTestServer } from '../test/servers/gcp-secret-manager/index.js';
-import { LocalStore } from '../src/stores/local/index.js';
+import { LocalStore, localStoreFactory } from '../src/stores/local/index.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { pushSecret } from '../src/stores/push.js';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
 import type { SecretStore } from '../src/stores/store.js';
+import { storeCallRows } from './store-calls.js';
 import { benchKubernetes } from './kube-bench.js';
 import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
 import { benchAdapter, type AdapterPath } from './adapter-bench.js';
@@ -87,6 +88,11 @@ async function main(): Promise<void> {
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) console.log(line(r));
     console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target 1: one access of the newest version)`);
+    const callRows = [
+      ...(await storeCallRows('local store', PULL_SECRET, (hooks) => localStoreFactory.create(localStoreFactory.configSchema.parse({ dir: join(dir, 'calls') }), hooks))),
+      ...(await storeCallRows('GCP test server', PULL_SECRET, (hooks) => gcpStoreFactory.create({ projectId: 'bench-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 }, hooks))),
+    ];
+    printSection('Local and GCP Secret Manager stores: calls per push (in process, counted at the store edge)', callRows);
     printSection(`AWS Secrets Manager store (in process, through the real SDK against the test server)`, await benchAwsStore());
     printSection('Azure Key Vault store (test server over HTTPS, real SDK and workload identity credential)', await benchAzureStore(PUSHES));
     printSection('Kubernetes Secret writes (KubernetesSecretWriter against the Kubernetes API test server)', (await benchKubernetes()).rows);

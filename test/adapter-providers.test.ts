@@ -6,6 +6,7 @@ import { localStoreFactory } from '../src/stores/local/index.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+import { startKeyVaultTestServer, type KeyVaultTestServer } from './servers/azure-key-vault/index.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 
 // One adapter serving clusters of two providers at once, each on its own store: `gcp` on GCP Secret
@@ -97,13 +98,24 @@ describe('one adapter, clusters of two providers on two stores', () => {
 
 describe("Job mode: each Job runs on its cluster's store", () => {
   let gcp: SecretManagerTestServer;
+  let azure: KeyVaultTestServer;
   let kube: KubernetesTestServer;
   let stack: AdapterStack;
   before(async () => {
     gcp = await startSecretManagerTestServer({ project: PROJECT });
-    kube = await startKubernetesTestServer({ namespaces: ['hyperfleet-system'], runJobs: { command: [process.execPath, '--import', TSX, MAIN] } });
+    azure = await startKeyVaultTestServer();
+    // The AKS workload identity webhook: the identity variables reach only pods with its label.
+    const { AZURE_KEY_VAULT_URL: _url, AZURE_KEY_VAULT_CA_FILE: _ca, ...identity } = azure.env();
+    const webhooks = [{ podLabels: { 'azure.workload.identity/use': 'true' }, env: identity }];
+    // The test CA reaches every pod by other means (in the Job's env, a path under /tmp would be taken for its emptyDir).
+    const caFile = azure.caFile;
+    kube = await startKubernetesTestServer({ namespaces: ['hyperfleet-system'], runJobs: { command: [process.execPath, '--import', TSX, MAIN], webhooks, env: { AZURE_KEY_VAULT_CA_FILE: caFile } } });
     stack = await startAdapterStack({
-      providers: { gcp: { settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 5000 } }, onprem: { store: 'local' } },
+      providers: {
+        gcp: { settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 5000 } },
+        azure: { settings: { callTimeoutMs: 5000 } },
+        onprem: { store: 'local' },
+      },
       kubernetes: { target: 'none', kubeconfig: kube.kubeconfigPath },
       execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
     });
@@ -112,6 +124,7 @@ describe("Job mode: each Job runs on its cluster's store", () => {
     await stack?.stop();
     await kube?.close();
     await gcp?.stop();
+    await azure?.stop();
   });
 
   test("SECRET_STORE and the cluster's own settings reach its Job; the GCP Job creates the secret under the cluster's key", async () => {
@@ -137,5 +150,15 @@ describe("Job mode: each Job runs on its cluster's store", () => {
     assert.equal(onpremEnv.GCP_PROJECT_ID, undefined);
     assert.deepEqual(gcp.state.findSecret(`hyperfleet-${cloud.id}-pull-secret`)?.replication, { automatic: { customerManagedEncryption: { kmsKeyName: KEY } } });
     assert.equal(gcp.state.findSecret(`hyperfleet-${onprem.id}-pull-secret`), undefined);
+  });
+
+  test("an Azure cluster's Job pod carries the workload identity label, so the webhook's identity reaches it and the secret lands in the vault", async () => {
+    const onAzure = await stack.seedCluster({ provider: 'azure', ...NO_GCP, azure: { keyVaultUrl: azure.url } });
+    await stack.publish(onAzure);
+    const status = await stack.waitForStatus(onAzure.id, (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded', 60_000);
+    assert.deepEqual([status.data?.store, status.data?.location], ['azure', azure.url]);
+    const job = kube.getObject('jobs', 'hyperfleet-system', `pullsecret-${onAzure.id}-gen1`) as unknown as { spec: { template: { metadata: { labels: Record<string, string> } } } };
+    assert.equal(job.spec.template.metadata.labels['azure.workload.identity/use'], 'true');
+    assert.equal(azure.state.live(`hyperfleet-${onAzure.id}-pull-secret`).versions.at(-1)?.value, VALID_PULL_SECRET);
   });
 });

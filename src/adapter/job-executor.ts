@@ -35,7 +35,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       pullSecretJobName(work.clusterId, work.generation);
       jobDataSecretName(work.clusterId);
       // The store's per-version limit, checked before a Job is launched.
-      validatePullSecret(work.pullSecret, { maxBytes: storeFactory(work.target.store).maxPayloadBytes, targetName: `${work.target.store} store` });
+      const store = storeFactory(work.target.store);
+      validatePullSecret(work.pullSecret, { maxBytes: store.maxPayloadBytes, targetName: `${work.target.store} store` });
       const route = config.providers[work.target.provider];
       const env = { ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings), SECRET_NAME: work.target.secretName };
       const result = await launcher.launch(
@@ -47,6 +48,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
           image: job.image,
           namespace: job.namespace,
           activeDeadlineSeconds: job.timeoutSeconds,
+          // What the store's pods need (Azure: the workload identity label).
+          pod: store.jobPod,
           kubernetesSecret: config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
         },
         { signal, timeoutMs: job.waitSeconds * 1000 },

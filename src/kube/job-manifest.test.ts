@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Secret } from 'kubernetes-models/v1';
 import { PullSecretError } from '../errors/index.js';
+import { storeFactories, storeFactory } from '../stores/registry.js';
 import { buildJobDataSecret, buildPullSecretJob, DATA_SECRET_KEY, jobDataSecretName, POD_RESULTS_PATH, pullSecretJobName, type PullSecretJobInput } from './job-manifest.js';
 
 const CLUSTER = '0195f4a2-7c1e-7b3a-9d2e-4f5a6b7c8d9e';
@@ -114,6 +115,32 @@ describe('buildPullSecretJob', () => {
     assert.throws(() => buildPullSecretJob({ ...BASE, env: { 'BAD-NAME': 'x' } }), isCode('CONFIG_INVALID', /"BAD-NAME"/));
     assert.throws(() => buildPullSecretJob({ ...BASE, image: ' ' }), isCode('CONFIG_MISSING'));
     assert.throws(() => buildPullSecretJob({ ...BASE, backoffLimit: -1 }), isCode('CONFIG_INVALID', /backoffLimit/));
+  });
+});
+
+describe("the store's Job pod metadata", () => {
+  const WORKLOAD_IDENTITY = 'azure.workload.identity/use';
+  const ownLabels = { 'managed-by': 'hyperfleet', 'cluster-id': CLUSTER, generation: '7', app: 'pullsecret-job' };
+
+  it('puts the Azure workload identity label on the pod template only, and the manifest passes the schema', () => {
+    const job = buildPullSecretJob({ ...BASE, pod: storeFactory('azure').jobPod });
+    validateJob(job);
+    assert.deepEqual(job.spec?.template.metadata?.labels, { ...ownLabels, [WORKLOAD_IDENTITY]: 'true' });
+    assert.deepEqual(job.metadata?.labels, ownLabels, 'the Job object itself is not mutated by the webhook');
+  });
+
+  it('adds nothing for the other stores (AWS IRSA needs only the service account annotation)', () => {
+    for (const factory of storeFactories().filter((f) => f.kind !== 'azure')) {
+      const job = buildPullSecretJob({ ...BASE, pod: factory.jobPod });
+      validateJob(job);
+      assert.deepEqual(job.spec?.template.metadata, { labels: ownLabels }, factory.kind);
+    }
+  });
+
+  it("keeps the Job's own labels over a store's, and passes annotations through", () => {
+    const job = buildPullSecretJob({ ...BASE, pod: { labels: { app: 'other', extra: 'x' }, annotations: { 'example.com/a': 'b' } } });
+    validateJob(job);
+    assert.deepEqual(job.spec?.template.metadata, { labels: { ...ownLabels, extra: 'x' }, annotations: { 'example.com/a': 'b' } });
   });
 });
 

@@ -63,6 +63,11 @@ export interface JobSettings {
   /** Seconds a finished Job (and with it the data Secret) is kept; default 3600. */
   ttlSecondsAfterFinished?: number;
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  /**
+   * Extra pod template metadata the store needs (its descriptor's `jobPod`); the Job's own labels
+   * win over a store label of the same key.
+   */
+  pod?: { labels?: Readonly<Record<string, string>>; annotations?: Readonly<Record<string, string>> };
 }
 
 /** One cluster's Job. */
@@ -196,7 +201,7 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
         ],
       },
       template: {
-        metadata: { labels },
+        metadata: { labels: { ...input.pod?.labels, ...labels }, ...(input.pod?.annotations === undefined ? {} : { annotations: { ...input.pod.annotations } }) },
         spec: {
           restartPolicy: 'Never',
           serviceAccountName: input.serviceAccountName ?? JOB_DEFAULTS.serviceAccountName,

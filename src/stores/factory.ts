@@ -94,6 +94,12 @@ export interface StoreOwnCounter {
   valueOf(code: string): string;
 }
 
+/** Labels and annotations a store's Job pods must carry. */
+export interface JobPodMetadata {
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
 /**
  * Everything about one store, declared in its own folder (`src/stores/<name>/descriptor.ts`) and
  * listed once in `registry.ts`. A descriptor module imports no SDK: `create` loads the store's code
@@ -123,6 +129,11 @@ export interface StoreFactory<Config = unknown> {
   readonly preflight?: StorePreflight;
   /** Label values of `pullsecret_store_api_calls_total` for this store. */
   readonly apiCalls: StoreApiCalls;
+  /**
+   * What the pods of a Job on this store need beyond the Job's own metadata (Azure: the workload
+   * identity label the AKS webhook acts on). Undefined when nothing is needed.
+   */
+  readonly jobPod?: JobPodMetadata;
   /**
    * Checks the adapter's `store.settings` (everything but the scope, which each cluster gives) and
    * returns one line per problem (`key: rule`), never echoing a value.

@@ -31,6 +31,8 @@ export const azureStoreFactory: StoreFactory<AzureStoreConfig> = {
     logFields: (scope) => ({ azure_key_vault: scope.vaultUrl ?? '' }),
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
+  // The AKS webhook injects the AZURE_* variables and the token file only into pods so labelled.
+  jobPod: { labels: { 'azure.workload.identity/use': 'true' } },
   apiCalls: {
     methods: ['GetSecret', 'SetSecret', 'GetSecretVersions', 'DeleteSecret', 'GetDeletedSecret', 'RecoverDeletedSecret'],
     codes: ['OK', 'NOT_FOUND', 'FORBIDDEN', 'CONFLICT', 'TOO_MANY_REQUESTS', 'UNAUTHORIZED', 'UNAVAILABLE', 'TIMEOUT'],

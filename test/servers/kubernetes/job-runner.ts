@@ -19,6 +19,12 @@ export interface RunJobsOptions {
    * own env wins over it, as in a pod. KUBECONFIG is preset to the server's kubeconfig.
    */
   env?: Record<string, string>;
+  /**
+   * Mutating webhooks: `env` is injected into pods whose template carries every one of `podLabels`,
+   * as the AKS workload identity webhook does for `azure.workload.identity/use: "true"`. The Job's
+   * own env wins over it.
+   */
+  webhooks?: ReadonlyArray<{ podLabels: Readonly<Record<string, string>>; env: Readonly<Record<string, string>> }>;
   /** Working directory of the child; default a fresh directory per pod. */
   cwd?: string;
   /** Called after every pod run, with its output. */
@@ -194,7 +200,10 @@ export class JobRunner {
     const [, ...commandArgs] = strings(container.command);
     const [exe = '', ...exeArgs] = this.options.command;
     const args = [...exeArgs, ...commandArgs, ...strings(container.args)];
-    const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, HOSTNAME: pod, KUBECONFIG: this.kubeconfigPath, ...this.options.env, ...env, ...LOOPBACK_ENV };
+    const podLabels = rec(rec(rec(rec(job.spec).template).metadata).labels);
+    const injected = (this.options.webhooks ?? []).filter((w) => Object.entries(w.podLabels).every(([k, v]) => podLabels[k] === v)).map((w) => w.env);
+    const webhookEnv: Record<string, string> = Object.assign({}, ...injected) as Record<string, string>;
+    const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, HOSTNAME: pod, KUBECONFIG: this.kubeconfigPath, ...this.options.env, ...webhookEnv, ...env, ...LOOPBACK_ENV };
     const cwd = this.options.cwd ?? podDir;
     await mkdir(cwd, { recursive: true });
     // No readiness probes: a running container counts as ready.
