@@ -8,7 +8,7 @@ import type { Metrics } from '../observability/metrics.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { describeError, PullSecretError } from '../errors/index.js';
+import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
 import type { AccountServiceSection } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { first, type FieldPaths } from './cluster-params.js';
@@ -88,11 +88,14 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
           }
           const bytes = await client.source({ organizationId, clusterId: cluster.id }, signal);
           const text = bytes.toString('utf8');
-          // Masked from here: the reconcile registers it again for its own run.
+          // Masked while checked here; the reconcile registers it again for its own run.
           const release = redactor.register(credentialStrings(text));
           try {
-            // The same rules as the spec's, checked here so a bad answer is named as the source's.
-            validatePullSecret(bytes, { maxBytes: 1024 * 1024, targetName: 'account service source' });
+            // The spec's rules (the reconcile applies them again with the store's size limit), named as the source's.
+            validatePullSecret(bytes, { maxBytes: 1024 * 1024, targetName: 'Kubernetes Secret' });
+          } catch (err) {
+            const error = toPullSecretError(err);
+            throw new PullSecretError(error.code, `${error.message} (the account service's pull secret of organization ${organizationId})`);
           } finally {
             release();
           }
