@@ -74,11 +74,12 @@ describe('pull secret from the account service', () => {
     assert.equal(await store.getSecret(`hyperfleet-${cluster.id}-pull-secret`), undefined);
   });
 
-  it('a cluster without an organization id is refused clearly; an unknown organization is a 404 refusal', async () => {
+  it('a cluster without an organization id waits (pull-secret-data precondition); an unknown organization is a 404 refusal', async () => {
+    // Its spec has pull secret data, which this source ignores.
     const none = await stack.seedCluster();
     await stack.publish(none);
-    const missing = await stack.waitForStatus(none.id, (s) => conditionOf(s, 'Applied') === 'False/InvalidPullSecret');
-    assert.match(missing.conditions.find((c) => c.type === 'Applied')?.message ?? '', /no organization id \(spec\.organizationId/);
+    const waiting = await stack.waitForStatus(none.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
+    assert.equal(waiting.data?.precondition, 'pull-secret-data');
     const unknown = await stack.seedCluster({ organizationId: 'org-unknown' });
     await stack.publish(unknown);
     const refused = await stack.waitForStatus(unknown.id, (s) => conditionOf(s, 'Applied') === 'False/AccountServiceRefused');

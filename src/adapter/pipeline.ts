@@ -31,7 +31,15 @@ export interface PipelineDeps {
   /** Ownership transfer checks (set when `accountService` is configured): their health shows in every report. */
   transfers?: PipelineTransfers;
   /** `pullSecretSource: account-service`: reads the cluster's pull secret instead of the spec's. */
-  pullSecretSource?: (cluster: Cluster, signal: AbortSignal) => Promise<string>;
+  pullSecretSource?: PullSecretSource;
+}
+
+/** Where the pipeline reads a cluster's pull secret when it is not the spec's (`pullSecretSource: account-service`). */
+export interface PullSecretSource {
+  /** True when the cluster says where to read it (its organization id): `params.hasPullSecret` of the preconditions. */
+  has(cluster: Cluster): boolean;
+  /** The pull secret text (a credential). @throws PullSecretError */
+  read(cluster: Cluster, signal: AbortSignal): Promise<string>;
 }
 
 /** What the pipeline needs of the transfer checks. */
@@ -180,7 +188,7 @@ export class EventPipeline {
     try {
       const names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
       target = { store: route.store, provider: route.provider, settings: route.settings, secretName: names.secretId, namespace: names.namespace, kubernetesSecretName: names.kubernetesSecretName };
-      const verdict = this.deps.routes.evaluate(route, cluster, params);
+      const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
       if (!verdict.met) return { kind: 'skipped', message: verdict.message };
     } catch (err) {
       return { kind: 'skipped', message: toPullSecretError(err).message };
@@ -286,7 +294,7 @@ export class EventPipeline {
       return outcome;
     }
     try {
-      const verdict = this.deps.routes.evaluate(route, cluster, params);
+      const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
       if (!verdict.met) {
         log.info({ operation: 'preconditions', precondition: verdict.name }, 'Preconditions not met; skipping');
         metrics.jobTotal.inc({ result: 'skipped' });
@@ -309,7 +317,7 @@ export class EventPipeline {
     const source = this.deps.pullSecretSource;
     if (source !== undefined) {
       try {
-        return await source(cluster, signal);
+        return await source.read(cluster, signal);
       } catch (err) {
         const error = toPullSecretError(err);
         log.warn({ operation: 'pull-secret-source', ...describeError(error) }, 'Could not read the pull secret from the account service');
@@ -318,6 +326,13 @@ export class EventPipeline {
     }
     if (params.pullSecret === undefined) return new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: the cluster has no pull secret data');
     return params.pullSecret;
+  }
+
+  /** The params the preconditions see: with a source, `hasPullSecret` means the cluster names where to read it. */
+  private forPreconditions(cluster: Cluster, params: ClusterParams): ClusterParams {
+    const source = this.deps.pullSecretSource;
+    if (source === undefined) return params;
+    return { ...params, pullSecret: source.has(cluster) ? '(from the account service)' : undefined };
   }
 
   private async execute(cluster: Cluster, target: WorkTarget, pullSecret: string, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {

@@ -12,7 +12,7 @@ import { describeError, PullSecretError, toPullSecretError } from '../errors/ind
 import type { AccountServiceSection } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { first, type FieldPaths } from './cluster-params.js';
-import type { EventPipeline, PipelineTransfers, TransferCheckInput, TransferRun } from './pipeline.js';
+import type { EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from './store-provider.js';
 import { TransferFleet } from './transfer-fleet.js';
@@ -43,7 +43,7 @@ export interface AdapterTransfers {
   /** For `PipelineDeps.transfers`. */
   readonly pipeline: PipelineTransfers;
   /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
-  readonly source?: (cluster: { id: string }, signal: AbortSignal) => Promise<string>;
+  readonly source?: PullSecretSource;
   /** Starts the fleet's schedule once the pipeline exists. */
   start(pipeline: EventPipeline): void;
   /** One check now, through the pipeline (the admin API's trigger). */
@@ -79,27 +79,34 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     return await pipelineRef.checkTransfer(clusterId, check);
   };
 
-  const source =
+  const organizationOf = (cluster: unknown): string | undefined => {
+    const id = first(cluster, deps.fieldPaths.organizationId);
+    return typeof id === 'string' && id !== '' ? id : undefined;
+  };
+  const source: PullSecretSource | undefined =
     deps.pullSecretSource === 'account-service'
-      ? async (cluster: { id: string }, signal: AbortSignal): Promise<string> => {
-          const organizationId = first(cluster, deps.fieldPaths.organizationId);
-          if (typeof organizationId !== 'string' || organizationId === '') {
-            throw new PullSecretError('PULL_SECRET_INVALID', `invalid pull secret format: the cluster has no organization id (${deps.fieldPaths.organizationId.join(', ')}) to read its pull secret from the account service`);
-          }
-          const bytes = await client.source({ organizationId, clusterId: cluster.id }, signal);
-          const text = bytes.toString('utf8');
-          // Masked while checked here; the reconcile registers it again for its own run.
-          const release = redactor.register(credentialStrings(text));
-          try {
-            // The spec's rules (the reconcile applies them again with the store's size limit), named as the source's.
-            validatePullSecret(bytes, { maxBytes: 1024 * 1024, targetName: 'Kubernetes Secret' });
-          } catch (err) {
-            const error = toPullSecretError(err);
-            throw new PullSecretError(error.code, `${error.message} (the account service's pull secret of organization ${organizationId})`);
-          } finally {
-            release();
-          }
-          return text;
+      ? {
+          has: (cluster) => organizationOf(cluster) !== undefined,
+          async read(cluster, signal) {
+            const organizationId = organizationOf(cluster);
+            if (organizationId === undefined) {
+              throw new PullSecretError('PULL_SECRET_INVALID', `invalid pull secret format: the cluster has no organization id (${deps.fieldPaths.organizationId.join(', ')}) to read its pull secret from the account service`);
+            }
+            const bytes = await client.source({ organizationId, clusterId: cluster.id }, signal);
+            const text = bytes.toString('utf8');
+            // Masked while checked here; the reconcile registers it again for its own run.
+            const release = redactor.register(credentialStrings(text));
+            try {
+              // The spec's rules (the reconcile applies them again with the store's size limit), named as the source's.
+              validatePullSecret(bytes, { maxBytes: 1024 * 1024, targetName: 'Kubernetes Secret' });
+            } catch (err) {
+              const error = toPullSecretError(err);
+              throw new PullSecretError(error.code, `${error.message} (the account service's pull secret of organization ${organizationId})`);
+            } finally {
+              release();
+            }
+            return text;
+          },
         }
       : undefined;
 
