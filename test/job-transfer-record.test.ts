@@ -26,7 +26,12 @@ test('the job keeps an applied transfer when TRANSFER_RECORDS=true, and ignores 
   const store = new LocalStore({ dir: storeDir });
   try {
     const labels = { ...managedLabels(CLUSTER), 'resource-type': 'pull-secret' };
-    await writeTransferRecord(store, { secretId: SECRET_ID, labels }, { transferId: 'transfer-job-1', appliedAt: '2026-11-25T05:00:00.000Z', secret: TRANSFERRED }, { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+    await writeTransferRecord(
+      store,
+      { secretId: SECRET_ID, labels },
+      { transferId: 'transfer-job-1', appliedAt: '2026-11-25T05:00:00.000Z', secret: TRANSFERRED },
+      { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } },
+    );
   } finally {
     await store.close();
   }

@@ -111,7 +111,10 @@ describe('scheduled transfer checks (interval 1s)', () => {
     await stack.publish({ id: cluster.id, generation: stack.api.getCluster(cluster.id)?.generation ?? 2 });
     await until('the cluster removed', () => (stack.api.getCluster(cluster.id) === undefined ? true : undefined));
     await until('the cluster forgotten', () => (fleet?.has(cluster.id) === false ? true : undefined));
-    assert.equal(CANARY_NEEDLES.some((n) => stack.logs.join('\n').includes(n)), false);
+    assert.equal(
+      CANARY_NEEDLES.some((n) => stack.logs.join('\n').includes(n)),
+      false,
+    );
   });
 });
 

@@ -63,11 +63,7 @@ export interface TransferCheckInput {
 
 /** What `EventPipeline.checkTransfer` did; `outcome` only when the account service was asked. */
 export type TransferRun =
-  | { kind: 'checked'; outcome: TransferOutcome; retryInMs?: number }
-  | { kind: 'gone' }
-  | { kind: 'skipped'; message: string }
-  | { kind: 'superseded' }
-  | { kind: 'failed'; error: PullSecretError };
+  { kind: 'checked'; outcome: TransferOutcome; retryInMs?: number } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
 
 /** The event result for the metrics, by outcome. */
 const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {

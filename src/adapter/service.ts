@@ -118,7 +118,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       routes: providerRoutes,
       writesKubernetes: kubernetes !== undefined,
       handleEvent: pipeline.handle,
-      checkTransfer: transfers?.checkNow,
+      checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
     };
     admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));

@@ -141,6 +141,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
 export function buildStatusReport(outcome: WorkOutcome, generation: number, observedTime = new Date(), transferProblem?: { reason: string; message: string }): AdapterStatusReport {
   const { conditions, data } = describe(outcome);
   // Ownership transfer checks failing past their backoff (docs/account-service.md): Degraded, even when this reconcile went well.
-  const withTransfer = transferProblem === undefined ? conditions : conditions.map((c) => (c.type === 'Health' && c.status === 'True' ? condition('Health', 'False', transferProblem.reason, transferProblem.message) : c));
+  const withTransfer =
+    transferProblem === undefined ? conditions : conditions.map((c) => (c.type === 'Health' && c.status === 'True' ? condition('Health', 'False', transferProblem.reason, transferProblem.message) : c));
   return { adapter: ADAPTER_NAME, observed_generation: generation, observed_time: observedTime.toISOString(), conditions: withTransfer, data };
 }

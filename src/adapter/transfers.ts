@@ -90,7 +90,10 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
           async read(cluster, signal) {
             const organizationId = organizationOf(cluster);
             if (organizationId === undefined) {
-              throw new PullSecretError('PULL_SECRET_INVALID', `invalid pull secret format: the cluster has no organization id (${deps.fieldPaths.organizationId.join(', ')}) to read its pull secret from the account service`);
+              throw new PullSecretError(
+                'PULL_SECRET_INVALID',
+                `invalid pull secret format: the cluster has no organization id (${deps.fieldPaths.organizationId.join(', ')}) to read its pull secret from the account service`,
+              );
             }
             const bytes = await client.source({ organizationId, clusterId: cluster.id }, signal);
             const text = bytes.toString('utf8');

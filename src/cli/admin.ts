@@ -32,7 +32,11 @@ export function adminCommand(): Command {
   );
   admin.addCommand(common(new Command('reconcile').argument('<cluster-id>').description('Reconcile one cluster now, as an event would, and show the outcome.')).action(run('reconcile')));
   admin.addCommand(common(new Command('rollback').argument('<cluster-id>').description('Roll back to an earlier version (when the server offers it).')).action(run('rollback')));
-  admin.addCommand(common(new Command('transfer-check').argument('<cluster-id>').description('Check the cluster\'s ownership transfer now and apply an accepted one (servers with accountService).')).action(run('transfer-check')));
+  admin.addCommand(
+    common(new Command('transfer-check').argument('<cluster-id>').description("Check the cluster's ownership transfer now and apply an accepted one (servers with accountService).")).action(
+      run('transfer-check'),
+    ),
+  );
   return admin;
 }
 

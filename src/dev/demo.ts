@@ -71,9 +71,7 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
       `The Sentinel polls the API every ${formatDuration(stack.intervals.pollIntervalMs)} and publishes a reconcile event for each new cluster.`,
       'For each event the adapter reads the cluster, checks its preconditions, stores the pull secret in the',
       'local encrypted store, writes the Kubernetes Secret manifest, and reports Applied/Available/Health.',
-      ...(transferCluster === undefined
-        ? []
-        : [`The account service (stand-in) holds an accepted ownership transfer for ${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`]),
+      ...(transferCluster === undefined ? [] : [`The account service (stand-in) holds an accepted ownership transfer for ${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`]),
     ].join('\n'),
   );
   const ids = clusters.map((c) => c.id);
