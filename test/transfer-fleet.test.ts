@@ -118,6 +118,47 @@ describe('scheduled transfer checks (interval 1s)', () => {
   });
 });
 
+describe('two adapter replicas checking the same clusters', () => {
+  let service: AccountServiceStandIn;
+  let stack: AdapterStack;
+
+  before(async () => {
+    service = await startAccountServiceStandIn();
+    stack = await startAdapterStack({ accountService: { baseUrl: service.url, timeoutMs: 2000, transfer: { interval: '1s', jitter: 0, requestsPerSecond: 50 } } });
+  });
+  after(async () => {
+    await stack.stop();
+    await service.stop();
+  });
+
+  it('is harmless and counted: one store version, the other checks find it applied (unchanged)', async () => {
+    const replica = await stack.startReplica();
+    const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
+    service.setClusterToken(cluster.id, CLOUD);
+    service.addTransfer({ id: 'transfer-replicas-1', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
+    await stack.waitForStatus(cluster.id, (s) => s.data?.transferId === 'transfer-replicas-1', 20_000);
+    const counted = async (adapter: typeof stack.adapter) => {
+      const values = (await adapter.metrics.transferChecks.get()).values;
+      const of = (outcome: string) => values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+      return { updated: of('updated'), unchanged: of('unchanged') };
+    };
+    // Both replicas list the cluster and check it every second.
+    await until('both replicas checked the applied transfer', async () => {
+      const [a, b] = [await counted(stack.adapter), await counted(replica.adapter)];
+      return a.updated + a.unchanged >= 2 && b.updated + b.unchanged >= 2 ? true : undefined;
+    });
+    const [a, b] = [await counted(stack.adapter), await counted(replica.adapter)];
+    assert.ok(a.updated + b.updated >= 1 && a.updated + b.updated <= 2, `applied ${a.updated + b.updated} times`);
+    assert.ok(a.unchanged + b.unchanged >= 2, 'the repeats are counted as unchanged');
+    const store = new LocalStore({ dir: join(stack.dir, 'store') });
+    try {
+      assert.equal((await store.describe(`hyperfleet-${cluster.id}-pull-secret`))?.versions.length, 1, 'one store version whatever the replicas');
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('pacing of transfer checks', () => {
   let service: AccountServiceStandIn;
   let stack: AdapterStack;
