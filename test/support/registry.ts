@@ -37,6 +37,8 @@ export interface TestRegistry {
   requests(): number;
   /** Requests the token issuer answered (token mode; 0 otherwise). */
   tokenRequests(): number;
+  /** Every token the issuer handed out (credentials too: for leak checks). */
+  issuedTokens(): readonly string[];
   /** A `.dockerconfigjson` document for this registry with `user:password`. */
   pullSecret(username?: string, password?: string): string;
   /** The tiny test image skopeo pushed at start: `{host}/test/tiny:1`. */
@@ -159,6 +161,7 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
       // The registry writes an access-log line per answered request; the set-up's push is not counted.
       requests: () => (readFileSync(logFile, 'utf8').match(ACCESS_LINE) ?? []).length - baseline,
       tokenRequests: () => (issuer?.requests ?? 0) - tokenBaseline,
+      issuedTokens: () => issuer?.tokens ?? [],
       pullSecret: (user = username, pass = password) => JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${user}:${pass}`).toString('base64') } } }),
       pause: halt,
       resume: start,
@@ -261,6 +264,7 @@ interface TokenIssuer {
   url: string;
   certFile: string;
   requests: number;
+  tokens: string[];
   stop(): Promise<void>;
 }
 
@@ -276,7 +280,7 @@ async function startTokenIssuer(dir: string, pki: TestPki, options: { username: 
   const key = createPrivateKey(await readFile(keyFile));
   const certDer = pemToDer(await readFile(certFile, 'utf8'));
   const expected = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`;
-  const state = { requests: 0 };
+  const state = { requests: 0, tokens: [] as string[] };
   const server: Server = createServer({ cert: pki.certPem, key: pki.keyPem }, (req, res) => {
     state.requests += 1;
     const url = new URL(req.url ?? '/', 'https://issuer');
@@ -294,6 +298,7 @@ async function startTokenIssuer(dir: string, pki: TestPki, options: { username: 
       return type === undefined ? [] : [{ type, name: rest.join(':'), actions: actions.split(',').filter(Boolean) }];
     });
     const token = signJwt(key, certDer, { iss: options.issuer, sub: options.username, aud: url.searchParams.get('service') ?? options.service, access });
+    state.tokens.push(token);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -305,6 +310,7 @@ async function startTokenIssuer(dir: string, pki: TestPki, options: { username: 
     get requests() {
       return state.requests;
     },
+    tokens: state.tokens,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
