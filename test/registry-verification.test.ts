@@ -7,6 +7,7 @@ import { parse } from 'yaml';
 import type { AdapterStatus } from '../src/hyperfleet/index.js';
 import { RegistryVerifier, type VerifierSettings } from '../src/verification/index.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
+import { baseEnv, runCli } from './support/cli.js';
 import { CANARY_NEEDLES, CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { registryUnavailable, skopeoInspect, startTestRegistry, type TestRegistry } from './support/registry.js';
 
@@ -225,6 +226,13 @@ describe('registry verification in the adapter (enforce)', { skip }, () => {
     await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'True/SecretUpToDate');
     assert.equal(registry.requests(), requests);
     assert.equal(await verifications(stack, 'accepted'), checks);
+
+    // `pull-secret verify --cluster-id` checks the stored secret with the config's store and verification sections.
+    const config = join(dir, 'config.yaml');
+    await writeFile(config, JSON.stringify({ store: { type: 'local', settings: { dir: join(stack.dir, 'store') } }, verification: { registries: [registry.host], caFile: registry.caFile } }));
+    const stored = await runCli(['verify', '--cluster-id', cluster.id, '--config', config], baseEnv());
+    assert.equal(stored.code, 0, stored.stderr);
+    assert.equal(stored.stdout.trim().split('\t').slice(0, 2).join(' '), `${registry.host} accepted`);
   });
 
   test('an unreachable registry is RegistryUnreachable and retried, not refused; it recovers when the registry is back', async () => {
@@ -319,5 +327,49 @@ describe('leak canary across the verification path', { skip }, () => {
       assert.equal(findCanary(text), undefined, `canary in ${what}`);
       for (const needle of needles) assert.ok(!text.includes(needle), `a credential form in ${what}`);
     }
+  });
+});
+
+describe('pull-secret verify', { skip }, () => {
+  let registry: TestRegistry;
+  let dir: string;
+  before(async () => {
+    registry = await startTestRegistry({ auth: 'basic' });
+    dir = await mkdtemp(join(tmpdir(), 'ps-verify-cli-'));
+  });
+  after(async () => {
+    await registry?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const file = async (text: string): Promise<string> => {
+    const path = join(dir, `ps-${Math.random().toString(36).slice(2)}.json`);
+    await writeFile(path, text);
+    return path;
+  };
+
+  test('one line per registry; exit 0 when accepted, 1 when rejected or unreachable, skipped does not fail', async () => {
+    const good = await runCli(['verify', '--file', await file(registry.pullSecret()), '--ca-file', registry.caFile], baseEnv());
+    assert.equal(good.code, 0, good.stderr);
+    assert.match(good.stdout, new RegExp(`^${registry.host.replace(/\./g, '\\.')}\taccepted\t`));
+
+    const mixed = JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`${registry.username}:${CANARY_PASSWORD}`).toString('base64') }, 'quay.io': { auth: Buffer.from('x:y-other').toString('base64') } } });
+    const bad = await runCli(['verify', '--file', await file(mixed), '--ca-file', registry.caFile, '--registry', registry.host], baseEnv());
+    assert.equal(bad.code, 1);
+    const lines = bad.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 2).join(' '));
+    assert.deepEqual(lines, [`${registry.host} rejected`, 'quay.io skipped']);
+    assert.equal(findCanary(bad.stdout + bad.stderr), undefined);
+
+    const noCa = await runCli(['verify', '--file', await file(registry.pullSecret())], baseEnv());
+    assert.equal(noCa.code, 1);
+    assert.match(noCa.stdout, /\tunreachable\tTLS failed/);
+  });
+
+  test('usage errors exit 2; --help explains the output and exit codes', async () => {
+    assert.equal((await runCli(['verify'], baseEnv())).code, 2);
+    assert.equal((await runCli(['verify', '--file', await file('{"auths":'), '--ca-file', registry.caFile], baseEnv())).code, 2);
+    assert.equal((await runCli(['verify', '--cluster-id', 'abc'], baseEnv())).code, 2);
+    const help = await runCli(['verify', '--help'], baseEnv());
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /accepted \| rejected \| unreachable \| skipped/);
   });
 });
