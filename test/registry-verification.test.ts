@@ -352,10 +352,15 @@ describe('pull-secret verify', { skip }, () => {
     assert.equal(good.code, 0, good.stderr);
     assert.match(good.stdout, new RegExp(`^${registry.host.replace(/\./g, '\\.')}\taccepted\t`));
 
-    const mixed = JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`${registry.username}:${CANARY_PASSWORD}`).toString('base64') }, 'quay.io': { auth: Buffer.from('x:y-other').toString('base64') } } });
+    const mixed = JSON.stringify({
+      auths: { [registry.host]: { auth: Buffer.from(`${registry.username}:${CANARY_PASSWORD}`).toString('base64') }, 'quay.io': { auth: Buffer.from('x:y-other').toString('base64') } },
+    });
     const bad = await runCli(['verify', '--file', await file(mixed), '--ca-file', registry.caFile, '--registry', registry.host], baseEnv());
     assert.equal(bad.code, 1);
-    const lines = bad.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 2).join(' '));
+    const lines = bad.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t').slice(0, 2).join(' '));
     assert.deepEqual(lines, [`${registry.host} rejected`, 'quay.io skipped']);
     assert.equal(findCanary(bad.stdout + bad.stderr), undefined);
 

@@ -65,7 +65,15 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
           HEALTHY,
         ],
-        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome, ...transferData(result.transfer), ...verificationData(result.verification) },
+        data: {
+          ...targetData(target),
+          secretPath: result.secretPath,
+          secretVersion: result.version,
+          versionPath: result.versionPath,
+          outcome: result.outcome,
+          ...transferData(result.transfer),
+          ...verificationData(result.verification),
+        },
       };
     }
     case 'skipped':

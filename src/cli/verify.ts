@@ -35,7 +35,7 @@ const verifyConfigSchema = z.object({ store: storeSectionSchema.prefault({}), ve
 /** `verify`: the registry login check of a pull secret (a file, or a cluster's stored secret). */
 export function verifyCommand(): Command {
   return new Command('verify')
-    .description("Log in to each registry a pull secret names (Docker Registry API v2) and print whether it accepts the credentials; nothing is written.")
+    .description('Log in to each registry a pull secret names (Docker Registry API v2) and print whether it accepts the credentials; nothing is written.')
     .option('--file <file>', 'the pull secret (.dockerconfigjson / auth.json) to check')
     .option('--cluster-id <id>', "check the cluster's stored pull secret instead (needs --config)")
     .option('--config <file>', 'the adapter config file (its store and verification sections are used)')

@@ -86,11 +86,7 @@ function headerOf(answer: RegistryAnswer, name: string): string | undefined {
 }
 
 /** The token of a Bearer challenge, got with the Basic credentials, or the verdict when there is none. */
-async function fetchToken(
-  challenge: Challenge,
-  basic: string,
-  get: (url: URL, authorization?: string) => Promise<RegistryAnswer>,
-): Promise<{ token: string } | { outcome: LoginOutcome; detail: string }> {
+async function fetchToken(challenge: Challenge, basic: string, get: (url: URL, authorization?: string) => Promise<RegistryAnswer>): Promise<{ token: string } | { outcome: LoginOutcome; detail: string }> {
   const { realm, service, scope } = challenge.params;
   let url: URL;
   try {

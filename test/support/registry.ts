@@ -95,14 +95,7 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
       authSection = ['auth:', '  htpasswd:', '    realm: test-registry', `    path: ${join(dir, 'htpasswd')}`].join('\n');
     } else {
       issuer = await startTokenIssuer(dir, pki, { username, password, service: 'test-registry', issuer: 'test-issuer' });
-      authSection = [
-        'auth:',
-        '  token:',
-        `    realm: ${issuer.url}/token`,
-        '    service: test-registry',
-        '    issuer: test-issuer',
-        `    rootcertbundle: ${issuer.certFile}`,
-      ].join('\n');
+      authSection = ['auth:', '  token:', `    realm: ${issuer.url}/token`, '    service: test-registry', '    issuer: test-issuer', `    rootcertbundle: ${issuer.certFile}`].join('\n');
     }
     const config = [
       'version: 0.1',
