@@ -43,7 +43,7 @@ export interface VerifierSettings {
 }
 
 export interface VerifierHooks {
-  /** Each result, for `pullsecret_registry_verifications_total{registry,outcome}`. */
+  /** Each result, for `pullsecret_registry_verifications_total{registry,outcome}`: the host, or `other` outside the allow-list. */
   onResult?: (host: string, outcome: VerificationOutcome) => void;
   /** Each HTTP request, with the host it went to. */
   onRequest?: (host: string) => void;
@@ -77,7 +77,8 @@ export class RegistryVerifier {
     const results = await Promise.all(
       credentials.map(async (credential) => {
         const result = await this.check(credential, signal, () => (roundTrips += 1));
-        this.hooks.onResult?.(result.host, result.outcome);
+        // Hosts outside the allow-list come from customer input: one `other` label value for them all.
+        this.hooks.onResult?.(this.allows(result.registry) ? result.host : 'other', result.outcome);
         return result;
       }),
     );
