@@ -25,6 +25,7 @@ import { benchQuota } from './quota-bench.js';
 import { benchAwsStore } from './aws-store-bench.js';
 import { benchAzureStore } from './azure-store-bench.js';
 import { benchAdmin } from './admin-bench.js';
+import { benchVerification } from './verification-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
       'Transfer checks, window closed (adapter fleet schedule, account-service and API stand-ins; BENCH_TRANSFER_CLUSTERS, BENCH_TRANSFER_RATE)',
       await (await import('./transfer-bench.js')).benchTransfers(),
     );
+    printSection('Registry verification of new pull secrets (docker-registry on loopback with TLS, cache off; BENCH_VERIFY_RUNS)', await benchVerification());
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

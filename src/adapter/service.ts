@@ -17,6 +17,7 @@ import { StoreProvider } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches } from './watches.js';
+import { createVerificationGate } from '../verification/from-config.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -48,6 +49,8 @@ export interface AdapterOverrides {
  */
 export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
   const metrics = overrides.metrics ?? new Metrics();
+  // First: an unreadable verification.caFile stops the start before anything is opened.
+  const verification = createVerificationGate(config.verification, metrics);
   const api = createHyperFleetClient({
     baseUrl: config.hyperfleetApi.baseUrl,
     tokenFile: config.hyperfleetApi.tokenFile,
@@ -72,7 +75,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const executor: Executor = watches.track(
     config.execution.mode === 'job'
       ? await createJobExecutor(config, logger, resources)
-      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined }),
+      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification }),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const transfers =
@@ -165,6 +168,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         await watches.stop();
         scheduler.abortAll();
         await executor.close();
+        verification?.verifier.close();
         await stores.close();
         await Promise.all(servers.map((s) => s.close()));
         logger.info({ operation: 'stop' }, 'Adapter stopped');

@@ -73,6 +73,10 @@ export const ERROR_CODES = {
   CLEANUP_PENDING: { retryable: true, exitCode: 1 },
   ABORTED: { retryable: false, exitCode: 1 },
   INTERNAL: { retryable: false, exitCode: 1 },
+  /** Registry verification (`enforce`): a registry answered 401/403 to the pull secret's credentials; not written. */
+  CREDENTIALS_REJECTED: { retryable: false, exitCode: 1 },
+  /** Registry verification (`enforce`): a registry gave no usable answer (network, timeout, 429, 5xx); retried. */
+  REGISTRY_UNREACHABLE: { retryable: true, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

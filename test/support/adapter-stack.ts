@@ -44,6 +44,8 @@ export interface StackOptions {
   accountService?: Record<string, unknown>;
   pullSecretSource?: 'spec' | 'account-service';
   preconditions?: Record<string, unknown>;
+  /** The `verification` section (registry verification of new pull secrets). */
+  verification?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -77,6 +79,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     accountService: options.accountService,
     pullSecretSource: options.pullSecretSource,
     preconditions: options.preconditions,
+    verification: options.verification,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
