@@ -92,6 +92,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
           metrics,
           logger,
           concurrency: config.execution.concurrency,
+          verification,
         });
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
   const pipeline = new EventPipeline({

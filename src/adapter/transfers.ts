@@ -11,6 +11,7 @@ import { validatePullSecret } from '../pullsecret/validate.js';
 import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
 import type { AccountServiceSection } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
+import type { VerificationGate } from '../verification/index.js';
 import { first, type FieldPaths } from './cluster-params.js';
 import type { EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
@@ -35,6 +36,8 @@ export interface AdapterTransferDeps {
   logger: Logger;
   /** Checks started at once (the pipeline's concurrency). */
   concurrency: number;
+  /** Registry verification of the merged pull secret before it is written (as for a spec's). */
+  verification?: VerificationGate;
 }
 
 /** The account service parts of a running adapter (docs/account-service.md). */
@@ -71,7 +74,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     const store = await storeFor(deps.stores, target);
     return await checkAndApplyClusterTransfer(
       { clusterId: cluster.id, secretName: target.secretName, pullSecretData: pullSecret, namespace: target.namespace, secretNameSetting: SECRET_NAME_SETTING },
-      { store, kubernetes: deps.kubernetes, retry: deps.retry, log, signal, check: { client, intervalMs: section.transfer.interval, retries: 0 } },
+      { store, kubernetes: deps.kubernetes, retry: deps.retry, log, signal, verification: deps.verification, check: { client, intervalMs: section.transfer.interval, retries: 0 } },
     );
   };
   const checkNow = async (clusterId: string): Promise<TransferRun> => {
