@@ -127,8 +127,9 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
     servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
-    await broker.start(pipeline.handle);
+    // Before the broker: the first events' clusters join the schedule.
     transfers?.start(pipeline);
+    await broker.start(pipeline.handle);
   } catch (err) {
     await transfers?.stop();
     await Promise.all(servers.map((s) => s.close()));
