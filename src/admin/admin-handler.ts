@@ -16,8 +16,8 @@ export const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
 export const MAX_BODY_BYTES = 1024;
 const MAX_URL_LENGTH = 2048;
 
-/** Actions planned but not built yet: answered 404 with a problem that says so. */
-const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback', 'transfer-check']);
+/** Actions planned but not built yet: answered 404 with a problem that says so (`transfer-check` too when the adapter runs no transfer checks). */
+const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback']);
 
 export interface AdminHandlerDeps {
   service: AdminService;
@@ -46,7 +46,7 @@ class Refusal extends Error {
 const refuse = (status: number, code: AdminProblem['code'], title: string, detail: string, result: string, headers?: Record<string, string>) => new Refusal({ status, code, title, detail }, result, headers);
 
 /** Matches the path to a route. @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter) */
-function route(method: string, url: URL): Route {
+function route(method: string, url: URL, transfers: boolean): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`) ? url.pathname.slice(ADMIN_BASE_PATH.length + 1) : undefined;
   const parts = rest?.split('/') ?? [];
   if (parts[0] !== 'clusters' || parts.length > 3) throw refuse(404, 'ADMIN-NTF-001', 'Not Found', `no such admin endpoint; the API lives under ${ADMIN_BASE_PATH}/clusters`, 'not-found');
@@ -76,7 +76,11 @@ function route(method: string, url: URL): Route {
     if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/reconcile takes POST', 'invalid', { allow: 'POST' });
     return { action: 'reconcile', method, clusterId };
   }
-  if (NOT_AVAILABLE.has(action)) {
+  if (action === 'transfer-check' && transfers) {
+    if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/transfer-check takes POST', 'invalid', { allow: 'POST' });
+    return { action: 'transfer-check', method, clusterId };
+  }
+  if (NOT_AVAILABLE.has(action) || action === 'transfer-check') {
     const planned = action as 'rollback' | 'transfer-check';
     throw Object.assign(refuse(404, 'ADMIN-NTF-002', 'Not Available', `${planned} is not available on this server yet`, 'not-available'), { action: planned, clusterId });
   }
@@ -137,7 +141,7 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     if ((req.url ?? '').length > MAX_URL_LENGTH) throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'the URL is too long', 'invalid');
     let r: Route;
     try {
-      r = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'));
+      r = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), deps.service.checksTransfers);
     } catch (err) {
       const planned = err as Partial<Route>;
       if (planned.action !== undefined) audit.action = planned.action;
@@ -172,6 +176,11 @@ async function act(service: AdminService, r: Route, signal: AbortSignal): Promis
   if (r.action === 'list-clusters') return { status: 200, body: { items: await service.list(r.filter, signal), ...(r.filter ? { filter: r.filter } : {}) } };
   const id = r.clusterId ?? '';
   // A reconcile is not cut short when the caller goes away: it is an event like any other.
+  // Neither is a transfer check: it runs to its end like the fleet's.
+  if (r.action === 'transfer-check') {
+    const view = await service.transferCheck(id);
+    return view === undefined ? { status: 404 } : { status: 200, body: view };
+  }
   const value = r.action === 'reconcile' ? await service.reconcile(id) : await service.cluster(id, signal);
   return value === undefined ? { status: 404 } : { status: 200, body: value };
 }

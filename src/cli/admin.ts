@@ -32,7 +32,11 @@ export function adminCommand(): Command {
   );
   admin.addCommand(common(new Command('reconcile').argument('<cluster-id>').description('Reconcile one cluster now, as an event would, and show the outcome.')).action(run('reconcile')));
   admin.addCommand(common(new Command('rollback').argument('<cluster-id>').description('Roll back to an earlier version (when the server offers it).')).action(run('rollback')));
-  admin.addCommand(common(new Command('transfer-check').argument('<cluster-id>').description('Check a transfer now (when the server offers it).')).action(run('transfer-check')));
+  admin.addCommand(
+    common(new Command('transfer-check').argument('<cluster-id>').description("Check the cluster's ownership transfer now and apply an accepted one (servers with accountService).")).action(
+      run('transfer-check'),
+    ),
+  );
   return admin;
 }
 
@@ -70,6 +74,7 @@ async function callAdmin(action: Action, clusterId: string | undefined, options:
     if (options.output === 'json') printOut(JSON.stringify(body, null, 2));
     else if (action === 'list') printOut(format.formatClusterList((body as { items: Parameters<typeof format.formatClusterList>[0] }).items));
     else if (action === 'get') printOut(format.formatClusterView(body as Parameters<typeof format.formatClusterView>[0]));
+    else if (action === 'transfer-check') printOut(format.formatTransferCheck(body as Parameters<typeof format.formatTransferCheck>[0]));
     else printOut(format.formatReconcile(body as Parameters<typeof format.formatReconcile>[0]));
     return 0;
   } catch (err) {

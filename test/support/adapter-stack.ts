@@ -42,6 +42,8 @@ export interface StackOptions {
   hyperfleetApi?: Record<string, unknown>;
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
+  pullSecretSource?: 'spec' | 'account-service';
+  preconditions?: Record<string, unknown>;
   /** The `verification` section (registry verification of new pull secrets). */
   verification?: Record<string, unknown>;
 }
@@ -75,6 +77,8 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
     accountService: options.accountService,
+    pullSecretSource: options.pullSecretSource,
+    preconditions: options.preconditions,
     verification: options.verification,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
