@@ -11,6 +11,8 @@ import { ClusterScheduler } from './cluster-scheduler.js';
 import type { AdapterConfig } from './config.js';
 import type { Executor } from './executor.js';
 import { InProcessExecutor } from './in-process-executor.js';
+import { RetentionMetrics } from '../retention/metrics.js';
+import { RetentionRunner } from '../retention/runner.js';
 import { EventPipeline } from './pipeline.js';
 import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider } from './store-provider.js';
@@ -69,7 +71,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const executor: Executor = watches.track(
     config.execution.mode === 'job'
       ? await createJobExecutor(config, logger, resources)
-      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined }),
+      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, retention: retentionRunner(config, metrics) }),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
@@ -138,4 +140,12 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         logger.info({ operation: 'stop' }, 'Adapter stopped');
       })()),
   };
+}
+
+/** The retention runner when `retention.enabled` (docs/retention.md), reporting to the adapter's metrics. */
+function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunner | undefined {
+  if (!config.retention.enabled) return undefined;
+  const { graceHours, retentionDays, keepVersions } = config.retention;
+  const stores = [...new Set(Object.values(config.providers).map((p) => p.store))];
+  return new RetentionRunner({ policy: { graceHours, retentionDays, keepVersions }, retry: config.execution.retry, observer: new RetentionMetrics(metrics.registry, stores) });
 }

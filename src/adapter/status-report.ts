@@ -1,6 +1,7 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
+import type { RetentionView } from '../retention/runner.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** The adapter's name in status reports. */
@@ -35,6 +36,15 @@ function transferData(transfer: { transferId: string; appliedAt: string } | unde
   return transfer === undefined ? {} : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
 }
 
+/** The current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
+function versionData(result: { version?: string | undefined; retention?: RetentionView | undefined }): Record<string, string> {
+  const previous = result.retention?.previous;
+  return {
+    ...(result.version === undefined ? {} : { currentVersion: result.retention?.currentVersion ?? result.version }),
+    ...(previous === undefined ? {} : { previousVersion: previous.version, previousVersionState: previous.state, previousGraceEndsAt: previous.graceEndsAt }),
+  };
+}
+
 /** Conditions and data for each outcome (docs/status-contract.md). */
 function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data: Record<string, unknown> } {
   switch (outcome.kind) {
@@ -47,7 +57,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
           HEALTHY,
         ],
-        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome, ...transferData(result.transfer) },
+        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome, ...transferData(result.transfer), ...versionData(result) },
       };
     }
     case 'skipped':

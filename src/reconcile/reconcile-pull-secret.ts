@@ -10,6 +10,7 @@ import type { SecretStore } from '../stores/store.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { provisionKubernetesSecret } from './provision-kubernetes.js';
+import type { RetentionRunner, RetentionView } from '../retention/runner.js';
 
 /** One cluster's desired pull secret. */
 export interface ReconcileInput {
@@ -38,6 +39,8 @@ export interface ReconcileDeps {
    * when an account service is configured: no record can exist otherwise.
    */
   transferRecords?: boolean;
+  /** Retires superseded versions after the push (docs/retention.md); none = versions are kept. */
+  retention?: RetentionRunner;
 }
 
 /** What a reconcile did. */
@@ -47,6 +50,8 @@ export interface ReconcileResult extends PushResult {
   kubernetes?: ApplyResult;
   /** The applied transfer merged into the spec's pull secret, when a record exists. */
   transfer?: { transferId: string; appliedAt: string };
+  /** The current and previous versions, when retention runs for this store. */
+  retention?: RetentionView;
 }
 
 /**
@@ -107,6 +112,11 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
       log,
       deps.signal,
     );
+  }
+  if (deps.retention !== undefined && !dryRun && pushed.version !== undefined) {
+    // After the Kubernetes Secret holds the new content: the old credential is retired only later.
+    const view = await deps.retention.afterReconcile(store, { secretId: secretName, clusterId: names.clusterId, currentVersion: pushed.version, wrote: pushed.outcome !== 'unchanged' }, log, deps.signal);
+    if (view !== undefined) result.retention = view;
   }
   return result;
 }
