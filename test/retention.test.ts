@@ -1,0 +1,217 @@
+// Retention over the real stores: the local store and the GCP Secret Manager test server (gRPC on
+// loopback, the real SDK). A controllable clock walks grace → disable → destroy → keep-N; the
+// no-op path is counted at the store edge; an unmanaged secret is never touched.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { createLogger } from '../src/observability/logger.js';
+import { reconcilePullSecret } from '../src/reconcile/reconcile-pull-secret.js';
+import { RetentionMetrics } from '../src/retention/metrics.js';
+import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../src/retention/plan.js';
+import { RetentionRunner } from '../src/retention/runner.js';
+import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
+import { instrumented } from '../src/stores/instrumented-store.js';
+import { LocalStore } from '../src/stores/local/index.js';
+import type { SecretStore } from '../src/stores/store.js';
+import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const RETRY = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 };
+
+/** Pull secret number `n`: same registries, a different e-mail, so each is new content. */
+const content = (n: number, base = VALID_PULL_SECRET) => base.replace(/"email":"[a-z]+@example\.com"/, `"email":"ops${n}@example.com"`);
+
+interface Backend {
+  name: string;
+  store: SecretStore;
+  /** Seeds a secret behind the store's back (labels, versions oldest first). */
+  seed(secretId: string, labels: Record<string, string>, data: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function localBackend(): Promise<Backend> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-retention-'));
+  const store = new LocalStore({ dir });
+  return {
+    name: 'local',
+    store,
+    async seed(secretId, labels, data) {
+      await store.createSecret(secretId, labels);
+      for (const d of data) await store.addVersion(secretId, Buffer.from(d));
+    },
+    async close() {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function gcpBackend(): Promise<Backend & { server: SecretManagerTestServer }> {
+  process.env.METADATA_SERVER_DETECTION = 'none';
+  const server = await startSecretManagerTestServer({ project: 'retention-project' });
+  const store = await gcpStoreFactory.create({ projectId: 'retention-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
+  return {
+    name: 'gcp',
+    store,
+    server,
+    async seed(secretId, labels, data) {
+      server.state.seedSecret(secretId, { labels, versions: data.map((d) => ({ data: d })) });
+    },
+    async close() {
+      await store.close();
+      await server.stop();
+    },
+  };
+}
+
+/** Captures every log line. */
+function capture() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _e, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, log: createLogger({ level: 'debug', destination: sink }) };
+}
+
+/** A store whose contract calls are counted by method. */
+function counted(store: SecretStore) {
+  const calls: Record<string, number> = {};
+  const wrapped = instrumented(store, (method) => {
+    calls[method] = (calls[method] ?? 0) + 1;
+  });
+  return { store: wrapped, calls, reset: () => Object.keys(calls).forEach((k) => delete calls[k]) };
+}
+
+for (const make of [localBackend, gcpBackend]) {
+  describe(`retention on the ${make.name.replace('Backend', '')} store`, () => {
+    let backend: Backend;
+    before(async () => {
+      backend = await make();
+    });
+    after(async () => backend.close());
+
+    const states = async (secretId: string) => (await backend.store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`) ?? [];
+
+    test('grace → disable → destroy → keep-N, listing only when something is due', async () => {
+      let offset = 0;
+      const clock = () => Date.now() + offset;
+      const registry = new Registry();
+      const metrics = new RetentionMetrics(registry, [backend.store.kind]);
+      const policy: RetentionPolicy = { ...DEFAULT_RETENTION_POLICY, keepVersions: 3 };
+      const runner = new RetentionRunner({ policy, retry: RETRY, clock, observer: metrics });
+      const { store, calls, reset } = counted(backend.store);
+      const { log, lines } = capture();
+      const reconcile = (n: number, base?: string) => reconcilePullSecret({ clusterId: 'c-ret-1', pullSecretData: content(n, base) }, { store, retry: RETRY, log, retention: runner });
+      const secretId = 'hyperfleet-c-ret-1-pull-secret';
+
+      const first = await reconcile(1, CANARY_PULL_SECRET);
+      assert.deepEqual(first.retention, { currentVersion: '1' });
+      const second = await reconcile(2, CANARY_PULL_SECRET);
+      assert.equal(second.retention?.currentVersion, '2');
+      assert.equal(second.retention?.previous?.version, '1');
+      assert.equal(second.retention?.previous?.state, 'ENABLED');
+      const v2 = (await backend.store.describe(secretId))?.versions.find((v) => v.version === '2');
+      assert.equal(second.retention?.previous?.graceEndsAt, new Date(Date.parse(v2?.createdTime ?? '') + 24 * HOUR).toISOString());
+
+      // A no-op within the grace: one payload access, no listing, no lifecycle call.
+      reset();
+      const noop = await reconcile(2, CANARY_PULL_SECRET);
+      assert.equal(noop.outcome, 'unchanged');
+      assert.deepEqual(calls, { accessLatestEnabled: 1 });
+      assert.equal(noop.retention?.previous?.version, '1');
+
+      // The grace is over: the next reconcile lists once and disables version 1.
+      offset = 25 * HOUR;
+      reset();
+      const graceOver = await reconcile(2, CANARY_PULL_SECRET);
+      assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1, disableVersion: 1 });
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DISABLED']);
+      assert.equal(graceOver.retention?.previous?.state, 'DISABLED');
+
+      // Idempotent: the same reconcile again (nothing due until the retention ends) and a fresh runner (a restart) change nothing.
+      reset();
+      await reconcile(2, CANARY_PULL_SECRET);
+      assert.deepEqual(calls, { accessLatestEnabled: 1 });
+      const restarted = new RetentionRunner({ policy, retry: RETRY, clock });
+      reset();
+      await reconcilePullSecret({ clusterId: 'c-ret-1', pullSecretData: content(2, CANARY_PULL_SECRET) }, { store, retry: RETRY, log, retention: restarted });
+      assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1 });
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DISABLED']);
+
+      // The retention is over: version 1 is destroyed (payload gone for good).
+      offset = 25 * HOUR + 30 * DAY;
+      await reconcile(2, CANARY_PULL_SECRET);
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DESTROYED']);
+      await assert.rejects(backend.store.accessVersion(secretId, '1'), (e: { code?: string }) => e.code === 'VERSION_NOT_ENABLED');
+
+      // Keep-N (3): four more versions within an hour; past their grace at most 3 remain. The stores
+      // stamp versions with the real time, so the test clock starts over from it.
+      offset = 0;
+      for (const n of [3, 4, 5, 6]) await reconcile(n, CANARY_PULL_SECRET);
+      assert.deepEqual(await states(secretId), ['6:ENABLED', '5:ENABLED', '4:ENABLED', '3:ENABLED', '2:ENABLED', '1:DESTROYED']);
+      offset += 2 * DAY;
+      const kept = await reconcile(6, CANARY_PULL_SECRET);
+      assert.deepEqual(await states(secretId), ['6:ENABLED', '5:DISABLED', '4:DISABLED', '3:DESTROYED', '2:DESTROYED', '1:DESTROYED']);
+      assert.equal(kept.retention?.previous?.version, '5');
+
+      const text = await registry.metrics();
+      assert.match(text, new RegExp(`pullsecret_versions_disabled_total\\{store="${backend.store.kind}"\\} 3`));
+      assert.match(text, new RegExp(`pullsecret_versions_destroyed_total\\{store="${backend.store.kind}"\\} 3`));
+      assert.match(text, new RegExp(`pullsecret_retention_failures_total\\{store="${backend.store.kind}"\\} 0`));
+      assert.match(text, /pullsecret_secret_versions_count\{store="[a-z]+"\} \d+/);
+      // Leak canary: no credential byte in the logs or the metrics of the retention paths.
+      assert.equal(findCanary(lines.join('')), undefined);
+      assert.equal(findCanary(text), undefined);
+      assert.equal(findCanary(JSON.stringify(kept.retention)), undefined);
+    });
+
+    test('an unmanaged secret is never touched, however old its versions', async () => {
+      const secretId = 'hyperfleet-c-ret-2-pull-secret';
+      await backend.seed(secretId, { owner: 'someone-else' }, [content(1), content(2)]);
+      const runner = new RetentionRunner({ policy: { ...DEFAULT_RETENTION_POLICY, keepVersions: 1 }, retry: RETRY, clock: () => Date.now() + 400 * DAY });
+      const { log } = capture();
+      // The no-op push does not read labels; retention does, and leaves the secret alone.
+      const result = await reconcilePullSecret({ clusterId: 'c-ret-2', pullSecretData: content(2) }, { store: backend.store, retry: RETRY, log, retention: runner });
+      assert.equal(result.outcome, 'unchanged');
+      assert.deepEqual(result.retention, { currentVersion: '2' });
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:ENABLED']);
+      // Another cluster's secret neither.
+      const other = 'hyperfleet-c-ret-3-pull-secret';
+      await backend.seed(other, { 'managed-by': 'hyperfleet', 'cluster-id': 'c-ret-9' }, [content(1), content(2)]);
+      await reconcilePullSecret({ clusterId: 'c-ret-3', pullSecretData: content(2) }, { store: backend.store, retry: RETRY, log, retention: runner });
+      assert.deepEqual(await states(other), ['2:ENABLED', '1:ENABLED']);
+    });
+
+    test('a failing pass never fails the reconcile; it is counted and retried later', async () => {
+      const registry = new Registry();
+      const metrics = new RetentionMetrics(registry, [backend.store.kind]);
+      let offset = 0;
+      const runner = new RetentionRunner({ policy: DEFAULT_RETENTION_POLICY, retry: RETRY, clock: () => Date.now() + offset, observer: metrics, failureBackoffMs: HOUR });
+      const { log } = capture();
+      const failing = () => Promise.reject(Object.assign(new Error('boom'), { code: 'STORE_FAILED' }));
+      const broken = new Proxy(backend.store, {
+        get: (target, key) => {
+          if (key === 'describe') return failing;
+          const value: unknown = Reflect.get(target, key);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const base = { retry: RETRY, log, retention: runner };
+      await reconcilePullSecret({ clusterId: 'c-ret-4', pullSecretData: content(1) }, { ...base, store: backend.store });
+      offset = 2 * DAY;
+      const result = await reconcilePullSecret({ clusterId: 'c-ret-4', pullSecretData: content(2) }, { ...base, store: broken });
+      assert.equal(result.outcome, 'updated');
+      assert.deepEqual(result.retention, { currentVersion: '2' });
+      assert.match(await registry.metrics(), /pullsecret_retention_failures_total\{store="[a-z]+"\} 1/);
+    });
+  });
+}
