@@ -11,7 +11,6 @@ import { ClusterScheduler } from './cluster-scheduler.js';
 import type { AdapterConfig } from './config.js';
 import type { Executor } from './executor.js';
 import { InProcessExecutor } from './in-process-executor.js';
-import { RetentionMetrics } from '../retention/metrics.js';
 import { RetentionRunner } from '../retention/runner.js';
 import { EventPipeline } from './pipeline.js';
 import { ProviderRoutes } from './provider-routes.js';
@@ -146,6 +145,5 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
 function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunner | undefined {
   if (!config.retention.enabled) return undefined;
   const { graceHours, retentionDays, keepVersions } = config.retention;
-  const stores = [...new Set(Object.values(config.providers).map((p) => p.store))];
-  return new RetentionRunner({ policy: { graceHours, retentionDays, keepVersions }, retry: config.execution.retry, observer: new RetentionMetrics(metrics.registry, stores) });
+  return new RetentionRunner({ policy: { graceHours, retentionDays, keepVersions }, retry: config.execution.retry, observer: metrics.retention });
 }

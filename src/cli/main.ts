@@ -11,6 +11,7 @@ import { storeCommand } from './store.js';
 import { transferCommand } from './transfer.js';
 import { adminCommand } from './admin.js';
 import { tokenCommand } from './token.js';
+import { rollbackCommand } from './rollback.js';
 import { printError, reportFailure } from './output.js';
 import { createLogger } from '../observability/logger.js';
 import { installProcessGuard } from '../observability/process-guard.js';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
     transferCommand(),
     adminCommand(),
     tokenCommand(),
+    rollbackCommand(),
   ];
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
   for (const command of commands) {

@@ -65,7 +65,7 @@ export function transferCommand(): Command {
  * The scope settings from `--scope key=value ...`, or `--project` for a store whose scope is one setting.
  * @throws CONFIG_INVALID for a malformed pair, a key that is not a scope setting, or a missing one.
  */
-function scopeOptions(kind: string, keys: readonly string[], noun: string, options: CheckOptions): Record<string, string> {
+export function scopeOptions(kind: string, keys: readonly string[], noun: string, options: { project?: string; scope?: string[] }): Record<string, string> {
   const values: Record<string, string> = {};
   for (const pair of options.scope ?? []) {
     const at = pair.indexOf('=');

@@ -73,6 +73,8 @@ export const ERROR_CODES = {
   CLEANUP_PENDING: { retryable: true, exitCode: 1 },
   ABORTED: { retryable: false, exitCode: 1 },
   INTERNAL: { retryable: false, exitCode: 1 },
+  /** A rollback to a version whose payload was destroyed (retention or by hand): nothing to go back to. */
+  VERSION_DESTROYED: { retryable: false, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
