@@ -126,3 +126,29 @@ export function planRetention(versions: readonly VersionView[], now: number, pol
     nextDueAt,
   };
 }
+
+/** The current and previous versions as they are (not as a plan would leave them): for `inspect`. */
+export interface VersionSummary {
+  currentVersion: string | undefined;
+  previousVersion: string | undefined;
+  previousState: VersionView['state'] | undefined;
+  /** ISO 8601: when the version replacing the previous one was written, plus `graceHours`. */
+  previousGraceEndsAt: string | undefined;
+}
+
+/** Current version (newest ENABLED), previous (newest below it not destroyed) and the end of its grace. */
+export function summarizeVersions(versions: readonly VersionView[], graceHours: number): VersionSummary {
+  const sorted = [...versions].sort((a, b) => Number(b.version) - Number(a.version));
+  const currentIndex = sorted.findIndex((v) => v.state === 'ENABLED');
+  const none = { currentVersion: undefined, previousVersion: undefined, previousState: undefined, previousGraceEndsAt: undefined };
+  if (currentIndex < 0) return none;
+  const currentVersion = (sorted[currentIndex] as VersionView).version;
+  for (let i = currentIndex + 1; i < sorted.length; i++) {
+    const version = sorted[i] as VersionView;
+    if (version.state === 'DESTROYED') continue;
+    const supersededAt = Date.parse((sorted[i - 1] as VersionView).createdTime);
+    const graceEndsAt = Number.isFinite(supersededAt) ? new Date(supersededAt + graceHours * HOUR_MS).toISOString() : undefined;
+    return { currentVersion, previousVersion: version.version, previousState: version.state, previousGraceEndsAt: graceEndsAt };
+  }
+  return { ...none, currentVersion };
+}
