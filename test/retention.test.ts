@@ -18,6 +18,7 @@ import { instrumented } from '../src/stores/instrumented-store.js';
 import { LocalStore } from '../src/stores/local/index.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { conditionOf, startAdapterStack } from './support/adapter-stack.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 
 const HOUR = 3_600_000;
@@ -215,3 +216,38 @@ for (const make of [localBackend, gcpBackend]) {
     });
   });
 }
+
+describe('retention in the adapter (in-process, local store)', () => {
+  test('content A, B, C: the status shows the current version, the previous one and the end of its grace; metrics and logs hold no credential', async () => {
+    const stack = await startAdapterStack({ retention: { enabled: true } });
+    try {
+      const cluster = await stack.seedCluster({ pullSecret: { data: content(1, CANARY_PULL_SECRET) } });
+      await stack.publish(cluster);
+      const first = await stack.waitForStatus(cluster.id, (s) => s.data?.currentVersion === '1');
+      assert.equal(first.data?.previousVersion, undefined);
+      let generation = 1;
+      for (const n of [2, 3]) {
+        const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: content(n, CANARY_PULL_SECRET) } } });
+        assert.equal(patched.status, 200);
+        generation += 1;
+        await stack.publish({ id: cluster.id, generation });
+        await stack.waitForStatus(cluster.id, (s) => s.observed_generation === generation);
+      }
+      const status = await stack.waitForStatus(cluster.id, (s) => s.data?.currentVersion === '3');
+      assert.equal(conditionOf(status, 'Applied'), 'True/SecretUpdated');
+      assert.equal(status.data?.previousVersion, '2');
+      assert.equal(status.data?.previousVersionState, 'ENABLED');
+      const store = new LocalStore({ dir: join(stack.dir, 'store') });
+      const v3 = (await store.describe(`hyperfleet-${cluster.id}-pull-secret`))?.versions.find((v) => v.version === '3');
+      await store.close();
+      assert.equal(status.data?.previousGraceEndsAt, new Date(Date.parse(v3?.createdTime ?? '') + 24 * HOUR).toISOString());
+      const metrics = await stack.adapter.metrics.registry.metrics();
+      assert.match(metrics, /pullsecret_secret_versions_count\{store="local"\} [1-9]/);
+      assert.equal(findCanary(JSON.stringify(status)), undefined);
+      assert.equal(findCanary(metrics), undefined);
+      assert.equal(findCanary(stack.logs.join('\n')), undefined);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

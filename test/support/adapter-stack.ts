@@ -42,6 +42,7 @@ export interface StackOptions {
   hyperfleetApi?: Record<string, unknown>;
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
+  retention?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -73,6 +74,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
     accountService: options.accountService,
+    retention: options.retention,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
