@@ -43,7 +43,13 @@ const backends: Array<{ name: string; open(): Promise<{ store: SecretStore; clos
     async open() {
       const dir = await mkdtemp(join(tmpdir(), 'ps-rollback-'));
       const store = new LocalStore({ dir });
-      return { store, close: async () => (await store.close(), await rm(dir, { recursive: true, force: true })) };
+      return {
+        store,
+        close: async () => {
+          await store.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
@@ -52,7 +58,13 @@ const backends: Array<{ name: string; open(): Promise<{ store: SecretStore; clos
       process.env.METADATA_SERVER_DETECTION = 'none';
       const server: SecretManagerTestServer = await startSecretManagerTestServer({ project: 'rollback-project' });
       const store = await gcpStoreFactory.create({ projectId: 'rollback-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
-      return { store, close: async () => (await store.close(), await server.stop()) };
+      return {
+        store,
+        close: async () => {
+          await store.close();
+          await server.stop();
+        },
+      };
     },
   },
 ];
@@ -68,7 +80,9 @@ for (const backend of backends) {
     const states = async () => (await store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`);
 
     before(async () => {
-      ({ store, close } = await backend.open());
+      const opened = await backend.open();
+      store = opened.store;
+      close = () => opened.close();
       for (const n of [1, 2, 3]) await reconcilePullSecret({ clusterId, pullSecretData: content(n) }, { store, retry: RETRY, log });
     });
     after(() => close());
@@ -91,7 +105,10 @@ for (const backend of backends) {
     it('refused with VERSION_DESTROYED when that version is destroyed; nothing written', async () => {
       await store.destroyVersion?.(secretId, '2');
       for (const request of [{ clusterId, toVersion: '2' }]) {
-        await assert.rejects(rollbackPullSecret(request, { store, retry: RETRY, log }), (e: unknown) => e instanceof PullSecretError && e.code === 'VERSION_DESTROYED' && /version 2 of .* is destroyed/.test(e.message));
+        await assert.rejects(
+          rollbackPullSecret(request, { store, retry: RETRY, log }),
+          (e: unknown) => e instanceof PullSecretError && e.code === 'VERSION_DESTROYED' && /version 2 of .* is destroyed/.test(e.message),
+        );
       }
       assert.equal((await states())?.length, 5);
     });
@@ -122,7 +139,10 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
     await store.destroyVersion?.(secretId, '1');
     await store.close();
     config = join(dir, 'config.yaml');
-    await writeFile(config, JSON.stringify({ store: { type: 'local', settings }, kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath }, execution: { retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 } } }));
+    await writeFile(
+      config,
+      JSON.stringify({ store: { type: 'local', settings }, kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath }, execution: { retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 } } }),
+    );
   });
   after(async () => {
     await kube.close();

@@ -57,7 +57,15 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
           HEALTHY,
         ],
-        data: { ...targetData(target), secretPath: result.secretPath, secretVersion: result.version, versionPath: result.versionPath, outcome: result.outcome, ...transferData(result.transfer), ...versionData(result) },
+        data: {
+          ...targetData(target),
+          secretPath: result.secretPath,
+          secretVersion: result.version,
+          versionPath: result.versionPath,
+          outcome: result.outcome,
+          ...transferData(result.transfer),
+          ...versionData(result),
+        },
       };
     }
     case 'skipped':

@@ -126,14 +126,21 @@ function pickVersions(described: SecretDescription, toVersion: string | undefine
 /** The version's bytes; a disabled version is enabled for the read and disabled again. */
 async function readVersion(store: SecretStore, secretId: string, version: SecretVersionInfo, retried: <T>(fn: () => Promise<T>) => Promise<T>, call: { signal?: AbortSignal | undefined }): Promise<Buffer> {
   if (version.state === 'ENABLED') return (await retried(() => store.accessVersion(secretId, version.version, call))).data;
-  const { enableVersion, disableVersion } = store;
-  if (enableVersion === undefined || disableVersion === undefined) {
-    throw new PullSecretError('VERSION_NOT_ENABLED', `version ${version.version} of ${store.secretPath(secretId)} is disabled and the ${store.kind} store cannot enable versions; enable it by hand, then roll back`);
+  if (!canEnable(store)) {
+    throw new PullSecretError(
+      'VERSION_NOT_ENABLED',
+      `version ${version.version} of ${store.secretPath(secretId)} is disabled and the ${store.kind} store cannot enable versions; enable it by hand, then roll back`,
+    );
   }
-  await retried(() => enableVersion.call(store, secretId, version.version, call));
+  await retried(() => store.enableVersion(secretId, version.version, call));
   try {
     return (await retried(() => store.accessVersion(secretId, version.version, call))).data;
   } finally {
-    await retried(() => disableVersion.call(store, secretId, version.version, call));
+    await retried(() => store.disableVersion(secretId, version.version, call));
   }
+}
+
+/** True when the store can enable and disable versions. */
+function canEnable(store: SecretStore): store is SecretStore & Required<Pick<SecretStore, 'enableVersion' | 'disableVersion'>> {
+  return store.enableVersion !== undefined && store.disableVersion !== undefined;
 }

@@ -95,17 +95,16 @@ export function withRateLimits(store: SecretStore, limits: RateLimits, observer?
 }
 
 type LifecycleMethod = NonNullable<SecretStore['disableVersion']>;
-const LIFECYCLE = ['disableVersion', 'enableVersion', 'destroyVersion'] as const;
+type LifecycleName = 'disableVersion' | 'enableVersion' | 'destroyVersion';
 
 /**
  * The optional version-lifecycle methods `store` has, each wrapped by `wrap` (absent ones stay
  * absent, so callers can still tell a store without them).
  */
-export function lifecycle(store: SecretStore, wrap: (method: LifecycleMethod, name: (typeof LIFECYCLE)[number]) => LifecycleMethod): Pick<SecretStore, (typeof LIFECYCLE)[number]> {
-  const out: Pick<SecretStore, (typeof LIFECYCLE)[number]> = {};
-  for (const name of LIFECYCLE) {
-    const method = store[name];
-    if (method !== undefined) out[name] = wrap(method.bind(store), name);
-  }
+export function lifecycle(store: SecretStore, wrap: (method: LifecycleMethod, name: LifecycleName) => LifecycleMethod): Pick<SecretStore, LifecycleName> {
+  const out: Pick<SecretStore, LifecycleName> = {};
+  if (store.disableVersion !== undefined) out.disableVersion = wrap((id, v, o) => (store.disableVersion as LifecycleMethod)(id, v, o), 'disableVersion');
+  if (store.enableVersion !== undefined) out.enableVersion = wrap((id, v, o) => (store.enableVersion as LifecycleMethod)(id, v, o), 'enableVersion');
+  if (store.destroyVersion !== undefined) out.destroyVersion = wrap((id, v, o) => (store.destroyVersion as LifecycleMethod)(id, v, o), 'destroyVersion');
   return out;
 }

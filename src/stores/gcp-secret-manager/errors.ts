@@ -7,16 +7,7 @@ import { PullSecretError, type ErrorCode } from '../../errors/index.js';
 
 /** The Secret Manager RPCs this store makes. */
 export type GcpMethod =
-  | 'GetSecret'
-  | 'CreateSecret'
-  | 'UpdateSecret'
-  | 'DeleteSecret'
-  | 'AddSecretVersion'
-  | 'AccessSecretVersion'
-  | 'ListSecretVersions'
-  | 'EnableSecretVersion'
-  | 'DisableSecretVersion'
-  | 'DestroySecretVersion';
+  'GetSecret' | 'CreateSecret' | 'UpdateSecret' | 'DeleteSecret' | 'AddSecretVersion' | 'AccessSecretVersion' | 'ListSecretVersions' | 'EnableSecretVersion' | 'DisableSecretVersion' | 'DestroySecretVersion';
 
 /** gRPC status code names by number (google.rpc.Code). */
 const CODE_NAMES = [

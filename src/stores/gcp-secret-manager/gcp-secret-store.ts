@@ -239,7 +239,12 @@ export class GcpSecretStore implements SecretStore {
   }
 
   /** One version state change; FAILED_PRECONDITION (the version is destroyed) becomes STORE_INVALID_REQUEST, like the local store. */
-  private async changeVersion(method: 'EnableSecretVersion' | 'DisableSecretVersion' | 'DestroySecretVersion', secretId: string, version: string, options: GcpCallOptions | undefined): Promise<SecretVersionInfo> {
+  private async changeVersion(
+    method: 'EnableSecretVersion' | 'DisableSecretVersion' | 'DestroySecretVersion',
+    secretId: string,
+    version: string,
+    options: GcpCallOptions | undefined,
+  ): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     if (!/^[1-9][0-9]{0,18}$/.test(version)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: must be a positive version number');
     const name = `${path}/versions/${version}`;
