@@ -1,6 +1,6 @@
 import { renderColumns } from '../status-view/status-table.js';
 import type { ConditionView, ReportView } from '../status-view/status-row.js';
-import type { ClusterView, ReconcileView } from './admin-service.js';
+import type { ClusterView, ReconcileView, RollbackView } from './admin-service.js';
 
 /** One line of `GET clusters` (the summary the server sends). */
 export interface ClusterSummary {
@@ -59,4 +59,10 @@ export function formatReconcile(view: ReconcileView): string {
     `State: ${view.state ?? NONE}${view.explanation === undefined ? '' : `: ${view.explanation}`}`,
     `Applied: ${cell(view.report.applied)}  Available: ${cell(view.report.available)}  Health: ${cell(view.report.health)}`,
   ].join('\n');
+}
+
+/** `pull-secret admin rollback`: which version was restored as which, and the Kubernetes Secret. Pure. */
+export function formatRollback(view: RollbackView): string {
+  const k8s = view.kubernetesSecret === undefined ? '' : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ${view.kubernetesSecret.outcome}`;
+  return `Rollback of ${view.id}: version ${view.restoredVersion} restored as version ${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}`;
 }
