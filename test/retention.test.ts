@@ -102,6 +102,26 @@ for (const make of [localBackend, gcpBackend]) {
 
     const states = async (secretId: string) => (await backend.store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`) ?? [];
 
+    test('the version lifecycle contract: disable, enable, destroy (final, payload gone), clear errors', async () => {
+      const secretId = 'hyperfleet-c-life-1-pull-secret';
+      await backend.seed(secretId, { 'managed-by': 'hyperfleet' }, [content(1), content(2)]);
+      const { store } = backend;
+      const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
+      assert.equal((await store.disableVersion?.(secretId, '1'))?.state, 'DISABLED');
+      assert.equal((await store.disableVersion?.(secretId, '1'))?.state, 'DISABLED', 'disabling twice is a no-op');
+      await assert.rejects(store.accessVersion(secretId, '1'), code('VERSION_NOT_ENABLED'));
+      assert.equal((await store.enableVersion?.(secretId, '1'))?.state, 'ENABLED');
+      assert.equal((await store.accessVersion(secretId, '1')).data.toString(), content(1));
+      const destroyed = await store.destroyVersion?.(secretId, '1');
+      assert.deepEqual([destroyed?.version, destroyed?.state], ['1', 'DESTROYED']);
+      await assert.rejects(store.accessVersion(secretId, '1'), code('VERSION_NOT_ENABLED'));
+      await assert.rejects(store.enableVersion?.(secretId, '1') ?? Promise.reject(new Error('no enableVersion')), code('STORE_INVALID_REQUEST'));
+      await assert.rejects(store.destroyVersion?.(secretId, '1') ?? Promise.reject(new Error('no destroyVersion')), code('STORE_INVALID_REQUEST'));
+      await assert.rejects(store.disableVersion?.(secretId, '9') ?? Promise.reject(new Error('no disableVersion')), code('SECRET_NOT_FOUND'));
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DESTROYED']);
+      assert.equal((await store.accessLatestEnabled(secretId))?.version, '2');
+    });
+
     test('grace → disable → destroy → keep-N, listing only when something is due', async () => {
       let offset = 0;
       const clock = () => Date.now() + offset;
