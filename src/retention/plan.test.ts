@@ -8,14 +8,16 @@ const DAY = 24 * HOUR;
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const policy = DEFAULT_RETENTION_POLICY;
 
-/** Versions 1..n written `gapsMs` apart from T0, states as given (ENABLED by default). */
+/** Versions 1..n written `gapsMs` apart from T0, states as given (ENABLED by default); newest first, as `describe` lists them. */
 function versions(gapsMs: number[], states: Record<string, VersionView['state']> = {}): VersionView[] {
   let at = T0;
-  return gapsMs.map((gap, i) => {
-    at += gap;
-    const version = String(i + 1);
-    return { version, state: states[version] ?? 'ENABLED', createdTime: new Date(at).toISOString() };
-  });
+  return gapsMs
+    .map((gap, i) => {
+      at += gap;
+      const version = String(i + 1);
+      return { version, state: states[version] ?? 'ENABLED', createdTime: new Date(at).toISOString() };
+    })
+    .reverse();
 }
 
 /** The versions once `plan` is applied. */
@@ -88,13 +90,21 @@ describe('planRetention: grace, disable, destroy', () => {
 
   test('a version with an unreadable time is left alone', () => {
     const list: VersionView[] = [
-      { version: '1', state: 'ENABLED', createdTime: 'garbage' },
-      { version: '2', state: 'ENABLED', createdTime: 'garbage' },
       { version: '3', state: 'ENABLED', createdTime: new Date(T0).toISOString() },
+      { version: '2', state: 'ENABLED', createdTime: 'garbage' },
+      { version: '1', state: 'ENABLED', createdTime: 'garbage' },
     ];
     const plan = planRetention(list, T0 + 400 * DAY, policy);
     assert.deepEqual(plan.destroy, ['2']);
     assert.ok(!plan.destroy.includes('1'));
+  });
+
+  test("version ids are opaque (AWS, Azure): the order is the list's, newest first", () => {
+    const ids = ['f3a9', '0b7c', 'e1d2'];
+    const list = versions([0, HOUR, HOUR]).map((v, i) => ({ ...v, version: ids[i] as string }));
+    const plan = planRetention(list, T0 + 2 * HOUR + 30 * DAY + HOUR, policy);
+    assert.equal(plan.current, 'f3a9');
+    assert.deepEqual(plan.destroy, ['0b7c', 'e1d2']);
   });
 
   test('a zero grace disables at once', () => {
@@ -108,7 +118,7 @@ describe('planRetention: keep at most N', () => {
     // Eight versions an hour apart; two days later every grace is over.
     const list = versions(Array.from({ length: 8 }, (_, i) => (i === 0 ? 0 : HOUR)));
     const plan = planRetention(list, T0 + 2 * DAY + 8 * HOUR, policy);
-    assert.deepEqual(plan.destroy, ['1', '2', '3']);
+    assert.deepEqual(plan.destroy, ['3', '2', '1']);
     assert.deepEqual(plan.disable, ['7', '6', '5', '4']);
     assert.equal(plan.remaining, 5);
   });
@@ -119,7 +129,7 @@ describe('planRetention: keep at most N', () => {
     assert.deepEqual([within.disable, within.destroy], [[], []]);
     assert.equal(within.remaining, 8);
     const after = planRetention(list, T0 + 7 * HOUR + 25 * HOUR, { ...policy, keepVersions: 2 });
-    assert.deepEqual(after.destroy, ['1', '2', '3', '4', '5', '6']);
+    assert.deepEqual(after.destroy, ['6', '5', '4', '3', '2', '1']);
     assert.deepEqual(after.disable, ['7']);
   });
 
@@ -147,7 +157,7 @@ describe('planRetention: properties', () => {
     fc.assert(
       fc.property(arbitraryCase, (c) => {
         const list = build(c);
-        const last = Date.parse(list.at(-1)?.createdTime ?? '');
+        const last = Date.parse(list[0]?.createdTime ?? '');
         const plan = planRetention(list, last + c.later, c);
         const touched = [...plan.disable, ...plan.destroy];
         assert.equal(new Set(touched).size, touched.length);
@@ -167,7 +177,7 @@ describe('planRetention: properties', () => {
     fc.assert(
       fc.property(arbitraryCase, (c) => {
         const list = build(c);
-        const now = Date.parse(list.at(-1)?.createdTime ?? '') + c.later;
+        const now = Date.parse(list[0]?.createdTime ?? '') + c.later;
         const after = apply(list, planRetention(list, now, c));
         const again = planRetention(after, now, c);
         assert.deepEqual([again.disable, again.destroy], [[], []]);
@@ -180,10 +190,10 @@ describe('planRetention: properties', () => {
     fc.assert(
       fc.property(arbitraryCase, (c) => {
         const list = build(c);
-        const now = Date.parse(list.at(-1)?.createdTime ?? '') + c.later;
+        const now = Date.parse(list[0]?.createdTime ?? '') + c.later;
         const plan = planRetention(list, now, c);
         for (const v of [...plan.disable, ...plan.destroy]) {
-          const next = list[Number(v)];
+          const next = list.find((x) => Number(x.version) === Number(v) + 1);
           assert.ok(next !== undefined && now >= Date.parse(next.createdTime) + c.graceHours * HOUR, `version ${v} touched within its grace`);
         }
         const allGraceOver = c.later >= c.graceHours * HOUR;
@@ -198,7 +208,7 @@ describe('planRetention: properties', () => {
     fc.assert(
       fc.property(arbitraryCase, (c) => {
         const list = build(c);
-        const now = Date.parse(list.at(-1)?.createdTime ?? '') + c.later;
+        const now = Date.parse(list[0]?.createdTime ?? '') + c.later;
         const after = apply(list, planRetention(list, now, c));
         const { nextDueAt } = planRetention(after, now, c);
         if (nextDueAt === undefined) return;

@@ -18,7 +18,10 @@ export interface RetentionPolicy {
 /** The defaults that suit a pull secret: a day of overlap, a month of history, five versions. */
 export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = Object.freeze({ graceHours: 24, retentionDays: 30, keepVersions: 5 });
 
-/** What the planner reads of a version (a `SecretVersionInfo` fits). */
+/**
+ * What the planner reads of a version (a `SecretVersionInfo` fits). Lists are newest first, as
+ * `describe` returns them: version ids are opaque (GCP numbers them, AWS and Azure do not).
+ */
 export type VersionView = Pick<SecretVersionInfo, 'version' | 'state' | 'createdTime'>;
 
 /** The version before the current one, as status shows it. */
@@ -38,7 +41,7 @@ export interface RetentionPlan {
   previous: PreviousVersion | undefined;
   /** Versions to disable, newest first. */
   disable: string[];
-  /** Versions to destroy, oldest first. */
+  /** Versions to destroy, newest first. */
   destroy: string[];
   /** Versions not destroyed once the plan is applied. */
   remaining: number;
@@ -58,9 +61,11 @@ const HOUR_MS = 3_600_000;
  * The current version and anything newer (a version someone else disabled) are never touched;
  * destroyed versions are final. Applying the plan and planning again at the same `now` plans
  * nothing (idempotent). A version whose times cannot be read is left alone.
+ *
+ * @param versions newest first (the order of `describe`)
  */
 export function planRetention(versions: readonly VersionView[], now: number, policy: RetentionPolicy): RetentionPlan {
-  const sorted = [...versions].sort((a, b) => Number(b.version) - Number(a.version));
+  const sorted = versions;
   const currentIndex = sorted.findIndex((v) => v.state === 'ENABLED');
   const current = sorted[currentIndex];
   if (current === undefined) return { current: undefined, previous: undefined, disable: [], destroy: [], remaining: sorted.filter((v) => v.state !== 'DESTROYED').length, nextDueAt: undefined };
@@ -116,12 +121,12 @@ export function planRetention(versions: readonly VersionView[], now: number, pol
     const state = version.state === 'ENABLED' && !disable.has(version.version) ? 'ENABLED' : 'DISABLED';
     previous = { version: version.version, state, graceEndsAt: new Date(ends).toISOString() };
   }
-  const byNumber = (a: string, b: string) => Number(a) - Number(b);
+  const inOrder = (chosen: ReadonlySet<string>) => sorted.filter((v) => chosen.has(v.version)).map((v) => v.version);
   return {
     current: current.version,
     previous,
-    disable: [...disable].sort(byNumber).reverse(),
-    destroy: [...destroy].sort(byNumber),
+    disable: inOrder(disable),
+    destroy: inOrder(destroy),
     remaining: kept,
     nextDueAt,
   };
@@ -136,9 +141,9 @@ export interface VersionSummary {
   previousGraceEndsAt: string | undefined;
 }
 
-/** Current version (newest ENABLED), previous (newest below it not destroyed) and the end of its grace. */
+/** Current version (newest ENABLED), previous (newest below it not destroyed) and the end of its grace; `versions` newest first. */
 export function summarizeVersions(versions: readonly VersionView[], graceHours: number): VersionSummary {
-  const sorted = [...versions].sort((a, b) => Number(b.version) - Number(a.version));
+  const sorted = versions;
   const currentIndex = sorted.findIndex((v) => v.state === 'ENABLED');
   const none = { currentVersion: undefined, previousVersion: undefined, previousState: undefined, previousGraceEndsAt: undefined };
   if (currentIndex < 0) return none;

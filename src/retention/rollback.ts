@@ -105,15 +105,17 @@ function assertOurs(described: SecretDescription, clusterId: string): void {
 
 /** The current version and the one to restore. */
 function pickVersions(described: SecretDescription, toVersion: string | undefined): { current: SecretVersionInfo; source: SecretVersionInfo } {
-  const versions = [...described.versions].sort((a, b) => Number(b.version) - Number(a.version));
-  const current = versions.find((v) => v.state === 'ENABLED');
+  // Newest first, as `describe` lists them: ids are opaque (AWS, Azure), so order is the list's.
+  const versions = described.versions;
+  const currentIndex = versions.findIndex((v) => v.state === 'ENABLED');
+  const current = versions[currentIndex];
   if (current === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `secret ${described.path} has no enabled version: nothing is current to roll back from`);
   let source: SecretVersionInfo | undefined;
   if (toVersion !== undefined) {
     source = versions.find((v) => v.version === toVersion);
     if (source === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `version ${quoteIdentifier(toVersion)} of ${described.path} does not exist`);
   } else {
-    const earlier = versions.filter((v) => Number(v.version) < Number(current.version));
+    const earlier = versions.slice(currentIndex + 1);
     source = earlier.find((v) => v.state === 'ENABLED') ?? earlier[0];
     if (source === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `secret ${described.path} has no version before ${current.version}: nothing to roll back to`);
   }
