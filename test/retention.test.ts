@@ -19,6 +19,8 @@ import { LocalStore } from '../src/stores/local/index.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { conditionOf, startAdapterStack } from './support/adapter-stack.js';
+import { keyVaultStore } from './support/store-harness.js';
+import { startKeyVaultTestServer } from './servers/azure-key-vault/index.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 
 const HOUR = 3_600_000;
@@ -268,6 +270,37 @@ describe('retention in the adapter (in-process, local store)', () => {
       assert.equal(findCanary(stack.logs.join('\n')), undefined);
     } finally {
       await stack.stop();
+    }
+  });
+});
+
+describe('retention on the Azure Key Vault store (disable only: Key Vault has no per-version destroy)', () => {
+  test('the previous version is disabled after its grace and stays disabled (not destroyed) after the retention', async () => {
+    const server = await startKeyVaultTestServer();
+    const store = await keyVaultStore(server);
+    try {
+      let offset = 0;
+      const registry = new Registry();
+      const runner = new RetentionRunner({ policy: DEFAULT_RETENTION_POLICY, retry: RETRY, clock: () => Date.now() + offset, observer: new RetentionMetrics(registry, ['azure']) });
+      const { log } = capture();
+      const reconcile = (n: number) => reconcilePullSecret({ clusterId: 'c-ret-az', pullSecretData: content(n) }, { store, retry: RETRY, log, retention: runner });
+      const first = await reconcile(1);
+      const second = await reconcile(2);
+      assert.equal(second.retention?.previous?.version, first.version);
+      const secretId = 'hyperfleet-c-ret-az-pull-secret';
+      const stateOf = async () => (await store.describe(secretId))?.versions.map((v) => (v.version === first.version ? `first:${v.state}` : `second:${v.state}`));
+      offset = 25 * HOUR;
+      await reconcile(2);
+      assert.deepEqual(await stateOf(), ['second:ENABLED', 'first:DISABLED']);
+      offset = 31 * DAY;
+      await reconcile(2);
+      assert.deepEqual(await stateOf(), ['second:ENABLED', 'first:DISABLED']);
+      const text = await registry.metrics();
+      assert.match(text, /pullsecret_versions_disabled_total\{store="azure"\} 1/);
+      assert.match(text, /pullsecret_retention_failures_total\{store="azure"\} 0/);
+    } finally {
+      await store.close();
+      await server.stop();
     }
   });
 });

@@ -121,7 +121,7 @@ async function readBody(req: IncomingMessage, allowed: readonly string[] = []): 
     const takes = allowed.length === 0 ? 'this action takes no parameters: send no body or {}' : `this action takes only ${allowed.map((k) => `"${k}" (a string)`).join(', ')}`;
     throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', takes, 'invalid');
   }
-  return Object.fromEntries(entries) as Record<string, string>;
+  return Object.fromEntries(entries);
 }
 
 /**

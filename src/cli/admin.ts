@@ -32,7 +32,7 @@ export function adminCommand(): Command {
   );
   admin.addCommand(common(new Command('reconcile').argument('<cluster-id>').description('Reconcile one cluster now, as an event would, and show the outcome.')).action(run('reconcile')));
   admin.addCommand(
-    common(new Command('rollback').argument('<cluster-id>').description("Make an earlier version current again (a new version) and update the Kubernetes Secret (docs/retention.md)."))
+    common(new Command('rollback').argument('<cluster-id>').description('Make an earlier version current again (a new version) and update the Kubernetes Secret (docs/retention.md).'))
       .option('--to-version <n>', 'the version to restore (default: the previous one)')
       .action(run('rollback')),
   );
@@ -69,7 +69,15 @@ async function callAdmin(action: Action, clusterId: string | undefined, options:
     const id = encodeURIComponent(clusterId ?? '');
     const path = action === 'list' ? `/clusters${options.filter ? `?filter=${options.filter}` : ''}` : action === 'get' ? `/clusters/${id}` : `/clusters/${id}/${action}`;
     const body = action === 'rollback' && options.toVersion !== undefined ? { toVersion: options.toVersion } : undefined;
-    const answer = await adminRequest({ server: options.server, method: action === 'list' || action === 'get' ? 'GET' : 'POST', path, token, ca, timeoutMs: timeoutSeconds * 1000, ...(body === undefined ? {} : { body }) });
+    const answer = await adminRequest({
+      server: options.server,
+      method: action === 'list' || action === 'get' ? 'GET' : 'POST',
+      path,
+      token,
+      ca,
+      timeoutMs: timeoutSeconds * 1000,
+      ...(body === undefined ? {} : { body }),
+    });
     const what = action === 'list' ? 'the cluster list' : action === 'get' ? `cluster ${clusterId ?? ''}` : action;
     const answered = expectOk(answer, what);
     if (options.output === 'json') printOut(JSON.stringify(answered, null, 2));

@@ -77,6 +77,15 @@ describe('planRetention: grace, disable, destroy', () => {
     assert.ok(!plan.disable.includes('3') && !plan.destroy.includes('3'));
   });
 
+  test('a known current version listed after another enabled one (a tie in the list): the one before it is left alone', () => {
+    const list = versions([0, HOUR, 0]);
+    const swapped = [list[1], list[0], list[2]] as VersionView[];
+    const plan = planRetention(swapped, T0 + 400 * DAY, policy, '3');
+    assert.equal(plan.current, '3');
+    assert.deepEqual(plan.destroy, ['1']);
+    assert.ok(!plan.destroy.includes('2') && !plan.disable.includes('2'));
+  });
+
   test('no enabled version: nothing is planned', () => {
     const plan = planRetention(versions([0, HOUR], { '1': 'DISABLED', '2': 'DISABLED' }), T0 + 400 * DAY, policy);
     assert.equal(plan.current, undefined);

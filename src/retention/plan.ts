@@ -63,10 +63,14 @@ const HOUR_MS = 3_600_000;
  * nothing (idempotent). A version whose times cannot be read is left alone.
  *
  * @param versions newest first (the order of `describe`)
+ * @param currentVersion the version the caller knows is current (the push's); when the list puts an
+ *   enabled version before it (Key Vault orders by whole seconds, so two versions of one second may
+ *   swap), that one is treated as newer and left alone. Default: the first ENABLED version listed.
  */
-export function planRetention(versions: readonly VersionView[], now: number, policy: RetentionPolicy): RetentionPlan {
+export function planRetention(versions: readonly VersionView[], now: number, policy: RetentionPolicy, currentVersion?: string): RetentionPlan {
   const sorted = versions;
-  const currentIndex = sorted.findIndex((v) => v.state === 'ENABLED');
+  const known = currentVersion === undefined ? -1 : sorted.findIndex((v) => v.version === currentVersion && v.state === 'ENABLED');
+  const currentIndex = known >= 0 ? known : sorted.findIndex((v) => v.state === 'ENABLED');
   const current = sorted[currentIndex];
   if (current === undefined) return { current: undefined, previous: undefined, disable: [], destroy: [], remaining: sorted.filter((v) => v.state !== 'DESTROYED').length, nextDueAt: undefined };
 

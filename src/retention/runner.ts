@@ -51,7 +51,8 @@ const DEFAULT_FAILURE_BACKOFF_MS = 60_000;
  * the due time kept in memory has passed. Each change is one store write, taken from the same
  * write-quota bucket as pushes (the store the adapter hands over is paced), at most
  * `maxChangesPerPass` per pass. A secret not labelled `managed-by=hyperfleet` for this cluster is
- * never changed, and a store without the version lifecycle is skipped.
+ * never changed; a store without `disableVersion` is skipped, and one without `destroyVersion`
+ * (Azure Key Vault) only disables.
  *
  * Never throws: a failure is logged, counted (`pullsecret_retention_failures_total`) and retried
  * by a later reconcile; the reconcile's own result stands.
@@ -66,7 +67,7 @@ export class RetentionRunner {
 
   /** Runs one pass when one is due; returns what is known of the versions (nothing for a store without the lifecycle). */
   async afterReconcile(store: SecretStore, input: RetentionInput, log: Logger, signal?: AbortSignal): Promise<RetentionView | undefined> {
-    if (store.disableVersion === undefined || store.destroyVersion === undefined) return undefined;
+    if (store.disableVersion === undefined) return undefined;
     const key = `${store.kind}|${store.secretPath(input.secretId)}`;
     const now = this.#clock();
     const known = this.#known.get(key);
@@ -102,10 +103,15 @@ export class RetentionRunner {
       log.info({ operation: 'retention', secret_path: described.path }, 'Secret is not managed for this cluster; retention leaves it alone');
       return bare;
     }
-    const plan = planRetention(described.versions, now, policy);
+    const plan = planRetention(described.versions, now, policy, input.currentVersion);
     const max = this.options.maxChangesPerPass ?? DEFAULT_MAX_CHANGES;
+    // A store that cannot destroy (Azure Key Vault) only disables: what is due for destruction is disabled if it is not yet.
+    const canDestroy = store.destroyVersion !== undefined;
+    const enabled = new Set(described.versions.filter((v) => v.state === 'ENABLED').map((v) => v.version));
+    const disable = canDestroy ? plan.disable : [...plan.disable, ...plan.destroy.filter((v) => enabled.has(v))];
+    const destroy = canDestroy ? plan.destroy : [];
     // Disables first: retiring a superseded credential matters more than freeing its storage.
-    const changes = [...plan.disable.map((v) => ['disable', v] as const), ...plan.destroy.map((v) => ['destroy', v] as const)];
+    const changes = [...disable.map((v) => ['disable', v] as const), ...destroy.map((v) => ['destroy', v] as const)];
     const batch = changes.slice(0, max);
     for (const [action, version] of batch) {
       const started = performance.now();
@@ -119,7 +125,8 @@ export class RetentionRunner {
       log.info({ operation: `retention-${action}`, version, duration_ms: Math.round(performance.now() - started) }, action === 'disable' ? 'Disabled a superseded version' : 'Destroyed a retired version');
     }
     const all = batch.length === changes.length;
-    observer?.versions(store.kind, plan.remaining + (all ? 0 : plan.destroy.length - Math.max(0, batch.length - plan.disable.length)));
+    const destroyed = batch.filter(([action]) => action === 'destroy').length;
+    observer?.versions(store.kind, plan.remaining + (plan.destroy.length - destroyed));
     const view: RetentionView = { currentVersion: plan.current ?? input.currentVersion, ...(plan.previous === undefined ? {} : { previous: plan.previous }) };
     return { dueAt: all ? plan.nextDueAt : now, view };
   }
