@@ -25,6 +25,7 @@ import { benchQuota } from './quota-bench.js';
 import { benchAwsStore } from './aws-store-bench.js';
 import { benchAzureStore } from './azure-store-bench.js';
 import { benchAdmin } from './admin-bench.js';
+import { benchVerification } from './verification-bench.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
     printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
     printSection('Informer: drift repair and Job reports (adapter in-process, local store, Kubernetes API test server)', await (await import('./drift-bench.js')).benchDrift());
     printSection('Admin API on loopback (adapter, local store, API stand-in; BENCH_ADMIN_READS, BENCH_ADMIN_CHECKS)', await benchAdmin());
+    printSection('Registry verification of new pull secrets (docker-registry on loopback with TLS, cache off; BENCH_VERIFY_RUNS)', await benchVerification());
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

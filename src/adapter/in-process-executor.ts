@@ -2,6 +2,7 @@ import { toPullSecretError } from '../errors/index.js';
 import { reconcilePullSecret } from '../reconcile/reconcile-pull-secret.js';
 import type { RetentionRunner } from '../retention/runner.js';
 import type { RetryPolicy } from '../util/retry.js';
+import type { VerificationGate } from '../verification/index.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
 import type { WorkOutcome } from './outcome.js';
 import { removeClusterSecrets, storeFor, type ClusterResources } from './secret-cleanup.js';
@@ -12,7 +13,8 @@ const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 /** In-process execution: `reconcilePullSecret` with a shared store client per project. */
 export class InProcessExecutor implements Executor {
   /** `transferRecords`: merge an applied ownership transfer into the spec (set when an account service is configured). */
-  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy; transferRecords?: boolean; retention?: RetentionRunner }) {}
+  /** `verification`: registry verification of new pull secrets (`verification.mode` warn or enforce). `retention`: retires superseded versions (docs/retention.md). */
+  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy; transferRecords?: boolean; verification?: VerificationGate; retention?: RetentionRunner }) {}
 
   async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     try {
@@ -20,7 +22,7 @@ export class InProcessExecutor implements Executor {
       const store = await storeFor(stores, work.target);
       const result = await reconcilePullSecret(
         { clusterId: work.clusterId, secretName: work.target.secretName, pullSecretData: work.pullSecret, namespace: work.target.namespace, secretNameSetting: ADAPTER_SECRET_NAME_SETTING },
-        { store, kubernetes, retry: this.deps.retry, log: work.log, signal, transferRecords: this.deps.transferRecords, retention: this.deps.retention },
+        { store, kubernetes, retry: this.deps.retry, log: work.log, signal, transferRecords: this.deps.transferRecords, verification: this.deps.verification, retention: this.deps.retention },
       );
       return { kind: 'applied', target: work.target, result };
     } catch (err) {

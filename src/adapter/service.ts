@@ -19,6 +19,7 @@ import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider, type StoreTarget } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { startWatches } from './watches.js';
+import { createVerificationGate } from '../verification/from-config.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -48,6 +49,8 @@ export interface AdapterOverrides {
  */
 export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
   const metrics = overrides.metrics ?? new Metrics();
+  // First: an unreadable verification.caFile stops the start before anything is opened.
+  const verification = createVerificationGate(config.verification, metrics);
   const api = createHyperFleetClient({
     baseUrl: config.hyperfleetApi.baseUrl,
     tokenFile: config.hyperfleetApi.tokenFile,
@@ -72,7 +75,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const executor: Executor = watches.track(
     config.execution.mode === 'job'
       ? await createJobExecutor(config, logger, resources)
-      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, retention: retentionRunner(config, metrics) }),
+      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification, retention: retentionRunner(config, metrics) }),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
@@ -137,6 +140,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         await watches.stop();
         scheduler.abortAll();
         await executor.close();
+        verification?.verifier.close();
         await stores.close();
         await Promise.all(servers.map((s) => s.close()));
         logger.info({ operation: 'stop' }, 'Adapter stopped');

@@ -2,6 +2,7 @@ import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
 import type { RetentionView } from '../retention/runner.js';
+import type { VerificationSummary } from '../verification/index.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** The adapter's name in status reports. */
@@ -11,7 +12,10 @@ export const ADAPTER_NAME = 'pullsecret';
  * Errors caused by the cluster's own data: the adapter itself is healthy (Health=True), the cluster
  * needs fixing. Everything else (store, API, Kubernetes, permissions) marks Health=False.
  */
-const INPUT_ERRORS: ReadonlySet<ErrorCode> = new Set(['PULL_SECRET_INVALID', 'PAYLOAD_TOO_LARGE', 'IDENTIFIER_INVALID', 'SECRET_UNMANAGED']);
+const INPUT_ERRORS: ReadonlySet<ErrorCode> = new Set(['PULL_SECRET_INVALID', 'PAYLOAD_TOO_LARGE', 'IDENTIFIER_INVALID', 'SECRET_UNMANAGED', 'CREDENTIALS_REJECTED']);
+
+/** Failures whose own reason is also `Available`'s: the registry verification (docs/verification.md). */
+const AVAILABILITY_ERRORS: ReadonlySet<ErrorCode> = new Set(['CREDENTIALS_REJECTED', 'REGISTRY_UNREACHABLE']);
 
 const HEALTHY: ConditionRequest = { type: 'Health', status: 'True', reason: 'Healthy', message: 'Adapter functioning normally' };
 const APPLIED_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unchanged: 'SecretUpToDate' } as const;
@@ -45,15 +49,29 @@ function versionData(result: { version?: string | undefined; retention?: Retenti
   };
 }
 
+/** `registryVerification` in the status data: the mode and each registry's outcome (docs/verification.md). */
+function verificationData(verification: VerificationSummary | undefined): Record<string, unknown> {
+  return verification === undefined ? {} : { registryVerification: verification };
+}
+
+/** The Applied message's note on registries that did not accept (warn mode writes anyway). */
+function verificationNote(verification: VerificationSummary | undefined): string {
+  if (verification === undefined) return '';
+  const failed = Object.entries(verification.results).filter(([, outcome]) => outcome === 'rejected' || outcome === 'unreachable');
+  if (failed.length === 0) return '';
+  return `; registry verification (${verification.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
+}
+
 /** Conditions and data for each outcome (docs/status-contract.md). */
 function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data: Record<string, unknown> } {
   switch (outcome.kind) {
     case 'applied': {
       const { result, target } = outcome;
       const k8s = result.kubernetes ? `; Kubernetes Secret ${result.kubernetes.namespace}/${result.kubernetes.name} ${result.kubernetes.outcome}` : '';
+      const verified = verificationNote(result.verification);
       return {
         conditions: [
-          condition('Applied', 'True', APPLIED_REASON[result.outcome], `Pull secret ${result.outcome} in the ${target.store} store${k8s}`),
+          condition('Applied', 'True', APPLIED_REASON[result.outcome], `Pull secret ${result.outcome} in the ${target.store} store${k8s}${verified}`),
           condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
           HEALTHY,
         ],
@@ -65,6 +83,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           outcome: result.outcome,
           ...transferData(result.transfer),
           ...versionData(result),
+          ...verificationData(result.verification),
         },
       };
     }
@@ -82,7 +101,13 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
       const reason = failureReason(outcome.error.code);
       const health = INPUT_ERRORS.has(outcome.error.code) ? HEALTHY : condition('Health', 'False', reason, outcome.error.message);
       return {
-        conditions: [condition('Applied', 'False', reason, outcome.error.message), condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'), health],
+        conditions: [
+          condition('Applied', 'False', reason, outcome.error.message),
+          AVAILABILITY_ERRORS.has(outcome.error.code)
+            ? condition('Available', 'False', reason, `The new pull secret is not provisioned: ${outcome.error.message}`)
+            : condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
+          health,
+        ],
         data: { ...targetData(outcome.target), errorCode: outcome.error.code },
       };
     }

@@ -12,6 +12,7 @@ import { transferCommand } from './transfer.js';
 import { adminCommand } from './admin.js';
 import { tokenCommand } from './token.js';
 import { rollbackCommand } from './rollback.js';
+import { verifyCommand } from './verify.js';
 import { printError, reportFailure } from './output.js';
 import { createLogger } from '../observability/logger.js';
 import { installProcessGuard } from '../observability/process-guard.js';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
     adminCommand(),
     tokenCommand(),
     rollbackCommand(),
+    verifyCommand(),
   ];
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
   for (const command of commands) {

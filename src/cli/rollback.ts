@@ -65,7 +65,7 @@ async function runRollback(options: RollbackOptions): Promise<number> {
     const kind = storeSection.type ?? DEFAULT_STORE_KIND;
     const factory = storeFactory(kind);
     const scope = factory.scope;
-    const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, options);
+    const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, { ...options, retries: '0' });
     const settings = storeConfigSchema(kind).safeParse({ ...storeSection.settings, ...scopeValues });
     if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
     // Loaded here, not at start-up: other commands must not pay for them.

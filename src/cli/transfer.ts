@@ -11,7 +11,7 @@ import { redactor } from '../pullsecret/redact.js';
 import { DEFAULT_STORE_KIND, storeConfigSchema, storeFactory } from '../stores/registry.js';
 import { printOut, reportFailure } from './output.js';
 
-interface CheckOptions {
+export interface CheckOptions {
   clusterId: string;
   config: string;
   project?: string;
@@ -65,7 +65,7 @@ export function transferCommand(): Command {
  * The scope settings from `--scope key=value ...`, or `--project` for a store whose scope is one setting.
  * @throws CONFIG_INVALID for a malformed pair, a key that is not a scope setting, or a missing one.
  */
-export function scopeOptions(kind: string, keys: readonly string[], noun: string, options: { project?: string; scope?: string[] }): Record<string, string> {
+export function scopeOptions(kind: string, keys: readonly string[], noun: string, options: CheckOptions): Record<string, string> {
   const values: Record<string, string> = {};
   for (const pair of options.scope ?? []) {
     const at = pair.indexOf('=');

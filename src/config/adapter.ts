@@ -15,6 +15,7 @@ import { issueLines } from './problems.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
+import { verificationProblems, verificationSectionSchema } from './verification.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
 const JOB_IMAGE = 'quay.io/openshift-hyperfleet/pull-secret:latest';
@@ -91,6 +92,8 @@ export const adapterConfigSchema = z
     accountService: accountServiceSectionSchema.optional(),
     pullSecretSource: pullSecretSourceSchema.default('spec'),
     retention: retentionSectionSchema,
+    /** Registry verification of new pull secrets (docs/verification.md). */
+    verification: verificationSectionSchema.prefault({}),
   })
   .strict();
 
@@ -115,6 +118,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
     problems.push('kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none');
   }
   problems.push(...accountServiceProblems(config));
+  problems.push(...verificationProblems(config));
   try {
     new Preconditions(rules);
   } catch (err) {

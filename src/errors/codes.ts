@@ -75,6 +75,10 @@ export const ERROR_CODES = {
   INTERNAL: { retryable: false, exitCode: 1 },
   /** A rollback to a version whose payload was destroyed (retention or by hand): nothing to go back to. */
   VERSION_DESTROYED: { retryable: false, exitCode: 1 },
+  /** Registry verification (`enforce`): a registry answered 401/403 to the pull secret's credentials; not written. */
+  CREDENTIALS_REJECTED: { retryable: false, exitCode: 1 },
+  /** Registry verification (`enforce`): a registry gave no usable answer (network, timeout, 429, 5xx); retried. */
+  REGISTRY_UNREACHABLE: { retryable: true, exitCode: 1 },
 } as const satisfies Record<string, { retryable: boolean; exitCode: 1 | 2 }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

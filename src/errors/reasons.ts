@@ -43,6 +43,8 @@ const REASONS: Partial<Record<ErrorCode, string>> = {
   JOB_FAILED: 'JobFailed',
   JOB_IN_PROGRESS: 'JobInProgress',
   CLEANUP_PENDING: 'CleanupPending',
+  CREDENTIALS_REJECTED: 'CredentialsRejected',
+  REGISTRY_UNREACHABLE: 'RegistryUnreachable',
 };
 
 /** The failure reason for an error code; `JobFailed` when none is more specific. */

@@ -3,6 +3,7 @@ import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '.
 import { storeFactories } from '../stores/registry.js';
 import { RetentionMetrics } from '../retention/metrics.js';
 import type { TokenBucket } from '../util/token-bucket.js';
+import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -97,6 +98,13 @@ export class Metrics {
     this.registry,
     storeFactories().map((f) => f.kind),
   );
+  /** Registry verification results by registry host and outcome (docs/verification.md); never a credential. */
+  readonly registryVerifications = new Counter({
+    name: 'pullsecret_registry_verifications_total',
+    help: "Registry login checks of new pull secrets' credentials, by registry host and outcome (accepted, rejected, unreachable, skipped)",
+    labelNames: ['registry', 'outcome'],
+    registers: [this.registry],
+  });
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     for (const result of JOB_RESULTS) this.jobTotal.inc({ result }, 0);
@@ -125,6 +133,8 @@ export class Metrics {
       for (const reason of RELIST_REASONS) this.relists.inc({ resource, reason }, 0);
     }
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
+    // Registry hosts are known only when seen; an empty registry label gives alerts a zero per outcome.
+    for (const outcome of VERIFICATION_OUTCOMES) this.registryVerifications.inc({ registry: '', outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
   }
 

@@ -9,6 +9,7 @@ import { pushSecret, type PushResult } from '../stores/push.js';
 import type { SecretStore } from '../stores/store.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 import type { RetryPolicy } from '../util/retry.js';
+import type { VerificationGate, VerificationSummary } from '../verification/index.js';
 import { provisionKubernetesSecret } from './provision-kubernetes.js';
 import type { RetentionRunner, RetentionView } from '../retention/runner.js';
 
@@ -41,6 +42,11 @@ export interface ReconcileDeps {
   transferRecords?: boolean;
   /** Retires superseded versions after the push (docs/retention.md); none = versions are kept. */
   retention?: RetentionRunner;
+  /**
+   * Registry verification (`verification.mode` warn or enforce): checks the credentials only when
+   * a new pull secret would be promoted; in enforce mode a refusal stops the reconcile before any write.
+   */
+  verification?: VerificationGate;
 }
 
 /** What a reconcile did. */
@@ -52,6 +58,8 @@ export interface ReconcileResult extends PushResult {
   transfer?: { transferId: string; appliedAt: string };
   /** The current and previous versions, when retention runs for this store. */
   retention?: RetentionView;
+  /** The registry verification of the new pull secret; absent when off or nothing new was promoted. */
+  verification?: VerificationSummary;
 }
 
 /**
@@ -94,9 +102,12 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
     log.info({ operation: 'transfer-merge', transfer_id: applied.transferId, replaced: merged.replaced, added: merged.added }, 'Applied transfer merged into the pull secret');
   }
 
+  let verification: VerificationSummary | undefined;
+  const gate = deps.verification;
+  const beforeWrite = gate === undefined ? undefined : async () => void (verification = await gate.check(payload.toString('utf8'), log, deps.signal));
   const pushed = await pushSecret(
     store,
-    { secretId: secretName, labels: { ...labels }, payload, dryRun, secretNameSetting: input.secretNameSetting },
+    { secretId: secretName, labels: { ...labels }, payload, dryRun, secretNameSetting: input.secretNameSetting, beforeWrite },
     {
       retry: deps.retry,
       signal: deps.signal,
@@ -105,6 +116,7 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
   );
   const result: ReconcileResult = { ...pushed, secretName, dryRun };
   if (applied !== undefined) result.transfer = { transferId: applied.transferId, appliedAt: applied.appliedAt };
+  if (verification !== undefined) result.verification = verification;
   if (deps.kubernetes !== undefined && writesKubernetes && pushed.stored !== undefined && pushed.version !== undefined) {
     result.kubernetes = await provisionKubernetesSecret(
       deps.kubernetes,

@@ -18,6 +18,12 @@ export interface PushRequest {
    * secret: `SECRET_NAME` (the job, the default) or `spec.pullSecret.secretName` (the adapter).
    */
   secretNameSetting?: string;
+  /**
+   * Runs once the first read shows the payload differs from the newest version (a new pull secret
+   * would be promoted), before any write; a throw stops the push with nothing written. A no-op
+   * push never calls it (registry verification: a no-op makes no registry call).
+   */
+  beforeWrite?: () => Promise<void>;
 }
 
 export interface PushResult {
@@ -93,6 +99,7 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
 
   const first = await readLatest();
   if (first !== NO_SECRET && first !== undefined && sameContent(first.data, payload)) return unchanged(first);
+  await request.beforeWrite?.();
 
   // Something to write: only now are the secret's metadata and ownership read.
   let metadata: SecretMetadata | undefined;

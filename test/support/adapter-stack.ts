@@ -43,6 +43,8 @@ export interface StackOptions {
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
   retention?: Record<string, unknown>;
+  /** The `verification` section (registry verification of new pull secrets). */
+  verification?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -75,6 +77,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     admin: options.admin,
     accountService: options.accountService,
     retention: options.retention,
+    verification: options.verification,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
