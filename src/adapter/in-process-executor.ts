@@ -34,6 +34,8 @@ export class InProcessExecutor implements Executor {
   async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
     try {
       const removed = await removeClusterSecrets(cleanup.target, this.deps.resources, signal);
+      // The cluster is gone: its retention due time need not be kept.
+      if (this.deps.retention !== undefined) this.deps.retention.forget(await storeFor(this.deps.resources.stores, cleanup.target), cleanup.target.secretName);
       return { kind: 'finalized', target: cleanup.target, ...removed };
     } catch (err) {
       return { kind: 'finalize-failed', target: cleanup.target, error: toPullSecretError(err) };
