@@ -168,6 +168,17 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
     assert.equal(findCanary(out.stdout + out.stderr), undefined);
   });
 
+  it('inspect shows the current and previous versions and the end of the grace', async () => {
+    const out = await runCli(['inspect', '--cluster-id', CLUSTER, '--grace-hours', '2'], baseEnv({ LOCAL_STORE_DIR: join(dir, 'store') }));
+    assert.equal(out.code, 0, out.stderr);
+    const view = JSON.parse(out.stdout) as Record<string, unknown>;
+    const versions = view.versions as Array<{ version: string; created_time: string }>;
+    assert.deepEqual([view.current_version, view.previous_version, view.previous_version_state], ['4', '3', 'ENABLED']);
+    const v4 = versions.find((v) => v.version === '4')?.created_time ?? '';
+    assert.equal(view.previous_grace_ends_at, new Date(Date.parse(v4) + 2 * 3_600_000).toISOString());
+    assert.equal(findCanary(out.stdout), undefined);
+  });
+
   it('exit 1 with VERSION_DESTROYED explained for a destroyed version; exit 2 for a bad flag', async () => {
     const destroyed = await run('--to-version', '1');
     assert.equal(destroyed.code, 1);
