@@ -108,6 +108,10 @@ async function main(): Promise<void> {
     printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
     printSection('Informer: drift repair and Job reports (adapter in-process, local store, Kubernetes API test server)', await (await import('./drift-bench.js')).benchDrift());
     printSection('Admin API on loopback (adapter, local store, API stand-in; BENCH_ADMIN_READS, BENCH_ADMIN_CHECKS)', await benchAdmin());
+    printSection(
+      'Transfer checks, window closed (adapter fleet schedule, account-service and API stand-ins; BENCH_TRANSFER_CLUSTERS, BENCH_TRANSFER_RATE)',
+      await (await import('./transfer-bench.js')).benchTransfers(),
+    );
     printSection('Registry verification of new pull secrets (docker-registry on loopback with TLS, cache off; BENCH_VERIFY_RUNS)', await benchVerification());
   } finally {
     await server.stop();

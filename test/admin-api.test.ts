@@ -10,6 +10,8 @@ import { parseTokenState } from '../src/admin/token-state.js';
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { generateTestPki } from './servers/kubernetes/tls.js';
+import { baseEnv, runCli } from './support/cli.js';
+import { startAccountServiceStandIn } from '../src/dev/account-service/index.js';
 
 async function currentToken(file: string): Promise<string> {
   return parseTokenState(await readFile(file, 'utf8'), 'test').current.token;
@@ -274,5 +276,88 @@ describe('admin API over TLS with a test CA, rate limiting, protected /metrics',
     const good = await adminRequest({ server, method: 'GET', path: '/clusters', token: await currentToken(tokenFile), ca });
     assert.equal(good.status, 429, 'a blocked address is refused even with a valid token until its window ends');
     assert.equal(audits(stack.logs).at(-1)?.result, 'rate-limited');
+  });
+});
+
+describe('admin API transfer-check with an account service', () => {
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+  const CLOUD = b64('cluster-bot:cloud-token-admin-0001');
+  const SPEC = JSON.stringify({ auths: { 'cloud.openshift.com': { auth: CLOUD }, 'quay.io': { auth: b64('old-owner:old-pw') }, 'registry.example.com': { auth: b64('mirror:pw') } } });
+  /** The new owner's quay.io credential is the canary. */
+  const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } } });
+  let stack: AdapterStack;
+  let account: Awaited<ReturnType<typeof startAccountServiceStandIn>>;
+  let dir: string;
+  let tokenFile: string;
+  let server: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ps-admin-transfer-'));
+    tokenFile = join(dir, 'admin-tokens.json');
+    account = await startAccountServiceStandIn();
+    // A long interval: only the admin trigger checks here.
+    stack = await startAdapterStack({
+      admin: { enabled: true, host: '127.0.0.1', port: 0, tokens: { file: tokenFile } },
+      accountService: { baseUrl: account.url, timeoutMs: 2000, transfer: { interval: '7d', jitter: 1 } },
+    });
+    server = `http://127.0.0.1:${stack.adapter.admin.server?.port ?? 0}`;
+  });
+  after(async () => {
+    await stack.stop();
+    await account.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs one check and apply through the scheduler and answers the decision, never a credential', async () => {
+    const token = await currentToken(tokenFile);
+    const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
+    account.setClusterToken(cluster.id, CLOUD);
+    const post = () => adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/transfer-check`, token });
+
+    const none = await post();
+    assert.equal(none.status, 200);
+    assert.deepEqual(none.json, { id: cluster.id, result: 'checked', outcome: 'none', reason: 'NoTransferOpen' });
+
+    account.addTransfer({ id: 'transfer-admin-1', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
+    const applied = await post();
+    assert.equal(applied.status, 200);
+    const body = applied.json as Record<string, unknown>;
+    assert.equal(body.outcome, 'updated');
+    assert.equal(body.reason, 'TransferApplied');
+    assert.equal(body.transferId, 'transfer-admin-1');
+    assert.deepEqual(body.replaced, ['quay.io']);
+    assert.deepEqual(body.added, []);
+    const status = await stack.waitForStatus(cluster.id, (s) => s.data?.transferId === 'transfer-admin-1');
+    assert.equal(status.conditions.find((c) => c.type === 'Applied')?.reason, 'SecretCreated');
+
+    const again = await post();
+    assert.equal((again.json as { outcome: string }).outcome, 'unchanged');
+    assert.equal(audits(stack.logs).at(-1)?.action, 'transfer-check');
+    assert.equal(audits(stack.logs).at(-1)?.result, 'ok');
+
+    account.injectFault({ route: 'transfers', status: 403 });
+    const refused = await post();
+    assert.equal((refused.json as { outcome: string }).outcome, 'refused');
+    assert.match((refused.json as { message: string }).message, /answered 403/);
+
+    const wrongMethod = await adminRequest({ server, method: 'GET', path: `/clusters/${cluster.id}/transfer-check`, token });
+    assert.equal(wrongMethod.status, 405);
+    assert.equal((await adminRequest({ server, method: 'POST', path: '/clusters/missing-cluster/transfer-check', token })).status, 404);
+
+    const seen = JSON.stringify([none.json, applied.json, again.json, refused.json]) + stack.logs.join('\n');
+    assert.equal(findCanary(seen), undefined, 'the transferred credential leaked');
+    assert.ok(!seen.includes(CLOUD), 'the cluster token leaked');
+  });
+
+  it('pull-secret admin transfer-check prints the decision', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
+    account.setClusterToken(cluster.id, CLOUD);
+    account.addTransfer({ id: 'transfer-admin-2', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
+    const done = await runCli(['admin', 'transfer-check', cluster.id, '--server', server, '--token-file', tokenFile], baseEnv());
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, new RegExp(`Transfer check of ${cluster.id}: checked \\(updated, TransferApplied\\)`));
+    assert.match(done.stdout, /Transfer: transfer-admin-2 applied at /);
+    assert.match(done.stdout, /Replaced: quay\.io {2}Added: -/);
+    assert.equal(findCanary(done.stdout + done.stderr), undefined);
   });
 });

@@ -172,7 +172,13 @@ test('npm start demo: exits 0 with the summary table, and its manifests are acce
   const demo = await runCli(['dev', '--demo', '--exit-when-settled', '--data-dir', dataDir], baseEnv());
   assert.equal(demo.code, 0, demo.stderr);
   const out = demo.stdout;
-  assert.match(out, /^Summary after [\d.]+ s: 5 clusters: 3 provisioned, 1 failed, 1 skipped$/m);
+  assert.match(out, /^Summary after [\d.]+ s: 6 clusters: 4 provisioned, 1 failed, 1 skipped$/m);
+  // The ownership transfer through the account-service stand-in: registry names only.
+  assert.match(out, /^Ownership transfer demo-transfer-1 \(demo-transfer, store version 2\): cloud\.openshift\.com kept, quay\.io replaced by the new owner's, registry\.redhat\.io kept$/m);
+  assert.match(out, /^demo-transfer +1 +True SecretUpdated +True SecretAvailable +True Healthy +2 +clusters-…/m);
+  for (const fake of ['new-owner:demo-only-5w1z', 'old-owner:demo-only-2x9q', 'demo-cluster:demo-cloud-token-4n8p']) {
+    assert.ok(!out.includes(Buffer.from(fake).toString('base64')) && !out.includes(fake), 'no transfer credential in the output');
+  }
   assert.match(out, /^demo-gcp-1 +1 +True SecretCreated +True SecretAvailable +True Healthy +1 +clusters-…[0-9a-f]{8}\/…[0-9a-f]{8}-pull-secret$/m);
   assert.match(out, /^demo-invalid-pull-secret +1 +False InvalidPullSecret +False SecretNotReady +True Healthy +- +-$/m);
   assert.match(out, /^demo-waiting-for-dns +1 +False PreconditionNotMet +Unknown PreconditionNotMet +True Healthy +- +-$/m);
@@ -181,7 +187,7 @@ test('npm start demo: exits 0 with the summary table, and its manifests are acce
   assert.match(out, /Where the data is:/);
   assert.ok(out.includes(`node dist/cli/main.js dev --data-dir ${dataDir}\n`), 'how to keep the stack running on the demo data');
   assert.match(out, /node dist\/cli\/main\.js status --api http:\/\/127\.0\.0\.1:8000/);
-  assert.match(demo.stderr, /^Clusters with a status {2}5\/5 {2}100%/m, 'progress as plain lines off a terminal');
+  assert.match(demo.stderr, /^Clusters with a status {2}6\/6 {2}100%/m, 'progress as plain lines off a terminal');
   assert.ok(!out.includes(Buffer.from('demo-user:demo-only-7f3k').toString('base64')), 'no credential in the output');
 
   const manifests = join(dataDir, 'manifests');

@@ -216,3 +216,48 @@ test('adapter: credentials in a registry key or an event id reach no log line or
     await stack.stop();
   }
 });
+
+test('adapter transfer checks: the account-service token and the transferred pull secret reach no log, status, metric or admin answer', async () => {
+  const { startAccountServiceStandIn } = await import('../src/dev/account-service/index.js');
+  const { adminRequest } = await import('../src/admin/admin-client.js');
+  const { parseTokenState } = await import('../src/admin/token-state.js');
+  const account = await startAccountServiceStandIn();
+  const adminDir = await mkdtemp(join(dir, 'transfer-admin-'));
+  const tokenFile = join(adminDir, 'admin-tokens.json');
+  const stack = await startAdapterStack({
+    admin: { enabled: true, host: '127.0.0.1', port: 0, tokens: { file: tokenFile } },
+    accountService: { baseUrl: account.url, timeoutMs: 2000, transfer: { interval: '1s', jitter: 0, requestsPerSecond: 50 } },
+  });
+  // The cluster's cloud.openshift.com token is the canary auth (it travels in the AccessToken header);
+  // the transferred quay.io credential is a second secret of its own.
+  const transferredAuth = Buffer.from('new-owner:transferred-s3cr3t-9Xk2').toString('base64');
+  const transferred = JSON.stringify({ auths: { 'quay.io': { auth: transferredAuth } } });
+  const needles = [transferredAuth, 'transferred-s3cr3t-9Xk2', transferred];
+  const leaked = (text: string) => findCanary(text) ?? needles.find((n) => text.includes(n));
+  try {
+    const spec = JSON.stringify({ auths: { 'cloud.openshift.com': { auth: canaryAuth }, 'registry.example.com': { auth: otherAuth } } });
+    const cluster = await stack.seedCluster({ pullSecret: { data: spec } });
+    account.setClusterToken(cluster.id, canaryAuth);
+    account.addTransfer({ id: 'transfer-leak-1', clusterId: cluster.id, status: 'accepted', secret: transferred });
+    await stack.waitForStatus(cluster.id, (st) => st.data?.transferId === 'transfer-leak-1', 20_000);
+    const server = `http://127.0.0.1:${stack.adapter.admin.server?.port ?? 0}`;
+    const token = parseTokenState(await readFile(tokenFile, 'utf8'), 'leak').current.token;
+    const answers: string[] = [];
+    for (const fault of [{ status: 403 }, { status: 500 }, { body: `<html>${canaryAuth}</html>` }, { duplicate: true }]) {
+      account.injectFault({ route: 'transfers', ...fault });
+      const answer = await adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/transfer-check`, token });
+      answers.push(JSON.stringify(answer.json));
+    }
+    answers.push(JSON.stringify((await adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/transfer-check`, token })).json));
+    assert.match(answers.join('\n'), /"outcome":"refused"/);
+    assert.match(answers.join('\n'), /"outcome":"unexpected"/);
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
+    assert.equal(leaked(stack.logs.join('\n')), undefined, 'logs');
+    assert.equal(leaked(JSON.stringify(stack.api.listStatuses(cluster.id))), undefined, 'status payloads');
+    assert.equal(leaked(answers.join('\n')), undefined, 'admin answers');
+    assert.equal(leaked(metrics), undefined, 'metrics');
+  } finally {
+    await stack.stop();
+    await account.stop();
+  }
+});

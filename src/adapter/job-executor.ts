@@ -38,7 +38,11 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       const store = storeFactory(work.target.store);
       validatePullSecret(work.pullSecret, { maxBytes: store.maxPayloadBytes, targetName: `${work.target.store} store` });
       const route = config.providers[work.target.provider];
-      const env = { ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings), SECRET_NAME: work.target.secretName };
+      const env = {
+        ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings),
+        SECRET_NAME: work.target.secretName,
+        ...(config.accountService === undefined ? {} : { TRANSFER_RECORDS: 'true' }),
+      };
       const result = await launcher.launch(
         {
           clusterId: work.clusterId,

@@ -6,13 +6,16 @@ import type { Logger } from '../observability/logger.js';
 import type { EventResult, Metrics } from '../observability/metrics.js';
 import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
-import { readClusterParams, type FieldPaths } from './cluster-params.js';
+import type { ClusterTransferResult } from '../account-service/apply-transfer.js';
+import type { TransferOutcome } from '../account-service/transfer-check.js';
+import { readClusterParams, type ClusterParams, type FieldPaths } from './cluster-params.js';
 import type { ClusterScheduler } from './cluster-scheduler.js';
 import { SUPERSEDED } from './cluster-scheduler.js';
 import type { Executor } from './executor.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 import { UNMAPPED_PROVIDER, type ProviderRoutes } from './provider-routes.js';
 import { buildStatusReport } from './status-report.js';
+import type { TransferHealth } from './transfer-health.js';
 
 export interface PipelineDeps {
   api: HyperFleetClient;
@@ -25,7 +28,42 @@ export interface PipelineDeps {
   logger: Logger;
   /** True when a Kubernetes Secret is written (its namespace and name are then checked up front). */
   writesKubernetes: boolean;
+  /** Ownership transfer checks (set when `accountService` is configured): their health shows in every report. */
+  transfers?: PipelineTransfers;
+  /** `pullSecretSource: account-service`: reads the cluster's pull secret instead of the spec's. */
+  pullSecretSource?: PullSecretSource;
 }
+
+/** Where the pipeline reads a cluster's pull secret when it is not the spec's (`pullSecretSource: account-service`). */
+export interface PullSecretSource {
+  /** True when the cluster says where to read it (its organization id): `params.hasPullSecret` of the preconditions. */
+  has(cluster: Cluster): boolean;
+  /** The pull secret text (a credential). @throws PullSecretError */
+  read(cluster: Cluster, signal: AbortSignal): Promise<string>;
+}
+
+/** What the pipeline needs of the transfer checks. */
+export interface PipelineTransfers {
+  health: TransferHealth;
+  /** Every cluster an event read: `exists` false when it is gone or being deleted. */
+  onCluster?: (clusterId: string, exists: boolean) => void;
+  /** Counts one check's outcome (`pullsecret_transfer_checks_total`). */
+  onOutcome?: (outcome: TransferOutcome) => void;
+}
+
+/** One cluster's current inputs for a transfer check. */
+export interface TransferCheckInput {
+  cluster: Cluster;
+  target: WorkTarget;
+  /** The cluster's pull secret text from its source (a credential). */
+  pullSecret: string;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/** What `EventPipeline.checkTransfer` did; `outcome` only when the account service was asked. */
+export type TransferRun =
+  { kind: 'checked'; outcome: TransferOutcome; retryInMs?: number } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
 
 /** The event result for the metrics, by outcome. */
 const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {
@@ -104,6 +142,75 @@ export class EventPipeline {
     }
   }
 
+  /**
+   * One ownership transfer check of a cluster (`check`, e.g. `checkAndApplyClusterTransfer`) through
+   * the same scheduler as its events, so it never runs alongside one: GET the cluster, its target,
+   * preconditions and pull secret as an event would, then the check. A status report is sent when
+   * the check applied a transfer (from the reconcile it ran) or the cluster's transfer health
+   * changed (from a fresh reconcile, so `Applied` and `Available` stay true to the store). A newer
+   * event replacing the check ends it as `superseded`. Never throws.
+   */
+  async checkTransfer(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>): Promise<TransferRun> {
+    let run: TransferRun = { kind: 'superseded' };
+    try {
+      const settled = await this.deps.scheduler.submit(clusterId, 0, async (signal) => {
+        run = await this.transferTask(clusterId, check, signal);
+        return 'ack';
+      });
+      return settled === SUPERSEDED ? { kind: 'superseded' } : run;
+    } catch (err) {
+      return { kind: 'failed', error: toPullSecretError(err) };
+    }
+  }
+
+  private async transferTask(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>, signal: AbortSignal): Promise<TransferRun> {
+    const transfers = this.deps.transfers;
+    const log = this.deps.logger.child({ cluster_id: clusterId, operation: 'transfer-check' });
+    let cluster: Cluster | undefined;
+    try {
+      cluster = await this.deps.api.getCluster(clusterId, { signal });
+    } catch (err) {
+      if (supersededBy(signal)) return { kind: 'superseded' };
+      return { kind: 'failed', error: toPullSecretError(err) };
+    }
+    if (cluster === undefined || cluster.deleted_time !== undefined) {
+      transfers?.health.forget(clusterId);
+      return { kind: 'gone' };
+    }
+    const params = readClusterParams(cluster, this.deps.fieldPaths);
+    const route = this.deps.routes.route(cluster, params.provider);
+    if (route === undefined) return { kind: 'skipped', message: this.deps.routes.unmappedMessage(params.provider) };
+    let target: WorkTarget;
+    try {
+      const names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
+      target = { store: route.store, provider: route.provider, settings: route.settings, secretName: names.secretId, namespace: names.namespace, kubernetesSecretName: names.kubernetesSecretName };
+      const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
+      if (!verdict.met) return { kind: 'skipped', message: verdict.message };
+    } catch (err) {
+      return { kind: 'skipped', message: toPullSecretError(err).message };
+    }
+    const pullSecret = await this.pullSecretOf(cluster, params, log, signal);
+    if (typeof pullSecret !== 'string') return { kind: 'skipped', message: pullSecret.message };
+    let result: ClusterTransferResult;
+    try {
+      result = await check({ cluster, target, pullSecret, log, signal });
+    } catch (err) {
+      if (supersededBy(signal)) return { kind: 'superseded' };
+      const error = toPullSecretError(err);
+      log.warn({ ...describeError(error) }, 'Transfer check could not read the current pull secret');
+      return { kind: 'failed', error };
+    }
+    transfers?.onOutcome?.(result.outcome);
+    const note = transfers?.health.note(clusterId, result.outcome) ?? { healthChanged: false };
+    if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'checked', outcome: result.outcome };
+    if (result.reconcile !== undefined) {
+      await this.report(cluster, { kind: 'applied', target, result: result.reconcile }, log, signal);
+    } else if (note.healthChanged) {
+      await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
+    }
+    return { kind: 'checked', outcome: result.outcome, ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }) };
+  }
+
   private async process(event: ClusterEvent, signal: AbortSignal): Promise<Disposition> {
     const { api, metrics } = this.deps;
     const log = this.deps.logger.child({ cluster_id: event.clusterId, event_id: event.eventId });
@@ -117,6 +224,7 @@ export class EventPipeline {
       metrics.events.inc({ result: 'failed' });
       return error.retryable ? 'retry' : 'ack';
     }
+    this.deps.transfers?.onCluster?.(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
     if (cluster === undefined) {
       log.info({ operation: 'get-cluster' }, 'Cluster no longer exists; nothing to do');
       metrics.events.inc({ result: 'gone' });
@@ -182,7 +290,7 @@ export class EventPipeline {
       return outcome;
     }
     try {
-      const verdict = this.deps.routes.evaluate(route, cluster, params);
+      const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
       if (!verdict.met) {
         log.info({ operation: 'preconditions', precondition: verdict.name }, 'Preconditions not met; skipping');
         metrics.jobTotal.inc({ result: 'skipped' });
@@ -191,11 +299,42 @@ export class EventPipeline {
     } catch (err) {
       return { kind: 'failed', error: toPullSecretError(err), target };
     }
-    if (params.pullSecret === undefined) {
-      return { kind: 'failed', error: new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: the cluster has no pull secret data'), target };
+    const pullSecret = await this.pullSecretOf(cluster, params, log, signal);
+    if (typeof pullSecret !== 'string') return { kind: 'failed', error: pullSecret, target };
+    return await this.execute(cluster, target, pullSecret, log, signal);
+  }
+
+  /**
+   * The cluster's pull secret text: `spec.pullSecret.data` (the `pullSecret` field paths), or the
+   * account service's for the cluster's organization (`pullSecretSource: account-service`).
+   * @returns the error to report when there is none or the source failed (never throws)
+   */
+  private async pullSecretOf(cluster: Cluster, params: ClusterParams, log: Logger, signal: AbortSignal): Promise<string | PullSecretError> {
+    const source = this.deps.pullSecretSource;
+    if (source !== undefined) {
+      try {
+        return await source.read(cluster, signal);
+      } catch (err) {
+        const error = toPullSecretError(err);
+        log.warn({ operation: 'pull-secret-source', ...describeError(error) }, 'Could not read the pull secret from the account service');
+        return error;
+      }
     }
+    if (params.pullSecret === undefined) return new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: the cluster has no pull secret data');
+    return params.pullSecret;
+  }
+
+  /** The params the preconditions see: with a source, `hasPullSecret` means the cluster names where to read it. */
+  private forPreconditions(cluster: Cluster, params: ClusterParams): ClusterParams {
+    const source = this.deps.pullSecretSource;
+    if (source === undefined) return params;
+    return { ...params, pullSecret: source.has(cluster) ? '(from the account service)' : undefined };
+  }
+
+  private async execute(cluster: Cluster, target: WorkTarget, pullSecret: string, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {
+    const { metrics } = this.deps;
     const started = performance.now();
-    const outcome = await this.deps.executor.execute({ clusterId: cluster.id, generation: cluster.generation, target, pullSecret: params.pullSecret, log }, signal);
+    const outcome = await this.deps.executor.execute({ clusterId: cluster.id, generation: cluster.generation, target, pullSecret, log }, signal);
     metrics.jobDuration.observe((performance.now() - started) / 1000);
     // A Job still running has no result yet: it is counted when a later event sees it finish.
     if (outcome.kind !== 'job-running') metrics.jobTotal.inc({ result: outcome.kind === 'failed' || outcome.kind === 'job-failed' ? 'failure' : 'success' });
@@ -207,7 +346,7 @@ export class EventPipeline {
 
   /** Sends the status; false when it could not be delivered (then the event is retried). */
   private async report(cluster: Cluster, outcome: WorkOutcome, log: Logger, signal: AbortSignal): Promise<boolean> {
-    const report = buildStatusReport(outcome, cluster.generation);
+    const report = buildStatusReport(outcome, cluster.generation, new Date(), this.deps.transfers?.health.problem(cluster.id));
     try {
       const result = await this.deps.api.putStatus(cluster.id, report, { signal });
       this.deps.metrics.statusReports.inc({ result });

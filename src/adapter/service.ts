@@ -18,6 +18,7 @@ import { EventPipeline } from './pipeline.js';
 import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider, type StoreTarget } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
+import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
 
@@ -30,6 +31,8 @@ export interface RunningAdapter {
   readonly metricsPort: number;
   /** The admin API and its tokens (docs/admin-api.md); empty when off. */
   readonly admin: AdminRuntime;
+  /** The account service parts (transfer fleet, source); undefined without `accountService`. */
+  readonly transfers?: AdapterTransfers;
   /** True while connected and not draining (what /readyz says). */
   ready(): boolean;
   /** Graceful shutdown: stop taking events, finish in-flight work (up to drainSeconds), close everything. */
@@ -78,6 +81,22 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification, retention: retentionRunner(config, metrics) }),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
+  const transfers =
+    config.accountService === undefined
+      ? undefined
+      : createAdapterTransfers({
+          section: config.accountService,
+          pullSecretSource: config.pullSecretSource,
+          fieldPaths: config.preconditions.fieldPaths,
+          stores,
+          kubernetes,
+          retry: config.execution.retry,
+          api,
+          metrics,
+          logger,
+          concurrency: config.execution.concurrency,
+          verification,
+        });
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
   const pipeline = new EventPipeline({
     api,
@@ -88,6 +107,8 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     metrics,
     logger,
     writesKubernetes: kubernetes !== undefined,
+    transfers: transfers?.pipeline,
+    pullSecretSource: transfers?.source,
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
@@ -98,12 +119,24 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   let admin: AdminRuntime = { close: async () => {} };
   try {
     const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
-    const adminDeps = { api, stores, fieldPaths: config.preconditions.fieldPaths, routes: providerRoutes, writesKubernetes: kubernetes !== undefined, handleEvent: pipeline.handle, rollback };
+    const adminDeps = {
+      api,
+      stores,
+      fieldPaths: config.preconditions.fieldPaths,
+      routes: providerRoutes,
+      writesKubernetes: kubernetes !== undefined,
+      handleEvent: pipeline.handle,
+      checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
+      rollback,
+    };
     admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
     servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
+    // Before the broker: the first events' clusters join the schedule.
+    transfers?.start(pipeline);
     await broker.start(pipeline.handle);
   } catch (err) {
+    await transfers?.stop();
     await Promise.all(servers.map((s) => s.close()));
     await admin.close();
     await watches.stop();
@@ -130,12 +163,14 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     healthPort: servers[0]?.port ?? 0,
     metricsPort: servers[1]?.port ?? 0,
     admin,
+    transfers,
     ready,
     stop: () =>
       (stopping ??= (async () => {
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
         await admin.close();
+        await transfers?.stop();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         await watches.stop();
         scheduler.abortAll();

@@ -1,6 +1,6 @@
 import { renderColumns } from '../status-view/status-table.js';
 import type { ConditionView, ReportView } from '../status-view/status-row.js';
-import type { ClusterView, ReconcileView, RollbackView } from './admin-service.js';
+import type { ClusterView, ReconcileView, RollbackView, TransferCheckView } from './admin-service.js';
 
 /** One line of `GET clusters` (the summary the server sends). */
 export interface ClusterSummary {
@@ -59,6 +59,16 @@ export function formatReconcile(view: ReconcileView): string {
     `State: ${view.state ?? NONE}${view.explanation === undefined ? '' : `: ${view.explanation}`}`,
     `Applied: ${cell(view.report.applied)}  Available: ${cell(view.report.available)}  Health: ${cell(view.report.health)}`,
   ].join('\n');
+}
+
+/** `pull-secret admin transfer-check`: the decision of the check (names and reasons only). Pure. */
+export function formatTransferCheck(view: TransferCheckView): string {
+  const head = `Transfer check of ${view.id}: ${view.result}${view.outcome === undefined ? '' : ` (${view.outcome}, ${view.reason ?? NONE})`}`;
+  const lines = [head];
+  if (view.transferId !== undefined) lines.push(`Transfer: ${view.transferId}${view.appliedAt === undefined ? '' : ` applied at ${view.appliedAt}`}`);
+  if (view.replaced !== undefined || view.added !== undefined) lines.push(`Replaced: ${view.replaced?.join(', ') || NONE}  Added: ${view.added?.join(', ') || NONE}`);
+  if (view.message !== undefined) lines.push(view.message);
+  return lines.join('\n');
 }
 
 /** `pull-secret admin rollback`: which version was restored as which, and the Kubernetes Secret. Pure. */

@@ -16,8 +16,8 @@ export const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
 export const MAX_BODY_BYTES = 1024;
 const MAX_URL_LENGTH = 2048;
 
-/** Actions planned but not built yet (rollback: when the server has no rollback runner): answered 404 with a problem that says so. */
-const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback', 'transfer-check']);
+/** Actions planned but not built yet: answered 404 with a problem that says so (`rollback` and `transfer-check` too when the server does not run them). */
+const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback']);
 
 /** Rollback refusals that are about the cluster's versions, not the server: 409 with ADMIN-RBK-001. */
 const ROLLBACK_REFUSALS: ReadonlySet<string> = new Set(['VERSION_DESTROYED', 'SECRET_NOT_FOUND', 'SECRET_UNMANAGED', 'VERSION_NOT_ENABLED']);
@@ -52,7 +52,7 @@ class Refusal extends Error {
 const refuse = (status: number, code: AdminProblem['code'], title: string, detail: string, result: string, headers?: Record<string, string>) => new Refusal({ status, code, title, detail }, result, headers);
 
 /** Matches the path to a route. @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter) */
-function route(method: string, url: URL, offersRollback: boolean): Route {
+function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`) ? url.pathname.slice(ADMIN_BASE_PATH.length + 1) : undefined;
   const parts = rest?.split('/') ?? [];
   if (parts[0] !== 'clusters' || parts.length > 3) throw refuse(404, 'ADMIN-NTF-001', 'Not Found', `no such admin endpoint; the API lives under ${ADMIN_BASE_PATH}/clusters`, 'not-found');
@@ -86,7 +86,11 @@ function route(method: string, url: URL, offersRollback: boolean): Route {
     if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/rollback takes POST', 'invalid', { allow: 'POST' });
     return { action: 'rollback', method, clusterId };
   }
-  if (NOT_AVAILABLE.has(action)) {
+  if (action === 'transfer-check' && transfers) {
+    if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/transfer-check takes POST', 'invalid', { allow: 'POST' });
+    return { action: 'transfer-check', method, clusterId };
+  }
+  if (NOT_AVAILABLE.has(action) || action === 'transfer-check') {
     const planned = action as 'rollback' | 'transfer-check';
     throw Object.assign(refuse(404, 'ADMIN-NTF-002', 'Not Available', `${planned} is not available on this server yet`, 'not-available'), { action: planned, clusterId });
   }
@@ -154,7 +158,7 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     if ((req.url ?? '').length > MAX_URL_LENGTH) throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'the URL is too long', 'invalid');
     let r: Route;
     try {
-      r = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), deps.service.offersRollback);
+      r = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), deps.service.checksTransfers, deps.service.offersRollback);
     } catch (err) {
       const planned = err as Partial<Route>;
       if (planned.action !== undefined) audit.action = planned.action;
@@ -197,7 +201,11 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
 async function act(service: AdminService, r: Route, signal: AbortSignal): Promise<{ status: number; body?: unknown }> {
   if (r.action === 'list-clusters') return { status: 200, body: { items: await service.list(r.filter, signal), ...(r.filter ? { filter: r.filter } : {}) } };
   const id = r.clusterId ?? '';
-  // A reconcile or a rollback is not cut short when the caller goes away: it runs in the cluster's slot like an event.
+  // A reconcile, a rollback or a transfer check is not cut short when the caller goes away: each runs to its end like an event's.
+  if (r.action === 'transfer-check') {
+    const view = await service.transferCheck(id);
+    return view === undefined ? { status: 404 } : { status: 200, body: view };
+  }
   const value = r.action === 'reconcile' ? await service.reconcile(id) : r.action === 'rollback' ? await service.rollback(id, r.toVersion) : await service.cluster(id, signal);
   return value === undefined ? { status: 404 } : { status: 200, body: value };
 }

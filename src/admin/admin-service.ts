@@ -12,6 +12,8 @@ import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { collectStatusRows, findAdapterStatus } from '../status-view/read-statuses.js';
 import { explainRow, toStatusRow, type ClusterStatusRow, type ReportView } from '../status-view/status-row.js';
 import { clusterState, type ClusterFilter } from './cluster-state.js';
+import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
+import type { TransferRun } from '../adapter/pipeline.js';
 
 /** Source of the events the admin API submits (an operator's request, not the Sentinel). */
 export const ADMIN_EVENT_SOURCE = 'pull-secret-admin';
@@ -25,8 +27,32 @@ export interface AdminServiceDeps {
   writesKubernetes: boolean;
   /** The adapter's event handler (pipeline.handle): the reconcile runs exactly as an event's, through the per-cluster scheduler. */
   handleEvent: (message: InboundMessage, signal?: AbortSignal) => Promise<Disposition>;
+  /** One ownership transfer check and apply through the per-cluster scheduler; absent without `accountService`. */
+  checkTransfer?: (clusterId: string) => Promise<TransferRun>;
   /** Runs a rollback in the cluster's scheduler slot (service.ts); absent: rollback is not offered (404). */
   rollback?: (target: StoreTarget, request: RollbackRequest) => Promise<RollbackResult>;
+}
+
+/**
+ * What `POST clusters/{id}/transfer-check` answers: the decision (docs/account-service.md), never a
+ * credential. `result`: `checked` (see `outcome`), `skipped` (not checked: preconditions, no store,
+ * the pull secret unreadable), `superseded` (an event of the cluster replaced it; try again), `failed`.
+ */
+export interface TransferCheckView {
+  id: string;
+  result: 'checked' | 'skipped' | 'superseded' | 'failed';
+  /** The metric label of the decision or outcome (`none`, `unchanged`, `updated`, `unreachable`, ...). */
+  outcome?: string;
+  /** Its condition reason (`NoTransferOpen`, `TransferApplied`, ...). */
+  reason?: string;
+  transferId?: string;
+  transferIds?: string[];
+  appliedAt?: string;
+  /** Registry names the transfer replaced or added (names only). */
+  replaced?: string[];
+  added?: string[];
+  message?: string;
+  errorCode?: string;
 }
 
 /** What `POST clusters/{id}/rollback` answers (never a payload). */
@@ -121,6 +147,23 @@ export class AdminService {
    * status it then reported. Waits for a running reconcile of the same cluster first (scheduler).
    * @throws API_* from the HyperFleet API
    */
+  /** True when this adapter runs transfer checks (`accountService` configured). */
+  get checksTransfers(): boolean {
+    return this.deps.checkTransfer !== undefined;
+  }
+
+  /**
+   * Checks the cluster's ownership transfer now and applies an accepted one, through the per-cluster
+   * scheduler (after any running work of the cluster), and answers with the decision.
+   * @returns undefined when the cluster does not exist (or is being deleted)
+   */
+  async transferCheck(id: string): Promise<TransferCheckView | undefined> {
+    const check = this.deps.checkTransfer;
+    if (check === undefined) throw new PullSecretError('INTERNAL', 'transfer checks are not configured');
+    const run = await check(id);
+    return run.kind === 'gone' ? undefined : transferCheckView(id, run);
+  }
+
   async reconcile(id: string, signal?: AbortSignal): Promise<ReconcileView | undefined> {
     const cluster = await this.deps.api.getCluster(id, { signal });
     if (cluster === undefined) return undefined;
@@ -156,6 +199,21 @@ export class AdminService {
     if (result.kubernetes !== undefined) view.kubernetesSecret = { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome };
     return view;
   }
+}
+
+/** The answer to a transfer check: names and reasons only; messages are PullSecretError messages (never a credential). */
+export function transferCheckView(id: string, run: Exclude<TransferRun, { kind: 'gone' }>): TransferCheckView {
+  if (run.kind === 'superseded') return { id, result: 'superseded', message: 'an event of the cluster replaced the check; try again' };
+  if (run.kind === 'skipped') return { id, result: 'skipped', message: run.message };
+  if (run.kind === 'failed') return { id, result: 'failed', errorCode: run.error.code, message: run.error.message };
+  const o = run.outcome;
+  const { reason, label } = TRANSFER_REASONS[o.kind];
+  const view: TransferCheckView = { id, result: 'checked', outcome: label, reason };
+  if ('transferId' in o) view.transferId = o.transferId;
+  if (o.kind === 'multiple') view.transferIds = o.transferIds;
+  if (o.kind === 'updated') Object.assign(view, { appliedAt: o.appliedAt, replaced: o.replaced, added: o.added });
+  if ('message' in o) view.message = o.message;
+  return view;
 }
 
 /** The summary of a status row the list and the cluster view share. */

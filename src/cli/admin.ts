@@ -36,7 +36,11 @@ export function adminCommand(): Command {
       .option('--to-version <n>', 'the version to restore (default: the previous one)')
       .action(run('rollback')),
   );
-  admin.addCommand(common(new Command('transfer-check').argument('<cluster-id>').description('Check a transfer now (when the server offers it).')).action(run('transfer-check')));
+  admin.addCommand(
+    common(new Command('transfer-check').argument('<cluster-id>').description("Check the cluster's ownership transfer now and apply an accepted one (servers with accountService).")).action(
+      run('transfer-check'),
+    ),
+  );
   return admin;
 }
 
@@ -84,6 +88,7 @@ async function callAdmin(action: Action, clusterId: string | undefined, options:
     else if (action === 'list') printOut(format.formatClusterList((answered as { items: Parameters<typeof format.formatClusterList>[0] }).items));
     else if (action === 'get') printOut(format.formatClusterView(answered as Parameters<typeof format.formatClusterView>[0]));
     else if (action === 'rollback') printOut(format.formatRollback(answered as Parameters<typeof format.formatRollback>[0]));
+    else if (action === 'transfer-check') printOut(format.formatTransferCheck(answered as Parameters<typeof format.formatTransferCheck>[0]));
     else printOut(format.formatReconcile(answered as Parameters<typeof format.formatReconcile>[0]));
     return 0;
   } catch (err) {

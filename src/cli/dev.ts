@@ -141,6 +141,7 @@ async function runDev(options: DevOptions): Promise<number> {
       dataDir,
       ports: { api: options.port ?? fallbackPort, health: options.healthPort ?? fallbackPort, metrics: options.metricsPort ?? fallbackPort, admin: options.adminPort ?? fallbackPort },
       sentinel: { pollIntervalMs: times.pollInterval, debounceMs: times.debounce, maxAgeMs: times.maxAge },
+      accountService: true,
       logger,
     });
   } catch (err) {

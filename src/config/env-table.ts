@@ -51,6 +51,7 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   PULL_SECRET_DATA: { path: 'job.pullSecretData', scope: 'job', help: 'Pull secret JSON, {"auths":{...}} (required).' },
   SECRET_NAME: { path: 'job.secretName', scope: 'job', help: 'Cloud secret id (default hyperfleet-{CLUSTER_ID}-pull-secret).' },
   RESULTS_PATH: { path: 'job.resultsPath', scope: 'job', help: 'Write a JSON result file here for a status reporter (optional).' },
+  TRANSFER_RECORDS: { path: 'job.transferRecords', scope: 'job', help: 'true: merge the applied ownership transfer record beside the secret into the pull secret (set by the adapter with accountService).' },
   SECRET_STORE: {
     path: 'store.type',
     scope: 'both',

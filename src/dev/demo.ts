@@ -2,7 +2,8 @@ import { createProgress, type ProgressStream } from '../observability/progress.j
 import { toStatusRow, type ClusterStatusRow } from '../status-view/status-row.js';
 import { createClusters, demoClusters } from './demo-clusters.js';
 import { formatDuration } from './duration.js';
-import { pullSecretStatus, reportedOnCurrentGeneration, waitUntilSettled } from './settle.js';
+import { describeDemoTransfer, openDemoTransfer, TRANSFER_CLUSTER_NAME, transferClusterRequest } from './demo-transfer.js';
+import { pullSecretStatus, reportedOnCurrentGeneration, waitUntilSettled, type SettledWhen } from './settle.js';
 import type { DevStack } from './stack.js';
 
 export interface DemoOptions {
@@ -26,6 +27,8 @@ export interface DemoResult {
   pending: string[];
   /** From the first POST to the last status (or the timeout). */
   elapsedMs: number;
+  /** The ownership transfer line (registry names, replaced or kept; never a credential), with the account-service stand-in. */
+  transfer?: string;
 }
 
 /** Above this many clusters the narration stops listing them one by one. */
@@ -40,6 +43,8 @@ const LIST_LIMIT = 10;
  */
 export async function runDemo(stack: DevStack, options: DemoOptions): Promise<DemoResult> {
   const requests = demoClusters(options.validClusters);
+  // With the account-service stand-in: one more cluster, which changes owner.
+  if (stack.account !== undefined) requests.push(transferClusterRequest());
   const special = requests.slice(options.validClusters);
   const listed = requests.length <= LIST_LIMIT ? requests : [requests[0], ...special];
   const width = Math.max(...requests.map((r) => r.name.length));
@@ -49,7 +54,16 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
   const started = performance.now();
 
   const creating = requests.length > LIST_LIMIT ? createProgress({ label: 'Clusters created', total: requests.length, stream: options.progress }) : undefined;
-  const clusters = await createClusters(stack.urls.apiBase, requests, { concurrency: 16, onCreated: (done) => creating?.update(done) });
+  // The transfer cluster first, its transfer opened at once: its first check (right after its first event) finds it.
+  const account = stack.account;
+  const firstBatch = account === undefined ? [] : await createClusters(stack.urls.apiBase, requests.slice(-1));
+  const transferCluster = firstBatch[0];
+  if (account !== undefined && transferCluster !== undefined) openDemoTransfer(account, transferCluster.id);
+  const rest = await createClusters(stack.urls.apiBase, account === undefined ? requests : requests.slice(0, -1), {
+    concurrency: 16,
+    onCreated: (done) => creating?.update(done + firstBatch.length),
+  });
+  const clusters = [...rest, ...firstBatch];
   creating?.finish();
 
   options.say(
@@ -57,11 +71,14 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
       `The Sentinel polls the API every ${formatDuration(stack.intervals.pollIntervalMs)} and publishes a reconcile event for each new cluster.`,
       'For each event the adapter reads the cluster, checks its preconditions, stores the pull secret in the',
       'local encrypted store, writes the Kubernetes Secret manifest, and reports Applied/Available/Health.',
+      ...(transferCluster === undefined ? [] : [`The account service (stand-in) holds an accepted ownership transfer for ${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`]),
     ].join('\n'),
   );
   const ids = clusters.map((c) => c.id);
   const progress = createProgress({ label: 'Clusters with a status', total: ids.length, stream: options.progress });
-  const outcome = await waitUntilSettled(stack.api, ids, reportedOnCurrentGeneration, { timeoutMs: options.timeoutMs, onProgress: (done) => progress.update(done), signal: options.signal });
+  // The transfer cluster is settled once its report carries the applied transfer.
+  const settledWhen: SettledWhen = (cluster, status) => reportedOnCurrentGeneration(cluster, status) && (cluster?.id !== transferCluster?.id || status?.data?.transferId !== undefined);
+  const outcome = await waitUntilSettled(stack.api, ids, settledWhen, { timeoutMs: options.timeoutMs, onProgress: (done) => progress.update(done), signal: options.signal });
   progress.finish(outcome.settled ? undefined : options.signal?.aborted === true ? 'interrupted' : 'timed out');
 
   const rows = clusters.map((created) => {
@@ -69,7 +86,8 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
     return toStatusRow(cluster, pullSecretStatus(stack.api, created.id));
   });
   const pendingIds = new Set(outcome.pending);
-  return { settled: outcome.settled, rows, pending: clusters.filter((c) => pendingIds.has(c.id)).map((c) => c.name), elapsedMs: performance.now() - started };
+  const transfer = transferCluster === undefined ? undefined : await describeDemoTransfer(stack.paths.store, transferCluster.id);
+  return { settled: outcome.settled, rows, pending: clusters.filter((c) => pendingIds.has(c.id)).map((c) => c.name), elapsedMs: performance.now() - started, ...(transfer === undefined ? {} : { transfer }) };
 }
 
 /** `N clusters: x provisioned, y failed, z skipped, w without a status`. */

@@ -24,6 +24,7 @@ export function describeStack(stack: DevStack, logs: string): string {
     ['Adapter', `health ${urls.health}/healthz  metrics ${urls.metrics}`],
     ['Admin API', `${urls.admin}/api/pullsecret/admin/v1  (token file ${paths.adminTokens}, rotated by the adapter)`],
     ['Secret store', `local, encrypted: ${paths.store}`],
+    ...(urls.account === undefined ? [] : [['Account service', `${urls.account}  (stand-in; transfer checks once a minute per cluster)`]]),
     ['Kubernetes Secrets', `manifests in ${paths.manifests}`],
     ['Upstream adapters', `validation, dns and placement are simulated (label ${HOLD_LABEL}=dns holds one back)`],
     ['Logs', logs],
@@ -90,6 +91,7 @@ export function demoSummary(stack: DevStack, result: DemoResult, logs: string, o
   const more = hidden > 0 ? `\n(${hidden} more provisioned clusters are not listed; ${CLI} status shows every one)` : '';
   const parts = [
     `Summary after ${(result.elapsedMs / 1000).toFixed(1)} s: ${countOutcomes(result.rows)}${more}`,
+    ...(result.transfer === undefined ? [] : [result.transfer]),
     '',
     formatStatusTable(shown),
     '',

@@ -5,6 +5,7 @@ import { PullSecretError } from '../errors/index.js';
 import { createHyperFleetClient } from '../hyperfleet/index.js';
 import type { Logger } from '../observability/logger.js';
 import { prepareDataDir, type DevPaths } from './data-dir.js';
+import { startAccountServiceStandIn, type AccountServiceStandIn } from './account-service/index.js';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from './hyperfleet-api/index.js';
 import { DEFAULT_SENTINEL_INTERVALS, Sentinel, type SentinelIntervals } from './sentinel/index.js';
 import { UpstreamAdapters } from './upstream-adapters.js';
@@ -28,6 +29,11 @@ export interface DevStackOptions {
   concurrency?: number;
   /** Play the validation, dns and placement adapters (default true). */
   upstreamAdapters?: boolean;
+  /**
+   * Run the account-service stand-in on loopback and configure the adapter's transfer checks against
+   * it (default false; `pull-secret dev` turns it on): every cluster is checked once a minute.
+   */
+  accountService?: boolean;
   logger: Logger;
 }
 
@@ -36,9 +42,11 @@ export interface DevStack {
   readonly api: HyperFleetApiStandIn;
   readonly adapter: RunningAdapter;
   readonly sentinel: Sentinel;
+  /** The account-service stand-in, when `accountService` is on. */
+  readonly account?: AccountServiceStandIn;
   readonly intervals: SentinelIntervals;
   readonly paths: DevPaths;
-  readonly urls: { api: string; apiBase: string; health: string; metrics: string; admin: string };
+  readonly urls: { api: string; apiBase: string; health: string; metrics: string; admin: string; account?: string };
   /** Stops the Sentinel, drains the adapter (and its broker), then the API. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -71,7 +79,9 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   });
   const concurrency = options.concurrency ?? 16;
   let adapter: RunningAdapter;
+  let account: AccountServiceStandIn | undefined;
   try {
+    account = options.accountService === true ? await startAccountServiceStandIn({ host: HOST }) : undefined;
     const config = validateAdapterConfig({
       hyperfleetApi: { baseUrl: api.url },
       broker: { type: 'embedded', maxInFlight: concurrency },
@@ -81,12 +91,15 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       server: { healthPort: ports.health, metricsPort: ports.metrics, host: HOST, drainSeconds: 5 },
       // The admin API on loopback, plain HTTP (allowed there only), tokens in the data directory.
       admin: { enabled: true, host: HOST, port: adminPort, tokens: { file: paths.adminTokens } },
+      // Transfer checks against the stand-in: once a minute per cluster, the first right after its first event.
+      ...(account === undefined ? {} : { accountService: { baseUrl: account.url, transfer: { interval: '1m', jitter: 0, requestsPerSecond: 50 } } }),
     });
     const broker = await createBroker(config.broker, { logger });
     adapter = await startAdapter(config, logger, { broker }).catch((err: unknown) => {
       throw portError(err, 'adapter health, metrics or admin API', (err as { port?: number }).port ?? ports.health);
     });
   } catch (err) {
+    await account?.stop();
     await api.stop();
     throw err;
   }
@@ -102,6 +115,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     api,
     adapter,
     sentinel,
+    account,
     intervals,
     paths,
     urls: {
@@ -110,11 +124,13 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       health: `http://${HOST}:${adapter.healthPort}`,
       metrics: `http://${HOST}:${adapter.metricsPort}/metrics`,
       admin: `http://${HOST}:${adapter.admin.server?.port ?? adminPort}`,
+      ...(account === undefined ? {} : { account: account.url }),
     },
     stop: () =>
       (stopping ??= (async () => {
         await sentinel.stop();
         await adapter.stop();
+        await account?.stop();
         await api.stop();
       })()),
   };

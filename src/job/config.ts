@@ -11,6 +11,7 @@ const jobSchema = z.object({
   pullSecretData: z.string(),
   secretName: z.string().optional(),
   resultsPath: z.string().optional(),
+  transferRecords: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
 });
 
 /**
@@ -31,6 +32,8 @@ export interface JobConfig {
   secretName?: string;
   storeKind: string;
   resultsPath?: string;
+  /** Merge the applied-transfer record beside the secret into the pull secret (`TRANSFER_RECORDS=true`; docs/account-service.md). */
+  transferRecords: boolean;
   retry: RetryPolicy;
   logLevel: string;
   /** The selected store's kind and parsed settings (see `createStore`). */
@@ -75,6 +78,7 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     secretName: v.secretName,
     storeKind: kind,
     resultsPath: v.resultsPath,
+    transferRecords: v.transferRecords === 'true',
     retry: retry.value,
     logLevel: logLevel.value.logLevel,
     store: { kind, config: store.value },

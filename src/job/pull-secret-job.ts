@@ -46,7 +46,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
     const kubernetes = config.kubernetes.target === 'none' || dryRun ? undefined : await createKubernetesTarget(config.kubernetes, log);
     const result = await reconcilePullSecret(
       { clusterId: config.clusterId, secretName, pullSecretData: config.pullSecretData, namespace: config.kubernetes.namespace, dryRun },
-      { store, kubernetes, retry: config.retry, log, signal: options.signal },
+      { store, kubernetes, retry: config.retry, log, signal: options.signal, transferRecords: config.transferRecords },
     );
     const message = completionMessage(result);
     log.info(

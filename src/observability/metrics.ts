@@ -16,6 +16,8 @@ const WRITE_OUTCOMES = ['created', 'updated', 'unchanged'] as const;
 export const DRIFT_KINDS = ['deleted', 'data', 'type', 'labels'] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 const WATCHED = ['secrets', 'jobs'] as const;
+/** Labels of `pullsecret_transfer_checks_total{outcome}` (`TRANSFER_REASONS` labels, less `update`, which is always carried out). */
+export const TRANSFER_OUTCOMES = ['none', 'no_token', 'current_invalid', 'unchanged', 'updated', 'update_failed', 'multiple', 'corrupted', 'unexpected', 'refused', 'unreachable'] as const;
 const RELIST_REASONS = ['expired', 'error'] as const;
 /**
  * The service's Prometheus metrics (seed 001 names plus event counters), in their own registry.
@@ -92,6 +94,12 @@ export class Metrics {
     labelNames: ['kind'],
     registers: [this.registry],
   });
+  readonly transferChecks = new Counter({
+    name: 'pullsecret_transfer_checks_total',
+    help: 'Ownership transfer checks of a cluster (scheduled or on demand), by decision or outcome',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
   /** Version retention (docs/retention.md): versions per secret, disabled, destroyed, failures; by store. */
   readonly retention = new RetentionMetrics(
@@ -133,6 +141,7 @@ export class Metrics {
       for (const reason of RELIST_REASONS) this.relists.inc({ resource, reason }, 0);
     }
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
+    for (const outcome of TRANSFER_OUTCOMES) this.transferChecks.inc({ outcome }, 0);
     // Registry hosts are known only when seen; an empty registry label gives alerts a zero per outcome.
     for (const outcome of VERIFICATION_OUTCOMES) this.registryVerifications.inc({ registry: '', outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });

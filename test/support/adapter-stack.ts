@@ -43,6 +43,8 @@ export interface StackOptions {
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
   retention?: Record<string, unknown>;
+  pullSecretSource?: 'spec' | 'account-service';
+  preconditions?: Record<string, unknown>;
   /** The `verification` section (registry verification of new pull secrets). */
   verification?: Record<string, unknown>;
 }
@@ -77,6 +79,8 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     admin: options.admin,
     accountService: options.accountService,
     retention: options.retention,
+    pullSecretSource: options.pullSecretSource,
+    preconditions: options.preconditions,
     verification: options.verification,
   });
   const logger = createLogger({ level: 'debug', destination: sink });

@@ -1,0 +1,160 @@
+import { checkAndApplyClusterTransfer, type ClusterTransferResult } from '../account-service/apply-transfer.js';
+import { createAccountServiceClient, type AccountServiceClient } from '../account-service/client.js';
+import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
+import type { HyperFleetClient } from '../hyperfleet/index.js';
+import type { KubernetesSecretTarget } from '../kube/target.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { credentialStrings } from '../pullsecret/credentials.js';
+import { redactor } from '../pullsecret/redact.js';
+import { validatePullSecret } from '../pullsecret/validate.js';
+import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
+import type { AccountServiceSection } from '../config/account-service.js';
+import type { RetryPolicy } from '../util/retry.js';
+import type { VerificationGate } from '../verification/index.js';
+import { first, type FieldPaths } from './cluster-params.js';
+import type { EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
+import { storeFor } from './secret-cleanup.js';
+import type { StoreProvider } from './store-provider.js';
+import { TransferFleet } from './transfer-fleet.js';
+import { TransferHealth } from './transfer-health.js';
+
+/** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
+const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
+/** Page size of the cluster list the fleet reads. */
+const PAGE = 100;
+
+export interface AdapterTransferDeps {
+  section: AccountServiceSection;
+  pullSecretSource: 'spec' | 'account-service';
+  fieldPaths: FieldPaths;
+  stores: StoreProvider;
+  kubernetes?: KubernetesSecretTarget;
+  retry: RetryPolicy;
+  api: HyperFleetClient;
+  metrics: Metrics;
+  logger: Logger;
+  /** Checks started at once (the pipeline's concurrency). */
+  concurrency: number;
+  /** Registry verification of the merged pull secret before it is written (as for a spec's). */
+  verification?: VerificationGate;
+}
+
+/** The account service parts of a running adapter (docs/account-service.md). */
+export interface AdapterTransfers {
+  readonly client: AccountServiceClient;
+  /** For `PipelineDeps.transfers`. */
+  readonly pipeline: PipelineTransfers;
+  /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
+  readonly source?: PullSecretSource;
+  /** Starts the fleet's schedule once the pipeline exists. */
+  start(pipeline: EventPipeline): void;
+  /** One check now, through the pipeline (the admin API's trigger). */
+  checkNow(clusterId: string): Promise<TransferRun>;
+  readonly fleet?: TransferFleet;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the account service client, the transfer health every report reads, the pull secret source
+ * (`pullSecretSource: account-service`: the organization id at `preconditions.fieldPaths.organizationId`)
+ * and, on `start`, the fleet schedule of transfer checks (`TransferFleet`), each run through the
+ * pipeline's per-cluster scheduler as `checkAndApplyClusterTransfer` with no inline retry: the fleet
+ * re-checks a 5xx after the backoff instead, so a waiting check never holds the cluster's slot.
+ * @throws CONFIG_INVALID from the client (base URL, CA file)
+ */
+export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransfers {
+  const { section, metrics } = deps;
+  const client = createAccountServiceClient(section);
+  const health = new TransferHealth(section.transfer.interval);
+  let pipelineRef: EventPipeline | undefined;
+  let fleet: TransferFleet | undefined;
+
+  const check = async ({ cluster, target, pullSecret, log, signal }: TransferCheckInput): Promise<ClusterTransferResult> => {
+    const store = await storeFor(deps.stores, target);
+    return await checkAndApplyClusterTransfer(
+      { clusterId: cluster.id, secretName: target.secretName, pullSecretData: pullSecret, namespace: target.namespace, secretNameSetting: SECRET_NAME_SETTING },
+      { store, kubernetes: deps.kubernetes, retry: deps.retry, log, signal, verification: deps.verification, check: { client, intervalMs: section.transfer.interval, retries: 0 } },
+    );
+  };
+  const checkNow = async (clusterId: string): Promise<TransferRun> => {
+    if (pipelineRef === undefined) return { kind: 'skipped', message: 'the adapter is starting' };
+    return await pipelineRef.checkTransfer(clusterId, check);
+  };
+
+  const organizationOf = (cluster: unknown): string | undefined => {
+    const id = first(cluster, deps.fieldPaths.organizationId);
+    return typeof id === 'string' && id !== '' ? id : undefined;
+  };
+  const source: PullSecretSource | undefined =
+    deps.pullSecretSource === 'account-service'
+      ? {
+          has: (cluster) => organizationOf(cluster) !== undefined,
+          async read(cluster, signal) {
+            const organizationId = organizationOf(cluster);
+            if (organizationId === undefined) {
+              throw new PullSecretError(
+                'PULL_SECRET_INVALID',
+                `invalid pull secret format: the cluster has no organization id (${deps.fieldPaths.organizationId.join(', ')}) to read its pull secret from the account service`,
+              );
+            }
+            const bytes = await client.source({ organizationId, clusterId: cluster.id }, signal);
+            const text = bytes.toString('utf8');
+            // Masked while checked here; the reconcile registers it again for its own run.
+            const release = redactor.register(credentialStrings(text));
+            try {
+              // The spec's rules (the reconcile applies them again with the store's size limit), named as the source's.
+              validatePullSecret(bytes, { maxBytes: 1024 * 1024, targetName: 'Kubernetes Secret' });
+            } catch (err) {
+              const error = toPullSecretError(err);
+              throw new PullSecretError(error.code, `${error.message} (the account service's pull secret of organization ${organizationId})`);
+            } finally {
+              release();
+            }
+            return text;
+          },
+        }
+      : undefined;
+
+  return {
+    client,
+    pipeline: {
+      health,
+      onCluster: (clusterId, exists) => (exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId))),
+      onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+    },
+    source,
+    get fleet() {
+      return fleet;
+    },
+    start(pipeline) {
+      pipelineRef = pipeline;
+      fleet = new TransferFleet({
+        intervalMs: section.transfer.interval,
+        jitter: section.transfer.jitter,
+        requestsPerSecond: section.transfer.requestsPerSecond,
+        maxInFlight: deps.concurrency,
+        check: async (clusterId) => {
+          const run = await checkNow(clusterId);
+          if (run.kind === 'failed') deps.logger.warn({ operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) }, 'Transfer check failed');
+          if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
+          return run.kind === 'checked' ? { kind: 'checked', ...(run.retryInMs === undefined ? {} : { retryInMs: run.retryInMs }) } : run;
+        },
+        list: async (signal) => {
+          const ids: string[] = [];
+          for (let page = 1; ; page++) {
+            const list = await deps.api.listClusters({ page, size: PAGE }, { signal });
+            for (const c of list.items) if (c.deleted_time === undefined) ids.push(c.id);
+            if (list.items.length === 0 || page * PAGE >= list.total) return ids;
+          }
+        },
+        logger: deps.logger,
+      });
+      fleet.start();
+    },
+    checkNow,
+    async stop() {
+      await fleet?.stop();
+    },
+  };
+}
