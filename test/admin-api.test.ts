@@ -111,16 +111,48 @@ describe('admin API over plain HTTP on loopback', () => {
     assert.equal((await get('/nothing', token)).status, 404);
   });
 
-  it('says rollback and transfer-check are not available (404 problem), not faking them', async () => {
+  it('says transfer-check is not available (404 problem), not faking it', async () => {
     const token = await currentToken(tokenFile);
     const cluster = await stack.seedCluster();
-    for (const action of ['rollback', 'transfer-check']) {
+    for (const action of ['transfer-check']) {
       const answer = await adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/${action}`, token });
       assert.equal(answer.status, 404);
       assert.equal((answer.json as { code: string }).code, 'ADMIN-NTF-002');
       assert.match((answer.json as { detail: string }).detail, /not available/);
       assert.equal(audits(stack.logs).at(-1)?.result, 'not-available');
     }
+  });
+
+  it('rolls back through the cluster slot: the previous content as a new version and the Kubernetes Secret; a destroyed version is a 409', async () => {
+    const token = await currentToken(tokenFile);
+    const cluster = await stack.seedCluster({ pullSecret: { data: CANARY_PULL_SECRET } });
+    await stack.publish(cluster);
+    await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '1');
+    const changed = CANARY_PULL_SECRET.replace(/canary@example\.com/g, 'ops@example.com');
+    assert.equal((await stack.request('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: changed } } })).status, 200);
+    await stack.publish({ id: cluster.id, generation: 2 });
+    await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '2');
+
+    const post = (body?: Record<string, string>) => adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/rollback`, token, ...(body === undefined ? {} : { body }) });
+    const done = await post();
+    assert.equal(done.status, 200, JSON.stringify(done.json));
+    const view = done.json as Record<string, unknown>;
+    assert.deepEqual([view.fromVersion, view.restoredVersion, view.version, view.outcome], ['2', '1', '3', 'updated']);
+    assert.equal((view.kubernetesSecret as { outcome: string }).outcome, 'updated');
+    assert.deepEqual([audits(stack.logs).at(-1)?.action, audits(stack.logs).at(-1)?.result], ['rollback', 'ok']);
+
+    const { LocalStore } = await import('../src/stores/local/index.js');
+    const store = new LocalStore({ dir: join(stack.dir, 'store') });
+    await store.destroyVersion(`hyperfleet-${cluster.id}-pull-secret`, '1');
+    await store.close();
+    const refused = await post({ toVersion: '1' });
+    assert.equal(refused.status, 409);
+    assert.equal((refused.json as { code: string }).code, 'ADMIN-RBK-001');
+    assert.match((refused.json as { detail: string }).detail, /^VERSION_DESTROYED: version 1 of .* is destroyed/);
+    assert.equal(audits(stack.logs).at(-1)?.result, 'refused');
+    const bad = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/rollback`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{"toVersion":1}' });
+    assert.equal(bad.status, 400);
+    assert.equal(findCanary(JSON.stringify([done.json, refused.json]) + stack.logs.join('\n')), undefined);
   });
 
   it('bounds request bodies: a POST with more than 1 KiB is refused with 413', async () => {

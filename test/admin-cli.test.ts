@@ -40,7 +40,7 @@ describe('pull-secret admin and token (CLI client)', () => {
     assert.ok(body.items.some((i) => i.id === cluster.id));
   });
 
-  it('reconcile shows the outcome; rollback says the server does not offer it yet', async () => {
+  it('reconcile shows the outcome; rollback of a cluster without versions is refused (409) with the reason', async () => {
     const cluster = await stack.seedCluster();
     const done = await runCli(['admin', 'reconcile', cluster.id, '--server', server, '--token-file', tokenFile], env);
     assert.equal(done.code, 0, done.stderr);
@@ -48,7 +48,7 @@ describe('pull-secret admin and token (CLI client)', () => {
     assert.match(done.stdout, /Applied: True/);
     const rollback = await runCli(['admin', 'rollback', cluster.id, '--server', server, '--token-file', tokenFile], env);
     assert.equal(rollback.code, 1);
-    assert.match(rollback.stderr, /does not offer rollback yet/);
+    assert.match(rollback.stderr, /refused rollback \(409\): SECRET_NOT_FOUND: /);
   });
 
   it('clear messages and exit codes: 401 (1), connection refused (1), a missing argument (2)', async () => {

@@ -1,5 +1,6 @@
 import { toPullSecretError } from '../errors/index.js';
 import { reconcilePullSecret } from '../reconcile/reconcile-pull-secret.js';
+import type { RetentionRunner } from '../retention/runner.js';
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
@@ -12,8 +13,8 @@ const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 /** In-process execution: `reconcilePullSecret` with a shared store client per project. */
 export class InProcessExecutor implements Executor {
   /** `transferRecords`: merge an applied ownership transfer into the spec (set when an account service is configured). */
-  /** `verification`: registry verification of new pull secrets (`verification.mode` warn or enforce). */
-  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy; transferRecords?: boolean; verification?: VerificationGate }) {}
+  /** `verification`: registry verification of new pull secrets (`verification.mode` warn or enforce). `retention`: retires superseded versions (docs/retention.md). */
+  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy; transferRecords?: boolean; verification?: VerificationGate; retention?: RetentionRunner }) {}
 
   async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     try {
@@ -21,7 +22,7 @@ export class InProcessExecutor implements Executor {
       const store = await storeFor(stores, work.target);
       const result = await reconcilePullSecret(
         { clusterId: work.clusterId, secretName: work.target.secretName, pullSecretData: work.pullSecret, namespace: work.target.namespace, secretNameSetting: ADAPTER_SECRET_NAME_SETTING },
-        { store, kubernetes, retry: this.deps.retry, log: work.log, signal, transferRecords: this.deps.transferRecords, verification: this.deps.verification },
+        { store, kubernetes, retry: this.deps.retry, log: work.log, signal, transferRecords: this.deps.transferRecords, verification: this.deps.verification, retention: this.deps.retention },
       );
       return { kind: 'applied', target: work.target, result };
     } catch (err) {
@@ -33,6 +34,8 @@ export class InProcessExecutor implements Executor {
   async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
     try {
       const removed = await removeClusterSecrets(cleanup.target, this.deps.resources, signal);
+      // The cluster is gone: its retention due time need not be kept.
+      if (this.deps.retention !== undefined) this.deps.retention.forget(await storeFor(this.deps.resources.stores, cleanup.target), cleanup.target.secretName);
       return { kind: 'finalized', target: cleanup.target, ...removed };
     } catch (err) {
       return { kind: 'finalize-failed', target: cleanup.target, error: toPullSecretError(err) };

@@ -7,13 +7,16 @@ import type { KubernetesSecretTarget } from '../kube/target.js';
 import { startHealthServer, startMetricsServer, type RunningServer } from '../observability/health-server.js';
 import type { Logger } from '../observability/logger.js';
 import { Metrics } from '../observability/metrics.js';
-import { ClusterScheduler } from './cluster-scheduler.js';
+import { ClusterScheduler, SUPERSEDED } from './cluster-scheduler.js';
+import { PullSecretError } from '../errors/index.js';
+import { rollbackPullSecret, type RollbackRequest, type RollbackResult } from '../retention/rollback.js';
 import type { AdapterConfig } from './config.js';
 import type { Executor } from './executor.js';
 import { InProcessExecutor } from './in-process-executor.js';
+import { RetentionRunner } from '../retention/runner.js';
 import { EventPipeline } from './pipeline.js';
 import { ProviderRoutes } from './provider-routes.js';
-import { StoreProvider } from './store-provider.js';
+import { StoreProvider, type StoreTarget } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches } from './watches.js';
@@ -75,7 +78,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const executor: Executor = watches.track(
     config.execution.mode === 'job'
       ? await createJobExecutor(config, logger, resources)
-      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification }),
+      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification, retention: retentionRunner(config, metrics) }),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   const transfers =
@@ -115,6 +118,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const servers: RunningServer[] = [];
   let admin: AdminRuntime = { close: async () => {} };
   try {
+    const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
     const adminDeps = {
       api,
       stores,
@@ -123,6 +127,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       writesKubernetes: kubernetes !== undefined,
       handleEvent: pipeline.handle,
       checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
+      rollback,
     };
     admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
@@ -175,5 +180,41 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         await Promise.all(servers.map((s) => s.close()));
         logger.info({ operation: 'stop' }, 'Adapter stopped');
       })()),
+  };
+}
+
+/** The retention runner when `retention.enabled` (docs/retention.md), reporting to the adapter's metrics. */
+function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunner | undefined {
+  if (!config.retention.enabled) return undefined;
+  const { graceHours, retentionDays, keepVersions } = config.retention;
+  return new RetentionRunner({ policy: { graceHours, retentionDays, keepVersions }, retry: config.execution.retry, observer: metrics.retention });
+}
+
+/**
+ * The admin API's rollback (docs/retention.md): `rollbackPullSecret` run in the cluster's scheduler
+ * slot, so it never overlaps a reconcile of that cluster. It queues at the lowest generation: it
+ * never replaces a waiting event nor stops a running one, and an event arriving meanwhile takes the
+ * slot (the rollback then fails with STORE_CONFLICT, retryable: try again).
+ */
+function rollbackInSlot(
+  scheduler: ClusterScheduler<Disposition>,
+  deps: { stores: StoreProvider; kubernetes: KubernetesSecretTarget | undefined; retry: AdapterConfig['execution']['retry']; logger: Logger },
+): (target: StoreTarget, request: RollbackRequest) => Promise<RollbackResult> {
+  return async (target, request) => {
+    let result: RollbackResult | undefined;
+    const settled = await scheduler.submit(request.clusterId, -1, async (signal) => {
+      const store = await deps.stores.forTarget(target);
+      const log = deps.logger.child({ cluster_id: request.clusterId });
+      try {
+        result = await rollbackPullSecret(request, { store, kubernetes: deps.kubernetes, retry: deps.retry, log, signal });
+      } catch (err) {
+        if (signal.reason !== SUPERSEDED) throw err;
+      }
+      return 'ack';
+    });
+    if (settled === SUPERSEDED || result === undefined) {
+      throw new PullSecretError('STORE_CONFLICT', `an event for cluster ${request.clusterId} took its turn before the rollback finished; check the versions and try again`);
+    }
+    return result;
   };
 }

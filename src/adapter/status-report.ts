@@ -1,6 +1,7 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
+import type { RetentionView } from '../retention/runner.js';
 import type { VerificationSummary } from '../verification/index.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
@@ -39,6 +40,15 @@ function transferData(transfer: { transferId: string; appliedAt: string } | unde
   return transfer === undefined ? {} : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
 }
 
+/** The current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
+function versionData(result: { version?: string | undefined; retention?: RetentionView | undefined }): Record<string, string> {
+  const previous = result.retention?.previous;
+  return {
+    ...(result.version === undefined ? {} : { currentVersion: result.retention?.currentVersion ?? result.version }),
+    ...(previous === undefined ? {} : { previousVersion: previous.version, previousVersionState: previous.state, previousGraceEndsAt: previous.graceEndsAt }),
+  };
+}
+
 /** `registryVerification` in the status data: the mode and each registry's outcome (docs/verification.md). */
 function verificationData(verification: VerificationSummary | undefined): Record<string, unknown> {
   return verification === undefined ? {} : { registryVerification: verification };
@@ -72,6 +82,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           versionPath: result.versionPath,
           outcome: result.outcome,
           ...transferData(result.transfer),
+          ...versionData(result),
           ...verificationData(result.verification),
         },
       };

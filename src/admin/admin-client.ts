@@ -20,6 +20,8 @@ export interface AdminRequest {
   timeoutMs?: number;
   /** Connection pool to reuse (a benchmark); default a fresh connection per request (a CLI call makes one). */
   agent?: HttpAgent;
+  /** JSON body of a POST (e.g. a rollback's `{toVersion}`); none sends an empty body. */
+  body?: Record<string, string>;
 }
 
 /** A raw answer: status, headers and the parsed JSON body (undefined when none or not JSON). */
@@ -45,7 +47,9 @@ export function adminRequest(req: AdminRequest): Promise<AdminAnswer> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.token !== undefined) headers.authorization = `Bearer ${req.token}`;
-  if (req.method === 'POST') headers['content-length'] = '0';
+  const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+  if (req.method === 'POST') headers['content-length'] = String(payload?.length ?? 0);
+  if (payload !== undefined) headers['content-type'] = 'application/json';
   return new Promise((resolve, reject) => {
     const r = send(url, { method: req.method, headers, ...(req.ca === undefined ? {} : { ca: req.ca }), timeout: timeoutMs, agent: req.agent ?? false }, (res) => {
       const chunks: Buffer[] = [];
@@ -68,7 +72,7 @@ export function adminRequest(req: AdminRequest): Promise<AdminAnswer> {
     });
     r.on('timeout', () => r.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
     r.on('error', (err) => reject(unreachable(url, err, timeoutMs)));
-    r.end();
+    r.end(payload);
   });
 }
 

@@ -1,6 +1,6 @@
 import { renderColumns } from '../status-view/status-table.js';
 import type { ConditionView, ReportView } from '../status-view/status-row.js';
-import type { ClusterView, ReconcileView, TransferCheckView } from './admin-service.js';
+import type { ClusterView, ReconcileView, RollbackView, TransferCheckView } from './admin-service.js';
 
 /** One line of `GET clusters` (the summary the server sends). */
 export interface ClusterSummary {
@@ -69,4 +69,10 @@ export function formatTransferCheck(view: TransferCheckView): string {
   if (view.replaced !== undefined || view.added !== undefined) lines.push(`Replaced: ${view.replaced?.join(', ') || NONE}  Added: ${view.added?.join(', ') || NONE}`);
   if (view.message !== undefined) lines.push(view.message);
   return lines.join('\n');
+}
+
+/** `pull-secret admin rollback`: which version was restored as which, and the Kubernetes Secret. Pure. */
+export function formatRollback(view: RollbackView): string {
+  const k8s = view.kubernetesSecret === undefined ? '' : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ${view.kubernetesSecret.outcome}`;
+  return `Rollback of ${view.id}: version ${view.restoredVersion} restored as version ${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}`;
 }

@@ -16,8 +16,12 @@ export const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
 export const MAX_BODY_BYTES = 1024;
 const MAX_URL_LENGTH = 2048;
 
-/** Actions planned but not built yet: answered 404 with a problem that says so (`transfer-check` too when the adapter runs no transfer checks). */
+/** Actions planned but not built yet: answered 404 with a problem that says so (`rollback` and `transfer-check` too when the server does not run them). */
 const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback']);
+
+/** Rollback refusals that are about the cluster's versions, not the server: 409 with ADMIN-RBK-001. */
+const ROLLBACK_REFUSALS: ReadonlySet<string> = new Set(['VERSION_DESTROYED', 'SECRET_NOT_FOUND', 'SECRET_UNMANAGED', 'VERSION_NOT_ENABLED']);
+const VERSION_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 export interface AdminHandlerDeps {
   service: AdminService;
@@ -31,6 +35,8 @@ interface Route {
   method: string;
   clusterId?: string;
   filter?: ClusterFilter;
+  /** Rollback: the version asked for (body `{"toVersion": "3"}`). */
+  toVersion?: string;
 }
 
 class Refusal extends Error {
@@ -46,7 +52,7 @@ class Refusal extends Error {
 const refuse = (status: number, code: AdminProblem['code'], title: string, detail: string, result: string, headers?: Record<string, string>) => new Refusal({ status, code, title, detail }, result, headers);
 
 /** Matches the path to a route. @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter) */
-function route(method: string, url: URL, transfers: boolean): Route {
+function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`) ? url.pathname.slice(ADMIN_BASE_PATH.length + 1) : undefined;
   const parts = rest?.split('/') ?? [];
   if (parts[0] !== 'clusters' || parts.length > 3) throw refuse(404, 'ADMIN-NTF-001', 'Not Found', `no such admin endpoint; the API lives under ${ADMIN_BASE_PATH}/clusters`, 'not-found');
@@ -76,6 +82,10 @@ function route(method: string, url: URL, transfers: boolean): Route {
     if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/reconcile takes POST', 'invalid', { allow: 'POST' });
     return { action: 'reconcile', method, clusterId };
   }
+  if (action === 'rollback' && offersRollback) {
+    if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/rollback takes POST', 'invalid', { allow: 'POST' });
+    return { action: 'rollback', method, clusterId };
+  }
   if (action === 'transfer-check' && transfers) {
     if (method !== 'POST') throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id}/transfer-check takes POST', 'invalid', { allow: 'POST' });
     return { action: 'transfer-check', method, clusterId };
@@ -87,8 +97,11 @@ function route(method: string, url: URL, transfers: boolean): Route {
   throw refuse(404, 'ADMIN-NTF-001', 'Not Found', `no such admin endpoint: clusters/{id}/${action.length > 32 ? 'unknown' : action.replace(/[^a-z-]/g, '?')}`, 'not-found');
 }
 
-/** Reads a POST body of at most MAX_BODY_BYTES: empty or a JSON object without fields. @throws Refusal (413, 400) */
-async function readEmptyBody(req: IncomingMessage): Promise<void> {
+/**
+ * Reads a POST body of at most MAX_BODY_BYTES: empty or a JSON object whose fields are all in
+ * `allowed` (string values). @throws Refusal (413, 400)
+ */
+async function readBody(req: IncomingMessage, allowed: readonly string[] = []): Promise<Record<string, string>> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > MAX_BODY_BYTES) throw refuse(413, 'ADMIN-REQ-002', 'Content Too Large', `the body may hold at most ${MAX_BODY_BYTES} bytes`, 'invalid');
   const chunks: Buffer[] = [];
@@ -99,16 +112,20 @@ async function readEmptyBody(req: IncomingMessage): Promise<void> {
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (text === '') return;
+  if (text === '') return {};
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'the body must be empty or a JSON object', 'invalid');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length > 0) {
-    throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'this action takes no parameters: send no body or {}', 'invalid');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'the body must be empty or a JSON object', 'invalid');
+  const entries = Object.entries(value);
+  if (entries.some(([key, v]) => !allowed.includes(key) || typeof v !== 'string')) {
+    const takes = allowed.length === 0 ? 'this action takes no parameters: send no body or {}' : `this action takes only ${allowed.map((k) => `"${k}" (a string)`).join(', ')}`;
+    throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', takes, 'invalid');
   }
+  return Object.fromEntries(entries);
 }
 
 /**
@@ -141,7 +158,7 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     if ((req.url ?? '').length > MAX_URL_LENGTH) throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'the URL is too long', 'invalid');
     let r: Route;
     try {
-      r = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), deps.service.checksTransfers);
+      r = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), deps.service.checksTransfers, deps.service.offersRollback);
     } catch (err) {
       const planned = err as Partial<Route>;
       if (planned.action !== undefined) audit.action = planned.action;
@@ -150,7 +167,11 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     }
     audit.action = r.action;
     audit.clusterId = r.clusterId;
-    if (r.method === 'POST') await readEmptyBody(req);
+    if (r.method === 'POST') {
+      const body = await readBody(req, r.action === 'rollback' ? ['toVersion'] : []);
+      if (body.toVersion !== undefined && !VERSION_ID.test(body.toVersion)) throw refuse(400, 'ADMIN-REQ-001', 'Bad Request', 'toVersion must be a version id such as "3"', 'invalid');
+      r.toVersion = body.toVersion;
+    }
     const { status, body } = await act(deps.service, r, controller.signal);
     audit.result = status === 200 ? 'ok' : 'not-found';
     audit.httpStatus = status;
@@ -161,6 +182,11 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
       audit.result = err.result;
       audit.httpStatus = err.problem.status;
       sendProblem(res, err.problem, err.headers);
+    } else if (audit.action === 'rollback' && ROLLBACK_REFUSALS.has(toPullSecretError(err).code)) {
+      const error = toPullSecretError(err);
+      audit.result = 'refused';
+      audit.httpStatus = 409;
+      sendProblem(res, { status: 409, code: 'ADMIN-RBK-001', title: 'Conflict', detail: `${error.code}: ${error.message}` });
     } else {
       const error = toPullSecretError(err);
       audit.result = 'upstream-error';
@@ -175,12 +201,11 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
 async function act(service: AdminService, r: Route, signal: AbortSignal): Promise<{ status: number; body?: unknown }> {
   if (r.action === 'list-clusters') return { status: 200, body: { items: await service.list(r.filter, signal), ...(r.filter ? { filter: r.filter } : {}) } };
   const id = r.clusterId ?? '';
-  // A reconcile is not cut short when the caller goes away: it is an event like any other.
-  // Neither is a transfer check: it runs to its end like the fleet's.
+  // A reconcile, a rollback or a transfer check is not cut short when the caller goes away: each runs to its end like an event's.
   if (r.action === 'transfer-check') {
     const view = await service.transferCheck(id);
     return view === undefined ? { status: 404 } : { status: 200, body: view };
   }
-  const value = r.action === 'reconcile' ? await service.reconcile(id) : await service.cluster(id, signal);
+  const value = r.action === 'reconcile' ? await service.reconcile(id) : r.action === 'rollback' ? await service.rollback(id, r.toVersion) : await service.cluster(id, signal);
   return value === undefined ? { status: 404 } : { status: 200, body: value };
 }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Disposition, InboundMessage } from '../brokers/broker.js';
 import { readClusterParams, type FieldPaths } from '../adapter/cluster-params.js';
 import type { ProviderRoutes } from '../adapter/provider-routes.js';
-import type { StoreProvider } from '../adapter/store-provider.js';
+import type { StoreProvider, StoreTarget } from '../adapter/store-provider.js';
+import type { RollbackRequest, RollbackResult } from '../retention/rollback.js';
 import { ADAPTER_NAME } from '../adapter/status-report.js';
 import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { RECONCILE_EVENT_TYPE } from '../events/cluster-event.js';
@@ -28,6 +29,8 @@ export interface AdminServiceDeps {
   handleEvent: (message: InboundMessage, signal?: AbortSignal) => Promise<Disposition>;
   /** One ownership transfer check and apply through the per-cluster scheduler; absent without `accountService`. */
   checkTransfer?: (clusterId: string) => Promise<TransferRun>;
+  /** Runs a rollback in the cluster's scheduler slot (service.ts); absent: rollback is not offered (404). */
+  rollback?: (target: StoreTarget, request: RollbackRequest) => Promise<RollbackResult>;
 }
 
 /**
@@ -50,6 +53,18 @@ export interface TransferCheckView {
   added?: string[];
   message?: string;
   errorCode?: string;
+}
+
+/** What `POST clusters/{id}/rollback` answers (never a payload). */
+export interface RollbackView {
+  id: string;
+  secretPath: string;
+  fromVersion: string;
+  restoredVersion: string;
+  /** The new version holding the restored content. */
+  version?: string;
+  outcome: string;
+  kubernetesSecret?: { namespace: string; name: string; outcome: string };
 }
 
 /** One stored version, without payload. */
@@ -157,6 +172,32 @@ export class AdminService {
     if (after === undefined) return { id, generation: cluster.generation, result: 'gone' };
     const summary = rowSummary(toStatusRow(after, await findAdapterStatus(this.deps.api, id, ADAPTER_NAME, signal)));
     return { id, generation: after.generation, result: disposition === 'retry' ? 'retrying' : 'done', state: summary.state, explanation: summary.explanation, report: summary.report };
+  }
+
+  /** True when this server offers rollbacks. */
+  get offersRollback(): boolean {
+    return this.deps.rollback !== undefined;
+  }
+
+  /**
+   * Rolls the cluster's pull secret back (docs/retention.md, "Rollback") in its scheduler slot;
+   * undefined when the cluster does not exist.
+   * @throws API_* from the HyperFleet API; CONFIG_INVALID (no store serves it); the rollback's errors
+   *   (VERSION_DESTROYED, SECRET_NOT_FOUND, SECRET_UNMANAGED, VERSION_NOT_ENABLED, store, Kubernetes)
+   */
+  async rollback(id: string, toVersion: string | undefined, signal?: AbortSignal): Promise<RollbackView | undefined> {
+    const run = this.deps.rollback;
+    if (run === undefined) throw new PullSecretError('INTERNAL', 'rollback is not offered by this server');
+    const cluster = await this.deps.api.getCluster(id, { signal });
+    if (cluster === undefined) return undefined;
+    const params = readClusterParams(cluster, this.deps.fieldPaths);
+    const route = this.deps.routes.route(cluster, params.provider);
+    if (route === undefined) throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
+    const result = await run({ provider: route.provider, settings: route.settings }, { clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, toVersion });
+    const view: RollbackView = { id, secretPath: result.secretPath, fromVersion: result.fromVersion, restoredVersion: result.sourceVersion, outcome: result.push.outcome };
+    if (result.push.version !== undefined) view.version = result.push.version;
+    if (result.kubernetes !== undefined) view.kubernetesSecret = { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome };
+    return view;
   }
 }
 

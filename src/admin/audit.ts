@@ -10,7 +10,7 @@ export interface AuditRecord {
   clusterId?: string;
   /** `none` when no valid token was presented. */
   tokenSlot: TokenSlot | 'none';
-  /** `ok`, or why not: `unauthenticated`, `rate-limited`, `invalid`, `not-found`, `not-available`, `upstream-error`, `error`. */
+  /** `ok`, or why not: `unauthenticated`, `rate-limited`, `invalid`, `not-found`, `not-available`, `refused` (a rollback the versions do not allow), `upstream-error`, `error`. */
   result: string;
   httpStatus: number;
   client: string;

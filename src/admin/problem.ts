@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 
 /** Problem codes of the admin API (the `code` field of its RFC 9457 bodies). */
-export type AdminProblemCode = 'ADMIN-AUTH-001' | 'ADMIN-RATE-001' | 'ADMIN-ID-001' | 'ADMIN-REQ-001' | 'ADMIN-REQ-002' | 'ADMIN-NTF-001' | 'ADMIN-NTF-002' | 'ADMIN-MTH-001' | 'ADMIN-UPS-001' | 'ADMIN-INT-001';
+export type AdminProblemCode =
+  'ADMIN-AUTH-001' | 'ADMIN-RATE-001' | 'ADMIN-ID-001' | 'ADMIN-REQ-001' | 'ADMIN-REQ-002' | 'ADMIN-NTF-001' | 'ADMIN-NTF-002' | 'ADMIN-MTH-001' | 'ADMIN-UPS-001' | 'ADMIN-INT-001' | 'ADMIN-RBK-001';
 
 /** An RFC 9457 problem the admin API answers with. */
 export interface AdminProblem {

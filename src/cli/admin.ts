@@ -31,7 +31,11 @@ export function adminCommand(): Command {
       .action(run('list')),
   );
   admin.addCommand(common(new Command('reconcile').argument('<cluster-id>').description('Reconcile one cluster now, as an event would, and show the outcome.')).action(run('reconcile')));
-  admin.addCommand(common(new Command('rollback').argument('<cluster-id>').description('Roll back to an earlier version (when the server offers it).')).action(run('rollback')));
+  admin.addCommand(
+    common(new Command('rollback').argument('<cluster-id>').description('Make an earlier version current again (a new version) and update the Kubernetes Secret (docs/retention.md).'))
+      .option('--to-version <n>', 'the version to restore (default: the previous one)')
+      .action(run('rollback')),
+  );
   admin.addCommand(
     common(new Command('transfer-check').argument('<cluster-id>').description("Check the cluster's ownership transfer now and apply an accepted one (servers with accountService).")).action(
       run('transfer-check'),
@@ -43,12 +47,12 @@ export function adminCommand(): Command {
 function run(action: Action) {
   return async (...args: unknown[]) => {
     const clusterId = action === 'list' ? undefined : (args[0] as string);
-    const options = (action === 'list' ? args[0] : args[1]) as AdminOptions & { filter?: string };
+    const options = (action === 'list' ? args[0] : args[1]) as AdminOptions & { filter?: string; toVersion?: string };
     process.exitCode = await callAdmin(action, clusterId, options);
   };
 }
 
-async function callAdmin(action: Action, clusterId: string | undefined, options: AdminOptions & { filter?: string }): Promise<number> {
+async function callAdmin(action: Action, clusterId: string | undefined, options: AdminOptions & { filter?: string; toVersion?: string }): Promise<number> {
   try {
     // Loaded here: other commands must not pay for the admin client.
     const { adminRequest, expectOk, readTokenFile } = await import('../admin/admin-client.js');
@@ -68,14 +72,24 @@ async function callAdmin(action: Action, clusterId: string | undefined, options:
     const token = readTokenFile(options.tokenFile);
     const id = encodeURIComponent(clusterId ?? '');
     const path = action === 'list' ? `/clusters${options.filter ? `?filter=${options.filter}` : ''}` : action === 'get' ? `/clusters/${id}` : `/clusters/${id}/${action}`;
-    const answer = await adminRequest({ server: options.server, method: action === 'list' || action === 'get' ? 'GET' : 'POST', path, token, ca, timeoutMs: timeoutSeconds * 1000 });
+    const body = action === 'rollback' && options.toVersion !== undefined ? { toVersion: options.toVersion } : undefined;
+    const answer = await adminRequest({
+      server: options.server,
+      method: action === 'list' || action === 'get' ? 'GET' : 'POST',
+      path,
+      token,
+      ca,
+      timeoutMs: timeoutSeconds * 1000,
+      ...(body === undefined ? {} : { body }),
+    });
     const what = action === 'list' ? 'the cluster list' : action === 'get' ? `cluster ${clusterId ?? ''}` : action;
-    const body = expectOk(answer, what);
-    if (options.output === 'json') printOut(JSON.stringify(body, null, 2));
-    else if (action === 'list') printOut(format.formatClusterList((body as { items: Parameters<typeof format.formatClusterList>[0] }).items));
-    else if (action === 'get') printOut(format.formatClusterView(body as Parameters<typeof format.formatClusterView>[0]));
-    else if (action === 'transfer-check') printOut(format.formatTransferCheck(body as Parameters<typeof format.formatTransferCheck>[0]));
-    else printOut(format.formatReconcile(body as Parameters<typeof format.formatReconcile>[0]));
+    const answered = expectOk(answer, what);
+    if (options.output === 'json') printOut(JSON.stringify(answered, null, 2));
+    else if (action === 'list') printOut(format.formatClusterList((answered as { items: Parameters<typeof format.formatClusterList>[0] }).items));
+    else if (action === 'get') printOut(format.formatClusterView(answered as Parameters<typeof format.formatClusterView>[0]));
+    else if (action === 'rollback') printOut(format.formatRollback(answered as Parameters<typeof format.formatRollback>[0]));
+    else if (action === 'transfer-check') printOut(format.formatTransferCheck(answered as Parameters<typeof format.formatTransferCheck>[0]));
+    else printOut(format.formatReconcile(answered as Parameters<typeof format.formatReconcile>[0]));
     return 0;
   } catch (err) {
     return reportFailure(err);

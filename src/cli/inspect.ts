@@ -4,12 +4,14 @@ import { PullSecretError } from '../errors/index.js';
 import { assertClusterId, assertSecretId, defaultSecretId } from '../pullsecret/identifiers.js';
 import { createStore, parseStoreEnv, selectStoreKind, storeFactory } from '../stores/registry.js';
 import type { SecretDescription } from '../stores/store.js';
+import { DEFAULT_RETENTION_POLICY, summarizeVersions } from '../retention/plan.js';
 import { printOut, reportFailure } from './output.js';
 
 /** The JSON `inspect` prints: metadata only, never a payload byte. */
-export function inspectView(d: SecretDescription) {
+export function inspectView(d: SecretDescription, graceHours = DEFAULT_RETENTION_POLICY.graceHours) {
   const latest = d.versions[0];
   const latestEnabled = d.versions.find((v) => v.state === 'ENABLED');
+  const summary = summarizeVersions(d.versions, graceHours);
   return {
     name: d.name,
     path: d.path,
@@ -18,6 +20,10 @@ export function inspectView(d: SecretDescription) {
     version_count: d.versions.length,
     latest_version: latest?.version ?? null,
     latest_enabled_version: latestEnabled?.version ?? null,
+    current_version: summary.currentVersion ?? null,
+    previous_version: summary.previousVersion ?? null,
+    previous_version_state: summary.previousState ?? null,
+    previous_grace_ends_at: summary.previousGraceEndsAt ?? null,
     versions: d.versions.map((v) => ({ version: v.version, state: v.state, created_time: v.createdTime })),
   };
 }
@@ -28,18 +34,21 @@ export function inspectCommand(): Command {
     .description("Print a stored pull secret's metadata as JSON (labels, versions); never the payload.")
     .requiredOption('--cluster-id <id>', 'cluster id')
     .option('--secret-name <name>', 'cloud secret id (default hyperfleet-{cluster-id}-pull-secret)')
+    .option('--grace-hours <n>', 'retention.graceHours of the adapter, for previous_grace_ends_at', String(DEFAULT_RETENTION_POLICY.graceHours))
     .addHelpText(
       'after',
       '\nThe store is chosen like for run-job: SECRET_STORE (or the store whose variables are set) and its settings\nfrom the environment, e.g. LOCAL_STORE_DIR. "not found" names the store and the directory or project searched.\nExit codes: 0 found, 1 not found or store failure, 2 usage or configuration error.',
     )
-    .action(async (options: { clusterId: string; secretName?: string }) => {
-      process.exitCode = await inspect(options.clusterId, options.secretName);
+    .action(async (options: { clusterId: string; secretName?: string; graceHours: string }) => {
+      process.exitCode = await inspect(options.clusterId, options.secretName, options.graceHours);
     });
 }
 
-async function inspect(clusterId: string, secretName: string | undefined): Promise<number> {
+async function inspect(clusterId: string, secretName: string | undefined, graceText: string): Promise<number> {
   try {
     assertClusterId(clusterId);
+    const graceHours = Number(graceText);
+    if (!Number.isFinite(graceHours) || graceHours < 0 || graceHours > 8760) throw new PullSecretError('CONFIG_INVALID', '--grace-hours must be a number from 0 to 8760');
     const name = secretName ?? defaultSecretId(clusterId);
     assertSecretId(name);
     const kind = selectStoreKind(process.env);
@@ -52,7 +61,7 @@ async function inspect(clusterId: string, secretName: string | undefined): Promi
         // Say where it looked: the store, and its directory or project (the usual cause is another store).
         throw new PullSecretError('SECRET_NOT_FOUND', `secret ${name} not found in the ${storeFactory(kind).title} at ${store.location}`);
       }
-      printOut(JSON.stringify(inspectView(description), null, 2));
+      printOut(JSON.stringify(inspectView(description, graceHours), null, 2));
       return 0;
     } finally {
       await store.close();

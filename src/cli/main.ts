@@ -11,6 +11,7 @@ import { storeCommand } from './store.js';
 import { transferCommand } from './transfer.js';
 import { adminCommand } from './admin.js';
 import { tokenCommand } from './token.js';
+import { rollbackCommand } from './rollback.js';
 import { verifyCommand } from './verify.js';
 import { printError, reportFailure } from './output.js';
 import { createLogger } from '../observability/logger.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
     transferCommand(),
     adminCommand(),
     tokenCommand(),
+    rollbackCommand(),
     verifyCommand(),
   ];
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.

@@ -10,6 +10,7 @@ import { deepFreeze } from '../util/deep-freeze.js';
 import { accountServiceProblems, accountServiceSectionSchema, pullSecretSourceSchema } from './account-service.js';
 import { adapterEnvLayers } from './adapter-env.js';
 import { adminSectionSchema } from './admin.js';
+import { retentionSectionSchema } from './retention.js';
 import { issueLines } from './problems.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
@@ -90,6 +91,7 @@ export const adapterConfigSchema = z
     logLevel: logLevelSchema.default('info'),
     accountService: accountServiceSectionSchema.optional(),
     pullSecretSource: pullSecretSourceSchema.default('spec'),
+    retention: retentionSectionSchema,
     /** Registry verification of new pull secrets (docs/verification.md). */
     verification: verificationSectionSchema.prefault({}),
   })

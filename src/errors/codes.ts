@@ -73,6 +73,8 @@ export const ERROR_CODES = {
   CLEANUP_PENDING: { retryable: true, exitCode: 1 },
   ABORTED: { retryable: false, exitCode: 1 },
   INTERNAL: { retryable: false, exitCode: 1 },
+  /** A rollback to a version whose payload was destroyed (retention or by hand): nothing to go back to. */
+  VERSION_DESTROYED: { retryable: false, exitCode: 1 },
   /** Registry verification (`enforce`): a registry answered 401/403 to the pull secret's credentials; not written. */
   CREDENTIALS_REJECTED: { retryable: false, exitCode: 1 },
   /** Registry verification (`enforce`): a registry gave no usable answer (network, timeout, 429, 5xx); retried. */

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '../stores/rate-limited-store.js';
 import { storeFactories } from '../stores/registry.js';
+import { RetentionMetrics } from '../retention/metrics.js';
 import type { TokenBucket } from '../util/token-bucket.js';
 import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
 
@@ -100,6 +101,11 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
+  /** Version retention (docs/retention.md): versions per secret, disabled, destroyed, failures; by store. */
+  readonly retention = new RetentionMetrics(
+    this.registry,
+    storeFactories().map((f) => f.kind),
+  );
   /** Registry verification results by registry host and outcome (docs/verification.md); never a credential. */
   readonly registryVerifications = new Counter({
     name: 'pullsecret_registry_verifications_total',

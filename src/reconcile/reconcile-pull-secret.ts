@@ -11,6 +11,7 @@ import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate, VerificationSummary } from '../verification/index.js';
 import { provisionKubernetesSecret } from './provision-kubernetes.js';
+import type { RetentionRunner, RetentionView } from '../retention/runner.js';
 
 /** One cluster's desired pull secret. */
 export interface ReconcileInput {
@@ -39,6 +40,8 @@ export interface ReconcileDeps {
    * when an account service is configured: no record can exist otherwise.
    */
   transferRecords?: boolean;
+  /** Retires superseded versions after the push (docs/retention.md); none = versions are kept. */
+  retention?: RetentionRunner;
   /**
    * Registry verification (`verification.mode` warn or enforce): checks the credentials only when
    * a new pull secret would be promoted; in enforce mode a refusal stops the reconcile before any write.
@@ -53,6 +56,8 @@ export interface ReconcileResult extends PushResult {
   kubernetes?: ApplyResult;
   /** The applied transfer merged into the spec's pull secret, when a record exists. */
   transfer?: { transferId: string; appliedAt: string };
+  /** The current and previous versions, when retention runs for this store. */
+  retention?: RetentionView;
   /** The registry verification of the new pull secret; absent when off or nothing new was promoted. */
   verification?: VerificationSummary;
 }
@@ -119,6 +124,11 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
       log,
       deps.signal,
     );
+  }
+  if (deps.retention !== undefined && !dryRun && pushed.version !== undefined) {
+    // After the Kubernetes Secret holds the new content: the old credential is retired only later.
+    const view = await deps.retention.afterReconcile(store, { secretId: secretName, clusterId: names.clusterId, currentVersion: pushed.version, wrote: pushed.outcome !== 'unchanged' }, log, deps.signal);
+    if (view !== undefined) result.retention = view;
   }
   return result;
 }

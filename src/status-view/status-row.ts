@@ -20,6 +20,9 @@ export interface ReportView {
   secretVersion?: string;
   /** Set while the Secret is provisioned (Available=True). */
   kubernetesSecret?: { namespace: string; name: string };
+  /** With retention on (docs/retention.md): the previous version and when its grace ends. */
+  previousVersion?: string;
+  previousGraceEndsAt?: string;
 }
 
 /** One cluster's line in `pull-secret status` (also its JSON form). */
@@ -83,6 +86,12 @@ export function toStatusRow(cluster: Cluster, status: AdapterStatus | undefined)
   if (secretName !== undefined) report.secretName = secretName;
   if (secretVersion !== undefined && available?.status === 'True') report.secretVersion = secretVersion;
   if (kubernetesSecret !== undefined) report.kubernetesSecret = kubernetesSecret;
+  const currentVersion = text(status.data?.currentVersion);
+  if (currentVersion !== undefined && available?.status === 'True') report.secretVersion = currentVersion;
+  const previousVersion = text(status.data?.previousVersion);
+  const previousGraceEndsAt = text(status.data?.previousGraceEndsAt);
+  if (previousVersion !== undefined) report.previousVersion = previousVersion;
+  if (previousGraceEndsAt !== undefined) report.previousGraceEndsAt = previousGraceEndsAt;
   row.report = report;
   return row;
 }

@@ -64,6 +64,14 @@ describe('status rows and table', () => {
     assert.ok(table.includes(`clusters-${ID}/${ID}-pull-secret`));
   });
 
+  it('wide output shows the previous version and the end of its grace, when retention reports them', () => {
+    const retained = { ...provisioned, data: { ...provisioned.data, currentVersion: '3', previousVersion: '2', previousGraceEndsAt: '2026-01-02T10:00:00.000Z' } };
+    const [header, line] = formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)], { wide: true }).split('\n');
+    assert.match(header ?? '', / VERSION +PREVIOUS +GRACE ENDS +KUBERNETES SECRET$/);
+    assert.match(line ?? '', / 3 +2 +2026-01-02T10:00:00\.000Z +clusters-/);
+    assert.ok(!formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)]).includes('PREVIOUS'));
+  });
+
   it("failed and skipped clusters show no version or Secret, and say why in the adapter's words", () => {
     const rows = [toStatusRow(cluster('bad-secret'), invalid), toStatusRow(cluster('waiting'), skipped)];
     assert.equal(rows[0]?.report?.kubernetesSecret, undefined);

@@ -1,7 +1,7 @@
 import { explainRow, type ClusterStatusRow, type ConditionView } from './status-row.js';
 
 export interface TableOptions {
-  /** Full cluster ids (an ID column, and unabridged Kubernetes Secret names). */
+  /** Full cluster ids (an ID column, and unabridged Kubernetes Secret names), and the previous version with the end of its grace. */
   wide?: boolean;
 }
 
@@ -44,7 +44,7 @@ export function renderColumns(header: readonly string[], rows: readonly (readonl
  */
 export function formatStatusTable(rows: readonly ClusterStatusRow[], options: TableOptions = {}): string {
   if (rows.length === 0) return 'No clusters.';
-  const header = [...(options.wide === true ? ['ID'] : []), 'CLUSTER', 'GEN', 'APPLIED', 'AVAILABLE', 'HEALTH', 'VERSION', 'KUBERNETES SECRET'];
+  const header = [...(options.wide === true ? ['ID'] : []), 'CLUSTER', 'GEN', 'APPLIED', 'AVAILABLE', 'HEALTH', 'VERSION', ...(options.wide === true ? ['PREVIOUS', 'GRACE ENDS'] : []), 'KUBERNETES SECRET'];
   const body = rows.map((row) => {
     const report = row.report;
     const k8s = report?.kubernetesSecret === undefined ? NONE : `${report.kubernetesSecret.namespace}/${report.kubernetesSecret.name}`;
@@ -56,6 +56,7 @@ export function formatStatusTable(rows: readonly ClusterStatusRow[], options: Ta
       cell(report?.available),
       cell(report?.health),
       report?.secretVersion ?? NONE,
+      ...(options.wide === true ? [report?.previousVersion ?? NONE, report?.previousGraceEndsAt ?? NONE] : []),
       options.wide === true ? k8s : abridge(k8s, row.id),
     ];
   });

@@ -1,9 +1,10 @@
 import { toPullSecretError } from '../errors/index.js';
 import type { ApiCallHook } from './factory.js';
+import { lifecycle } from './rate-limited-store.js';
 import type { SecretStore } from './store.js';
 
 /** The `SecretStore` methods that reach the backend, as `instrumented` reports them. */
-export const STORE_METHODS = ['getSecret', 'createSecret', 'accessLatestEnabled', 'accessVersion', 'addVersion', 'describe', 'deleteSecret'] as const;
+export const STORE_METHODS = ['getSecret', 'createSecret', 'accessLatestEnabled', 'accessVersion', 'addVersion', 'describe', 'deleteSecret', 'disableVersion', 'enableVersion', 'destroyVersion'] as const;
 
 type Method = (typeof STORE_METHODS)[number];
 
@@ -44,5 +45,6 @@ export function instrumented(store: SecretStore, onApiCall: ApiCallHook): Secret
     addVersion: timed('addVersion', (id: string, data: Buffer, o?) => store.addVersion(id, data, o)),
     describe: timed('describe', (id: string, o?) => store.describe(id, o)),
     deleteSecret: timed('deleteSecret', (id: string, o?) => store.deleteSecret(id, o)),
+    ...lifecycle(store, (method, name) => timed(name, method)),
   };
 }

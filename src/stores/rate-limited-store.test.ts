@@ -53,6 +53,40 @@ test('every call takes a token from the bucket of the quota it counts against', 
   });
 });
 
+test('the version-lifecycle methods are writes, and a store without them stays without them', async () => {
+  await withLocalStore(async (local) => {
+    const buckets = { reads: countingBucket(), writes: countingBucket(), accesses: countingBucket() };
+    const store = withRateLimits(local, buckets);
+    await store.createSecret('s2', { 'managed-by': 'hyperfleet' });
+    await store.addVersion('s2', Buffer.from('{"auths":{}}'));
+    await store.addVersion('s2', Buffer.from('{"auths":{"a":{}}}'));
+    await store.disableVersion?.('s2', '1');
+    await store.enableVersion?.('s2', '1');
+    await store.destroyVersion?.('s2', '1');
+    assert.equal(buckets.writes.taken, 6);
+    assert.deepEqual(
+      (await local.describe('s2'))?.versions.map((v) => v.state),
+      ['ENABLED', 'DESTROYED'],
+    );
+    const plain: SecretStore = {
+      kind: local.kind,
+      maxPayloadBytes: local.maxPayloadBytes,
+      location: local.location,
+      secretPath: (id: string) => local.secretPath(id),
+      getSecret: (id: string) => local.getSecret(id),
+      createSecret: (id: string, labels: Record<string, string>) => local.createSecret(id, labels),
+      accessLatestEnabled: (id: string) => local.accessLatestEnabled(id),
+      accessVersion: (id: string, v: string) => local.accessVersion(id, v),
+      addVersion: (id: string, data: Buffer) => local.addVersion(id, data),
+      describe: (id: string) => local.describe(id),
+      deleteSecret: (id: string) => local.deleteSecret(id),
+      close: () => local.close(),
+    };
+    const wrapped = withRateLimits(plain, buckets);
+    assert.ok(!('disableVersion' in wrapped) && !('enableVersion' in wrapped) && !('destroyVersion' in wrapped));
+  });
+});
+
 test('quotaLimits builds one bucket per declared quota, overrides win, and nothing declared means none', () => {
   assert.deepEqual(quotaLimits({}), {}, 'an unmetered store gets no bucket');
   const limits = quotaLimits({ writesPerMinute: 600, readsPerMinute: 600 }, { readsPerMinute: 120, accessesPerMinute: 90_000 });

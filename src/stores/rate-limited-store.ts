@@ -57,7 +57,7 @@ export function quotaLimits(declared: StoreQuotas, overrides: StoreQuotas = {}, 
  * of that call included, waits for fresh tokens instead of only for its backoff.
  *
  * One token per store method: `getSecret`, `describe` → reads; `accessLatestEnabled`,
- * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` → writes. A method
+ * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` and the version-lifecycle methods → writes. A method
  * whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
  */
 export function withRateLimits(store: SecretStore, limits: RateLimits, observer?: Pick<PacingObserver, 'waited'>): SecretStore {
@@ -90,5 +90,21 @@ export function withRateLimits(store: SecretStore, limits: RateLimits, observer?
     createSecret: (id, labels, o) => write(o, () => store.createSecret(id, labels, o)),
     addVersion: (id, data, o) => write(o, () => store.addVersion(id, data, o)),
     deleteSecret: (id, o) => write(o, () => store.deleteSecret(id, o)),
+    ...lifecycle(store, (method) => (id, v, o) => write(o, () => method(id, v, o))),
   };
+}
+
+type LifecycleMethod = NonNullable<SecretStore['disableVersion']>;
+type LifecycleName = 'disableVersion' | 'enableVersion' | 'destroyVersion';
+
+/**
+ * The optional version-lifecycle methods `store` has, each wrapped by `wrap` (absent ones stay
+ * absent, so callers can still tell a store without them).
+ */
+export function lifecycle(store: SecretStore, wrap: (method: LifecycleMethod, name: LifecycleName) => LifecycleMethod): Pick<SecretStore, LifecycleName> {
+  const out: Pick<SecretStore, LifecycleName> = {};
+  if (store.disableVersion !== undefined) out.disableVersion = wrap((id, v, o) => (store.disableVersion as LifecycleMethod)(id, v, o), 'disableVersion');
+  if (store.enableVersion !== undefined) out.enableVersion = wrap((id, v, o) => (store.enableVersion as LifecycleMethod)(id, v, o), 'enableVersion');
+  if (store.destroyVersion !== undefined) out.destroyVersion = wrap((id, v, o) => (store.destroyVersion as LifecycleMethod)(id, v, o), 'destroyVersion');
+  return out;
 }

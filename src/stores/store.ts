@@ -113,6 +113,27 @@ export interface SecretStore {
   /** Metadata plus every version (newest first); `undefined` when the secret does not exist. */
   describe(secretId: string, options?: CallOptions): Promise<SecretDescription | undefined>;
 
+  /**
+   * Version lifecycle (optional: a store without it is simply not retired or rolled back from a
+   * disabled version; see docs/retention.md). Listing is `describe` (metadata, so ownership labels,
+   * plus every version with its state and create time, newest first).
+   *
+   * `disableVersion`: the version is kept but no longer served (GCP DisableSecretVersion; Azure:
+   * version attributes enabled=false). Disabling a disabled version is a no-op.
+   * `enableVersion`: the reverse (GCP EnableSecretVersion), used by a rollback to a disabled version.
+   * `destroyVersion`: the payload is gone for good; the version stays listed as DESTROYED and its
+   * number is never reused (GCP DestroySecretVersion).
+   *
+   * Each is one write against the store's write quota.
+   * @throws SECRET_NOT_FOUND (secret or version), STORE_INVALID_REQUEST (the version is destroyed),
+   *   or the store's classified errors.
+   */
+  disableVersion?(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo>;
+  /** See `disableVersion`. */
+  enableVersion?(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo>;
+  /** See `disableVersion`. */
+  destroyVersion?(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo>;
+
   /** Deletes the secret and all versions. Returns false when it did not exist. */
   deleteSecret(secretId: string, options?: CallOptions): Promise<boolean>;
 

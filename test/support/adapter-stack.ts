@@ -42,6 +42,7 @@ export interface StackOptions {
   hyperfleetApi?: Record<string, unknown>;
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
+  retention?: Record<string, unknown>;
   pullSecretSource?: 'spec' | 'account-service';
   preconditions?: Record<string, unknown>;
   /** The `verification` section (registry verification of new pull secrets). */
@@ -77,6 +78,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
     accountService: options.accountService,
+    retention: options.retention,
     pullSecretSource: options.pullSecretSource,
     preconditions: options.preconditions,
     verification: options.verification,

@@ -199,10 +199,34 @@ export class AzureSecretStore implements SecretStore {
     return result.ok;
   }
 
+  /**
+   * Disables a version (UpdateSecret of the version's attributes, `enabled: false`): kept, no longer
+   * served. Key Vault has no per-version destroy, so this store has no `destroyVersion`: retention
+   * only disables here (docs/retention.md). @throws SECRET_NOT_FOUND, IDENTIFIER_INVALID
+   */
+  disableVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo> {
+    return this.setEnabled(secretId, version, false, options);
+  }
+
+  /** Enables a version again (UpdateSecret, `enabled: true`). @throws SECRET_NOT_FOUND, IDENTIFIER_INVALID */
+  enableVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo> {
+    return this.setEnabled(secretId, version, true, options);
+  }
+
   async close(): Promise<void> {
     // The SDK keeps no connection that needs closing; a closed store refuses further calls.
     this.closed = true;
     return Promise.resolve();
+  }
+
+  private async setEnabled(secretId: string, version: string, enabled: boolean, options: CallOptions | undefined): Promise<SecretVersionInfo> {
+    const path = this.checkedPath(secretId);
+    assertVersionId(version);
+    const result = await callExpecting(this.target('UpdateSecret', `${path}/${version}`), this.callOptions(options), [404], (abortSignal) =>
+      this.client.updateSecretProperties(secretId, version, { abortSignal, enabled }),
+    );
+    if (!result.ok) throw new PullSecretError('SECRET_NOT_FOUND', `Azure Key Vault secret version ${path}/${version} does not exist`);
+    return toVersionInfo(path, result.value);
   }
 
   /** The newest version: the secret, `disabled` (403 SecretDisabled) or `missing` (404). */

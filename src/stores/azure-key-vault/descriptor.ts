@@ -34,7 +34,7 @@ export const azureStoreFactory: StoreFactory<AzureStoreConfig> = {
   // The AKS webhook injects the AZURE_* variables and the token file only into pods so labelled.
   jobPod: { labels: { 'azure.workload.identity/use': 'true' } },
   apiCalls: {
-    methods: ['GetSecret', 'SetSecret', 'GetSecretVersions', 'DeleteSecret', 'GetDeletedSecret', 'RecoverDeletedSecret'],
+    methods: ['GetSecret', 'SetSecret', 'GetSecretVersions', 'DeleteSecret', 'GetDeletedSecret', 'RecoverDeletedSecret', 'UpdateSecret'],
     codes: ['OK', 'NOT_FOUND', 'FORBIDDEN', 'CONFLICT', 'TOO_MANY_REQUESTS', 'UNAUTHORIZED', 'UNAVAILABLE', 'TIMEOUT'],
   },
   preflight: {

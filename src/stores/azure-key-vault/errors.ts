@@ -8,7 +8,7 @@ import { trimServerText } from '../../errors/server-text.js';
  */
 
 /** The Key Vault operations this store makes (REST operation names, also the metric's `method`). */
-export type AzureMethod = 'GetSecret' | 'SetSecret' | 'GetSecretVersions' | 'DeleteSecret' | 'GetDeletedSecret' | 'RecoverDeletedSecret';
+export type AzureMethod = 'GetSecret' | 'SetSecret' | 'UpdateSecret' | 'GetSecretVersions' | 'DeleteSecret' | 'GetDeletedSecret' | 'RecoverDeletedSecret';
 
 /** Where a failed call was aimed, for the message: the secret's URL, never payload bytes. */
 export interface CallTarget {
@@ -23,6 +23,7 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 const RIGHTS: Record<AzureMethod, string> = {
   GetSecret: 'secrets/get',
   SetSecret: 'secrets/set',
+  UpdateSecret: 'secrets/set',
   GetSecretVersions: 'secrets/list',
   DeleteSecret: 'secrets/delete',
   GetDeletedSecret: 'secrets/get (on deleted secrets: the "Key Vault Secrets Officer" role or the access policy permission get)',

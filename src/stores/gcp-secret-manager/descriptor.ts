@@ -52,7 +52,18 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE, accessesPerMinute: ACCESSES_PER_MINUTE },
   apiCalls: {
-    methods: ['GetSecret', 'CreateSecret', 'AccessSecretVersion', 'AddSecretVersion', 'ListSecretVersions', 'DeleteSecret', 'TestIamPermissions'],
+    methods: [
+      'GetSecret',
+      'CreateSecret',
+      'AccessSecretVersion',
+      'AddSecretVersion',
+      'ListSecretVersions',
+      'DeleteSecret',
+      'TestIamPermissions',
+      'DisableSecretVersion',
+      'EnableSecretVersion',
+      'DestroySecretVersion',
+    ],
     codes: ['OK', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],
     ownCounter: {
       name: 'pullsecret_gcp_api_calls_total',

@@ -6,7 +6,8 @@ import { PullSecretError, type ErrorCode } from '../../errors/index.js';
  */
 
 /** The Secret Manager RPCs this store makes. */
-export type GcpMethod = 'GetSecret' | 'CreateSecret' | 'UpdateSecret' | 'DeleteSecret' | 'AddSecretVersion' | 'AccessSecretVersion' | 'ListSecretVersions';
+export type GcpMethod =
+  'GetSecret' | 'CreateSecret' | 'UpdateSecret' | 'DeleteSecret' | 'AddSecretVersion' | 'AccessSecretVersion' | 'ListSecretVersions' | 'EnableSecretVersion' | 'DisableSecretVersion' | 'DestroySecretVersion';
 
 /** gRPC status code names by number (google.rpc.Code). */
 const CODE_NAMES = [
@@ -41,6 +42,9 @@ const PERMISSIONS: Record<GcpMethod, { permission: string; role: string }> = {
   AddSecretVersion: { permission: 'secretmanager.versions.add', role: 'roles/secretmanager.secretVersionAdder' },
   AccessSecretVersion: { permission: 'secretmanager.versions.access', role: 'roles/secretmanager.secretAccessor' },
   ListSecretVersions: { permission: 'secretmanager.versions.list', role: 'roles/secretmanager.viewer' },
+  EnableSecretVersion: { permission: 'secretmanager.versions.enable', role: 'roles/secretmanager.secretVersionManager' },
+  DisableSecretVersion: { permission: 'secretmanager.versions.disable', role: 'roles/secretmanager.secretVersionManager' },
+  DestroySecretVersion: { permission: 'secretmanager.versions.destroy', role: 'roles/secretmanager.secretVersionManager' },
 };
 
 /** Node socket error codes: the connection broke before gRPC could report a status. */

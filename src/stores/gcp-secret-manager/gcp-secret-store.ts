@@ -2,6 +2,7 @@ import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-ma
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
 import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { CallOptions as GaxCallOptions } from 'google-gax';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
 import { crc32c } from './crc32c.js';
@@ -10,6 +11,7 @@ import { int64ToNumber, lastSegment, toSecretMetadata, toVersionInfo } from './r
 import { addUnderWriteIntent, newWriterId } from './write-intent.js';
 
 type IAccessSecretVersionResponse = protos.google.cloud.secretmanager.v1.IAccessSecretVersionResponse;
+type ISecretVersion = protos.google.cloud.secretmanager.v1.ISecretVersion;
 
 /** Options of a GCP store call: the contract's signal, plus an optional deadline override. */
 export interface GcpCallOptions extends CallOptions {
@@ -167,6 +169,25 @@ export class GcpSecretStore implements SecretStore {
     return { ...metadata, versions };
   }
 
+  /** DisableSecretVersion (the version stays, no longer served). @throws SECRET_NOT_FOUND, STORE_INVALID_REQUEST (destroyed). */
+  disableVersion(secretId: string, version: string, options?: GcpCallOptions): Promise<SecretVersionInfo> {
+    return this.changeVersion('DisableSecretVersion', secretId, version, options);
+  }
+
+  /** EnableSecretVersion. @throws SECRET_NOT_FOUND, STORE_INVALID_REQUEST (destroyed). */
+  enableVersion(secretId: string, version: string, options?: GcpCallOptions): Promise<SecretVersionInfo> {
+    return this.changeVersion('EnableSecretVersion', secretId, version, options);
+  }
+
+  /**
+   * DestroySecretVersion: the payload is wiped (or, on a secret created with `version_destroy_ttl`,
+   * the service keeps it DISABLED until the TTL passes, then wipes it). @throws SECRET_NOT_FOUND,
+   * STORE_INVALID_REQUEST (already destroyed).
+   */
+  destroyVersion(secretId: string, version: string, options?: GcpCallOptions): Promise<SecretVersionInfo> {
+    return this.changeVersion('DestroySecretVersion', secretId, version, options);
+  }
+
   /** DeleteSecret; false on NOT_FOUND. */
   async deleteSecret(secretId: string, options?: GcpCallOptions): Promise<boolean> {
     const name = this.checkedPath(secretId);
@@ -215,6 +236,27 @@ export class GcpSecretStore implements SecretStore {
     if (this.closed) return;
     this.closed = true;
     await this.client.close();
+  }
+
+  /** One version state change; FAILED_PRECONDITION (the version is destroyed) becomes STORE_INVALID_REQUEST, like the local store. */
+  private async changeVersion(
+    method: 'EnableSecretVersion' | 'DisableSecretVersion' | 'DestroySecretVersion',
+    secretId: string,
+    version: string,
+    options: GcpCallOptions | undefined,
+  ): Promise<SecretVersionInfo> {
+    const path = this.checkedPath(secretId);
+    if (!/^[1-9][0-9]{0,18}$/.test(version)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: must be a positive version number');
+    const name = `${path}/versions/${version}`;
+    const request = { name };
+    const run = async (o: GaxCallOptions): Promise<ISecretVersion> => {
+      if (method === 'DisableSecretVersion') return (await this.client.disableSecretVersion(request, o))[0];
+      if (method === 'EnableSecretVersion') return (await this.client.enableSecretVersion(request, o))[0];
+      return (await this.client.destroySecretVersion(request, o))[0];
+    };
+    const result = await callExpecting(this.target(method, name), this.callOptions(options), ['FAILED_PRECONDITION'], run);
+    if (!result.ok) throw new PullSecretError('STORE_INVALID_REQUEST', `GCP Secret Manager ${method} refused for ${name}: the version is DESTROYED and cannot change state`);
+    return toVersionInfo(path, result.value);
   }
 
   private async accessNumbered(secretPath: string, version: string, options: GcpCallOptions | undefined): Promise<SecretPayload> {

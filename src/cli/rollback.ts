@@ -1,0 +1,99 @@
+import { Command } from 'commander';
+import { z } from 'zod';
+import { readYamlLayer } from '../config/adapter.js';
+import { issueLines } from '../config/problems.js';
+import { kubernetesSectionSchema, retrySectionSchema, storeSectionSchema } from '../config/sections.js';
+import { PullSecretError } from '../errors/index.js';
+import { createLogger } from '../observability/logger.js';
+import { assertClusterId } from '../pullsecret/identifiers.js';
+import { DEFAULT_STORE_KIND, storeConfigSchema, storeFactory } from '../stores/registry.js';
+import { printOut, reportFailure } from './output.js';
+import { scopeOptions } from './transfer.js';
+
+interface RollbackOptions {
+  clusterId: string;
+  config: string;
+  toVersion?: string;
+  project?: string;
+  scope?: string[];
+  secretName?: string;
+  namespace?: string;
+}
+
+/** The sections `rollback` reads from the adapter's config file; the others are ignored. */
+const rollbackConfigSchema = z.object({
+  store: storeSectionSchema.prefault({}),
+  kubernetes: kubernetesSectionSchema.prefault({}),
+  execution: z.object({ retry: retrySectionSchema.prefault({}) }).prefault({}),
+});
+
+/** `rollback --cluster-id ID [--to-version N] --config FILE`: an earlier version's content, current again. */
+export function rollbackCommand(): Command {
+  return new Command('rollback')
+    .description("Make an earlier version of a cluster's pull secret current again (as a new version) and update the Kubernetes Secret.")
+    .requiredOption('--cluster-id <id>', 'the cluster')
+    .requiredOption('--config <file>', 'the adapter config file (its store, kubernetes and execution.retry sections are used)')
+    .option('--to-version <n>', 'the version to restore (default: the previous one, the newest enabled version before the current)')
+    .option('--project <id>', 'the scope of a store with a one-setting scope (GCP: the project holding the secret)')
+    .option('--scope <setting=value...>', 'the scope settings of any scoped store (AWS: accountId=... region=...; Azure: vaultUrl=...)')
+    .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
+    .option('--namespace <ns>', 'namespace of the Kubernetes Secret (default clusters-{cluster-id})')
+    .addHelpText(
+      'after',
+      [
+        '',
+        "Adds a new version holding the chosen version's content (history stays append-only), then writes the",
+        "Kubernetes Secret when the config's kubernetes.target is api or manifests. Refused with VERSION_DESTROYED",
+        'when that version was destroyed. A disabled version is enabled for the read and disabled again.',
+        "The adapter's next reconcile of the cluster pushes the spec's pull secret again: fix the spec too.",
+        'Prints one JSON line (versions and outcomes, never a credential).',
+        'Exit codes: 0 done, 1 refused or a store/Kubernetes failure, 2 usage or configuration error.',
+      ].join('\n'),
+    )
+    .action(async (options: RollbackOptions) => {
+      process.exitCode = await runRollback(options);
+    });
+}
+
+async function runRollback(options: RollbackOptions): Promise<number> {
+  try {
+    assertClusterId(options.clusterId);
+    if (options.toVersion !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(options.toVersion)) throw new PullSecretError('CONFIG_INVALID', '--to-version must be a version id such as 3');
+    const parsed = rollbackConfigSchema.safeParse(await readYamlLayer(options.config, 'the config file'));
+    if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
+    const { store: storeSection, kubernetes: k8s, execution } = parsed.data;
+    const kind = storeSection.type ?? DEFAULT_STORE_KIND;
+    const factory = storeFactory(kind);
+    const scope = factory.scope;
+    const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, { ...options, retries: '0' });
+    const settings = storeConfigSchema(kind).safeParse({ ...storeSection.settings, ...scopeValues });
+    if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
+    // Loaded here, not at start-up: other commands must not pay for them.
+    const { rollbackPullSecret } = await import('../retention/rollback.js');
+    const { createKubernetesTarget } = await import('../kube/target-config.js');
+    const log = createLogger({ level: 'warn' });
+    const kubernetes = k8s.target === 'none' ? undefined : await createKubernetesTarget({ target: k8s.target, manifestDir: k8s.manifestDir, kubeconfigPath: k8s.kubeconfig });
+    const store = await factory.create(settings.data);
+    try {
+      const result = await rollbackPullSecret(
+        { clusterId: options.clusterId, secretName: options.secretName, namespace: options.namespace, toVersion: options.toVersion },
+        { store, kubernetes, retry: execution.retry, log },
+      );
+      const shown: Record<string, unknown> = {
+        cluster_id: options.clusterId,
+        secret_path: result.secretPath,
+        from_version: result.fromVersion,
+        restored_version: result.sourceVersion,
+        version: result.push.version,
+        outcome: result.push.outcome,
+      };
+      if (result.kubernetes !== undefined) shown.kubernetes = { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome };
+      printOut(JSON.stringify(shown));
+      return 0;
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    return reportFailure(err);
+  }
+}

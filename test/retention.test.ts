@@ -1,0 +1,306 @@
+// Retention over the real stores: the local store and the GCP Secret Manager test server (gRPC on
+// loopback, the real SDK). A controllable clock walks grace → disable → destroy → keep-N; the
+// no-op path is counted at the store edge; an unmanaged secret is never touched.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Registry } from 'prom-client';
+import { createLogger } from '../src/observability/logger.js';
+import { reconcilePullSecret } from '../src/reconcile/reconcile-pull-secret.js';
+import { RetentionMetrics } from '../src/retention/metrics.js';
+import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../src/retention/plan.js';
+import { RetentionRunner } from '../src/retention/runner.js';
+import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
+import { instrumented } from '../src/stores/instrumented-store.js';
+import { LocalStore } from '../src/stores/local/index.js';
+import type { SecretStore } from '../src/stores/store.js';
+import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { conditionOf, startAdapterStack } from './support/adapter-stack.js';
+import { keyVaultStore } from './support/store-harness.js';
+import { startKeyVaultTestServer } from './servers/azure-key-vault/index.js';
+import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const RETRY = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 };
+
+/** Pull secret number `n`: same registries, a different e-mail, so each is new content. */
+const content = (n: number, base = VALID_PULL_SECRET) => base.replace(/"email":"[a-z]+@example\.com"/, `"email":"ops${n}@example.com"`);
+
+interface Backend {
+  name: string;
+  store: SecretStore;
+  /** Seeds a secret behind the store's back (labels, versions oldest first). */
+  seed(secretId: string, labels: Record<string, string>, data: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function localBackend(): Promise<Backend> {
+  const dir = await mkdtemp(join(tmpdir(), 'ps-retention-'));
+  const store = new LocalStore({ dir });
+  return {
+    name: 'local',
+    store,
+    async seed(secretId, labels, data) {
+      await store.createSecret(secretId, labels);
+      for (const d of data) await store.addVersion(secretId, Buffer.from(d));
+    },
+    async close() {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function gcpBackend(): Promise<Backend & { server: SecretManagerTestServer }> {
+  process.env.METADATA_SERVER_DETECTION = 'none';
+  const server = await startSecretManagerTestServer({ project: 'retention-project' });
+  const store = await gcpStoreFactory.create({ projectId: 'retention-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
+  return {
+    name: 'gcp',
+    store,
+    server,
+    async seed(secretId, labels, data) {
+      server.state.seedSecret(secretId, { labels, versions: data.map((d) => ({ data: d })) });
+    },
+    async close() {
+      await store.close();
+      await server.stop();
+    },
+  };
+}
+
+/** Captures every log line. */
+function capture() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _e, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, log: createLogger({ level: 'debug', destination: sink }) };
+}
+
+/** A store whose contract calls are counted by method. */
+function counted(store: SecretStore) {
+  const calls: Record<string, number> = {};
+  const wrapped = instrumented(store, (method) => {
+    calls[method] = (calls[method] ?? 0) + 1;
+  });
+  return { store: wrapped, calls, reset: () => Object.keys(calls).forEach((k) => delete calls[k]) };
+}
+
+for (const make of [localBackend, gcpBackend]) {
+  describe(`retention on the ${make.name.replace('Backend', '')} store`, () => {
+    let backend: Backend;
+    before(async () => {
+      backend = await make();
+    });
+    after(async () => backend.close());
+
+    const states = async (secretId: string) => (await backend.store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`) ?? [];
+
+    test('the version lifecycle contract: disable, enable, destroy (final, payload gone), clear errors', async () => {
+      const secretId = 'hyperfleet-c-life-1-pull-secret';
+      await backend.seed(secretId, { 'managed-by': 'hyperfleet' }, [content(1), content(2)]);
+      const { store } = backend;
+      const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
+      assert.equal((await store.disableVersion?.(secretId, '1'))?.state, 'DISABLED');
+      assert.equal((await store.disableVersion?.(secretId, '1'))?.state, 'DISABLED', 'disabling twice is a no-op');
+      await assert.rejects(store.accessVersion(secretId, '1'), code('VERSION_NOT_ENABLED'));
+      assert.equal((await store.enableVersion?.(secretId, '1'))?.state, 'ENABLED');
+      assert.equal((await store.accessVersion(secretId, '1')).data.toString(), content(1));
+      const destroyed = await store.destroyVersion?.(secretId, '1');
+      assert.deepEqual([destroyed?.version, destroyed?.state], ['1', 'DESTROYED']);
+      await assert.rejects(store.accessVersion(secretId, '1'), code('VERSION_NOT_ENABLED'));
+      await assert.rejects(store.enableVersion?.(secretId, '1') ?? Promise.reject(new Error('no enableVersion')), code('STORE_INVALID_REQUEST'));
+      await assert.rejects(store.destroyVersion?.(secretId, '1') ?? Promise.reject(new Error('no destroyVersion')), code('STORE_INVALID_REQUEST'));
+      await assert.rejects(store.disableVersion?.(secretId, '9') ?? Promise.reject(new Error('no disableVersion')), code('SECRET_NOT_FOUND'));
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DESTROYED']);
+      assert.equal((await store.accessLatestEnabled(secretId))?.version, '2');
+    });
+
+    test('grace → disable → destroy → keep-N, listing only when something is due', async () => {
+      let offset = 0;
+      const clock = () => Date.now() + offset;
+      const registry = new Registry();
+      const metrics = new RetentionMetrics(registry, [backend.store.kind]);
+      const policy: RetentionPolicy = { ...DEFAULT_RETENTION_POLICY, keepVersions: 3 };
+      const runner = new RetentionRunner({ policy, retry: RETRY, clock, observer: metrics });
+      const { store, calls, reset } = counted(backend.store);
+      const { log, lines } = capture();
+      const reconcile = (n: number, base?: string) => reconcilePullSecret({ clusterId: 'c-ret-1', pullSecretData: content(n, base) }, { store, retry: RETRY, log, retention: runner });
+      const secretId = 'hyperfleet-c-ret-1-pull-secret';
+
+      const first = await reconcile(1, CANARY_PULL_SECRET);
+      assert.deepEqual(first.retention, { currentVersion: '1' });
+      const second = await reconcile(2, CANARY_PULL_SECRET);
+      assert.equal(second.retention?.currentVersion, '2');
+      assert.equal(second.retention?.previous?.version, '1');
+      assert.equal(second.retention?.previous?.state, 'ENABLED');
+      const v2 = (await backend.store.describe(secretId))?.versions.find((v) => v.version === '2');
+      assert.equal(second.retention?.previous?.graceEndsAt, new Date(Date.parse(v2?.createdTime ?? '') + 24 * HOUR).toISOString());
+
+      // A no-op within the grace: one payload access, no listing, no lifecycle call.
+      reset();
+      const noop = await reconcile(2, CANARY_PULL_SECRET);
+      assert.equal(noop.outcome, 'unchanged');
+      assert.deepEqual(calls, { accessLatestEnabled: 1 });
+      assert.equal(noop.retention?.previous?.version, '1');
+
+      // The grace is over: the next reconcile lists once and disables version 1.
+      offset = 25 * HOUR;
+      reset();
+      const graceOver = await reconcile(2, CANARY_PULL_SECRET);
+      assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1, disableVersion: 1 });
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DISABLED']);
+      assert.equal(graceOver.retention?.previous?.state, 'DISABLED');
+
+      // Idempotent: the same reconcile again (nothing due until the retention ends) and a fresh runner (a restart) change nothing.
+      reset();
+      await reconcile(2, CANARY_PULL_SECRET);
+      assert.deepEqual(calls, { accessLatestEnabled: 1 });
+      const restarted = new RetentionRunner({ policy, retry: RETRY, clock });
+      reset();
+      await reconcilePullSecret({ clusterId: 'c-ret-1', pullSecretData: content(2, CANARY_PULL_SECRET) }, { store, retry: RETRY, log, retention: restarted });
+      assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1 });
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DISABLED']);
+
+      // The retention is over: version 1 is destroyed (payload gone for good).
+      offset = 25 * HOUR + 30 * DAY;
+      await reconcile(2, CANARY_PULL_SECRET);
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DESTROYED']);
+      await assert.rejects(backend.store.accessVersion(secretId, '1'), (e: { code?: string }) => e.code === 'VERSION_NOT_ENABLED');
+
+      // Keep-N (3): four more versions within an hour; past their grace at most 3 remain. The stores
+      // stamp versions with the real time, so the test clock starts over from it.
+      offset = 0;
+      for (const n of [3, 4, 5, 6]) await reconcile(n, CANARY_PULL_SECRET);
+      assert.deepEqual(await states(secretId), ['6:ENABLED', '5:ENABLED', '4:ENABLED', '3:ENABLED', '2:ENABLED', '1:DESTROYED']);
+      offset += 2 * DAY;
+      const kept = await reconcile(6, CANARY_PULL_SECRET);
+      assert.deepEqual(await states(secretId), ['6:ENABLED', '5:DISABLED', '4:DISABLED', '3:DESTROYED', '2:DESTROYED', '1:DESTROYED']);
+      assert.equal(kept.retention?.previous?.version, '5');
+
+      const text = await registry.metrics();
+      assert.match(text, new RegExp(`pullsecret_versions_disabled_total\\{store="${backend.store.kind}"\\} 3`));
+      assert.match(text, new RegExp(`pullsecret_versions_destroyed_total\\{store="${backend.store.kind}"\\} 3`));
+      assert.match(text, new RegExp(`pullsecret_retention_failures_total\\{store="${backend.store.kind}"\\} 0`));
+      assert.match(text, /pullsecret_secret_versions_count\{store="[a-z]+"\} \d+/);
+      // Leak canary: no credential byte in the logs or the metrics of the retention paths.
+      assert.equal(findCanary(lines.join('')), undefined);
+      assert.equal(findCanary(text), undefined);
+      assert.equal(findCanary(JSON.stringify(kept.retention)), undefined);
+    });
+
+    test('an unmanaged secret is never touched, however old its versions', async () => {
+      const secretId = 'hyperfleet-c-ret-2-pull-secret';
+      await backend.seed(secretId, { owner: 'someone-else' }, [content(1), content(2)]);
+      const runner = new RetentionRunner({ policy: { ...DEFAULT_RETENTION_POLICY, keepVersions: 1 }, retry: RETRY, clock: () => Date.now() + 400 * DAY });
+      const { log } = capture();
+      // The no-op push does not read labels; retention does, and leaves the secret alone.
+      const result = await reconcilePullSecret({ clusterId: 'c-ret-2', pullSecretData: content(2) }, { store: backend.store, retry: RETRY, log, retention: runner });
+      assert.equal(result.outcome, 'unchanged');
+      assert.deepEqual(result.retention, { currentVersion: '2' });
+      assert.deepEqual(await states(secretId), ['2:ENABLED', '1:ENABLED']);
+      // Another cluster's secret neither.
+      const other = 'hyperfleet-c-ret-3-pull-secret';
+      await backend.seed(other, { 'managed-by': 'hyperfleet', 'cluster-id': 'c-ret-9' }, [content(1), content(2)]);
+      await reconcilePullSecret({ clusterId: 'c-ret-3', pullSecretData: content(2) }, { store: backend.store, retry: RETRY, log, retention: runner });
+      assert.deepEqual(await states(other), ['2:ENABLED', '1:ENABLED']);
+    });
+
+    test('a failing pass never fails the reconcile; it is counted and retried later', async () => {
+      const registry = new Registry();
+      const metrics = new RetentionMetrics(registry, [backend.store.kind]);
+      let offset = 0;
+      const runner = new RetentionRunner({ policy: DEFAULT_RETENTION_POLICY, retry: RETRY, clock: () => Date.now() + offset, observer: metrics, failureBackoffMs: HOUR });
+      const { log } = capture();
+      const failing = () => Promise.reject(Object.assign(new Error('boom'), { code: 'STORE_FAILED' }));
+      const broken = new Proxy(backend.store, {
+        get: (target, key) => {
+          if (key === 'describe') return failing;
+          const value: unknown = Reflect.get(target, key);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const base = { retry: RETRY, log, retention: runner };
+      await reconcilePullSecret({ clusterId: 'c-ret-4', pullSecretData: content(1) }, { ...base, store: backend.store });
+      offset = 2 * DAY;
+      const result = await reconcilePullSecret({ clusterId: 'c-ret-4', pullSecretData: content(2) }, { ...base, store: broken });
+      assert.equal(result.outcome, 'updated');
+      assert.deepEqual(result.retention, { currentVersion: '2' });
+      assert.match(await registry.metrics(), /pullsecret_retention_failures_total\{store="[a-z]+"\} 1/);
+    });
+  });
+}
+
+describe('retention in the adapter (in-process, local store)', () => {
+  test('content A, B, C: the status shows the current version, the previous one and the end of its grace; metrics and logs hold no credential', async () => {
+    const stack = await startAdapterStack({ retention: { enabled: true } });
+    try {
+      const cluster = await stack.seedCluster({ pullSecret: { data: content(1, CANARY_PULL_SECRET) } });
+      await stack.publish(cluster);
+      const first = await stack.waitForStatus(cluster.id, (s) => s.data?.currentVersion === '1');
+      assert.equal(first.data?.previousVersion, undefined);
+      let generation = 1;
+      for (const n of [2, 3]) {
+        const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: content(n, CANARY_PULL_SECRET) } } });
+        assert.equal(patched.status, 200);
+        generation += 1;
+        await stack.publish({ id: cluster.id, generation });
+        await stack.waitForStatus(cluster.id, (s) => s.observed_generation === generation);
+      }
+      const status = await stack.waitForStatus(cluster.id, (s) => s.data?.currentVersion === '3');
+      assert.equal(conditionOf(status, 'Applied'), 'True/SecretUpdated');
+      assert.equal(status.data?.previousVersion, '2');
+      assert.equal(status.data?.previousVersionState, 'ENABLED');
+      const store = new LocalStore({ dir: join(stack.dir, 'store') });
+      const v3 = (await store.describe(`hyperfleet-${cluster.id}-pull-secret`))?.versions.find((v) => v.version === '3');
+      await store.close();
+      assert.equal(status.data?.previousGraceEndsAt, new Date(Date.parse(v3?.createdTime ?? '') + 24 * HOUR).toISOString());
+      const metrics = await stack.adapter.metrics.registry.metrics();
+      assert.match(metrics, /pullsecret_secret_versions_count\{store="local"\} [1-9]/);
+      assert.equal(findCanary(JSON.stringify(status)), undefined);
+      assert.equal(findCanary(metrics), undefined);
+      assert.equal(findCanary(stack.logs.join('\n')), undefined);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
+
+describe('retention on the Azure Key Vault store (disable only: Key Vault has no per-version destroy)', () => {
+  test('the previous version is disabled after its grace and stays disabled (not destroyed) after the retention', async () => {
+    const server = await startKeyVaultTestServer();
+    const store = await keyVaultStore(server);
+    try {
+      let offset = 0;
+      const registry = new Registry();
+      const runner = new RetentionRunner({ policy: DEFAULT_RETENTION_POLICY, retry: RETRY, clock: () => Date.now() + offset, observer: new RetentionMetrics(registry, ['azure']) });
+      const { log } = capture();
+      const reconcile = (n: number) => reconcilePullSecret({ clusterId: 'c-ret-az', pullSecretData: content(n) }, { store, retry: RETRY, log, retention: runner });
+      const first = await reconcile(1);
+      const second = await reconcile(2);
+      assert.equal(second.retention?.previous?.version, first.version);
+      const secretId = 'hyperfleet-c-ret-az-pull-secret';
+      const stateOf = async () => (await store.describe(secretId))?.versions.map((v) => (v.version === first.version ? `first:${v.state}` : `second:${v.state}`));
+      offset = 25 * HOUR;
+      await reconcile(2);
+      assert.deepEqual(await stateOf(), ['second:ENABLED', 'first:DISABLED']);
+      offset = 31 * DAY;
+      await reconcile(2);
+      assert.deepEqual(await stateOf(), ['second:ENABLED', 'first:DISABLED']);
+      const text = await registry.metrics();
+      assert.match(text, /pullsecret_versions_disabled_total\{store="azure"\} 1/);
+      assert.match(text, /pullsecret_retention_failures_total\{store="azure"\} 0/);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+});
