@@ -16,6 +16,7 @@ import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { startWatches } from './watches.js';
+import { startShares, type RunningShares } from '../shares/start.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -61,6 +62,8 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   );
   const stores = new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing });
   const watches = await startWatches(config, metrics, logger);
+  // PullSecretShares (docs/shares.md), when enabled.
+  const shares: RunningShares | undefined = config.shares.enabled ? await startShares(config, metrics, logger) : undefined;
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
@@ -100,6 +103,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     await Promise.all(servers.map((s) => s.close()));
     await admin.close();
     await watches.stop();
+    await shares?.stop();
     await stores.close();
     throw err;
   }
@@ -131,6 +135,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         await admin.close();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         await watches.stop();
+        await shares?.stop();
         scheduler.abortAll();
         await executor.close();
         await stores.close();

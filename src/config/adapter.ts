@@ -89,6 +89,11 @@ export const adapterConfigSchema = z
     logLevel: logLevelSchema.default('info'),
     accountService: accountServiceSectionSchema.optional(),
     pullSecretSource: pullSecretSourceSchema.default('spec'),
+    /** PullSecretShares (docs/shares.md): off unless enabled; needs kubernetes.target api. */
+    shares: z
+      .object({ enabled: z.boolean().default(false), recheckSeconds: count(10, 86_400).default(300) })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -113,6 +118,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
     problems.push('kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none');
   }
   problems.push(...accountServiceProblems(config));
+  if (config.shares.enabled && config.kubernetes.target !== 'api') problems.push('shares.enabled needs kubernetes.target: api (shares are projected through the Kubernetes API)');
   try {
     new Preconditions(rules);
   } catch (err) {

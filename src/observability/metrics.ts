@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '../stores/rate-limited-store.js';
 import { storeFactories } from '../stores/registry.js';
 import type { TokenBucket } from '../util/token-bucket.js';
+import { ShareMetrics } from '../shares/metrics.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -91,6 +92,8 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
+  /** The PullSecretShare controller's counters (docs/shares.md). */
+  readonly shares = new ShareMetrics(this.registry);
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     for (const result of JOB_RESULTS) this.jobTotal.inc({ result }, 0);
