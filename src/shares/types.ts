@@ -1,7 +1,7 @@
 /**
  * The PullSecretShare custom resource (cluster-scoped, `pullsecret.hyperfleet.io/v1alpha1`): which
  * cluster's pull secret is shared, with which namespaces and service accounts, and what the adapter
- * found when it projected it. The CRD is `deploy/base/pullsecretshare-crd.yaml`.
+ * found when it projected it. The CRD is `deploy/components/shares/pullsecretshare-crd.yaml`.
  */
 
 export const SHARE_GROUP = 'pullsecret.hyperfleet.io';

@@ -3,7 +3,7 @@ import type { ResourceType } from './types.js';
 /**
  * Resource types served besides namespaces, Secrets and Jobs: ServiceAccounts, the RBAC objects
  * (evaluated by `rbac.ts`), SubjectAccessReviews (create-only, answered by `access-review.ts`), and
- * the `PullSecretShare` custom resource of `deploy/base/pullsecretshare-crd.yaml`.
+ * the `PullSecretShare` custom resource of `deploy/components/shares/pullsecretshare-crd.yaml`.
  */
 
 /** Group of the project's custom resources. */

@@ -3,7 +3,7 @@ import { isRecord, type KubeObject } from './types.js';
 import { invalidValue, required } from './validate-meta.js';
 
 /**
- * The checks the `openAPIV3Schema` of the PullSecretShare CRD (deploy/base/pullsecretshare-crd.yaml)
+ * The checks the `openAPIV3Schema` of the PullSecretShare CRD (deploy/components/shares/pullsecretshare-crd.yaml)
  * makes on create and update, written out: required fields, types and enums. Deeper rules (label
  * selector syntax, names) are the controller's, which reports them in the share's status.
  */
