@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     printSection('End to end: clusters created through the API until all report Available=True (dev stack)', e2eRows);
     printSection('Informer: drift repair and Job reports (adapter in-process, local store, Kubernetes API test server)', await (await import('./drift-bench.js')).benchDrift());
     printSection('Admin API on loopback (adapter, local store, API stand-in; BENCH_ADMIN_READS, BENCH_ADMIN_CHECKS)', await benchAdmin());
+    printSection('PullSecretShares: one share to BENCH_SHARE_NAMESPACES namespaces (share controller, Kubernetes API test server)', await (await import('./shares-bench.js')).benchShares());
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

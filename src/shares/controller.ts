@@ -129,6 +129,12 @@ export class ShareController {
   }
 
   private onChange(change: StateChange): void {
+    this.route(change);
+    // Also when nothing was queued: the worker reports idle once everything has been listed.
+    this.wake?.();
+  }
+
+  private route(change: StateChange): void {
     switch (change.kind) {
       case 'share':
         return this.enqueue(change.name);

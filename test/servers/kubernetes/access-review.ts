@@ -11,12 +11,14 @@ import { isRecord, resourceByPath, type KubeObject } from './types.js';
  * is inferred from a service account user name.
  */
 
-function rbacObjects(store: ObjectStore): RbacObjects {
-  const of = (resource: string) => {
+/** The RBAC objects that can decide a request in `namespace` (namespaced ones of that namespace only). */
+function rbacObjects(store: ObjectStore, namespace: string | undefined): RbacObjects {
+  const of = (resource: string, namespaced: boolean) => {
     const rt = resourceByPath(RBAC_GROUP, 'v1', resource);
-    return rt === undefined ? [] : store.list(rt);
+    if (rt === undefined || (namespaced && namespace === undefined)) return [];
+    return store.list(rt, namespaced ? namespace : undefined);
   };
-  return { roles: of('roles'), roleBindings: of('rolebindings'), clusterRoles: of('clusterroles'), clusterRoleBindings: of('clusterrolebindings') };
+  return { roles: of('roles', true), roleBindings: of('rolebindings', true), clusterRoles: of('clusterroles', false), clusterRoleBindings: of('clusterrolebindings', false) };
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -50,7 +52,7 @@ export function reviewAccess(store: ObjectStore, body: unknown): KubeObject {
       namespace: text(ra.namespace) || undefined,
     };
   } else if (nra !== undefined) request.nonResource = { verb: text(nra.verb), path: text(nra.path) };
-  const decision = authorize(rbacObjects(store), request);
+  const decision = authorize(rbacObjects(store, request.resource?.namespace), request);
   const metadata = isRecord(body.metadata) ? body.metadata : {};
   return {
     kind: 'SubjectAccessReview',
