@@ -42,6 +42,8 @@ export interface StackOptions {
   hyperfleetApi?: Record<string, unknown>;
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
+  /** The PullSecretShare controller (`shares`). */
+  shares?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -73,6 +75,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
     accountService: options.accountService,
+    shares: options.shares,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
