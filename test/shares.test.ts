@@ -189,6 +189,22 @@ describe('PullSecretShare controller', () => {
     assert.equal(copy('team-a', 'ent'), undefined);
   });
 
+  it('reports a failed access review as an error of that consumer, copies nothing, and recovers', async () => {
+    grant(server, 'team-b', 'flaky');
+    const removeFault = server.injectFault({ method: 'POST', resource: 'subjectaccessreviews', status: 403, times: Infinity });
+    server.seed(share('flaky', { source: { clusterId: 'c1' }, consumers: { namespaces: ['team-b'] } }));
+    await until('error reported', () => consumer('flaky', 'team-b')?.result === 'error');
+    assert.match(JSON.stringify(consumer('flaky', 'team-b')), /HTTP 403/);
+    assert.equal(statusOf('flaky').conditions?.[0]?.reason, 'ConsumersFailed');
+    assert.equal(copy('team-b', 'flaky'), undefined);
+    removeFault();
+    controller.recheck();
+    await until('granted after the recheck', () => consumer('flaky', 'team-b')?.result === 'granted');
+    assert.equal(payloadOf('team-b', 'flaky'), CANARY_PULL_SECRET);
+    server.deleteObject('pullsecretshares', undefined, 'flaky');
+    await until('copy removed with the share', () => copy('team-b', 'flaky') === undefined);
+  });
+
   it('makes no Kubernetes call for unchanged consumers on a resync', async () => {
     await controller.idle();
     server.resetCalls();
@@ -209,5 +225,6 @@ describe('PullSecretShare controller', () => {
       .filter((s) => findCanary(Buffer.from(String((s.data as Record<string, string> | undefined)?.['.dockerconfigjson'] ?? ''), 'base64').toString()) !== undefined)
       .map((s) => `${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`);
     assert.deepEqual(holders.sort(), ['clusters-c1/c1-pull-secret', 'labelled/by-label', 'team-a/shared']);
+    assert.equal(findCanary(JSON.stringify(server.requests())), undefined);
   });
 });
