@@ -72,13 +72,17 @@ export class ShareApi {
     }
   }
 
-  /** Replaces a copy (with its resourceVersion: a 409 means it changed; the watch brings the news). */
-  async replaceCopy(body: V1Secret): Promise<V1Secret> {
+  /**
+   * Replaces a copy with its resourceVersion. @returns undefined on 409: it changed meanwhile
+   * (another replica, someone else), and the watch brings the new version to compare again.
+   */
+  async replaceCopy(body: V1Secret): Promise<V1Secret | undefined> {
     const namespace = body.metadata?.namespace ?? '';
     const name = body.metadata?.name ?? '';
     try {
       return await this.core.replaceNamespacedSecret({ namespace, name, body });
     } catch (err) {
+      if (httpCodeOf(err) === 409) return undefined;
       throw failure(err, 'update', 'Secret', namespace, name);
     }
   }
@@ -94,13 +98,13 @@ export class ShareApi {
     }
   }
 
-  /** Deletes a copy, only if it is still the object `uid` (a precondition). False when already gone. */
+  /** Deletes a copy, only if it is still the object `uid` (a precondition). False when already gone or replaced (409). */
   async deleteCopy(namespace: string, name: string, uid: string): Promise<boolean> {
     try {
       await this.core.deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid } } });
       return true;
     } catch (err) {
-      if (httpCodeOf(err) === 404) return false;
+      if (httpCodeOf(err) === 404 || httpCodeOf(err) === 409) return false;
       throw failure(err, 'delete', 'Secret', namespace, name);
     }
   }

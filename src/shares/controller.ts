@@ -298,6 +298,7 @@ export class ShareController {
       return this.ensureCopy(share, source, namespace, name);
     }
     const updated = await this.api.replaceCopy(this.desiredCopy(share, source, namespace, name, existing.resourceVersion));
+    if (updated === undefined) return undefined;
     this.state.observeSecret(updated);
     this.options.metrics.projections.inc({ outcome: 'updated' });
     log('updated');
