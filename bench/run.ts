@@ -113,6 +113,7 @@ async function main(): Promise<void> {
       await (await import('./transfer-bench.js')).benchTransfers(),
     );
     printSection('Registry verification of new pull secrets (docker-registry on loopback with TLS, cache off; BENCH_VERIFY_RUNS)', await benchVerification());
+    printSection('PullSecretShares: one share to BENCH_SHARE_NAMESPACES namespaces (share controller, Kubernetes API test server)', await (await import('./shares-bench.js')).benchShares());
   } finally {
     await server.stop();
     await rm(dir, { recursive: true, force: true });

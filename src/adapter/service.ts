@@ -21,6 +21,7 @@ import { createJobExecutor } from './job-executor.js';
 import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
+import { startShares, type RunningShares } from '../shares/start.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -70,6 +71,8 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   );
   const stores = new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing });
   const watches = await startWatches(config, metrics, logger);
+  // PullSecretShares (docs/shares.md), when enabled.
+  const shares: RunningShares | undefined = config.shares.enabled ? await startShares(config, metrics, logger) : undefined;
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
@@ -140,6 +143,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     await Promise.all(servers.map((s) => s.close()));
     await admin.close();
     await watches.stop();
+    await shares?.stop();
     await stores.close();
     throw err;
   }
@@ -173,6 +177,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         await transfers?.stop();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         await watches.stop();
+        await shares?.stop();
         scheduler.abortAll();
         await executor.close();
         verification?.verifier.close();

@@ -94,6 +94,11 @@ export const adapterConfigSchema = z
     retention: retentionSectionSchema,
     /** Registry verification of new pull secrets (docs/verification.md). */
     verification: verificationSectionSchema.prefault({}),
+    /** PullSecretShares (docs/shares.md): off unless enabled; needs kubernetes.target api. */
+    shares: z
+      .object({ enabled: z.boolean().default(false), recheckSeconds: count(10, 86_400).default(300) })
+      .strict()
+      .prefault({}),
   })
   .strict();
 
@@ -119,6 +124,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
   }
   problems.push(...accountServiceProblems(config));
   problems.push(...verificationProblems(config));
+  if (config.shares.enabled && config.kubernetes.target !== 'api') problems.push('shares.enabled needs kubernetes.target: api (shares are projected through the Kubernetes API)');
   try {
     new Preconditions(rules);
   } catch (err) {

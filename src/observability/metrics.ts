@@ -4,6 +4,7 @@ import { storeFactories } from '../stores/registry.js';
 import { RetentionMetrics } from '../retention/metrics.js';
 import type { TokenBucket } from '../util/token-bucket.js';
 import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
+import { ShareMetrics } from '../shares/metrics.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -113,6 +114,8 @@ export class Metrics {
     labelNames: ['registry', 'outcome'],
     registers: [this.registry],
   });
+  /** The PullSecretShare controller's counters (docs/shares.md). */
+  readonly shares = new ShareMetrics(this.registry);
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     for (const result of JOB_RESULTS) this.jobTotal.inc({ result }, 0);

@@ -47,6 +47,8 @@ export interface StackOptions {
   preconditions?: Record<string, unknown>;
   /** The `verification` section (registry verification of new pull secrets). */
   verification?: Record<string, unknown>;
+  /** The PullSecretShare controller (`shares`). */
+  shares?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -82,6 +84,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     pullSecretSource: options.pullSecretSource,
     preconditions: options.preconditions,
     verification: options.verification,
+    shares: options.shares,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);

@@ -11,6 +11,7 @@ import type { ObjectStore } from './store.js';
 import { toTable, wantsTable } from './table.js';
 import type { KubeObject } from './types.js';
 import { serveWatch } from './watch.js';
+import { reviewAccess } from './access-review.js';
 
 /** What the request handler needs from the server. */
 export interface HandlerContext {
@@ -74,6 +75,11 @@ function dispatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse
   const status = route.subresource === 'status';
   if (route.subresource !== undefined && !status) throw methodNotAllowed(verb);
   const table = wantsTable(req.headers.accept);
+  // SubjectAccessReviews are create-only and never stored.
+  if (rt.resource === 'subjectaccessreviews') {
+    if (verb !== 'POST' || name !== undefined) throw methodNotAllowed(verb);
+    return send(res, 201, reviewAccess(ctx.store, body));
+  }
   if (verb === 'WATCH') {
     const end = serveWatch(res, ctx.store, { rt, namespace, params });
     ctx.watches.add(end);

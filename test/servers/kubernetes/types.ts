@@ -1,5 +1,7 @@
 /** The JSON shapes the test server stores and serves. */
 
+import { EXTRA_RESOURCE_TYPES } from './extra-types.js';
+
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
@@ -45,6 +47,8 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
   { resource: 'secrets', singular: 'secret', group: '', version: 'v1', kind: 'Secret', namespaced: true, shortNames: [], hasStatus: false, tracksGeneration: false, maxNameLength: 253 },
   // Job names feed the `job-name` pod label, which caps them at 63 characters.
   { resource: 'jobs', singular: 'job', group: 'batch', version: 'v1', kind: 'Job', namespaced: true, shortNames: [], hasStatus: true, tracksGeneration: true, maxNameLength: 63 },
+  // ServiceAccounts, RBAC, SubjectAccessReviews and the PullSecretShare custom resource.
+  ...EXTRA_RESOURCE_TYPES,
 ];
 
 export function apiVersionOf(rt: ResourceType): string {

@@ -3,6 +3,8 @@ import { Namespace, Secret } from 'kubernetes-models/v1';
 import { badRequest, invalid, type StatusCause } from './status.js';
 import { isRecord, sameJson, type KubeObject, type ResourceType } from './types.js';
 import { checkDnsName, checkLabels, checkObjectMeta, invalidValue, required, tooLong } from './validate-meta.js';
+import { rbacCauses, rbacUpdateCauses } from './rbac.js';
+import { shareCauses } from './share-schema.js';
 
 /**
  * Body validation of the test server: the OpenAPI schema via kubernetes-models, plus the API
@@ -135,6 +137,7 @@ export function validateObject(rt: ResourceType, obj: KubeObject): void {
   const causes = checkObjectMeta(rt, obj.metadata);
   if (rt.kind === 'Secret') causes.push(...secretCauses(obj));
   if (rt.kind === 'Job') causes.push(...jobCauses(obj));
+  causes.push(...rbacCauses(obj), ...shareCauses(obj));
   if (causes.length > 0) throw invalid(rt.kind, rt.group, obj.metadata.name ?? '', causes);
 }
 
@@ -161,5 +164,6 @@ export function validateUpdate(rt: ResourceType, next: KubeObject, old: KubeObje
       if (!sameJson(ns[key], os[key])) causes.push(immutable(`spec.${key}`, key === 'template' ? '{...}' : ns[key]));
     }
   }
+  causes.push(...rbacUpdateCauses(next, old));
   if (causes.length > 0) throw invalid(rt.kind, rt.group, next.metadata.name ?? '', causes);
 }

@@ -1,0 +1,292 @@
+import { createHash } from 'node:crypto';
+import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { MANAGED_BY } from '../pullsecret/identifiers.js';
+import { pullSecretName } from '../pullsecret/cluster-names.js';
+import { makeApiClient, withSignal } from './client.js';
+import { listPages, runListWatch, type Listed } from './list-watch.js';
+import { isNewerVersion } from './secret-cache.js';
+import type { RetryPolicy } from '../util/retry.js';
+import { SHARE_GROUP, SHARE_LABEL, SHARE_PLURAL, SHARE_VERSION, type ShareObject } from '../shares/types.js';
+
+/**
+ * What the share controller knows, kept by list+watches (`runListWatch`): the shares, the
+ * namespaces and their labels, the managed Secrets (sources with their data, copies with only a
+ * hash of theirs), and a tick for every change to Roles, ClusterRoles and their bindings. A
+ * reconcile of an unchanged consumer reads only this, never the API.
+ *
+ * A separate watch from the Secret writer's cache (`kube/secret-cache.ts`): that one keeps no
+ * data by design, and a share needs the source's bytes to copy them.
+ */
+
+/** A cluster's pull secret Secret, with its data (base64, as served). */
+export interface SourceSecret {
+  namespace: string;
+  name: string;
+  type: string;
+  data: Record<string, string>;
+  sha256: string;
+}
+
+/** A copy made by a share: no data, only its hash. */
+export interface CopySummary {
+  namespace: string;
+  name: string;
+  uid: string;
+  resourceVersion?: string;
+  type: string;
+  share: string;
+  ownerUids: string[];
+  sha256: string;
+}
+
+/** SHA-256 of a Secret's data (keys sorted), as the copies' annotation and the comparisons use it. */
+export function dataSha256(data: Readonly<Record<string, string>> | undefined): string {
+  const hash = createHash('sha256');
+  for (const key of Object.keys(data ?? {}).sort()) hash.update(`${key}\0${data?.[key] ?? ''}\0`);
+  return hash.digest('hex');
+}
+
+/** What changed, for the controller to enqueue the right shares. */
+export type StateChange = { kind: 'share'; name: string } | { kind: 'namespaces' } | { kind: 'source'; clusterId: string } | { kind: 'copy'; share: string } | { kind: 'rbac' };
+
+export interface ShareStateOptions {
+  kubeConfig: KubeConfig;
+  retry?: RetryPolicy;
+  onChange: (change: StateChange) => void;
+  onError?: (fields: Record<string, unknown>) => void;
+}
+
+const PAGE = 500;
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 1, baseDelayMs: 250, maxDelayMs: 10_000 };
+const RBAC_KINDS = ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'] as const;
+
+interface Meta {
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: number; labels?: Record<string, string>; ownerReferences?: { uid?: string }[] };
+}
+
+function toShare(obj: unknown): ShareObject | undefined {
+  const o = obj as Meta & { spec?: unknown; status?: ShareObject['status'] };
+  const name = o.metadata?.name;
+  if (name === undefined || o.metadata?.uid === undefined) return undefined;
+  return { name, uid: o.metadata.uid, generation: o.metadata.generation, spec: o.spec, status: o.status };
+}
+
+/** The cluster a source Secret belongs to, or undefined for anything else (copies included). */
+function sourceClusterOf(secret: Meta): string | undefined {
+  const labels = secret.metadata?.labels ?? {};
+  const clusterId = labels['cluster-id'];
+  if (clusterId === undefined || labels[MANAGED_BY.key] !== MANAGED_BY.value || labels[SHARE_LABEL] !== undefined) return undefined;
+  return secret.metadata?.name === pullSecretName(clusterId) ? clusterId : undefined;
+}
+
+/** The shares' view of the cluster. Call `start`, then read once `synced()`. */
+export class ShareState {
+  readonly shares = new Map<string, ShareObject>();
+  readonly namespaces = new Map<string, Readonly<Record<string, string>>>();
+  /** clusterId → namespace → source Secret. */
+  private readonly sources = new Map<string, Map<string, SourceSecret>>();
+  /** `{namespace}/{name}` → copy. */
+  private readonly copies = new Map<string, CopySummary>();
+  private readonly listed = new Set<string>();
+  private readonly controller = new AbortController();
+  private running: Promise<unknown> | undefined;
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+  private readonly rbac: RbacAuthorizationV1Api;
+
+  constructor(private readonly options: ShareStateOptions) {
+    this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.custom = makeApiClient(options.kubeConfig, CustomObjectsApi);
+    this.rbac = makeApiClient(options.kubeConfig, RbacAuthorizationV1Api);
+  }
+
+  /** True once every watch has listed at least once. */
+  synced(): boolean {
+    return this.listed.size === 3 + RBAC_KINDS.length;
+  }
+
+  /** The source Secret of a cluster: the one in `clusters-{id}` when several exist, else the first by namespace. */
+  source(clusterId: string): SourceSecret | undefined {
+    const byNs = this.sources.get(clusterId);
+    if (byNs === undefined || byNs.size === 0) return undefined;
+    return byNs.get(`clusters-${clusterId}`) ?? byNs.get([...byNs.keys()].sort()[0] ?? '');
+  }
+
+  copy(namespace: string, name: string): CopySummary | undefined {
+    return this.copies.get(`${namespace}/${name}`);
+  }
+
+  /** Copies labelled with a share's name (owned or not: the caller checks the owner). */
+  copiesOf(share: string): CopySummary[] {
+    return [...this.copies.values()].filter((c) => c.share === share);
+  }
+
+  /** Records a Secret a write returned (newer versions only), or its deletion. */
+  observeSecret(secret: V1Secret | undefined, deleted?: { namespace: string; name: string }): void {
+    if (deleted !== undefined) {
+      this.copies.delete(`${deleted.namespace}/${deleted.name}`);
+      return;
+    }
+    if (secret !== undefined) this.putSecret(secret, false);
+  }
+
+  private putSecret(secret: Meta & { type?: string; data?: Record<string, string> }, notify: boolean): void {
+    const namespace = secret.metadata?.namespace ?? '';
+    const name = secret.metadata?.name ?? '';
+    const clusterId = sourceClusterOf(secret);
+    if (clusterId !== undefined) {
+      const byNs = this.sources.get(clusterId) ?? new Map<string, SourceSecret>();
+      this.sources.set(clusterId, byNs);
+      const data = { ...(secret.data ?? {}) };
+      const sha256 = dataSha256(data);
+      const before = byNs.get(namespace);
+      byNs.set(namespace, { namespace, name, type: secret.type ?? 'Opaque', data, sha256 });
+      if (notify && before?.sha256 !== sha256) this.options.onChange({ kind: 'source', clusterId });
+      return;
+    }
+    const share = secret.metadata?.labels?.[SHARE_LABEL];
+    if (share === undefined) return;
+    const key = `${namespace}/${name}`;
+    const previous = this.copies.get(key);
+    if (previous !== undefined && !isNewerVersion(secret.metadata?.resourceVersion, previous.resourceVersion)) return;
+    this.copies.set(key, {
+      namespace,
+      name,
+      share,
+      uid: secret.metadata?.uid ?? '',
+      resourceVersion: secret.metadata?.resourceVersion,
+      type: secret.type ?? 'Opaque',
+      ownerUids: (secret.metadata?.ownerReferences ?? []).map((r) => r.uid ?? ''),
+      sha256: dataSha256(secret.data),
+    });
+    if (notify) this.options.onChange({ kind: 'copy', share });
+  }
+
+  private removeSecret(secret: Meta, notify: boolean): void {
+    const namespace = secret.metadata?.namespace ?? '';
+    const clusterId = sourceClusterOf(secret);
+    if (clusterId !== undefined) {
+      this.sources.get(clusterId)?.delete(namespace);
+      if (notify) this.options.onChange({ kind: 'source', clusterId });
+      return;
+    }
+    const key = `${namespace}/${secret.metadata?.name ?? ''}`;
+    const previous = this.copies.get(key);
+    if (previous === undefined) return;
+    this.copies.delete(key);
+    if (notify) this.options.onChange({ kind: 'copy', share: previous.share });
+  }
+
+  /** Starts every list+watch in the background; they retry for ever until `stop`. */
+  start(): void {
+    const { signal } = this.controller;
+    const retry = this.options.retry ?? DEFAULT_RETRY;
+    const common = { kubeConfig: this.options.kubeConfig, signal, retry, onError: this.options.onError };
+    const page = <I>(fetch: (cont: string | undefined) => Promise<{ items: I[]; metadata?: { resourceVersion?: string; _continue?: string } }>) => listPages(fetch, (i: I) => i);
+    const first = (name: string) => {
+      const initial = !this.listed.has(name);
+      this.listed.add(name);
+      // The last first list: everything is known, every share can be reconciled.
+      if (initial && this.synced()) queueMicrotask(() => this.options.onChange({ kind: 'namespaces' }));
+      return initial;
+    };
+    const watches: Promise<void>[] = [
+      runListWatch<unknown>({
+        ...common,
+        path: `/apis/${SHARE_GROUP}/${SHARE_VERSION}/${SHARE_PLURAL}`,
+        list: (s) => page((cont) => this.custom.listClusterCustomObject({ group: SHARE_GROUP, version: SHARE_VERSION, plural: SHARE_PLURAL, limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        onList: (items) => {
+          first('shares');
+          const names = new Set<string>();
+          for (const item of items) {
+            const share = toShare(item);
+            if (share === undefined) continue;
+            names.add(share.name);
+            this.shares.set(share.name, share);
+            this.options.onChange({ kind: 'share', name: share.name });
+          }
+          for (const name of [...this.shares.keys()].filter((n) => !names.has(n))) {
+            this.shares.delete(name);
+            this.options.onChange({ kind: 'share', name });
+          }
+        },
+        onEvent: (type, object) => {
+          const share = toShare(object);
+          if (share === undefined) return;
+          if (type === 'DELETED') this.shares.delete(share.name);
+          else this.shares.set(share.name, share);
+          this.options.onChange({ kind: 'share', name: share.name });
+        },
+      }),
+      runListWatch<unknown>({
+        ...common,
+        path: '/api/v1/namespaces',
+        list: (s) => page((cont) => this.core.listNamespace({ limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        onList: (items) => {
+          first('namespaces');
+          this.namespaces.clear();
+          for (const item of items as Meta[]) this.namespaces.set(item.metadata?.name ?? '', { ...(item.metadata?.labels ?? {}) });
+          this.options.onChange({ kind: 'namespaces' });
+        },
+        onEvent: (type, object) => {
+          const ns = object as Meta;
+          if (type === 'DELETED') this.namespaces.delete(ns.metadata?.name ?? '');
+          else this.namespaces.set(ns.metadata?.name ?? '', { ...(ns.metadata?.labels ?? {}) });
+          this.options.onChange({ kind: 'namespaces' });
+        },
+      }),
+      runListWatch<unknown>({
+        ...common,
+        path: '/api/v1/secrets',
+        labelSelector: `${MANAGED_BY.key}=${MANAGED_BY.value}`,
+        list: (s) => page((cont) => this.core.listSecretForAllNamespaces({ labelSelector: `${MANAGED_BY.key}=${MANAGED_BY.value}`, limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        onList: (items) => {
+          const initial = first('secrets');
+          const changedSources = new Set<string>([...this.sources.keys()]);
+          const shares = new Set([...this.copies.values()].map((c) => c.share));
+          this.sources.clear();
+          this.copies.clear();
+          for (const item of items as Meta[]) this.putSecret(item, false);
+          for (const id of this.sources.keys()) changedSources.add(id);
+          for (const c of this.copies.values()) shares.add(c.share);
+          if (initial) return;
+          for (const clusterId of changedSources) this.options.onChange({ kind: 'source', clusterId });
+          for (const share of shares) this.options.onChange({ kind: 'copy', share });
+        },
+        onEvent: (type, object) => (type === 'DELETED' ? this.removeSecret(object as Meta, true) : this.putSecret(object as Meta, true)),
+      }),
+      ...RBAC_KINDS.map((kind) =>
+        runListWatch<unknown>({
+          ...common,
+          path: `/apis/rbac.authorization.k8s.io/v1/${kind}`,
+          list: (s) => this.listRbac(kind, s),
+          onList: () => {
+            if (!first(kind)) this.options.onChange({ kind: 'rbac' });
+          },
+          onEvent: () => this.options.onChange({ kind: 'rbac' }),
+        }),
+      ),
+    ];
+    this.running = Promise.all(watches);
+  }
+
+  private async listRbac(kind: (typeof RBAC_KINDS)[number], signal: AbortSignal): Promise<Listed<unknown>> {
+    // Only the version matters: the RBAC objects are read by the API server's reviews, not here.
+    const opts = { limit: 1 };
+    const call = withSignal(signal);
+    const list =
+      kind === 'roles'
+        ? await this.rbac.listRoleForAllNamespaces(opts, call)
+        : kind === 'rolebindings'
+          ? await this.rbac.listRoleBindingForAllNamespaces(opts, call)
+          : kind === 'clusterroles'
+            ? await this.rbac.listClusterRole(opts, call)
+            : await this.rbac.listClusterRoleBinding(opts, call);
+    return { items: [], resourceVersion: list.metadata?.resourceVersion };
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.running;
+  }
+}

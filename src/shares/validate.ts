@@ -1,0 +1,98 @@
+import { quoteIdentifier } from '../pullsecret/identifiers.js';
+import type { LabelSelector, ShareSpec } from './types.js';
+
+/**
+ * Validation of a PullSecretShare spec beyond what the CRD schema checks: names that Kubernetes
+ * accepts, a well-formed selector, a source that can be served. Pure; messages quote only names.
+ */
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
+/** Names ending like this are the clusters' own Secrets (drift repair watches them): never a copy's. */
+const RESERVED_SUFFIX = '-pull-secret';
+
+/** A refused share: `reason` for the Ready condition, `message` for people. */
+export interface ShareSpecProblem {
+  reason: 'InvalidSpec' | 'SourceKindUnavailable';
+  message: string;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function names(value: unknown, field: string, pattern: RegExp, max: number, problems: string[]): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    problems.push(`${field} must be a list of names`);
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const item of value) {
+    if (typeof item !== 'string' || item.length > max || !pattern.test(item)) problems.push(`${field}: ${quoteIdentifier(String(item))} is not a valid name`);
+    else if (!out.includes(item)) out.push(item);
+  }
+  return out;
+}
+
+function selector(value: unknown, problems: string[]): LabelSelector | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) {
+    problems.push('spec.consumers.namespaceSelector must be a label selector');
+    return undefined;
+  }
+  const out: LabelSelector = {};
+  if (value.matchLabels !== undefined) {
+    if (!isRecord(value.matchLabels) || Object.values(value.matchLabels).some((v) => typeof v !== 'string')) problems.push('spec.consumers.namespaceSelector.matchLabels must map strings to strings');
+    else out.matchLabels = value.matchLabels as Record<string, string>;
+  }
+  if (value.matchExpressions !== undefined) {
+    const exprs = Array.isArray(value.matchExpressions) ? value.matchExpressions : [];
+    out.matchExpressions = [];
+    for (const e of exprs) {
+      const expr = isRecord(e) ? e : {};
+      const operator = String(expr.operator);
+      const values = Array.isArray(expr.values) ? expr.values.filter((v): v is string => typeof v === 'string') : [];
+      if (typeof expr.key !== 'string' || !OPERATORS.includes(operator)) {
+        problems.push(`spec.consumers.namespaceSelector.matchExpressions: each needs a key and an operator of ${OPERATORS.join(', ')}`);
+        continue;
+      }
+      if ((operator === 'In' || operator === 'NotIn') && values.length === 0) problems.push(`spec.consumers.namespaceSelector.matchExpressions: ${operator} needs values`);
+      out.matchExpressions.push({ key: expr.key, operator: operator as 'In', values });
+    }
+  }
+  return out;
+}
+
+/**
+ * Checks a share's spec and returns it typed, or the problem to report in its status.
+ * `entitlement` sources are refused (SourceKindUnavailable) until entitlement bundles are provisioned.
+ */
+export function parseShareSpec(spec: unknown, shareName: string): { spec: ShareSpec } | { problem: ShareSpecProblem } {
+  const problems: string[] = [];
+  const s = isRecord(spec) ? spec : {};
+  const source = isRecord(s.source) ? s.source : {};
+  const consumers = isRecord(s.consumers) ? s.consumers : {};
+  const target = isRecord(s.target) ? s.target : {};
+  const clusterId = typeof source.clusterId === 'string' ? source.clusterId : '';
+  if (!DNS_LABEL.test(clusterId) || clusterId.length > 63) problems.push(`spec.source.clusterId ${quoteIdentifier(clusterId)} is not a cluster id`);
+  const kind = source.kind ?? 'pullSecret';
+  if (kind !== 'pullSecret' && kind !== 'entitlement') problems.push('spec.source.kind must be pullSecret or entitlement');
+  const namespaces = names(consumers.namespaces, 'spec.consumers.namespaces', DNS_LABEL, 63, problems);
+  const namespaceSelector = selector(consumers.namespaceSelector, problems);
+  const serviceAccounts = names(consumers.serviceAccounts, 'spec.consumers.serviceAccounts', DNS_SUBDOMAIN, 253, problems);
+  if (namespaces === undefined && namespaceSelector === undefined) problems.push('spec.consumers names no namespaces and no namespaceSelector');
+  const secretName = target.secretName === undefined ? shareName : typeof target.secretName === 'string' ? target.secretName : '';
+  if (!DNS_SUBDOMAIN.test(secretName) || secretName.length > 253) problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
+  else if (secretName.endsWith(RESERVED_SUFFIX)) problems.push(`the copy's name ${quoteIdentifier(secretName)} ends with ${RESERVED_SUFFIX}, reserved for the clusters' own Secrets: set spec.target.secretName`);
+  if (target.imagePullSecrets !== undefined && typeof target.imagePullSecrets !== 'boolean') problems.push('spec.target.imagePullSecrets must be true or false');
+  if (shareName.length > 63) problems.push(`the share's name ${quoteIdentifier(shareName)} is longer than 63 characters (it labels every copy)`);
+  if (problems.length > 0) return { problem: { reason: 'InvalidSpec', message: problems.join('; ') } };
+  if (kind === 'entitlement') return { problem: { reason: 'SourceKindUnavailable', message: 'entitlement sources are not available yet: share the pullSecret' } };
+  return {
+    spec: {
+      source: { clusterId, kind: 'pullSecret' },
+      consumers: { namespaces, namespaceSelector, serviceAccounts },
+      target: { secretName, imagePullSecrets: target.imagePullSecrets === true },
+    },
+  };
+}

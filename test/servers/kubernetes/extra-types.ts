@@ -1,0 +1,35 @@
+import type { ResourceType } from './types.js';
+
+/**
+ * Resource types served besides namespaces, Secrets and Jobs: ServiceAccounts, the RBAC objects
+ * (evaluated by `rbac.ts`), SubjectAccessReviews (create-only, answered by `access-review.ts`), and
+ * the `PullSecretShare` custom resource of `deploy/components/shares/pullsecretshare-crd.yaml`.
+ */
+
+/** Group of the project's custom resources. */
+export const SHARE_GROUP = 'pullsecret.hyperfleet.io';
+export const RBAC_GROUP = 'rbac.authorization.k8s.io';
+export const AUTHORIZATION_GROUP = 'authorization.k8s.io';
+
+const base = { shortNames: [] as string[], hasStatus: false, tracksGeneration: false, maxNameLength: 253 };
+
+export const EXTRA_RESOURCE_TYPES: readonly ResourceType[] = [
+  { ...base, resource: 'serviceaccounts', singular: 'serviceaccount', group: '', version: 'v1', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] },
+  { ...base, resource: 'roles', singular: 'role', group: RBAC_GROUP, version: 'v1', kind: 'Role', namespaced: true },
+  { ...base, resource: 'rolebindings', singular: 'rolebinding', group: RBAC_GROUP, version: 'v1', kind: 'RoleBinding', namespaced: true },
+  { ...base, resource: 'clusterroles', singular: 'clusterrole', group: RBAC_GROUP, version: 'v1', kind: 'ClusterRole', namespaced: false },
+  { ...base, resource: 'clusterrolebindings', singular: 'clusterrolebinding', group: RBAC_GROUP, version: 'v1', kind: 'ClusterRoleBinding', namespaced: false },
+  { ...base, resource: 'subjectaccessreviews', singular: 'subjectaccessreview', group: AUTHORIZATION_GROUP, version: 'v1', kind: 'SubjectAccessReview', namespaced: false },
+  {
+    ...base,
+    resource: 'pullsecretshares',
+    singular: 'pullsecretshare',
+    group: SHARE_GROUP,
+    version: 'v1alpha1',
+    kind: 'PullSecretShare',
+    namespaced: false,
+    shortNames: ['pss'],
+    hasStatus: true,
+    tracksGeneration: true,
+  },
+];
