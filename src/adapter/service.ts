@@ -17,6 +17,7 @@ import { StoreProvider } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { startWatches } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
+import { startStoreNotifications, type RunningStoreNotifications } from '../notifications/store-notifications.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -93,13 +94,23 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const ready = () => !draining && broker.isReady();
   const servers: RunningServer[] = [];
   let admin: AdminRuntime = { close: async () => {} };
+  let notifications: RunningStoreNotifications = { stop: () => Promise.resolve() };
+  let brokerStarted = false;
   try {
     const adminDeps = { api, stores, fieldPaths: config.preconditions.fieldPaths, routes: providerRoutes, writesKubernetes: kubernetes !== undefined, handleEvent: pipeline.handle };
     admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
     servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
     servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
     await broker.start(pipeline.handle);
+    brokerStarted = true;
+    notifications = await startStoreNotifications(config.notifications, {
+      reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
+      count: (event_type, outcome) => metrics.storeNotifications.inc({ event_type, outcome }),
+      logger,
+    });
   } catch (err) {
+    await notifications.stop();
+    if (brokerStarted) await broker.stop({ drainMs: 0 }).catch(() => undefined);
     await Promise.all(servers.map((s) => s.close()));
     await admin.close();
     await watches.stop();
@@ -132,6 +143,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
         await admin.close();
+        await notifications.stop();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         await watches.stop();
         scheduler.abortAll();

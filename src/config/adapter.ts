@@ -15,6 +15,7 @@ import { providersSchema, resolveProviders, type ProviderRoute } from './provide
 import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
 import { verificationProblems, verificationSectionSchema } from './verification.js';
+import { notificationsProblems, notificationsSectionSchema } from '../notifications/config.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
 const JOB_IMAGE = 'quay.io/openshift-hyperfleet/pull-secret:latest';
@@ -92,6 +93,8 @@ export const adapterConfigSchema = z
     pullSecretSource: pullSecretSourceSchema.default('spec'),
     /** Registry verification of new pull secrets (docs/verification.md). */
     verification: verificationSectionSchema.prefault({}),
+    /** Secret Manager event notifications that trigger reconciles (docs/architecture.md, "Store notifications"). */
+    notifications: notificationsSectionSchema.prefault({}),
   })
   .strict();
 
@@ -117,6 +120,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
   }
   problems.push(...accountServiceProblems(config));
   problems.push(...verificationProblems(config));
+  problems.push(...notificationsProblems(config.notifications, Object.values(routes).map((route) => route.store)));
   try {
     new Preconditions(rules);
   } catch (err) {

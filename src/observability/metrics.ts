@@ -3,6 +3,7 @@ import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '.
 import { storeFactories } from '../stores/registry.js';
 import type { TokenBucket } from '../util/token-bucket.js';
 import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
+import { NOTIFICATION_OUTCOMES, STORE_EVENT_TYPES } from '../notifications/read-notification.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -91,6 +92,13 @@ export class Metrics {
     labelNames: ['kind'],
     registers: [this.registry],
   });
+  /** Secret Manager event notifications by event type and outcome (src/notifications/). */
+  readonly storeNotifications = new Counter({
+    name: 'pullsecret_store_notifications_total',
+    help: 'Secret Manager event notifications received, by event type and outcome (triggered, ignored, foreign, malformed)',
+    labelNames: ['event_type', 'outcome'],
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
   /** Registry verification results by registry host and outcome (docs/verification.md); never a credential. */
   readonly registryVerifications = new Counter({
@@ -127,6 +135,7 @@ export class Metrics {
       for (const reason of RELIST_REASONS) this.relists.inc({ resource, reason }, 0);
     }
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
+    for (const event_type of STORE_EVENT_TYPES) for (const outcome of NOTIFICATION_OUTCOMES) this.storeNotifications.inc({ event_type, outcome }, 0);
     // Registry hosts are known only when seen; an empty registry label gives alerts a zero per outcome.
     for (const outcome of VERIFICATION_OUTCOMES) this.registryVerifications.inc({ registry: '', outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });

@@ -44,6 +44,8 @@ export interface StackOptions {
   accountService?: Record<string, unknown>;
   /** The `verification` section (registry verification of new pull secrets). */
   verification?: Record<string, unknown>;
+  /** The `notifications` section (Secret Manager event notifications that trigger reconciles). */
+  notifications?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -76,6 +78,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     admin: options.admin,
     accountService: options.accountService,
     verification: options.verification,
+    notifications: options.notifications,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);
