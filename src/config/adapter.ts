@@ -120,7 +120,12 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
   }
   problems.push(...accountServiceProblems(config));
   problems.push(...verificationProblems(config));
-  problems.push(...notificationsProblems(config.notifications, Object.values(routes).map((route) => route.store)));
+  problems.push(
+    ...notificationsProblems(
+      config.notifications,
+      Object.values(routes).map((route) => route.store),
+    ),
+  );
   try {
     new Preconditions(rules);
   } catch (err) {

@@ -37,16 +37,14 @@ export function parseDurationSeconds(value: string | number): number | undefined
 }
 
 /** `rotationPeriod`: a duration, normalized to whole seconds. */
-export const rotationPeriodSchema = z
-  .union([z.number(), z.string()], { error: PERIOD_RULE })
-  .transform((value, ctx) => {
-    const seconds = parseDurationSeconds(value);
-    if (seconds === undefined || seconds < MIN_ROTATION_PERIOD_SECONDS || seconds > MAX_ROTATION_SECONDS) {
-      ctx.issues.push({ code: 'custom', message: PERIOD_RULE, input: value });
-      return z.NEVER;
-    }
-    return seconds;
-  });
+export const rotationPeriodSchema = z.union([z.number(), z.string()], { error: PERIOD_RULE }).transform((value, ctx) => {
+  const seconds = parseDurationSeconds(value);
+  if (seconds === undefined || seconds < MIN_ROTATION_PERIOD_SECONDS || seconds > MAX_ROTATION_SECONDS) {
+    ctx.issues.push({ code: 'custom', message: PERIOD_RULE, input: value });
+    return z.NEVER;
+  }
+  return seconds;
+});
 
 /** `nextRotationTime`: an RFC 3339 time, normalized to ISO 8601 UTC. */
 export const nextRotationTimeSchema = z.string({ error: NEXT_RULE }).transform((value, ctx) => {
@@ -59,16 +57,14 @@ export const nextRotationTimeSchema = z.string({ error: NEXT_RULE }).transform((
 });
 
 /** `topics`: a list, or (from the environment) one comma-separated string. */
-export const topicsSchema = z
-  .union([z.array(z.string(), { error: TOPIC_RULE }), z.string({ error: TOPIC_RULE })], { error: TOPIC_RULE })
-  .transform((value, ctx) => {
-    const list = (Array.isArray(value) ? value : value.split(',')).map((t) => t.trim()).filter((t) => t !== '');
-    if (list.length === 0 || list.length > MAX_TOPICS || list.some((t) => !TOPIC.test(t)) || new Set(list).size !== list.length) {
-      ctx.issues.push({ code: 'custom', message: TOPIC_RULE, input: value });
-      return z.NEVER;
-    }
-    return list;
-  });
+export const topicsSchema = z.union([z.array(z.string(), { error: TOPIC_RULE }), z.string({ error: TOPIC_RULE })], { error: TOPIC_RULE }).transform((value, ctx) => {
+  const list = (Array.isArray(value) ? value : value.split(',')).map((t) => t.trim()).filter((t) => t !== '');
+  if (list.length === 0 || list.length > MAX_TOPICS || list.some((t) => !TOPIC.test(t)) || new Set(list).size !== list.length) {
+    ctx.issues.push({ code: 'custom', message: TOPIC_RULE, input: value });
+    return z.NEVER;
+  }
+  return list;
+});
 
 /** The settings `rotationProblem` checks together. */
 export interface RotationSettings {
@@ -87,7 +83,10 @@ export function rotationProblem(settings: RotationSettings): { path: string; mes
 }
 
 /** The `rotation` and `topics` fields of a new Secret; `{}` when none are configured. */
-export function rotationFields(settings: RotationSettings, now: Date = new Date()): { rotation?: { rotationPeriod?: { seconds: number }; nextRotationTime?: { seconds: number; nanos: number } }; topics?: { name: string }[] } {
+export function rotationFields(
+  settings: RotationSettings,
+  now: Date = new Date(),
+): { rotation?: { rotationPeriod?: { seconds: number }; nextRotationTime?: { seconds: number; nanos: number } }; topics?: { name: string }[] } {
   const topics = settings.topics === undefined || settings.topics.length === 0 ? undefined : settings.topics.map((name) => ({ name }));
   const period = settings.rotationPeriod;
   let next: number | undefined;

@@ -64,13 +64,7 @@ export class SecretManagerState {
   constructor(readonly defaultProject: string) {}
 
   /** Creates a secret. @throws ALREADY_EXISTS, INVALID_ARGUMENT (labels). */
-  createSecret(
-    ref: SecretRef,
-    labels: Record<string, string>,
-    replication: WireReplication,
-    annotations: Record<string, string> = {},
-    notify: Pick<StoredSecret, 'rotation' | 'topics'> = {},
-  ): StoredSecret {
+  createSecret(ref: SecretRef, labels: Record<string, string>, replication: WireReplication, annotations: Record<string, string> = {}, notify: Pick<StoredSecret, 'rotation' | 'topics'> = {}): StoredSecret {
     assertLabelsRule(labels);
     assertAnnotationsRule(annotations);
     if (this.secrets.has(ref.name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${ref.name}] already exists.`);
