@@ -100,7 +100,7 @@ describe('GCP rotation settings on new secrets', () => {
     assert.deepEqual(env.ok ? [] : env.invalid.map((line) => line.split(':')[0]), ['invalid environment variable GCP_ROTATION_PERIOD']);
     const ok = parseStoreEnv('gcp', { GCP_PROJECT_ID: PROJECT, GCP_ROTATION_PERIOD: '2h', GCP_SECRET_TOPICS: `${TOPIC}, projects/${PUBSUB_PROJECT}/topics/audit` });
     assert.ok(ok.ok);
-    assert.deepEqual(ok.value as unknown, {
+    assert.deepEqual(ok.value, {
       projectId: PROJECT,
       rotationPeriod: 7200,
       topics: [TOPIC, `projects/${PUBSUB_PROJECT}/topics/audit`],
@@ -210,7 +210,7 @@ describe('store notifications through the adapter (GCP test server publishing to
 
   const metricsText = async () => (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
   const notified = async (eventType: string, outcome: string) => {
-    const match = new RegExp(`^pullsecret_store_notifications_total\\{event_type="${eventType}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(await metricsText());
+    const match = new RegExp(`^pullsecret_store_notifications_total\\{store="gcp",event_type="${eventType}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(await metricsText());
     return Number(match?.[1] ?? 0);
   };
   const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000) => {

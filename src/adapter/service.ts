@@ -105,7 +105,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     brokerStarted = true;
     notifications = await startStoreNotifications(config.notifications, {
       reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
-      count: (event_type, outcome) => metrics.storeNotifications.inc({ event_type, outcome }),
+      count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
       logger,
     });
   } catch (err) {

@@ -95,8 +95,8 @@ export class Metrics {
   /** Secret Manager event notifications by event type and outcome (src/notifications/). */
   readonly storeNotifications = new Counter({
     name: 'pullsecret_store_notifications_total',
-    help: 'Secret Manager event notifications received, by event type and outcome (triggered, ignored, foreign, malformed)',
-    labelNames: ['event_type', 'outcome'],
+    help: 'Secret store event notifications received (GCP Secret Manager), by event type and outcome (triggered, ignored, foreign, malformed)',
+    labelNames: ['store', 'event_type', 'outcome'],
     registers: [this.registry],
   });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
@@ -135,7 +135,7 @@ export class Metrics {
       for (const reason of RELIST_REASONS) this.relists.inc({ resource, reason }, 0);
     }
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
-    for (const event_type of STORE_EVENT_TYPES) for (const outcome of NOTIFICATION_OUTCOMES) this.storeNotifications.inc({ event_type, outcome }, 0);
+    for (const event_type of STORE_EVENT_TYPES) for (const outcome of NOTIFICATION_OUTCOMES) this.storeNotifications.inc({ store: 'gcp', event_type, outcome }, 0);
     // Registry hosts are known only when seen; an empty registry label gives alerts a zero per outcome.
     for (const outcome of VERIFICATION_OUTCOMES) this.registryVerifications.inc({ registry: '', outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
