@@ -12,6 +12,8 @@ import { PubSub } from '@google-cloud/pubsub';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { grpc } from 'google-gax';
 import { validateAdapterConfig } from '../src/adapter/config.js';
+import { projectJobEnv } from '../src/config/env-table.js';
+import { loadJobConfig } from '../src/job/config.js';
 import { readNotification } from '../src/notifications/read-notification.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { parseStoreEnv } from '../src/stores/registry.js';
@@ -107,6 +109,21 @@ describe('GCP rotation settings on new secrets', () => {
       insecure: false,
       callTimeoutMs: 30000,
     });
+  });
+
+  test('Job mode: the rotation settings reach each Job through its environment', () => {
+    const config = validateAdapterConfig({
+      hyperfleetApi: { baseUrl: 'http://api:8000' },
+      broker: { type: 'embedded' },
+      store: { type: 'gcp', settings: { rotationPeriod: '720h', topics: [TOPIC, `projects/${PUBSUB_PROJECT}/topics/audit`] } },
+      execution: { mode: 'job' },
+    });
+    const env = projectJobEnv(config, { kind: 'gcp', settings: config.store.settings }, { projectId: PROJECT });
+    assert.equal(env.GCP_ROTATION_PERIOD, '720h', 'as configured; the Job parses it');
+    assert.equal(env.GCP_SECRET_TOPICS, `${TOPIC},projects/${PUBSUB_PROJECT}/topics/audit`);
+    const job = loadJobConfig({ ...env, CLUSTER_ID: 'c1', PULL_SECRET_DATA: '{"auths":{}}' });
+    assert.deepEqual((job.store.config as { rotationPeriod?: number; topics?: string[] }).topics, [TOPIC, `projects/${PUBSUB_PROJECT}/topics/audit`]);
+    assert.equal((job.store.config as { rotationPeriod?: number }).rotationPeriod, 2_592_000);
   });
 
   test('the test server refuses rotation without topics and a period under an hour with INVALID_ARGUMENT, as the service', async () => {
@@ -308,5 +325,29 @@ describe('store notifications through the adapter (GCP test server publishing to
     assert.equal(findCanary(published.map((n) => n.data + JSON.stringify(n.attributes)).join('\n')), undefined, 'notifications carry no payload');
     assert.equal(findCanary(stack.logs.join('\n')), undefined, 'logs');
     assert.equal(findCanary(await metricsText()), undefined, 'metrics');
+  });
+
+  test('destroying a version and deleting the secret are published with the service attributes', async () => {
+    const cluster = await stack.seedCluster();
+    const secretId = `hyperfleet-${cluster.id}-pull-secret`;
+    const name = `projects/${PROJECT}/secrets/${secretId}`;
+    await stack.publish(cluster);
+    await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+    const destroyed = await notified('SECRET_VERSION_DESTROY', 'triggered');
+    await sdk.addSecretVersion({ parent: name, payload: { data: Buffer.from('{"auths":{}}') } });
+    await sdk.destroySecretVersion({ name: `${name}/versions/1` });
+    await until('SECRET_VERSION_DESTROY counted', async () => (await notified('SECRET_VERSION_DESTROY', 'triggered')) > destroyed);
+    const deleted = await notified('SECRET_DELETE', 'triggered');
+    await sdk.deleteSecret({ name });
+    await until('SECRET_DELETE counted', async () => (await notified('SECRET_DELETE', 'triggered')) > deleted);
+    await gcp.notifications?.flush();
+    const mine = (gcp.notifications?.published ?? []).filter((n) => n.attributes.secretId === name);
+    const destroy = mine.find((n) => n.attributes.eventType === 'SECRET_VERSION_DESTROY');
+    assert.deepEqual(destroy?.attributes, { eventType: 'SECRET_VERSION_DESTROY', secretId: name, versionId: `${name}/versions/1`, dataFormat: 'JSON' });
+    assert.equal((JSON.parse(destroy?.data ?? '{}') as { state?: string }).state, 'DESTROYED');
+    const deletion = mine.find((n) => n.attributes.eventType === 'SECRET_DELETE');
+    assert.deepEqual(deletion?.attributes, { eventType: 'SECRET_DELETE', secretId: name, dataFormat: 'JSON' });
+    assert.equal((JSON.parse(deletion?.data ?? '{}') as { rotation?: { rotationPeriod?: string } }).rotation?.rotationPeriod, '86400s');
+    assert.equal(gcp.notifications?.failures, 0);
   });
 });
