@@ -4,6 +4,10 @@ import type { Logger } from '../../observability/logger.js';
 import { loadCredentials, shareAuth } from './credentials.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
 
+/** First and longest pause before re-opening a stream the client library closed. */
+const REOPEN_BASE_MS = 1000;
+const REOPEN_MAX_MS = 5 * 60_000;
+
 /** One notification as the subscriber hands it over: raw bytes and attributes, nothing parsed. */
 export interface RawNotification {
   id: string;
@@ -28,12 +32,18 @@ export interface NotificationSubscriberOptions {
  * Consumes an existing Pub/Sub subscription with the official client: every message is handed to
  * `handle` and then acked, whatever it did (a notification is a trigger; one lost is covered by the
  * next resync, and one that cannot be understood would never be understood later). Stream errors
- * are logged (with the gRPC code, never message content); the client library re-opens its stream.
+ * are logged (with the gRPC code, never message content). The client library re-opens its stream
+ * after transient errors; a stream it closed (a missing subscription, a refused permission) is
+ * re-opened here after 1 s, doubling up to 5 minutes, so fixing the subscription needs no restart.
  */
 export class NotificationSubscriber {
   private client: PubSub | undefined;
   private subscription: Subscription | undefined;
   private readonly pending = new Set<Promise<void>>();
+  private reopenTimer: NodeJS.Timeout | undefined;
+  /** Errors in a row without a message since: the re-open backoff doubles with each. */
+  private failures = 0;
+  private stopped = false;
 
   constructor(private readonly options: NotificationSubscriberOptions) {}
 
@@ -49,12 +59,21 @@ export class NotificationSubscriber {
     await loadCredentials(client);
     const subscription = client.subscription(this.options.subscription, { flowControl: { maxMessages: this.options.maxInFlight, allowExcessMessages: false } });
     subscription.on('error', (err: unknown) => {
+      if (this.stopped) return;
+      const retryInMs = Math.min(REOPEN_MAX_MS, REOPEN_BASE_MS * 2 ** Math.min(this.failures, 20));
+      this.failures += 1;
       this.options.logger.warn(
-        { operation: 'store-notifications', grpc_code: grpcCode(err), ...describeError(classifyPubSubError(err, 'receiving store notifications')) },
-        'Store notification stream error; the client retries',
+        { operation: 'store-notifications', grpc_code: grpcCode(err), retry_in_ms: retryInMs, ...describeError(classifyPubSubError(err, 'receiving store notifications')) },
+        'Store notification stream error; retrying',
       );
+      clearTimeout(this.reopenTimer);
+      this.reopenTimer = setTimeout(() => {
+        if (!this.stopped && !subscription.isOpen) subscription.open();
+      }, retryInMs);
+      this.reopenTimer.unref();
     });
     subscription.on('message', (message: Message) => {
+      this.failures = 0;
       const done = (async () => {
         try {
           await handle({ id: message.id, data: message.data, attributes: { ...message.attributes } });
@@ -71,6 +90,8 @@ export class NotificationSubscriber {
 
   /** Closes the stream (handlers under way finish first) and the client. Safe to call twice. */
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reopenTimer);
     const subscription = this.subscription;
     this.subscription = undefined;
     await subscription?.close().catch(() => undefined);
