@@ -15,6 +15,7 @@ import { validateAdapterConfig } from '../src/adapter/config.js';
 import { projectJobEnv } from '../src/config/env-table.js';
 import { loadJobConfig } from '../src/job/config.js';
 import { readNotification } from '../src/notifications/read-notification.js';
+import { clusterIdOfSecretId, defaultSecretId } from '../src/pullsecret/identifiers.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { parseStoreEnv } from '../src/stores/registry.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
@@ -169,6 +170,12 @@ describe('reading Secret Manager notifications', () => {
     // The service names the project by number; data naming it by id is the same secret.
     assert.equal(readNotification(message({ eventType: 'SECRET_ROTATE', secretId: ours, dataFormat: 'JSON' }, { name: 'projects/p-1/secrets/hyperfleet-cls-abc123-pull-secret' })).outcome, 'triggered');
     assert.equal(readNotification(message({ eventType: 'SECRET_SOMETHING_NEW', secretId: ours, dataFormat: 'JSON' })).eventType, 'other');
+  });
+
+  test('clusterIdOfSecretId inverts defaultSecretId and refuses other names', () => {
+    for (const id of ['cls-abc123', '019466a0-8f8e-7abc-9def-0123456789ab', 'a']) assert.equal(clusterIdOfSecretId(defaultSecretId(id)), id);
+    for (const name of ['hyperfleet--pull-secret', 'hyperfleet-Cls-pull-secret', 'other-cls-pull-secret', 'hyperfleet-cls-pull-secret-2', 'hyperfleet-cls-'])
+      assert.equal(clusterIdOfSecretId(name), undefined, name);
   });
 
   test('malformed notifications are told apart with a fixed reason, never their content', () => {
