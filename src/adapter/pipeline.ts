@@ -132,7 +132,7 @@ export class EventPipeline {
    * `generation`. `still` is asked when the task starts (after the cluster's earlier work): false
    * skips it. Resolves with the disposition, or SUPERSEDED; never throws.
    */
-  async reconcile(clusterId: string, generation: number, origin: 'drift-repair' | 'job-finished', still: () => boolean = () => true): Promise<Disposition | typeof SUPERSEDED> {
+  async reconcile(clusterId: string, generation: number, origin: 'drift-repair' | 'job-finished' | 'store-notification', still: () => boolean = () => true): Promise<Disposition | typeof SUPERSEDED> {
     const event: ClusterEvent = { eventId: `${origin}-${Date.now()}`, type: 'com.redhat.hyperfleet.cluster.reconcile', source: origin, clusterId, generation };
     try {
       return await this.deps.scheduler.submit(clusterId, generation, (signal) => (still() ? this.process(event, signal) : Promise.resolve<Disposition>('ack')));

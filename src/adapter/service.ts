@@ -22,6 +22,7 @@ import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
 import { startShares, type RunningShares } from '../shares/start.js';
+import { startStoreNotifications, type RunningStoreNotifications } from '../notifications/store-notifications.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -120,6 +121,8 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   const ready = () => !draining && broker.isReady();
   const servers: RunningServer[] = [];
   let admin: AdminRuntime = { close: async () => {} };
+  let notifications: RunningStoreNotifications = { stop: () => Promise.resolve() };
+  let brokerStarted = false;
   try {
     const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
     const adminDeps = {
@@ -138,8 +141,16 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     // Before the broker: the first events' clusters join the schedule.
     transfers?.start(pipeline);
     await broker.start(pipeline.handle);
+    brokerStarted = true;
+    notifications = await startStoreNotifications(config.notifications, {
+      reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
+      count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
+      logger,
+    });
   } catch (err) {
     await transfers?.stop();
+    await notifications.stop();
+    if (brokerStarted) await broker.stop({ drainMs: 0 }).catch(() => undefined);
     await Promise.all(servers.map((s) => s.close()));
     await admin.close();
     await watches.stop();
@@ -175,6 +186,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
         await admin.close();
         await transfers?.stop();
+        await notifications.stop();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
         await watches.stop();
         await shares?.stop();

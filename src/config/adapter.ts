@@ -16,6 +16,7 @@ import { providersSchema, resolveProviders, type ProviderRoute } from './provide
 import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
 import { verificationProblems, verificationSectionSchema } from './verification.js';
+import { notificationsProblems, notificationsSectionSchema } from '../notifications/config.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
 const JOB_IMAGE = 'quay.io/openshift-hyperfleet/pull-secret:latest';
@@ -99,6 +100,8 @@ export const adapterConfigSchema = z
       .object({ enabled: z.boolean().default(false), recheckSeconds: count(10, 86_400).default(300) })
       .strict()
       .prefault({}),
+    /** Secret Manager event notifications that trigger reconciles (docs/architecture.md, "Store notifications"). */
+    notifications: notificationsSectionSchema.prefault({}),
   })
   .strict();
 
@@ -125,6 +128,12 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
   problems.push(...accountServiceProblems(config));
   problems.push(...verificationProblems(config));
   if (config.shares.enabled && config.kubernetes.target !== 'api') problems.push('shares.enabled needs kubernetes.target: api (shares are projected through the Kubernetes API)');
+  problems.push(
+    ...notificationsProblems(
+      config.notifications,
+      Object.values(routes).map((route) => route.store),
+    ),
+  );
   try {
     new Preconditions(rules);
   } catch (err) {

@@ -122,6 +122,8 @@ export function projectJobEnv(config: unknown, store: { kind: string; settings: 
     // A scope setting (job-only) comes from the cluster alone; any other, the cluster's over the shared one.
     else value = cluster[key] ?? (v.scope === 'job' ? undefined : store.settings[key]);
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+    // A list of names (GCP_SECRET_TOPICS) travels comma-separated, as its variable takes it.
+    else if (Array.isArray(value) && value.every((item) => typeof item === 'string')) env[name] = value.join(',');
   }
   return env;
 }

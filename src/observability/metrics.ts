@@ -5,6 +5,7 @@ import { RetentionMetrics } from '../retention/metrics.js';
 import type { TokenBucket } from '../util/token-bucket.js';
 import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
 import { ShareMetrics } from '../shares/metrics.js';
+import { NOTIFICATION_OUTCOMES, STORE_EVENT_TYPES } from '../notifications/read-notification.js';
 
 /** Results of one event, as counted in `pullsecret_events_total{result}`. */
 export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
@@ -101,6 +102,13 @@ export class Metrics {
     labelNames: ['outcome'],
     registers: [this.registry],
   });
+  /** Secret Manager event notifications by event type and outcome (src/notifications/). */
+  readonly storeNotifications = new Counter({
+    name: 'pullsecret_store_notifications_total',
+    help: 'Secret store event notifications received (GCP Secret Manager), by event type and outcome (triggered, ignored, foreign, malformed)',
+    labelNames: ['store', 'event_type', 'outcome'],
+    registers: [this.registry],
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
   /** Version retention (docs/retention.md): versions per secret, disabled, destroyed, failures; by store. */
   readonly retention = new RetentionMetrics(
@@ -145,6 +153,7 @@ export class Metrics {
     }
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
     for (const outcome of TRANSFER_OUTCOMES) this.transferChecks.inc({ outcome }, 0);
+    for (const event_type of STORE_EVENT_TYPES) for (const outcome of NOTIFICATION_OUTCOMES) this.storeNotifications.inc({ store: 'gcp', event_type, outcome }, 0);
     // Registry hosts are known only when seen; an empty registry label gives alerts a zero per outcome.
     for (const outcome of VERIFICATION_OUTCOMES) this.registryVerifications.inc({ registry: '', outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });

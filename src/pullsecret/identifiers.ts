@@ -92,6 +92,16 @@ export function defaultSecretId(clusterId: string): string {
   return `hyperfleet-${clusterId}-pull-secret`;
 }
 
+/**
+ * The cluster of a default cloud secret id (`hyperfleet-{cluster-id}-pull-secret`), the inverse of
+ * `defaultSecretId`; `undefined` for any other name or a cluster id that fails `assertClusterId`.
+ */
+export function clusterIdOfSecretId(secretId: string): string | undefined {
+  const match = /^hyperfleet-(.+)-pull-secret$/.exec(secretId);
+  const clusterId = match?.[1];
+  return clusterId !== undefined && CLUSTER_ID.test(clusterId) ? clusterId : undefined;
+}
+
 /** Labels put on every cloud secret we create. `managed-by=hyperfleet` marks ownership. */
 export function managedLabels(clusterId: string): Record<string, string> {
   return {

@@ -49,6 +49,8 @@ export interface StackOptions {
   verification?: Record<string, unknown>;
   /** The PullSecretShare controller (`shares`). */
   shares?: Record<string, unknown>;
+  /** The `notifications` section (Secret Manager event notifications that trigger reconciles). */
+  notifications?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -85,6 +87,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     preconditions: options.preconditions,
     verification: options.verification,
     shares: options.shares,
+    notifications: options.notifications,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);

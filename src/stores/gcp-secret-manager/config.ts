@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
+import { nextRotationTimeSchema, rotationPeriodSchema, rotationProblem, topicsSchema } from './rotation.js';
 
 /**
  * Observes every Secret Manager API call once it finished: the RPC name (`AccessSecretVersion`),
@@ -30,6 +31,12 @@ export interface GcpStoreConfig {
    * CreateSecret sets it on the automatic replication. Existing secrets keep theirs.
    */
   kmsKeyName?: string;
+  /** Rotation period of new secrets in seconds (1 hour to 100 years; needs `topics`). See rotation.ts. */
+  rotationPeriod?: number;
+  /** First rotation of new secrets (ISO 8601); default now + `rotationPeriod`. Needs `topics`. */
+  nextRotationTime?: string;
+  /** Pub/Sub topics (`projects/P/topics/T`) Secret Manager notifies of changes to new secrets. */
+  topics?: string[];
   /** Optional observer of API calls, for metrics. Not settable from the environment. */
   onApiCall?: ApiCallHook;
 }
@@ -95,6 +102,9 @@ const sharedShape = {
   callTimeoutMs,
   writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
   kmsKeyName: z.string({ error: KMS_KEY_RULE }).regex(KMS_KEY_NAME, { error: KMS_KEY_RULE }).optional(),
+  rotationPeriod: rotationPeriodSchema.optional(),
+  nextRotationTime: nextRotationTimeSchema.optional(),
+  topics: topicsSchema.optional(),
   onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 };
 
@@ -108,6 +118,12 @@ function insecureOnLoopback(ctx: { value: { insecure: boolean; endpoint?: string
   }
 }
 
+/** Rotation needs topics: checked on both schemas below. */
+function rotationWithTopics(ctx: { value: { rotationPeriod?: number | undefined; nextRotationTime?: string | undefined; topics?: string[] | undefined }; issues: z.core.$ZodRawIssue[] }): void {
+  const problem = rotationProblem(ctx.value);
+  if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem.message, path: [problem.path], input: undefined });
+}
+
 /**
  * Schema of `GcpStoreConfig`. Accepts the environment's strings and the parsed values alike, so a
  * parsed config can be validated again. Messages describe the rule and never echo the value.
@@ -115,10 +131,11 @@ function insecureOnLoopback(ctx: { value: { insecure: boolean; endpoint?: string
 export const gcpStoreConfigSchema: z.ZodType<GcpStoreConfig> = z
   .object({ projectId: z.string({ error: PROJECT_RULE }).regex(PROJECT_ID, { error: PROJECT_RULE }), ...sharedShape })
   .strict()
-  .check(insecureOnLoopback);
+  .check(insecureOnLoopback)
+  .check(rotationWithTopics);
 
 /** The adapter's `store.settings` for GCP: the project is not among them (each cluster names it). */
-export const gcpSharedSettingsSchema = z.object(sharedShape).strict().check(insecureOnLoopback);
+export const gcpSharedSettingsSchema = z.object(sharedShape).strict().check(insecureOnLoopback).check(rotationWithTopics);
 
 /** Secret Manager's limit on one version's payload (64 KiB). */
 export const GCP_PAYLOAD_LIMIT_BYTES = 65_536;
@@ -141,6 +158,18 @@ export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
   GCP_KMS_KEY_NAME: {
     key: 'kmsKeyName',
     help: 'Customer-managed encryption key of new secrets, projects/P/locations/global/keyRings/R/cryptoKeys/K (optional; the adapter reads it from each cluster, spec.gcp.kmsKeyName).',
+  },
+  GCP_ROTATION_PERIOD: {
+    key: 'rotationPeriod',
+    help: 'Rotation period of new secrets: seconds or a number with m, h or d ("720h"); 1 hour to 100 years; needs GCP_SECRET_TOPICS. Secret Manager then sends SECRET_ROTATE notifications (optional).',
+  },
+  GCP_NEXT_ROTATION_TIME: {
+    key: 'nextRotationTime',
+    help: 'First rotation of new secrets, RFC 3339 (e.g. 2026-12-01T00:00:00Z); default now + GCP_ROTATION_PERIOD; a time less than 5 minutes ahead is replaced by that default (optional).',
+  },
+  GCP_SECRET_TOPICS: {
+    key: 'topics',
+    help: 'Pub/Sub topics of new secrets, projects/P/topics/T separated by commas (up to 10): Secret Manager publishes every change of the secret and its versions there (optional).',
   },
   GCP_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
 };

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { paginate } from './paging.js';
 import { parseParent, parseSecretName, parseVersionName, assertSecretIdRule, secretName } from './names.js';
-import { assertReplicationRule, checkPayload } from './rules.js';
+import { assertReplicationRule, checkPayload, checkRotationRule } from './rules.js';
 import type { SecretManagerState, StoredSecret } from './state.js';
 import { RpcError, type MethodName, type VersionState, type WirePayload, type WireSecret } from './types.js';
 import { toWireSecret, toWireVersion } from './wire.js';
@@ -96,11 +96,12 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
         assertSecretIdRule(secretId);
         const secret = r.secret as WireSecret | undefined;
         assertReplicationRule(secret?.replication);
+        const notify = checkRotationRule(secret);
         const ref = { project, secretId, name: secretName(project, secretId) };
         const cmek = secret?.replication?.automatic?.customerManagedEncryption;
         const automatic = cmek ? { customerManagedEncryption: { kmsKeyName: cmek.kmsKeyName } } : {};
         const replication = secret?.replication?.automatic !== undefined ? { automatic } : { userManaged: secret?.replication?.userManaged ?? {} };
-        return toWireSecret(state.createSecret(ref, labelsOf(secret), replication, secret?.annotations ?? {}));
+        return toWireSecret(state.createSecret(ref, labelsOf(secret), replication, secret?.annotations ?? {}, notify));
       },
     },
     GetSecret: {

@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { crc32c } from '../../../src/stores/gcp-secret-manager/crc32c.js';
-import { RpcError, type WirePayload, type WireReplication } from './types.js';
+import { RpcError, type WirePayload, type WireReplication, type WireSecret } from './types.js';
 
 /** Secret Manager's content rules: labels, replication, payload size and checksum. */
 
@@ -96,4 +96,48 @@ export function checkPayload(payload: WirePayload | undefined): { data: Buffer; 
     throw new RpcError(status.INVALID_ARGUMENT, 'Checksum mismatch: data_crc32c does not match the CRC32C of the payload data.');
   }
   return { data, crc, clientChecksum };
+}
+
+/** A Pub/Sub topic name. */
+const TOPIC = /^projects\/[^/]+\/topics\/[^/]+$/;
+
+/** A secret's rotation and topics, as stored: period in seconds, next rotation as a Date. */
+export interface RotationRule {
+  rotation?: { rotationPeriodSeconds?: number; nextRotationTime?: Date };
+  topics: string[];
+}
+
+/**
+ * Validates `rotation` and `topics` as the service does: at most 10 topics named
+ * `projects/P/topics/T`; rotation needs topics; a period of 3600 s to 100 years, whole seconds,
+ * and then a next rotation time; a next rotation time at least 5 minutes and at most 100 years
+ * ahead. @throws INVALID_ARGUMENT.
+ */
+export function checkRotationRule(secret: WireSecret | undefined, now: Date = new Date()): RotationRule {
+  const topics = (secret?.topics ?? []).map((t) => t.name ?? '');
+  if (topics.length > 10) throw new RpcError(status.INVALID_ARGUMENT, `A Secret can have at most 10 topics; the request has ${topics.length}.`);
+  for (const topic of topics) {
+    if (!TOPIC.test(topic)) throw new RpcError(status.INVALID_ARGUMENT, `Topic name [${topic}] is invalid: must be of the form projects/*/topics/*.`);
+  }
+  const rotation = secret?.rotation ?? undefined;
+  if (rotation === undefined || (rotation.rotationPeriod == null && rotation.nextRotationTime == null)) return { topics };
+  if (topics.length === 0) throw new RpcError(status.INVALID_ARGUMENT, 'Secret.topics must be set when Secret.rotation is set: rotation notifications are sent to the topics.');
+  const result: RotationRule = { topics, rotation: {} };
+  if (rotation.rotationPeriod != null) {
+    const seconds = Number(rotation.rotationPeriod.seconds ?? 0);
+    if ((rotation.rotationPeriod.nanos ?? 0) !== 0 || seconds < 3600 || seconds > 3_153_600_000) {
+      throw new RpcError(status.INVALID_ARGUMENT, 'Secret.rotation.rotation_period must be in whole seconds, at least 3600s (1h) and at most 3153600000s (100 years).');
+    }
+    if (rotation.nextRotationTime == null) throw new RpcError(status.INVALID_ARGUMENT, 'Secret.rotation.next_rotation_time must be set when rotation_period is set.');
+    result.rotation!.rotationPeriodSeconds = seconds;
+  }
+  if (rotation.nextRotationTime != null) {
+    const ms = Number(rotation.nextRotationTime.seconds ?? 0) * 1000 + Math.floor((rotation.nextRotationTime.nanos ?? 0) / 1e6);
+    const ahead = (ms - now.getTime()) / 1000;
+    if (ahead < 300 || ahead > 3_153_600_000) {
+      throw new RpcError(status.INVALID_ARGUMENT, 'Secret.rotation.next_rotation_time must be at least 5 minutes and at most 100 years in the future.');
+    }
+    result.rotation!.nextRotationTime = new Date(ms);
+  }
+  return result;
 }

@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { CallCounter, type CallRecord } from './calls.js';
 import { FaultInjector, type Fault, type FaultSpec } from './faults.js';
 import { buildMethods, type MethodSpec } from './handlers.js';
+import { NotificationPublisher } from './notifications.js';
 import { MAX_PAGE_SIZE } from './paging.js';
 import { QuotaEnforcer, statusDetails, type QuotaSettings } from './quotas.js';
 import { secretManagerServiceDefinition } from './service-definition.js';
@@ -22,6 +23,11 @@ export interface SecretManagerTestServerOptions {
    * RESOURCE_EXHAUSTED like the service; `{}` for the service's figures per minute. Off by default.
    */
   quotas?: QuotaSettings;
+  /**
+   * Publish Secret Manager's event notifications for secrets with `topics` to the Pub/Sub emulator
+   * at `pubsubHost` (`127.0.0.1:PORT`), as the service does (notifications.ts). Off by default.
+   */
+  notifications?: { pubsubHost: string };
 }
 
 /** A running Secret Manager test server on 127.0.0.1. */
@@ -55,6 +61,10 @@ export interface SecretManagerTestServer {
    * PERMISSION_DENIED, and TestIamPermissions grants only these. `undefined` grants everything.
    */
   setGrantedPermissions(permissions: readonly string[] | undefined): void;
+  /** The notification publisher when `notifications` is set: what it published, `flush()`. */
+  readonly notifications: NotificationPublisher | undefined;
+  /** Sends the `SECRET_ROTATE` notification of a secret now (as the service does at its next rotation time). */
+  rotate(secretId: string, project?: string): void;
   /** Stops the server (graceful, then forced after a second). Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -81,10 +91,12 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
     grantedPermissions: () => granted,
   });
 
+  const notifications = options.notifications === undefined ? undefined : new NotificationPublisher(options.notifications.pubsubHost, project);
+  const prepare = (method: MethodName, request: Record<string, unknown>) => notifications?.before(method, request, state);
   const server = new grpc.Server();
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const method of METHOD_NAMES) {
-    implementation[method] = unaryHandler(method, methods[method], counter, faults, () => granted, quotas);
+    implementation[method] = unaryHandler(method, methods[method], counter, faults, () => granted, quotas, prepare);
   }
   server.addService(secretManagerServiceDefinition(), implementation);
 
@@ -116,6 +128,11 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
     setGrantedPermissions: (permissions) => {
       granted = permissions === undefined ? undefined : new Set(permissions);
     },
+    notifications,
+    rotate: (secretId, inProject) => {
+      const secret = state.findSecret(secretId, inProject);
+      if (secret !== undefined) notifications?.rotate(secret);
+    },
     stop: () => {
       stopped ??= new Promise<void>((resolve) => {
         const force = setTimeout(() => {
@@ -126,7 +143,7 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
           clearTimeout(force);
           resolve();
         });
-      });
+      }).then(() => notifications?.close());
       return stopped;
     },
   };
@@ -140,6 +157,7 @@ function unaryHandler(
   faults: FaultInjector,
   granted: () => ReadonlySet<string> | undefined,
   quotas: QuotaEnforcer | undefined,
+  prepare: (method: MethodName, request: Record<string, unknown>) => ((response: unknown) => void) | undefined = () => undefined,
 ): grpc.handleUnaryCall<Record<string, unknown>, unknown> {
   return (call, callback) => {
     counter.arrive(method);
@@ -175,7 +193,9 @@ function unaryHandler(
         if (spec.permission !== undefined && permissions !== undefined && !permissions.has(spec.permission)) {
           throw new RpcError(grpc.status.PERMISSION_DENIED, `Permission '${spec.permission}' denied for resource '${entry.resource}' (or it may not exist).`);
         }
+        const notify = prepare(method, request);
         response = spec.run(request);
+        notify?.(response);
       } catch (err) {
         if (err instanceof RpcError) return fail(err.code, err.message);
         return fail(grpc.status.INTERNAL, 'Internal error encountered.');

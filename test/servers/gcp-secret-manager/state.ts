@@ -35,6 +35,10 @@ export interface StoredSecret {
   etag: string;
   /** Oldest first; `latest` is the last one. */
   versions: StoredVersion[];
+  /** Rotation policy, when set at creation (period in seconds). */
+  rotation?: { rotationPeriodSeconds?: number; nextRotationTime?: Date };
+  /** Pub/Sub topics the secret's changes are published to. */
+  topics?: string[];
 }
 
 /** What a test may seed: labels, and versions (oldest first) in any state. */
@@ -60,7 +64,7 @@ export class SecretManagerState {
   constructor(readonly defaultProject: string) {}
 
   /** Creates a secret. @throws ALREADY_EXISTS, INVALID_ARGUMENT (labels). */
-  createSecret(ref: SecretRef, labels: Record<string, string>, replication: WireReplication, annotations: Record<string, string> = {}): StoredSecret {
+  createSecret(ref: SecretRef, labels: Record<string, string>, replication: WireReplication, annotations: Record<string, string> = {}, notify: Pick<StoredSecret, 'rotation' | 'topics'> = {}): StoredSecret {
     assertLabelsRule(labels);
     assertAnnotationsRule(annotations);
     if (this.secrets.has(ref.name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${ref.name}] already exists.`);
@@ -74,6 +78,8 @@ export class SecretManagerState {
       createTime: new Date(),
       etag: newEtag(),
       versions: [],
+      ...(notify.rotation === undefined ? {} : { rotation: { ...notify.rotation } }),
+      ...(notify.topics === undefined || notify.topics.length === 0 ? {} : { topics: [...notify.topics] }),
     };
     this.secrets.set(ref.name, secret);
     return secret;
@@ -193,6 +199,11 @@ export class SecretManagerState {
   /** A secret by id, or `undefined` (for assertions). */
   findSecret(secretId: string, project = this.defaultProject): StoredSecret | undefined {
     return this.secrets.get(secretName(project, secretId));
+  }
+
+  /** A secret by its full name `projects/P/secrets/S`, or `undefined`. */
+  lookup(name: string): StoredSecret | undefined {
+    return this.secrets.get(name);
   }
 
   /** A secret's versions newest first, by id (for assertions). @throws NOT_FOUND. */

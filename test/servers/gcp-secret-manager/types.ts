@@ -53,6 +53,22 @@ export interface WireSecret {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   etag?: string;
+  /** google.cloud.secretmanager.v1.Rotation. */
+  rotation?: WireRotation | null;
+  /** google.cloud.secretmanager.v1.Topic list. */
+  topics?: { name?: string }[];
+}
+
+/** google.protobuf.Duration as the loader hands it over. */
+export interface WireDuration {
+  seconds?: string | number;
+  nanos?: number;
+}
+
+/** google.cloud.secretmanager.v1.Rotation. */
+export interface WireRotation {
+  nextRotationTime?: { seconds?: string | number; nanos?: number } | null;
+  rotationPeriod?: WireDuration | null;
 }
 
 /** google.cloud.secretmanager.v1.SecretPayload. */

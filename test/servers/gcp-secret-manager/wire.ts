@@ -1,6 +1,22 @@
 import type { StoredSecret, StoredVersion } from './state.js';
 import { toTimestamp } from './types.js';
 
+/** The rotation and topics of a secret on the wire (absent when unset, as the service sends them). */
+function notifyFields(secret: StoredSecret): Record<string, unknown> {
+  const rotation = secret.rotation;
+  return {
+    ...(rotation === undefined
+      ? {}
+      : {
+          rotation: {
+            ...(rotation.nextRotationTime === undefined ? {} : { nextRotationTime: toTimestamp(rotation.nextRotationTime) }),
+            ...(rotation.rotationPeriodSeconds === undefined ? {} : { rotationPeriod: { seconds: String(rotation.rotationPeriodSeconds), nanos: 0 } }),
+          },
+        }),
+    ...(secret.topics === undefined ? {} : { topics: secret.topics.map((name) => ({ name })) }),
+  };
+}
+
 /** Stored resources as the service sends them (camelCase; the loader serializes them). */
 
 export function toWireSecret(secret: StoredSecret): Record<string, unknown> {
@@ -11,6 +27,7 @@ export function toWireSecret(secret: StoredSecret): Record<string, unknown> {
     labels: { ...secret.labels },
     annotations: { ...secret.annotations },
     etag: secret.etag,
+    ...notifyFields(secret),
   };
 }
 
