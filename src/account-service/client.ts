@@ -98,7 +98,16 @@ export interface AccountServiceClient {
   certificate(clusterId: string, cloudToken: string, arch: string, signal?: AbortSignal): Promise<EntitlementCertificate>;
 }
 
-const certificateSchema = z.object({ cert: z.string(), key: z.string(), serial: z.object({ id: z.union([z.string(), z.number()]).optional() }).passthrough().optional() }).passthrough();
+const certificateSchema = z
+  .object({
+    cert: z.string(),
+    key: z.string(),
+    serial: z
+      .object({ id: z.union([z.string(), z.number()]).optional() })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
 const PEM_KEY = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]+?-----END \1PRIVATE KEY-----/;
 const ARCH = /^[a-z0-9_]{1,32}$/;
@@ -198,7 +207,11 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
       }
       if (response.status !== 200 && response.status !== 201) throw errorForStatus(response, operation);
       // The answer holds a private key: masked while it is parsed, whatever goes wrong.
-      const releaseAnswer = redactor.register(PEM_KEY.exec(response.text)?.[0].split(/\r?\n/).filter((line) => !line.startsWith('-----')) ?? []);
+      const releaseAnswer = redactor.register(
+        PEM_KEY.exec(response.text)?.[0]
+          .split(/\r?\n/)
+          .filter((line) => !line.startsWith('-----')) ?? [],
+      );
       try {
         return readCertificate(response.text, operation);
       } finally {

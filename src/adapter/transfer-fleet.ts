@@ -29,7 +29,7 @@ export interface TransferFleetOptions {
   list?: (signal: AbortSignal) => Promise<string[]>;
   logger: Logger;
   /** Names the periodic work in logs (default `transfer checks`, operation `transfer-fleet`); the entitlement refresh reuses the fleet. */
-  label?: { operation: string; work: string };
+  label?: { operation: string; work: string; listFailed: string };
 }
 
 /** A cluster's place in the interval: a fraction in [0, 1) from its id, the same on every replica and restart. */
@@ -60,8 +60,8 @@ export class TransferFleet {
   private listTimer?: NodeJS.Timeout;
   private readonly running = new Set<Promise<void>>();
   private readonly checking = new Set<string>();
-  private get label(): { operation: string; work: string } {
-    return this.options.label ?? { operation: 'transfer-fleet', work: 'transfer checks' };
+  private get label(): { operation: string; work: string; listFailed: string } {
+    return this.options.label ?? { operation: 'transfer-fleet', work: 'transfer checks', listFailed: 'Could not list clusters for transfer checks; keeping the known ones' };
   }
 
   constructor(private readonly options: TransferFleetOptions) {
@@ -127,7 +127,9 @@ export class TransferFleet {
       for (const id of [...this.timers.keys(), ...this.queued, ...this.checking]) if (!ids.has(id)) this.forget(id);
       logger.debug({ operation: this.label.operation, clusters: ids.size }, `Cluster list read for ${this.label.work}`);
     } catch (err) {
-      if (!this.stopper.signal.aborted) logger.warn({ operation: this.label.operation, ...describeError(err) }, `Could not list clusters for ${this.label.work}; keeping the known ones`);
+      if (!this.stopper.signal.aborted) {
+        logger.warn({ operation: this.label.operation, ...describeError(err) }, this.label.listFailed);
+      }
     }
   }
 

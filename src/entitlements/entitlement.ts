@@ -130,7 +130,11 @@ export async function refreshEntitlement(clusterId: string, pullSecret: Uint8Arr
   }
 }
 
-async function fetchWithBackoff(clusterId: string, token: string, options: RefreshEntitlementOptions): Promise<EntitlementCertificate | Exclude<EntitlementOutcome, { kind: 'refreshed' | 'failed' | 'no-token' }>> {
+async function fetchWithBackoff(
+  clusterId: string,
+  token: string,
+  options: RefreshEntitlementOptions,
+): Promise<EntitlementCertificate | Exclude<EntitlementOutcome, { kind: 'refreshed' | 'failed' | 'no-token' }>> {
   const delays = transferBackoff(options.intervalMs).slice(0, options.retries ?? TRANSFER_RETRY_STEPS);
   const wait = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }));
   for (let attempt = 1; ; attempt++) {

@@ -36,7 +36,7 @@ export class EntitlementRefresher {
       maxInFlight: options.maxInFlight,
       list: options.list,
       logger: options.logger,
-      label: { operation: 'entitlement-refresh', work: 'entitlement refreshes' },
+      label: { operation: 'entitlement-refresh', work: 'entitlement refreshes', listFailed: 'Could not list clusters for entitlement refreshes; keeping the known ones' },
       check: (clusterId) => this.refreshOne(clusterId),
     });
   }
