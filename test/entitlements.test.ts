@@ -235,4 +235,42 @@ describe('entitlement certificates', () => {
     for (const needle of keyStrings(key)) assert.ok(!haystack.includes(needle), 'a key line leaked');
     assert.ok(!haystack.includes(c.token), 'the cloud token leaked');
   });
+
+  it('the refresher schedules known clusters on the fleet machinery (phase, pacing) and counts by result', async () => {
+    const registry = new Registry();
+    const expiry = new EntitlementExpiry();
+    const metrics = new EntitlementMetrics(registry, expiry);
+    const c = cluster();
+    const refresher = new EntitlementRefresher({
+      intervalMs: 3_600_000,
+      jitter: 0,
+      requestsPerSecond: 100,
+      maxInFlight: 1,
+      expiry,
+      metrics,
+      logger,
+      refresh: (id) => refresh(id, c.pullSecret),
+    });
+    try {
+      refresher.start();
+      refresher.seen(c.id);
+      for (let i = 0; i < 500 && expiry.expiresAt(c.id) === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(expiry.expiresAt(c.id), 'the scheduled refresh ran');
+      assert.match(await registry.metrics(), /^pullsecret_entitlement_refreshes_total\{result="refreshed"\} 1$/m);
+      refresher.forget(c.id);
+      assert.equal(expiry.expiresAt(c.id), undefined);
+    } finally {
+      await refresher.stop();
+    }
+  });
+
+  it('the client refuses an invalid architecture and answers without PEM blocks', async () => {
+    const c = cluster();
+    await assert.rejects(client.certificate(c.id, c.token, 'x86 64'), (err: Error & { code?: string }) => err.code === 'CONFIG_INVALID');
+    service.injectFault({ route: 'certificates', body: JSON.stringify({ cert: 'x', key: 'y' }), contentType: 'application/json' });
+    await assert.rejects(client.certificate(c.id, c.token, 'aarch64'), /cert holds no PEM certificate block/);
+    const issued = await client.certificate(c.id, c.token, 'aarch64');
+    service.injectFault({ route: 'certificates', body: JSON.stringify({ cert: issued.cert, key: 'no key here' }), contentType: 'application/json' });
+    await assert.rejects(client.certificate(c.id, c.token, 'aarch64'), /key holds no PEM private key block/);
+  });
 });
