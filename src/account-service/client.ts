@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { Agent as HttpsAgent } from 'node:https';
 import { z } from 'zod';
 import { PullSecretError, type ErrorCode } from '../errors/index.js';
@@ -14,6 +15,9 @@ import { isObject } from '../pullsecret/validate.js';
 export const TRANSFERS_PATH = '/api/accounts_mgmt/v1/cluster_transfers/';
 /** Default route of an organization's pull secret; `{organization_id}` and `{cluster_id}` are filled in. */
 export const DEFAULT_SOURCE_PATH = '/api/accounts_mgmt/v1/organizations/{organization_id}/pull_secret';
+
+/** OCM's `accounts_mgmt` v1 route that issues a cluster's entitlement certificate (simple content access). */
+export const CERTIFICATES_PATH = '/api/accounts_mgmt/v1/certificates';
 
 const SERVICE: ExchangeService = { name: 'account service', caSetting: 'accountService.caFile' };
 /** A transfer list or a pull secret is small; 1 MiB is the largest Kubernetes Secret. */
@@ -44,6 +48,19 @@ export interface AcceptedTransfer {
 /** What the transfer list said: nothing open (204, empty body or no items), or the accepted items. */
 export type TransferAnswer = { kind: 'none' } | { kind: 'accepted'; total: number; items: AcceptedTransfer[] };
 
+/**
+ * A cluster's entitlement certificate as the client hands it on: both PEMs as sent (`key` is a
+ * credential, registered with the redactor by the caller for as long as it is handled) and the
+ * expiry read from the certificate itself (`validTo` of the first certificate), not from metadata.
+ */
+export interface EntitlementCertificate {
+  cert: string;
+  key: string;
+  expiresAt: Date;
+  /** The serial number the service reported (`serial.id`), when any; informational. */
+  serial?: string;
+}
+
 export interface AccountServiceClient {
   readonly baseUrl: string;
   /**
@@ -67,7 +84,33 @@ export interface AccountServiceClient {
    *   describes, or an item of another cluster or another status
    */
   transfers(clusterId: string, cloudToken: string, signal?: AbortSignal): Promise<TransferAnswer>;
+  /**
+   * `POST /api/accounts_mgmt/v1/certificates` with body `{"type":"sca","arch":arch}` and
+   * `Authorization: AccessToken {clusterId}:{cloudToken}`: the cluster's simple-content-access
+   * entitlement certificate. Answer (OCM-style): `{cert, key, metadata, serial: {id, expiration}}`;
+   * `cert` and `key` must hold PEM blocks and `cert` must parse as X.509. One attempt; the caller owns
+   * the backoff. The token and the answer's `key` are registered with the redactor during the request;
+   * the caller registers `key` for as long as it keeps it.
+   *
+   * @throws like `transfers`; ACCOUNT_SERVICE_UNEXPECTED for an answer without both PEMs or with a
+   *   certificate that does not parse
+   */
+  certificate(clusterId: string, cloudToken: string, arch: string, signal?: AbortSignal): Promise<EntitlementCertificate>;
 }
+
+const certificateSchema = z
+  .object({
+    cert: z.string(),
+    key: z.string(),
+    serial: z
+      .object({ id: z.union([z.string(), z.number()]).optional() })
+      .passthrough()
+      .optional(),
+  })
+  .passthrough();
+const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+const PEM_KEY = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]+?-----END \1PRIVATE KEY-----/;
+const ARCH = /^[a-z0-9_]{1,32}$/;
 
 const itemSchema = z.object({ id: z.string().min(1), cluster_uuid: z.string().optional(), status: z.string().optional(), secret: z.unknown() }).passthrough();
 const listSchema = z.object({ page: z.number().int(), size: z.number().int(), total: z.number().int().nonnegative(), items: z.array(itemSchema) }).passthrough();
@@ -92,10 +135,11 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
   const tokens = createTokenSource(options.tokenFile, SERVICE.name);
   const timeoutMs = options.timeoutMs ?? 10_000;
 
-  async function get(path: string, operation: string, authorization: { token?: string; header?: string }, signal: AbortSignal | undefined): Promise<ExchangeResponse> {
+  async function get(path: string, operation: string, authorization: { token?: string; header?: string }, signal: AbortSignal | undefined, post?: { body: unknown }): Promise<ExchangeResponse> {
     try {
       return await exchange({
-        method: 'GET',
+        method: post === undefined ? 'GET' : 'POST',
+        body: post?.body,
         url: `${baseUrl}${path}`,
         operation,
         token: authorization.token,
@@ -148,7 +192,52 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
       if (response.text.trim() === '') return { kind: 'none' };
       return readList(response.text, clusterId, operation);
     },
+
+    async certificate(clusterId, cloudToken, arch, signal) {
+      assertClusterId(clusterId);
+      if (!ARCH.test(arch)) throw new PullSecretError('CONFIG_INVALID', `invalid entitlement architecture ${quoteIdentifier(arch)}: 1-32 lowercase letters, digits or "_" (e.g. x86_64)`);
+      const operation = `POST ${CERTIFICATES_PATH}`;
+      const header = `AccessToken ${clusterId}:${cloudToken}`;
+      const release = redactor.register([cloudToken, header]);
+      let response: ExchangeResponse;
+      try {
+        response = await get(CERTIFICATES_PATH, operation, { header }, signal, { body: { type: 'sca', arch } });
+      } finally {
+        release();
+      }
+      if (response.status !== 200 && response.status !== 201) throw errorForStatus(response, operation);
+      // The answer holds a private key: masked while it is parsed, whatever goes wrong.
+      const releaseAnswer = redactor.register(
+        PEM_KEY.exec(response.text)?.[0]
+          .split(/\r?\n/)
+          .filter((line) => !line.startsWith('-----')) ?? [],
+      );
+      try {
+        return readCertificate(response.text, operation);
+      } finally {
+        releaseAnswer();
+      }
+    },
   };
+}
+
+function readCertificate(text: string, operation: string): EntitlementCertificate {
+  const parsed = parseStrictJson(text);
+  if (!parsed.ok) throw unexpected(operation, `body is ${describeJsonProblem(parsed.problem)}`);
+  const answer = certificateSchema.safeParse(parsed.value);
+  if (!answer.success) throw unexpected(operation, describeIssues(answer.error));
+  const { cert, key, serial } = answer.data;
+  if (!PEM_CERT.test(cert)) throw unexpected(operation, 'cert holds no PEM certificate block');
+  if (!PEM_KEY.test(key)) throw unexpected(operation, 'key holds no PEM private key block');
+  let validTo: string;
+  try {
+    validTo = new X509Certificate(cert).validTo;
+  } catch {
+    throw unexpected(operation, 'cert is not a parsable X.509 certificate');
+  }
+  const expiresAt = new Date(validTo);
+  if (Number.isNaN(expiresAt.getTime())) throw unexpected(operation, 'the certificate has no readable expiry');
+  return { cert, key, expiresAt, serial: serial?.id === undefined ? undefined : String(serial.id) };
 }
 
 function readList(text: string, clusterId: string, operation: string): TransferAnswer {

@@ -21,6 +21,7 @@ function scripted(answers: (TransferAnswer | PullSecretError)[]): AccountService
     baseUrl: 'http://127.0.0.1:1',
     tokens,
     source: () => Promise.reject(new Error('not used')),
+    certificate: () => Promise.reject(new Error('not used')),
     transfers: (_id, token) => {
       tokens.push(token);
       const next = answers.shift();

@@ -28,6 +28,8 @@ export interface TransferFleetOptions {
   /** Lists the ids of the clusters that exist (not deleted); run at start and once per interval. */
   list?: (signal: AbortSignal) => Promise<string[]>;
   logger: Logger;
+  /** Names the periodic work in logs (default `transfer checks`, operation `transfer-fleet`); the entitlement refresh reuses the fleet. */
+  label?: { operation: string; work: string; listFailed: string };
 }
 
 /** A cluster's place in the interval: a fraction in [0, 1) from its id, the same on every replica and restart. */
@@ -58,6 +60,9 @@ export class TransferFleet {
   private listTimer?: NodeJS.Timeout;
   private readonly running = new Set<Promise<void>>();
   private readonly checking = new Set<string>();
+  private get label(): { operation: string; work: string; listFailed: string } {
+    return this.options.label ?? { operation: 'transfer-fleet', work: 'transfer checks', listFailed: 'Could not list clusters for transfer checks; keeping the known ones' };
+  }
 
   constructor(private readonly options: TransferFleetOptions) {
     const perSecond = options.requestsPerSecond;
@@ -120,9 +125,11 @@ export class TransferFleet {
       const ids = new Set(await list(this.stopper.signal));
       for (const id of ids) this.seen(id);
       for (const id of [...this.timers.keys(), ...this.queued, ...this.checking]) if (!ids.has(id)) this.forget(id);
-      logger.debug({ operation: 'transfer-fleet', clusters: ids.size }, 'Cluster list read for transfer checks');
+      logger.debug({ operation: this.label.operation, clusters: ids.size }, `Cluster list read for ${this.label.work}`);
     } catch (err) {
-      if (!this.stopper.signal.aborted) logger.warn({ operation: 'transfer-fleet', ...describeError(err) }, 'Could not list clusters for transfer checks; keeping the known ones');
+      if (!this.stopper.signal.aborted) {
+        logger.warn({ operation: this.label.operation, ...describeError(err) }, this.label.listFailed);
+      }
     }
   }
 

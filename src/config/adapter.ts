@@ -11,6 +11,7 @@ import { accountServiceProblems, accountServiceSectionSchema, pullSecretSourceSc
 import { adapterEnvLayers } from './adapter-env.js';
 import { adminSectionSchema } from './admin.js';
 import { retentionSectionSchema } from './retention.js';
+import { entitlementsProblems, entitlementsSectionSchema } from './entitlements.js';
 import { issueLines } from './problems.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
@@ -93,6 +94,8 @@ export const adapterConfigSchema = z
     accountService: accountServiceSectionSchema.optional(),
     pullSecretSource: pullSecretSourceSchema.default('spec'),
     retention: retentionSectionSchema,
+    /** Entitlement certificates (docs/account-service.md). */
+    entitlements: entitlementsSectionSchema,
     /** Registry verification of new pull secrets (docs/verification.md). */
     verification: verificationSectionSchema.prefault({}),
     /** PullSecretShares (docs/shares.md): off unless enabled; needs kubernetes.target api. */
@@ -134,6 +137,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
       Object.values(routes).map((route) => route.store),
     ),
   );
+  problems.push(...entitlementsProblems(config));
   try {
     new Preconditions(rules);
   } catch (err) {

@@ -17,7 +17,7 @@ const AGENTS = {
 };
 
 export interface ExchangeRequest {
-  method: 'GET' | 'PUT';
+  method: 'GET' | 'PUT' | 'POST';
   /** An `http:` or `https:` URL (TLS trusts the system CAs and NODE_EXTRA_CA_CERTS). */
   url: string;
   /** For messages: a route template such as `GET /clusters/{id}`. */

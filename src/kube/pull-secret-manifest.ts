@@ -29,7 +29,8 @@ export interface PullSecretManifest {
     labels: Record<string, string>;
     annotations: Record<string, string>;
   };
-  type: typeof PULL_SECRET_TYPE;
+  /** `kubernetes.io/dockerconfigjson` for a pull secret; `Opaque` for the entitlement bundle (`src/entitlements`). */
+  type: typeof PULL_SECRET_TYPE | 'Opaque';
   data: Record<string, string>;
 }
 

@@ -50,9 +50,16 @@ export function describeSecret(existing: ExistingSecret, name: string, namespace
 export function contentMatches(existing: ExistingSecret, desired: PullSecretManifest): boolean {
   const fingerprint = existing.metadata?.annotations?.[ANNOTATIONS.contentSha256];
   if (fingerprint !== desired.metadata.annotations[ANNOTATIONS.contentSha256]) return false;
-  const have = existing.data?.[DOCKERCONFIGJSON_KEY];
-  const want = desired.data[DOCKERCONFIGJSON_KEY];
-  return have !== undefined && want !== undefined && Buffer.from(have, 'base64').equals(Buffer.from(want, 'base64'));
+  // Every data key we own (`.dockerconfigjson`, or the entitlement's two PEMs) must hold our bytes.
+  const keys = Object.keys(desired.data);
+  return (
+    keys.length > 0 &&
+    keys.every((key) => {
+      const have = existing.data?.[key];
+      const want = desired.data[key];
+      return have !== undefined && want !== undefined && Buffer.from(have, 'base64').equals(Buffer.from(want, 'base64'));
+    })
+  );
 }
 
 /**

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '../stores/rate-limited-store.js';
 import { storeFactories } from '../stores/registry.js';
 import { RetentionMetrics } from '../retention/metrics.js';
+import { EntitlementExpiry, EntitlementMetrics } from '../entitlements/expiry.js';
 import type { TokenBucket } from '../util/token-bucket.js';
 import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
 import { ShareMetrics } from '../shares/metrics.js';
@@ -124,6 +125,10 @@ export class Metrics {
   });
   /** The PullSecretShare controller's counters (docs/shares.md). */
   readonly shares = new ShareMetrics(this.registry);
+
+  /** Entitlement certificates (docs/account-service.md): each cluster's expiry, aggregated over the fleet. */
+  readonly entitlementExpiry = new EntitlementExpiry();
+  readonly entitlements = new EntitlementMetrics(this.registry, this.entitlementExpiry);
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     for (const result of JOB_RESULTS) this.jobTotal.inc({ result }, 0);

@@ -1,1 +1,10 @@
-export { startAccountServiceStandIn, type AccountServiceStandIn, type AccountServiceStandInOptions, type AccountFault, type AccountRoute, type StandInTransfer } from './server.js';
+export {
+  startAccountServiceStandIn,
+  type AccountServiceStandIn,
+  type AccountServiceStandInOptions,
+  type AccountFault,
+  type AccountRoute,
+  type StandInTransfer,
+  type StandInCertificate,
+  issueSelfSignedCertificate,
+} from './server.js';

@@ -1,10 +1,43 @@
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_SOURCE_PATH, TRANSFERS_PATH } from '../../account-service/client.js';
+import { CERTIFICATES_PATH, DEFAULT_SOURCE_PATH, TRANSFERS_PATH } from '../../account-service/client.js';
+
+const run = promisify(execFile);
 
 /** Routes the stand-in serves. */
-export type AccountRoute = 'transfers' | 'source';
+export type AccountRoute = 'transfers' | 'source' | 'certificates';
+
+/** A self-signed entitlement certificate and its key (PEM), as the stand-in issues them. */
+export interface StandInCertificate {
+  cert: string;
+  key: string;
+}
+
+/**
+ * Issues a throwaway self-signed certificate with `openssl` (P-256, CN = the cluster id), valid for
+ * `days` days, as the test PKI helper does. Not production code.
+ *
+ * @throws when `openssl` is missing or fails
+ */
+export async function issueSelfSignedCertificate(clusterId: string, days: number): Promise<StandInCertificate> {
+  const dir = await mkdtemp(join(tmpdir(), 'entitlement-'));
+  try {
+    const keyFile = join(dir, 'key.pem');
+    const certFile = join(dir, 'cert.pem');
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    await run('openssl', ['req', '-x509', ...ec, '-keyout', keyFile, '-out', certFile, '-days', String(days), '-subj', `/CN=${clusterId}/O=stand-in-entitlement`]);
+    return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 /** One transfer as the stand-in keeps it (OCM `ClusterTransfer` fields that matter here). */
 export interface StandInTransfer {
@@ -44,6 +77,8 @@ export interface AccountServiceStandInOptions {
   tokens?: string[];
   /** Serve https with this certificate and key (PEM) instead of http. */
   tls?: { certPem: string; keyPem: string };
+  /** Validity of the entitlement certificates it issues, in days (default 365). */
+  certificateDays?: number;
 }
 
 export interface AccountServiceStandIn {
@@ -57,6 +92,10 @@ export interface AccountServiceStandIn {
   /** Closes the window: removes the cluster's transfers. */
   clearTransfers(clusterId: string): void;
   setOrganizationPullSecret(organizationId: string, pullSecret: string): void;
+  /** Makes the next certificate request of the cluster issue a new certificate (optionally with another validity). */
+  rotateCertificate(clusterId: string, days?: number): void;
+  /** The certificate currently issued to the cluster, if any (for tests' assertions and canaries). */
+  issuedCertificate(clusterId: string): StandInCertificate | undefined;
   injectFault(fault: AccountFault): void;
   clearFaults(): void;
   resetCalls(): void;
@@ -90,7 +129,9 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
   const transfers: StandInTransfer[] = [];
   const orgSecrets = new Map<string, string>();
   let faults: { fault: AccountFault; remaining: number }[] = [];
-  const calls: Record<AccountRoute, number> = { transfers: 0, source: 0 };
+  const calls: Record<AccountRoute, number> = { transfers: 0, source: 0, certificates: 0 };
+  const certificates = new Map<string, StandInCertificate>();
+  const certificateDays = new Map<string, number>();
   let bearer = options.tokens;
 
   function takeFault(route: AccountRoute): AccountFault | undefined {
@@ -148,9 +189,44 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     res.writeHead(200, { 'content-type': 'application/json' }).end(secret);
   }
 
+  async function serveCertificates(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    calls.certificates += 1;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return ocmError(res, 400, 'the body must be JSON');
+    }
+    const { type, arch } = (typeof body === 'object' && body !== null ? body : {}) as { type?: unknown; arch?: unknown };
+    if (type !== 'sca' || typeof arch !== 'string' || arch === '') return ocmError(res, 400, 'the body must be {"type":"sca","arch":"<arch>"}');
+    const auth = /^AccessToken ([^:\s]+):(\S+)$/.exec(req.headers.authorization ?? '');
+    if (auth === null) return ocmError(res, 401, 'an AccessToken authorization is required');
+    const clusterId = auth[1] ?? '';
+    if (clusterTokens.get(clusterId) !== auth[2]) return ocmError(res, 403, 'the access token does not authorize this cluster');
+    if (answerFault(res, takeFault('certificates'))) return;
+    let issued = certificates.get(clusterId);
+    if (issued === undefined) {
+      try {
+        issued = await issueSelfSignedCertificate(clusterId, certificateDays.get(clusterId) ?? options.certificateDays ?? 365);
+      } catch {
+        return ocmError(res, 500, 'the stand-in could not issue a certificate (is openssl installed?)');
+      }
+      certificates.set(clusterId, issued);
+    }
+    const expiration = new Date(new X509Certificate(issued.cert).validTo).toISOString();
+    const answer = { cert: issued.cert, key: issued.key, metadata: { arch, type: 'sca' }, serial: { id: new X509Certificate(issued.cert).serialNumber, expiration } };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+  }
+
   const listener: RequestListener = (req, res) => {
-    req.resume();
     const url = new URL(req.url ?? '/', 'http://stand-in');
+    if (req.method === 'POST' && url.pathname === CERTIFICATES_PATH) {
+      serveCertificates(req, res).catch(() => ocmError(res, 500, 'internal error'));
+      return;
+    }
+    req.resume();
     if (req.method !== 'GET') return ocmError(res, 405, 'only GET is served');
     if (url.pathname === TRANSFERS_PATH) return serveTransfers(url, req, res);
     const org = SOURCE.exec(url.pathname)?.[1];
@@ -174,6 +250,11 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
       for (let i = transfers.length - 1; i >= 0; i--) if (transfers[i]?.clusterId === clusterId) transfers.splice(i, 1);
     },
     setOrganizationPullSecret: (organizationId, pullSecret) => void orgSecrets.set(organizationId, pullSecret),
+    rotateCertificate: (clusterId, days) => {
+      certificates.delete(clusterId);
+      if (days !== undefined) certificateDays.set(clusterId, days);
+    },
+    issuedCertificate: (clusterId) => certificates.get(clusterId),
     injectFault: (fault) => void faults.push({ fault, remaining: fault.times ?? 1 }),
     clearFaults: () => {
       faults = [];
@@ -181,6 +262,7 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     resetCalls: () => {
       calls.transfers = 0;
       calls.source = 0;
+      calls.certificates = 0;
     },
     stop: async () => {
       server.closeAllConnections();

@@ -1,0 +1,87 @@
+import { TransferFleet, type FleetCheck } from '../adapter/transfer-fleet.js';
+import type { Logger } from '../observability/logger.js';
+import { ENTITLEMENT_REASONS, type EntitlementOutcome } from './entitlement.js';
+import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
+import { transferBackoff } from '../account-service/transfer-check.js';
+
+export interface EntitlementRefresherOptions {
+  intervalMs: number;
+  jitter: number;
+  requestsPerSecond: number;
+  maxInFlight: number;
+  /**
+   * Refreshes one cluster (reads its pull secret, `refreshEntitlement`); `gone` for a cluster that no
+   * longer exists, `skipped` when it cannot now (no store, no pull secret yet). Never throws.
+   */
+  refresh: (clusterId: string) => Promise<EntitlementOutcome | 'gone' | 'skipped'>;
+  expiry: EntitlementExpiry;
+  metrics?: EntitlementMetrics;
+  list?: (signal: AbortSignal) => Promise<string[]>;
+  logger: Logger;
+}
+
+/**
+ * Refreshes every known cluster's entitlement once per interval, on the transfer fleet's machinery
+ * (deterministic phase per cluster, token-bucket pacing, bounded in-flight), and at once when the
+ * cluster's pull secret changed (`pullSecretChanged`). Records expiry and metrics.
+ */
+export class EntitlementRefresher {
+  private readonly fleet: TransferFleet;
+
+  constructor(private readonly options: EntitlementRefresherOptions) {
+    this.fleet = new TransferFleet({
+      intervalMs: options.intervalMs,
+      jitter: options.jitter,
+      requestsPerSecond: options.requestsPerSecond,
+      maxInFlight: options.maxInFlight,
+      list: options.list,
+      logger: options.logger,
+      label: { operation: 'entitlement-refresh', work: 'entitlement refreshes', listFailed: 'Could not list clusters for entitlement refreshes; keeping the known ones' },
+      check: (clusterId) => this.refreshOne(clusterId),
+    });
+  }
+
+  start(): void {
+    this.fleet.start();
+  }
+
+  /** A cluster was seen (an event): scheduled at its phase if new. */
+  seen(clusterId: string): void {
+    this.fleet.seen(clusterId);
+  }
+
+  /** The cluster's pull secret got a new version: refresh now (the new token may bring another certificate). */
+  async pullSecretChanged(clusterId: string): Promise<EntitlementOutcome | 'gone' | 'skipped'> {
+    this.fleet.seen(clusterId);
+    return this.run(clusterId);
+  }
+
+  forget(clusterId: string): void {
+    this.fleet.forget(clusterId);
+    this.options.expiry.forget(clusterId);
+  }
+
+  async stop(): Promise<void> {
+    await this.fleet.stop();
+  }
+
+  private async refreshOne(clusterId: string): Promise<FleetCheck> {
+    const outcome = await this.run(clusterId);
+    if (outcome === 'gone' || outcome === 'skipped') return { kind: outcome };
+    if (outcome.kind === 'unreachable') return { kind: 'checked', retryInMs: transferBackoff(this.options.intervalMs)[0] };
+    return { kind: 'checked' };
+  }
+
+  private async run(clusterId: string): Promise<EntitlementOutcome | 'gone' | 'skipped'> {
+    const outcome = await this.options.refresh(clusterId);
+    if (outcome === 'gone') {
+      this.options.expiry.forget(clusterId);
+      return outcome;
+    }
+    if (outcome === 'skipped') return outcome;
+    this.options.metrics?.refreshes.inc({ result: ENTITLEMENT_REASONS[outcome.kind].label });
+    if (outcome.kind === 'refreshed') this.options.expiry.record(clusterId, outcome.expiresAt);
+    else this.options.logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, reason: ENTITLEMENT_REASONS[outcome.kind].reason }, `Entitlement refresh failed: ${outcome.message}`);
+    return outcome;
+  }
+}
