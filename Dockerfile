@@ -40,9 +40,12 @@ COPY --from=build /opt/app-root/src/bin ./bin
 # (a directory copy keeps the link a link).
 COPY --from=build /opt/app-root/src/usr-local-bin/ /usr/local/bin/
 COPY package.json package-lock.json ./
+# NODE_OPTIONS: the job's small young generation (JOB_DEFAULTS.nodeOptions in src/kube/job-manifest.ts),
+# so the job run straight from the image stays under 80 MB; a container env NODE_OPTIONS replaces it.
 ENV NODE_ENV=production \
     PATH=/opt/pull-secret/bin:$PATH \
-    LOCAL_STORE_DIR=/tmp/pull-secret/store
+    LOCAL_STORE_DIR=/tmp/pull-secret/store \
+    NODE_OPTIONS=--max-semi-space-size=1
 # Non-root UID 1000; Kubernetes adds readOnlyRootFilesystem and an emptyDir on /tmp.
 USER 1000:1000
 EXPOSE 8080 9090

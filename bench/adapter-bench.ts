@@ -6,11 +6,13 @@
  * (a burst for throughput and memory, then a paced run for event-to-status latency, which ends when
  * the adapter has the answer to its status PUT).
  *
- * The adapter runs in its own process. BENCH_ADAPTER_NODE_FLAGS passes Node flags to it, e.g.
+ * The adapter runs in its own process, with the Deployment's NODE_OPTIONS (deploy/base/deployment.yaml).
+ * BENCH_ADAPTER_NODE_FLAGS passes other Node flags instead (empty: none), e.g.
  * `--max-old-space-size=96` to see the memory / throughput trade-off of a smaller heap;
  * BENCH_CHILD_PROF=1 writes its CPU profile of the no-op burst under .pull-secret/profiles.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -66,9 +68,12 @@ function event(cluster: Cluster, n: number): string {
 /** Events the adapter handles at once (the broker's flow control); the RSS target is set for this many. */
 const MAX_IN_FLIGHT = 1000;
 
+/** The adapter Deployment's NODE_OPTIONS: the adapter is measured as deployed unless BENCH_ADAPTER_NODE_FLAGS says otherwise. */
+const DEPLOYMENT_NODE_OPTIONS = /name: NODE_OPTIONS\s+value: (.+)/.exec(readFileSync(new URL('../deploy/base/deployment.yaml', import.meta.url), 'utf8'))?.[1]?.trim() ?? '';
+
 /** Starts the adapter process on `config`; resolves once it is ready. */
 async function startChild(config: object): Promise<ChildProcess> {
-  const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? DEPLOYMENT_NODE_OPTIONS).split(' ').filter(Boolean);
   const child = fork(CHILD, [], { execArgv, env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
   await once(child, 'message');
   return child;

@@ -29,6 +29,15 @@ const adapter = await startAdapter(config, createLogger({ level: 'warn', destina
 let peak = process.memoryUsage.rss();
 // memoryUsage.rss() skips the heap statistics memoryUsage() gathers: cheap enough to sample often.
 setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 25).unref();
+// BENCH_CHILD_MEM=ms: the memory breakdown (rss, heap, external, array buffers; MB) on stderr every ms.
+const memEvery = Number(process.env.BENCH_CHILD_MEM ?? 0);
+if (memEvery > 0) {
+  const mb = (n) => (n / 1048576).toFixed(1);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    process.stderr.write(`mem rss=${mb(m.rss)} heapTotal=${mb(m.heapTotal)} heapUsed=${mb(m.heapUsed)} external=${mb(m.external)} arrayBuffers=${mb(m.arrayBuffers)}\n`);
+  }, memEvery).unref();
+}
 
 async function kubernetesWrites() {
   const { values } = await adapter.metrics.kubernetesWrites.get();

@@ -110,6 +110,11 @@ describe('Dockerfile (structural lint)', () => {
     assert.ok(stages.some((s) => s.steps.some((x) => x.op === 'RUN' && x.args.includes('ln -s ../dist/cli/main.js bin/pull-secret'))));
   });
 
+  test("the image's NODE_OPTIONS are the Job pods' (the job run from the image keeps the small young generation)", () => {
+    const env = final.steps.find((s) => s.op === 'ENV')?.args ?? '';
+    assert.equal(/\bNODE_OPTIONS=(\S+)/.exec(env)?.[1], JOB_DEFAULTS.nodeOptions);
+  });
+
   test("the upstream chart's /usr/local/bin/pull-secret is a link to the same executable", () => {
     const link = buildCommands.map((c) => /^ln -s (\S+) (\S+)\/pull-secret$/.exec(c)).find((m) => m?.[1]?.startsWith('/'));
     assert.ok(link, 'the build stage makes an absolute link for /usr/local/bin');

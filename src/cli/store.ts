@@ -1,8 +1,7 @@
 import { Command } from 'commander';
 import { parseEnv, throwEnvProblems } from '../config/env.js';
 import { PullSecretError } from '../errors/index.js';
-import { localStoreConfigSchema, localStoreEnv } from '../stores/local/index.js';
-import { rotateStoreKey } from '../stores/local/rotate-key.js';
+import { localStoreConfigSchema, localStoreEnv } from '../stores/local/config.js';
 import { printOut, reportFailure } from './output.js';
 
 /** `store`: maintenance of the embedded local store. */
@@ -44,6 +43,8 @@ async function rotateKey(): Promise<number> {
     if (parsed.value.key !== undefined) {
       throw new PullSecretError('CONFIG_INVALID', 'the store key is given with LOCAL_STORE_KEY: rotate-key replaces a key file; unset LOCAL_STORE_KEY and use LOCAL_STORE_KEY_FILE');
     }
+    // Loaded here, not at start-up: the local store's files and locks are not every command's.
+    const { rotateStoreKey } = await import('../stores/local/rotate-key.js');
     const result = await rotateStoreKey({ dir: parsed.value.dir, ...(parsed.value.keyFile === undefined ? {} : { keyFile: parsed.value.keyFile }) });
     printOut(
       JSON.stringify({

@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { readYamlLayer } from '../config/adapter.js';
 import { accountServiceSectionSchema } from '../config/account-service.js';
 import { issueLines } from '../config/problems.js';
 import { storeSectionSchema } from '../config/sections.js';
@@ -87,6 +86,8 @@ async function runCheck(options: CheckOptions): Promise<number> {
     assertClusterId(options.clusterId);
     const retries = Number(options.retries);
     if (!Number.isInteger(retries) || retries < 0 || retries > 5) throw new PullSecretError('CONFIG_INVALID', '--retries must be a whole number from 0 to 5');
+    // The adapter config module (yaml, CEL, every section) is loaded here: the job must not pay for it.
+    const { readYamlLayer } = await import('../config/adapter.js');
     const parsed = transferConfigSchema.safeParse(await readYamlLayer(options.config, 'the config file'));
     if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
     const { accountService, store: storeSection } = parsed.data;

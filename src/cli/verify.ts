@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { readYamlLayer } from '../config/adapter.js';
 import { issueLines } from '../config/problems.js';
 import { storeSectionSchema } from '../config/sections.js';
 import { verificationSectionSchema } from '../config/verification.js';
@@ -93,6 +92,8 @@ async function runVerify(options: VerifyOptions): Promise<number> {
 }
 
 async function readConfig(path: string): Promise<z.output<typeof verifyConfigSchema>> {
+  // Loaded here, not at start-up (yaml, CEL, every config section): the job must not pay for it.
+  const { readYamlLayer } = await import('../config/adapter.js');
   const parsed = verifyConfigSchema.safeParse(await readYamlLayer(path, 'the config file'));
   if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
   return parsed.data;
