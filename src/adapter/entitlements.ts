@@ -1,7 +1,7 @@
 import type { AccountServiceClient } from '../account-service/client.js';
 import type { EntitlementsSection } from '../config/entitlements.js';
 import { refreshEntitlement, type EntitlementOutcome } from '../entitlements/entitlement.js';
-import { EntitlementExpiry, EntitlementMetrics } from '../entitlements/expiry.js';
+import type { EntitlementExpiry } from '../entitlements/expiry.js';
 import { EntitlementRefresher } from '../entitlements/refresher.js';
 import { describeError } from '../errors/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
@@ -46,8 +46,9 @@ export interface AdapterEntitlements {
  */
 export function createAdapterEntitlements(deps: AdapterEntitlementDeps): AdapterEntitlements {
   const { section, logger } = deps;
-  const expiry = new EntitlementExpiry();
-  const entitlementMetrics = new EntitlementMetrics(deps.metrics.registry, expiry);
+  // The adapter's metrics own the expiry tracker the fleet-wide gauges read.
+  const expiry = deps.metrics.entitlementExpiry;
+  const entitlementMetrics = deps.metrics.entitlements;
   let pipelineRef: EventPipeline | undefined;
   let refresher: EntitlementRefresher | undefined;
 
