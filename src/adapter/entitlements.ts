@@ -1,8 +1,8 @@
 import type { AccountServiceClient } from '../account-service/client.js';
 import type { EntitlementsSection } from '../config/entitlements.js';
-import { refreshEntitlement, type EntitlementOutcome } from '../entitlements/entitlement.js';
+import { refreshEntitlement } from '../entitlements/entitlement.js';
 import type { EntitlementExpiry } from '../entitlements/expiry.js';
-import { EntitlementRefresher } from '../entitlements/refresher.js';
+import { EntitlementRefresher, type RefreshResult } from '../entitlements/refresher.js';
 import { describeError } from '../errors/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
@@ -52,7 +52,7 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
   let pipelineRef: EventPipeline | undefined;
   let refresher: EntitlementRefresher | undefined;
 
-  const refresh = async (clusterId: string): Promise<EntitlementOutcome | 'gone' | 'skipped'> => {
+  const refresh = async (clusterId: string): Promise<RefreshResult> => {
     const pipeline = pipelineRef;
     if (pipeline === undefined) return 'skipped';
     try {
@@ -78,7 +78,7 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         },
       );
       if (run.kind === 'done') return run.value;
-      if (run.kind === 'gone') return 'gone';
+      if (run.kind === 'gone' || run.kind === 'superseded') return run.kind;
       if (run.kind === 'failed') logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(run.error) }, 'Entitlement refresh could not read the cluster');
       return 'skipped';
     } catch (err) {
