@@ -32,7 +32,25 @@ export interface PipelineDeps {
   transfers?: PipelineTransfers;
   /** `pullSecretSource: account-service`: reads the cluster's pull secret instead of the spec's. */
   pullSecretSource?: PullSecretSource;
+  /** Entitlement certificates (`entitlements.enabled`): clusters seen, new pull secret versions, expiry in reports. */
+  entitlements?: PipelineEntitlements;
 }
+
+/** What the pipeline needs of the entitlement refresher (docs/account-service.md). */
+export interface PipelineEntitlements {
+  /** Every cluster an event read: `exists` false when it is gone or being deleted. */
+  onCluster(clusterId: string, exists: boolean): void;
+  /** A reconcile wrote a new pull secret version (created/updated); must not block (it runs in the cluster's slot). */
+  onPullSecretWritten(clusterId: string): void;
+  /** The cluster's certificate expiry (RFC 3339) for status `data.entitlementExpiresAt`, when known. */
+  expiresAt(clusterId: string): string | undefined;
+}
+
+/** A cluster resolved as an event would (`EventPipeline.runForCluster`), or why it was not. */
+type Resolved = { kind: 'ready'; input: TransferCheckInput } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
+
+/** What `EventPipeline.runForCluster` did: `done` with the task's value, or why the task did not run. */
+export type ClusterRun<T> = { kind: 'done'; value: T } | Exclude<Resolved, { kind: 'ready' }>;
 
 /** Where the pipeline reads a cluster's pull secret when it is not the spec's (`pullSecretSource: account-service`). */
 export interface PullSecretSource {
@@ -163,9 +181,63 @@ export class EventPipeline {
     }
   }
 
+  /**
+   * Runs `task` for one cluster through its scheduler slot, with the cluster resolved as an event
+   * would (GET, store route, target, preconditions, current pull secret): the entitlement refresh.
+   * When `reportAfter(value)` is true, a fresh reconcile's status is reported (so new status data
+   * shows without waiting for an event; `Applied` and `Available` stay true to the store).
+   * A newer event replacing it ends it as `superseded`. Throws only what `task` throws.
+   */
+  async runForCluster<T>(clusterId: string, operation: string, task: (input: TransferCheckInput) => Promise<T>, reportAfter?: (value: T) => boolean): Promise<ClusterRun<T>> {
+    let run: ClusterRun<T> = { kind: 'superseded' };
+    const settled = await this.deps.scheduler.submit(clusterId, 0, async (signal) => {
+      const log = this.deps.logger.child({ cluster_id: clusterId, operation });
+      const resolved = await this.resolve(clusterId, log, signal);
+      if (resolved.kind !== 'ready') {
+        run = resolved;
+        return 'ack';
+      }
+      const value = await task(resolved.input);
+      run = { kind: 'done', value };
+      if (reportAfter?.(value) === true && !signal.aborted) {
+        const { cluster, target, pullSecret } = resolved.input;
+        await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
+      }
+      return 'ack';
+    });
+    return settled === SUPERSEDED ? { kind: 'superseded' } : run;
+  }
+
   private async transferTask(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>, signal: AbortSignal): Promise<TransferRun> {
     const transfers = this.deps.transfers;
     const log = this.deps.logger.child({ cluster_id: clusterId, operation: 'transfer-check' });
+    const resolved = await this.resolve(clusterId, log, signal);
+    if (resolved.kind === 'gone') transfers?.health.forget(clusterId);
+    if (resolved.kind !== 'ready') return resolved;
+    const { cluster, target, pullSecret } = resolved.input;
+    let result: ClusterTransferResult;
+    try {
+      result = await check(resolved.input);
+    } catch (err) {
+      if (supersededBy(signal)) return { kind: 'superseded' };
+      const error = toPullSecretError(err);
+      log.warn({ ...describeError(error) }, 'Transfer check could not read the current pull secret');
+      return { kind: 'failed', error };
+    }
+    transfers?.onOutcome?.(result.outcome);
+    const note = transfers?.health.note(clusterId, result.outcome) ?? { healthChanged: false };
+    if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'checked', outcome: result.outcome };
+    if (result.reconcile !== undefined) {
+      this.noteWritten(cluster.id, { kind: 'applied', target, result: result.reconcile });
+      await this.report(cluster, { kind: 'applied', target, result: result.reconcile }, log, signal);
+    } else if (note.healthChanged) {
+      await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
+    }
+    return { kind: 'checked', outcome: result.outcome, ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }) };
+  }
+
+  /** One cluster's current inputs (GET, route, target, preconditions, pull secret) as an event reads them. Never throws. */
+  private async resolve(clusterId: string, log: Logger, signal: AbortSignal): Promise<Resolved> {
     let cluster: Cluster | undefined;
     try {
       cluster = await this.deps.api.getCluster(clusterId, { signal });
@@ -173,10 +245,7 @@ export class EventPipeline {
       if (supersededBy(signal)) return { kind: 'superseded' };
       return { kind: 'failed', error: toPullSecretError(err) };
     }
-    if (cluster === undefined || cluster.deleted_time !== undefined) {
-      transfers?.health.forget(clusterId);
-      return { kind: 'gone' };
-    }
+    if (cluster === undefined || cluster.deleted_time !== undefined) return { kind: 'gone' };
     const params = readClusterParams(cluster, this.deps.fieldPaths);
     const route = this.deps.routes.route(cluster, params.provider);
     if (route === undefined) return { kind: 'skipped', message: this.deps.routes.unmappedMessage(params.provider) };
@@ -191,24 +260,14 @@ export class EventPipeline {
     }
     const pullSecret = await this.pullSecretOf(cluster, params, log, signal);
     if (typeof pullSecret !== 'string') return { kind: 'skipped', message: pullSecret.message };
-    let result: ClusterTransferResult;
-    try {
-      result = await check({ cluster, target, pullSecret, log, signal });
-    } catch (err) {
-      if (supersededBy(signal)) return { kind: 'superseded' };
-      const error = toPullSecretError(err);
-      log.warn({ ...describeError(error) }, 'Transfer check could not read the current pull secret');
-      return { kind: 'failed', error };
+    return { kind: 'ready', input: { cluster, target, pullSecret, log, signal } };
+  }
+
+  /** A new pull secret version was written: the entitlement refresher hears of it (never blocks). */
+  private noteWritten(clusterId: string, outcome: WorkOutcome): void {
+    if (outcome.kind === 'applied' && (outcome.result.outcome === 'created' || outcome.result.outcome === 'updated') && !outcome.result.dryRun) {
+      this.deps.entitlements?.onPullSecretWritten(clusterId);
     }
-    transfers?.onOutcome?.(result.outcome);
-    const note = transfers?.health.note(clusterId, result.outcome) ?? { healthChanged: false };
-    if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'checked', outcome: result.outcome };
-    if (result.reconcile !== undefined) {
-      await this.report(cluster, { kind: 'applied', target, result: result.reconcile }, log, signal);
-    } else if (note.healthChanged) {
-      await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
-    }
-    return { kind: 'checked', outcome: result.outcome, ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }) };
   }
 
   private async process(event: ClusterEvent, signal: AbortSignal): Promise<Disposition> {
@@ -225,6 +284,7 @@ export class EventPipeline {
       return error.retryable ? 'retry' : 'ack';
     }
     this.deps.transfers?.onCluster?.(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
+    this.deps.entitlements?.onCluster(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
     if (cluster === undefined) {
       log.info({ operation: 'get-cluster' }, 'Cluster no longer exists; nothing to do');
       metrics.events.inc({ result: 'gone' });
@@ -341,12 +401,15 @@ export class EventPipeline {
     if (outcome.kind === 'applied' && outcome.result.kubernetes) metrics.kubernetesWrites.inc({ outcome: outcome.result.kubernetes.outcome });
     if (outcome.kind === 'failed') log.warn({ operation: 'execute', ...describeError(outcome.error) }, 'Pull secret reconcile failed');
     else log.info({ operation: 'execute', outcome: outcome.kind === 'applied' ? outcome.result.outcome : outcome.kind }, 'Pull secret reconciled');
+    this.noteWritten(cluster.id, outcome);
     return outcome;
   }
 
   /** Sends the status; false when it could not be delivered (then the event is retried). */
   private async report(cluster: Cluster, outcome: WorkOutcome, log: Logger, signal: AbortSignal): Promise<boolean> {
-    const report = buildStatusReport(outcome, cluster.generation, new Date(), this.deps.transfers?.health.problem(cluster.id));
+    const built = buildStatusReport(outcome, cluster.generation, new Date(), this.deps.transfers?.health.problem(cluster.id));
+    const entitlementExpiresAt = outcome.kind === 'finalized' || outcome.kind === 'finalize-failed' ? undefined : this.deps.entitlements?.expiresAt(cluster.id);
+    const report = entitlementExpiresAt === undefined ? built : { ...built, data: { ...built.data, entitlementExpiresAt } };
     try {
       const result = await this.deps.api.putStatus(cluster.id, report, { signal });
       this.deps.metrics.statusReports.inc({ result });

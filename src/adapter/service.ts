@@ -18,6 +18,7 @@ import { EventPipeline } from './pipeline.js';
 import { ProviderRoutes } from './provider-routes.js';
 import { StoreProvider, type StoreTarget } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
+import { createAdapterEntitlements, type AdapterEntitlements } from './entitlements.js';
 import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
@@ -35,6 +36,8 @@ export interface RunningAdapter {
   readonly admin: AdminRuntime;
   /** The account service parts (transfer fleet, source); undefined without `accountService`. */
   readonly transfers?: AdapterTransfers;
+  /** The entitlement refresher's parts (`entitlements.enabled`); undefined when off. */
+  readonly entitlements?: AdapterEntitlements;
   /** True while connected and not draining (what /readyz says). */
   ready(): boolean;
   /** Graceful shutdown: stop taking events, finish in-flight work (up to drainSeconds), close everything. */
@@ -101,6 +104,20 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
           concurrency: config.execution.concurrency,
           verification,
         });
+  const entitlements =
+    transfers === undefined || !config.entitlements.enabled
+      ? undefined
+      : createAdapterEntitlements({
+          section: config.entitlements,
+          client: transfers.client,
+          stores,
+          kubernetes,
+          retry: config.execution.retry,
+          api,
+          metrics,
+          logger,
+          concurrency: config.execution.concurrency,
+        });
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
   const pipeline = new EventPipeline({
     api,
@@ -113,6 +130,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     writesKubernetes: kubernetes !== undefined,
     transfers: transfers?.pipeline,
     pullSecretSource: transfers?.source,
+    entitlements: entitlements?.pipeline,
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
@@ -140,6 +158,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
     // Before the broker: the first events' clusters join the schedule.
     transfers?.start(pipeline);
+    entitlements?.start(pipeline);
     await broker.start(pipeline.handle);
     brokerStarted = true;
     notifications = await startStoreNotifications(config.notifications, {
@@ -148,6 +167,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       logger,
     });
   } catch (err) {
+    await entitlements?.stop();
     await transfers?.stop();
     await notifications.stop();
     if (brokerStarted) await broker.stop({ drainMs: 0 }).catch(() => undefined);
@@ -179,12 +199,14 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     metricsPort: servers[1]?.port ?? 0,
     admin,
     transfers,
+    entitlements,
     ready,
     stop: () =>
       (stopping ??= (async () => {
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
         await admin.close();
+        await entitlements?.stop();
         await transfers?.stop();
         await notifications.stop();
         await broker.stop({ drainMs: config.server.drainSeconds * 1000 });

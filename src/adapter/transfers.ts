@@ -12,6 +12,7 @@ import { describeError, PullSecretError, toPullSecretError } from '../errors/ind
 import type { AccountServiceSection } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
+import { listClusterIds } from './cluster-list.js';
 import { first, type FieldPaths } from './cluster-params.js';
 import type { EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
@@ -21,8 +22,6 @@ import { TransferHealth } from './transfer-health.js';
 
 /** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
 const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
-/** Page size of the cluster list the fleet reads. */
-const PAGE = 100;
 
 export interface AdapterTransferDeps {
   section: AccountServiceSection;
@@ -140,14 +139,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
           if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
           return run.kind === 'checked' ? { kind: 'checked', ...(run.retryInMs === undefined ? {} : { retryInMs: run.retryInMs }) } : run;
         },
-        list: async (signal) => {
-          const ids: string[] = [];
-          for (let page = 1; ; page++) {
-            const list = await deps.api.listClusters({ page, size: PAGE }, { signal });
-            for (const c of list.items) if (c.deleted_time === undefined) ids.push(c.id);
-            if (list.items.length === 0 || page * PAGE >= list.total) return ids;
-          }
-        },
+        list: (signal) => listClusterIds(deps.api, signal),
         logger: deps.logger,
       });
       fleet.start();

@@ -4,6 +4,9 @@ import { ENTITLEMENT_REASONS, type EntitlementOutcome } from './entitlement.js';
 import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
 import { transferBackoff } from '../account-service/transfer-check.js';
 
+/** What one refresh came to, for the refresher. */
+export type RefreshResult = EntitlementOutcome | 'gone' | 'skipped' | 'superseded';
+
 export interface EntitlementRefresherOptions {
   intervalMs: number;
   jitter: number;
@@ -11,9 +14,10 @@ export interface EntitlementRefresherOptions {
   maxInFlight: number;
   /**
    * Refreshes one cluster (reads its pull secret, `refreshEntitlement`); `gone` for a cluster that no
-   * longer exists, `skipped` when it cannot now (no store, no pull secret yet). Never throws.
+   * longer exists, `skipped` when it cannot now (no store, no pull secret yet), `superseded` when an
+   * event took the cluster's turn first (tried again soon, as a superseded transfer check). Never throws.
    */
-  refresh: (clusterId: string) => Promise<EntitlementOutcome | 'gone' | 'skipped'>;
+  refresh: (clusterId: string) => Promise<RefreshResult>;
   expiry: EntitlementExpiry;
   metrics?: EntitlementMetrics;
   list?: (signal: AbortSignal) => Promise<string[]>;
@@ -51,7 +55,7 @@ export class EntitlementRefresher {
   }
 
   /** The cluster's pull secret got a new version: refresh now (the new token may bring another certificate). */
-  async pullSecretChanged(clusterId: string): Promise<EntitlementOutcome | 'gone' | 'skipped'> {
+  async pullSecretChanged(clusterId: string): Promise<RefreshResult> {
     this.fleet.seen(clusterId);
     return this.run(clusterId);
   }
@@ -67,18 +71,18 @@ export class EntitlementRefresher {
 
   private async refreshOne(clusterId: string): Promise<FleetCheck> {
     const outcome = await this.run(clusterId);
-    if (outcome === 'gone' || outcome === 'skipped') return { kind: outcome };
+    if (outcome === 'gone' || outcome === 'skipped' || outcome === 'superseded') return { kind: outcome };
     if (outcome.kind === 'unreachable') return { kind: 'checked', retryInMs: transferBackoff(this.options.intervalMs)[0] };
     return { kind: 'checked' };
   }
 
-  private async run(clusterId: string): Promise<EntitlementOutcome | 'gone' | 'skipped'> {
+  private async run(clusterId: string): Promise<RefreshResult> {
     const outcome = await this.options.refresh(clusterId);
     if (outcome === 'gone') {
       this.options.expiry.forget(clusterId);
       return outcome;
     }
-    if (outcome === 'skipped') return outcome;
+    if (outcome === 'skipped' || outcome === 'superseded') return outcome;
     this.options.metrics?.refreshes.inc({ result: ENTITLEMENT_REASONS[outcome.kind].label });
     if (outcome.kind === 'refreshed') this.options.expiry.record(clusterId, outcome.expiresAt);
     else this.options.logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, reason: ENTITLEMENT_REASONS[outcome.kind].reason }, `Entitlement refresh failed: ${outcome.message}`);

@@ -42,6 +42,8 @@ export interface StackOptions {
   hyperfleetApi?: Record<string, unknown>;
   admin?: Record<string, unknown>;
   accountService?: Record<string, unknown>;
+  /** The `entitlements` section (entitlement certificate refreshes; needs `accountService`). */
+  entitlements?: Record<string, unknown>;
   retention?: Record<string, unknown>;
   pullSecretSource?: 'spec' | 'account-service';
   preconditions?: Record<string, unknown>;
@@ -82,6 +84,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
     accountService: options.accountService,
+    entitlements: options.entitlements,
     retention: options.retention,
     pullSecretSource: options.pullSecretSource,
     preconditions: options.preconditions,

@@ -1,0 +1,120 @@
+import type { AccountServiceClient } from '../account-service/client.js';
+import type { EntitlementsSection } from '../config/entitlements.js';
+import { refreshEntitlement } from '../entitlements/entitlement.js';
+import type { EntitlementExpiry } from '../entitlements/expiry.js';
+import { EntitlementRefresher, type RefreshResult } from '../entitlements/refresher.js';
+import { describeError } from '../errors/index.js';
+import type { KubernetesSecretTarget } from '../kube/target.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { RetryPolicy } from '../util/retry.js';
+import { listClusterIds } from './cluster-list.js';
+import type { HyperFleetClient } from '../hyperfleet/index.js';
+import type { EventPipeline, PipelineEntitlements } from './pipeline.js';
+import { storeFor } from './secret-cleanup.js';
+import type { StoreProvider } from './store-provider.js';
+
+export interface AdapterEntitlementDeps {
+  section: EntitlementsSection;
+  client: AccountServiceClient;
+  stores: StoreProvider;
+  kubernetes?: KubernetesSecretTarget;
+  retry: RetryPolicy;
+  api: HyperFleetClient;
+  metrics: Metrics;
+  logger: Logger;
+  /** Refreshes started at once (the pipeline's concurrency). */
+  concurrency: number;
+}
+
+/** The entitlement parts of a running adapter (docs/account-service.md, "Entitlement certificates"). */
+export interface AdapterEntitlements {
+  /** For `PipelineDeps.entitlements`. */
+  readonly pipeline: PipelineEntitlements;
+  readonly expiry: EntitlementExpiry;
+  /** Starts the refresher's schedule once the pipeline exists. */
+  start(pipeline: EventPipeline): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the `EntitlementRefresher` of a running adapter: every cluster of the HyperFleet API list
+ * and of events, refreshed once per `entitlements.interval` and at once after a reconcile wrote a new
+ * pull secret version. Each refresh runs through the pipeline's per-cluster scheduler with the
+ * cluster resolved as an event would (store, target, current pull secret); a certificate with a new
+ * expiry is reported in the status (`data.entitlementExpiresAt`) from a fresh reconcile.
+ */
+export function createAdapterEntitlements(deps: AdapterEntitlementDeps): AdapterEntitlements {
+  const { section, logger } = deps;
+  // The adapter's metrics own the expiry tracker the fleet-wide gauges read.
+  const expiry = deps.metrics.entitlementExpiry;
+  const entitlementMetrics = deps.metrics.entitlements;
+  let pipelineRef: EventPipeline | undefined;
+  let refresher: EntitlementRefresher | undefined;
+
+  const refresh = async (clusterId: string): Promise<RefreshResult> => {
+    const pipeline = pipelineRef;
+    if (pipeline === undefined) return 'skipped';
+    try {
+      const run = await pipeline.runForCluster(
+        clusterId,
+        'entitlement-refresh',
+        async ({ cluster, target, pullSecret, signal }) =>
+          await refreshEntitlement(cluster.id, Buffer.from(pullSecret, 'utf8'), {
+            client: deps.client,
+            store: await storeFor(deps.stores, target),
+            push: { retry: deps.retry, signal },
+            target: deps.kubernetes,
+            namespace: target.namespace,
+            arch: section.arch,
+            intervalMs: section.interval,
+            signal,
+          }),
+        // A new expiry shows in the status now; recorded here too so that report carries it.
+        (outcome) => {
+          if (outcome.kind !== 'refreshed' || expiry.expiresAt(clusterId) === outcome.expiresAt) return false;
+          expiry.record(clusterId, outcome.expiresAt);
+          return true;
+        },
+      );
+      if (run.kind === 'done') return run.value;
+      if (run.kind === 'gone' || run.kind === 'superseded') return run.kind;
+      if (run.kind === 'failed') logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(run.error) }, 'Entitlement refresh could not read the cluster');
+      return 'skipped';
+    } catch (err) {
+      logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) }, 'Entitlement refresh stopped');
+      return 'skipped';
+    }
+  };
+
+  return {
+    expiry,
+    pipeline: {
+      onCluster: (clusterId, exists) => (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
+      onPullSecretWritten: (clusterId) => {
+        refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
+          logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) }, 'Entitlement refresh after a new pull secret failed');
+        });
+      },
+      expiresAt: (clusterId) => expiry.expiresAt(clusterId),
+    },
+    start(pipeline) {
+      pipelineRef = pipeline;
+      refresher = new EntitlementRefresher({
+        intervalMs: section.interval,
+        jitter: section.jitter,
+        requestsPerSecond: section.requestsPerSecond,
+        maxInFlight: deps.concurrency,
+        refresh,
+        expiry,
+        metrics: entitlementMetrics,
+        list: (signal) => listClusterIds(deps.api, signal),
+        logger,
+      });
+      refresher.start();
+    },
+    async stop() {
+      await refresher?.stop();
+    },
+  };
+}
