@@ -126,3 +126,80 @@ describe('adapter entitlement refreshes after a new pull secret version (interva
     await until('the expiry forgotten', () => (stack.adapter.entitlements?.expiry.expiresAt(cluster.id) === undefined ? true : undefined));
   });
 });
+
+describe('adapter finalize removes the deleted cluster entitlement (deletion.cloudSecret delete and retain)', () => {
+  let service: AccountServiceStandIn;
+
+  before(async () => {
+    service = await startAccountServiceStandIn();
+  });
+  after(async () => {
+    await service.stop();
+  });
+
+  /** Runs one adapter with `deletion.cloudSecret`, provisions one cluster's entitlement, deletes it, waits for Finalized. */
+  async function provisionAndDelete(cloudSecret: 'delete' | 'retain', token: string) {
+    const kube = await startKubernetesTestServer();
+    const stack = await startAdapterStack({
+      kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+      deletion: { cloudSecret },
+      accountService: { baseUrl: service.url, timeoutMs: 2000, transfer: { interval: '1h', jitter: 0 } },
+      entitlements: { enabled: true, interval: '1h', jitter: 0, requestsPerSecond: 50 },
+    });
+    const store = new LocalStore({ dir: join(stack.dir, 'store') });
+    try {
+      const cloud = b64(`cluster-bot:${token}`);
+      const cluster = await stack.seedCluster({ pullSecret: { data: pullSecretWith(cloud) } });
+      const namespace = `clusters-${cluster.id}`;
+      kube.createNamespace(namespace);
+      service.setClusterToken(cluster.id, cloud);
+      // A second cluster without a cloud token never gets an entitlement; a foreign etc-pki-entitlement sits in its namespace.
+      const other = await stack.seedCluster({ pullSecret: { data: JSON.stringify({ auths: { 'quay.io': { auth: b64('q:quay-pw') } } }) } });
+      const otherNamespace = `clusters-${other.id}`;
+      kube.createNamespace(otherNamespace);
+      kube.seed({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: ENTITLEMENT_SECRET_NAME, namespace: otherNamespace, labels: { 'cluster-id': other.id } },
+        type: 'Opaque',
+        data: { [ENTITLEMENT_KEYS.cert]: b64('foreign') },
+      });
+
+      await stack.publish(cluster);
+      await stack.publish(other);
+      await until('the etc-pki-entitlement Secret', () => kube.getObject('secrets', namespace, ENTITLEMENT_SECRET_NAME));
+      await until('the stored certificate', () => store.getSecret(entitlementSecretId(cluster.id)));
+      await stack.waitForStatus(other.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+
+      for (const c of [cluster, other]) {
+        const deleted = await stack.request('DELETE', `/clusters/${c.id}`);
+        assert.ok(deleted.status < 300, `DELETE answered ${deleted.status}`);
+        await stack.publish({ id: c.id, generation: stack.api.getCluster(c.id)?.generation ?? 2 });
+      }
+      for (const c of [cluster, other]) await until(`cluster ${c.id} removed after Finalized=True`, () => (stack.api.getCluster(c.id) === undefined ? true : undefined));
+      return {
+        entitlementSecret: kube.getObject('secrets', namespace, ENTITLEMENT_SECRET_NAME),
+        foreign: kube.getObject('secrets', otherNamespace, ENTITLEMENT_SECRET_NAME) as V1Secret | undefined,
+        stored: await store.getSecret(entitlementSecretId(cluster.id)),
+      };
+    } finally {
+      await stack.stop();
+      await store.close();
+      await kube.close();
+    }
+  }
+
+  it('delete: etc-pki-entitlement and the stored entitlement are removed; a foreign etc-pki-entitlement is left untouched', async () => {
+    const result = await provisionAndDelete('delete', 'cloud-token-entclean-delete');
+    assert.equal(result.entitlementSecret, undefined, 'etc-pki-entitlement removed');
+    assert.equal(result.stored, undefined, 'the stored entitlement deleted');
+    assert.equal(Buffer.from(result.foreign?.data?.[ENTITLEMENT_KEYS.cert] ?? '', 'base64').toString('utf8'), 'foreign', 'the foreign Secret untouched');
+  });
+
+  it('retain: etc-pki-entitlement is removed, the stored entitlement stays', async () => {
+    const result = await provisionAndDelete('retain', 'cloud-token-entclean-retain');
+    assert.equal(result.entitlementSecret, undefined, 'etc-pki-entitlement removed');
+    assert.ok(result.stored, 'the stored entitlement retained');
+    assert.ok(result.foreign, 'the foreign Secret untouched');
+  });
+});

@@ -33,7 +33,7 @@ export class InProcessExecutor implements Executor {
   /** Deletes the Kubernetes Secret, then retains or deletes the cloud secret (`removeClusterSecrets`). */
   async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
     try {
-      const removed = await removeClusterSecrets(cleanup.target, this.deps.resources, signal);
+      const removed = await removeClusterSecrets(cleanup.target, this.deps.resources, signal, cleanup.clusterId);
       // The cluster is gone: its retention due time need not be kept.
       if (this.deps.retention !== undefined) this.deps.retention.forget(await storeFor(this.deps.resources.stores, cleanup.target), cleanup.target.secretName);
       return { kind: 'finalized', target: cleanup.target, ...removed };

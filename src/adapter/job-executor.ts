@@ -82,7 +82,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       try {
         const removed = await launcher.removeClusterJobs(cleanup.clusterId, { namespace: job.namespace, signal });
         if (removed.jobs > 0) cleanup.log.info({ operation: 'finalize', jobs: removed.jobs, data_secrets: removed.dataSecrets }, "Removed the cluster's Jobs");
-        const secrets = await removeClusterSecrets(cleanup.target, resources, signal);
+        const secrets = await removeClusterSecrets(cleanup.target, resources, signal, cleanup.clusterId);
         return { kind: 'finalized', target: cleanup.target, ...secrets, jobs: removed.jobs };
       } catch (err) {
         return { kind: 'finalize-failed', target: cleanup.target, error: toPullSecretError(err) };

@@ -1,4 +1,5 @@
 import { transferRecordId } from '../account-service/transfer-record.js';
+import { ENTITLEMENT_SECRET_NAME, entitlementSecretId } from '../entitlements/entitlement.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import { isManaged } from '../pullsecret/identifiers.js';
 import { scopeOf } from '../stores/registry.js';
@@ -12,6 +13,8 @@ export interface ClusterResources {
   kubernetes?: KubernetesSecretTarget;
   /** What happens to the cloud secret when its cluster is deleted. */
   cloudSecretOnDelete: 'retain' | 'delete';
+  /** `entitlements.enabled`: cleanup also removes the cluster's entitlement (Secret and cloud secret). */
+  entitlements?: boolean;
 }
 
 /** What removing a cluster's secrets found and did. */
@@ -31,11 +34,13 @@ export function storeFor(stores: StoreProvider, target: WorkTarget): Promise<Sec
 /**
  * The last step of every executor's cleanup: delete our Kubernetes Secret, then retain or delete the
  * cloud secret. A Secret or cloud secret already gone counts as removed; anything unmanaged is
- * refused, never deleted.
+ * refused, never deleted. With `entitlements` and a `clusterId`, the cluster's entitlement goes too
+ * (`removeEntitlement`).
  * @throws PullSecretError from the target or store (STORE_*, KUBE_*, SECRET_UNMANAGED, ABORTED)
  */
-export async function removeClusterSecrets(target: WorkTarget, options: ClusterResources, signal: AbortSignal): Promise<SecretCleanupResult> {
+export async function removeClusterSecrets(target: WorkTarget, options: ClusterResources, signal: AbortSignal, clusterId?: string): Promise<SecretCleanupResult> {
   const kubernetesRemoved = options.kubernetes ? await options.kubernetes.remove(target.namespace, target.kubernetesSecretName, { signal }) : false;
+  if (options.entitlements === true && clusterId !== undefined) await removeEntitlement(clusterId, target, options, signal);
   // A cluster that never named its scope (GCP project) never had a cloud secret.
   if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined) return { kubernetesRemoved, cloud: 'absent' };
   const store = await storeFor(options.stores, target);
@@ -46,4 +51,30 @@ export async function removeClusterSecrets(target: WorkTarget, options: ClusterR
   const record = await store.getSecret(transferRecordId(target.secretName), { signal });
   if (record !== undefined && isManaged(record.labels)) await store.deleteSecret(record.name, { signal });
   return { kubernetesRemoved, cloud: (await store.deleteSecret(target.secretName, { signal })) ? 'deleted' : 'absent' };
+}
+
+/** Carries our managed-by label and this cluster's `cluster-id` label. */
+function ownedBy(labels: Record<string, string> | undefined, clusterId: string): boolean {
+  return isManaged(labels) && labels?.['cluster-id'] === clusterId;
+}
+
+/**
+ * Removes the entitlement the adapter provisioned for a deleted cluster: the Secret
+ * `etc-pki-entitlement` in its management namespace, only when it carries our managed-by label and this
+ * cluster's `cluster-id` label (a foreign one is left untouched, not refused), and, under the
+ * `cloudSecretOnDelete` policy of the pull secret, the managed cloud secret `hyperfleet-{id}-entitlement`
+ * (`retain` keeps it). Anything already absent counts as removed.
+ * @throws PullSecretError from the target or store (STORE_*, KUBE_*, ABORTED)
+ */
+export async function removeEntitlement(clusterId: string, target: WorkTarget, options: ClusterResources, signal: AbortSignal): Promise<void> {
+  if (options.kubernetes !== undefined) {
+    const secret = await options.kubernetes.describe(target.namespace, ENTITLEMENT_SECRET_NAME, { signal });
+    if (secret !== undefined && ownedBy(secret.labels, clusterId)) await options.kubernetes.remove(target.namespace, ENTITLEMENT_SECRET_NAME, { signal });
+  }
+  if (options.cloudSecretOnDelete !== 'delete') return;
+  if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined) return;
+  const store = await storeFor(options.stores, target);
+  const stored = await store.getSecret(entitlementSecretId(clusterId), { signal });
+  // Its id names the cluster; like the transfer record, a managed one is ours (store label rules vary).
+  if (stored !== undefined && isManaged(stored.labels)) await store.deleteSecret(stored.name, { signal });
 }

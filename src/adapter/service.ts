@@ -81,7 +81,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     config.kubernetes.target === 'none'
       ? undefined
       : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger, watches.secrets);
-  const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret };
+  const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret, entitlements: config.entitlements.enabled };
   const executor: Executor = watches.track(
     config.execution.mode === 'job'
       ? await createJobExecutor(config, logger, resources)
