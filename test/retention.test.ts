@@ -322,6 +322,8 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
   });
   const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
   const stageCalls = () => server.calls.UpdateSecretVersionStage;
+  /** Test-server calls since the last `resetCalls`, by operation (only those made). */
+  const wire = () => Object.fromEntries(Object.entries(server.calls).filter(([, n]) => n > 0));
   /** Version states by name (`names` maps version ids to v1, v2, ...), in `describe`'s order. */
   const statesOf = async (secretId: string, names: Map<string, string>) => (await store.describe(secretId))?.versions.map((v) => `${names.get(v.version) ?? v.version}:${v.state}`).sort() ?? [];
 
@@ -372,7 +374,10 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     };
 
     const first = await write(1);
+    server.resetCalls();
     const second = await write(2);
+    // An update with retention on: the push (GetSecretValue, DescribeSecret, PutSecretValue, UpdateSecretVersionStage, GetSecretValue back) + the listing.
+    assert.deepEqual(wire(), { GetSecretValue: 2, DescribeSecret: 2, PutSecretValue: 1, UpdateSecretVersionStage: 1, ListSecretVersionIds: 1 });
     assert.equal(second.retention?.previous?.version, first.version);
     assert.equal(second.retention?.previous?.state, 'ENABLED');
     assert.deepEqual(await statesOf(secretId, names), ['v1:ENABLED', 'v2:ENABLED']);
@@ -388,10 +393,13 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     // The grace is over: AWSPREVIOUS is removed from version 1 (one UpdateSecretVersionStage); its reads are refused.
     offset = 25 * HOUR;
     reset();
+    server.resetCalls();
     stages = stageCalls();
     const graceOver = await reconcile(2);
     assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1, disableVersion: 1 });
     assert.equal(stageCalls() - stages, 1);
+    // On the wire: the no-op's GetSecretValue, the listing (DescribeSecret + ListSecretVersionIds), the disable (ListSecretVersionIds + UpdateSecretVersionStage).
+    assert.deepEqual(wire(), { GetSecretValue: 1, DescribeSecret: 1, ListSecretVersionIds: 2, UpdateSecretVersionStage: 1 });
     assert.equal(graceOver.retention?.previous?.state, 'DISABLED');
     assert.deepEqual(await statesOf(secretId, names), ['v1:DISABLED', 'v2:ENABLED']);
     await assert.rejects(store.accessVersion(secretId, first.version ?? ''), code('VERSION_NOT_ENABLED'));
