@@ -358,6 +358,24 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     await assert.rejects(store.enableVersion?.('hyperfleet-c-none-pull-secret', v1) ?? Promise.reject(new Error('no enableVersion')), code('SECRET_NOT_FOUND'));
   });
 
+  test('a push that moves AWSPREVIOUS while the disable is on the wire: the refused stage move is read again, not an error', async () => {
+    const secretId = 'hyperfleet-c-race-aws-pull-secret';
+    await store.createSecret(secretId, { 'managed-by': 'hyperfleet', 'cluster-id': 'c-race-aws' });
+    const v1 = (await store.addVersion(secretId, Buffer.from(content(1)), { ifLatest: null })).version;
+    const v2 = (await store.addVersion(secretId, Buffer.from(content(2)), { ifLatest: v1 })).version;
+    // The disable's UpdateSecretVersionStage waits on the server; meanwhile another writer makes v3 current (AWS moves AWSPREVIOUS to v2).
+    server.injectFault({ operation: 'UpdateSecretVersionStage', delayMs: 300 });
+    const stagesBefore = stageCalls();
+    const disabling = store.disableVersion?.(secretId, v1);
+    while (stageCalls() === stagesBefore) await new Promise((resolve) => setTimeout(resolve, 5));
+    server.state.putSecretValue(TEST_CREDENTIALS.accountId, { SecretId: secretId, ClientRequestToken: '00000000-0000-4000-8000-0000000000c3', SecretString: content(3), VersionStages: ['AWSCURRENT'] });
+    assert.equal((await disabling)?.state, 'DISABLED');
+    assert.equal(server.callLog.filter((c) => c.operation === 'UpdateSecretVersionStage').at(-1)?.code, 'InvalidParameterException', 'AWS refused the stale move');
+    const stagesNow = server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages as Record<string, string[]>;
+    assert.equal(stagesNow[v1], undefined, 'v1 is deprecated');
+    assert.deepEqual(stagesNow[v2], ['AWSPENDING', 'AWSPREVIOUS'], "the concurrent writer's AWSPREVIOUS is left where AWS put it");
+  });
+
   test('grace (AWSPREVIOUS) → disable (AWSPREVIOUS removed) → nothing more after the retention; keep-N leaves versions deprecated; rollback from a retired version', async () => {
     let offset = 0;
     const registry = new Registry();
