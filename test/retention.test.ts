@@ -457,3 +457,54 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     assert.equal(findCanary(JSON.stringify(kept.retention)), undefined);
   });
 });
+
+describe('retention on GCP with delayed destruction (store.settings.versionDestroyTtl)', () => {
+  test('new secrets carry version_destroy_ttl; a destroyed version is DISABLED and scheduled, reported DESTROYED, never destroyed twice', async () => {
+    process.env.METADATA_SERVER_DETECTION = 'none';
+    const server = await startSecretManagerTestServer({ project: 'ttl-project' });
+    const settings = { projectId: 'ttl-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 };
+    const store = await gcpStoreFactory.create({ ...settings, versionDestroyTtl: 7 * 86_400 });
+    try {
+      // The setting is checked up front: the service wants at least 24 hours.
+      await assert.rejects(gcpStoreFactory.create({ ...settings, versionDestroyTtl: '12h' as unknown as number }), (e: { code?: string; message?: string }) => {
+        return e.code === 'CONFIG_INVALID' && /24 hours to 1000 days/.test(e.message ?? '');
+      });
+
+      let offset = 0;
+      const registry = new Registry();
+      const policy = DEFAULT_RETENTION_POLICY;
+      const runner = new RetentionRunner({ policy, retry: RETRY, clock: () => Date.now() + offset, observer: new RetentionMetrics(registry, ['gcp']) });
+      const { log } = capture();
+      const reconcile = (n: number, retention = runner) => reconcilePullSecret({ clusterId: 'c-ret-ttl', pullSecretData: content(n) }, { store, retry: RETRY, log, retention });
+      const secretId = 'hyperfleet-c-ret-ttl-pull-secret';
+      const stored = () => server.state.getSecret({ project: 'ttl-project', secretId, name: `projects/ttl-project/secrets/${secretId}` });
+      await reconcile(1);
+      await reconcile(2);
+      assert.equal(stored().versionDestroyTtlSeconds, 7 * 86_400);
+
+      offset = 25 * HOUR;
+      await reconcile(2);
+      offset = 31 * DAY;
+      const destroyedBefore = server.calls.DestroySecretVersion;
+      await reconcile(2);
+      assert.equal(server.calls.DestroySecretVersion - destroyedBefore, 1);
+      const v1 = stored().versions[0];
+      assert.equal(v1?.state, 'DISABLED', 'the service keeps it DISABLED until the TTL passes');
+      assert.ok(v1?.scheduledDestroyTime !== undefined && v1.scheduledDestroyTime.getTime() > Date.now() + 6 * DAY);
+      assert.equal(v1?.data?.toString(), content(1), 'the payload is kept (restorable by an admin) until then');
+      assert.deepEqual(
+        (await store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`),
+        ['2:ENABLED', '1:DESTROYED'],
+      );
+      await assert.rejects(store.accessVersion(secretId, '1'), (e: { code?: string }) => e.code === 'VERSION_NOT_ENABLED');
+
+      // A restart lists again: the scheduled version is final for retention, no second DestroySecretVersion.
+      await reconcile(2, new RetentionRunner({ policy, retry: RETRY, clock: () => Date.now() + offset }));
+      assert.equal(server.calls.DestroySecretVersion - destroyedBefore, 1);
+      assert.match(await registry.metrics(), /pullsecret_versions_destroyed_total\{store="gcp"\} 1/);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+});
