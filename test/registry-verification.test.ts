@@ -10,6 +10,13 @@ import { conditionOf, startAdapterStack, type AdapterStack } from './support/ada
 import { baseEnv, runCli } from './support/cli.js';
 import { CANARY_NEEDLES, CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { registryUnavailable, skopeoInspect, startTestRegistry, type TestRegistry } from './support/registry.js';
+import { Writable } from 'node:stream';
+import { ManifestDirectoryTarget } from '../src/kube/manifest-directory.js';
+import { createLogger } from '../src/observability/logger.js';
+import { reconcilePullSecret } from '../src/reconcile/reconcile-pull-secret.js';
+import { DEFAULT_RETENTION_POLICY } from '../src/retention/plan.js';
+import { RetentionRunner } from '../src/retention/runner.js';
+import { LocalStore } from '../src/stores/local/index.js';
 
 // Registry verification against the real thing: Debian's docker-registry (CNCF Distribution) on
 // loopback with TLS from a test CA, htpasswd Basic auth or token auth with a loopback token issuer;
@@ -376,5 +383,97 @@ describe('pull-secret verify', { skip }, () => {
     const help = await runCli(['verify', '--help'], baseEnv());
     assert.equal(help.code, 0);
     assert.match(help.stdout, /accepted \| rejected \| unreachable \| skipped/);
+  });
+});
+
+// The full rotation with overlap, against the real registry and skopeo. Honest about what each side
+// does: retiring a store version stops the store serving the old credential; it does NOT revoke it at
+// the registry. The registry's owner removes the old account; only then is the old credential refused.
+describe('rotation with overlap: the old credential is refused after retirement (real registry, skopeo)', { skip }, () => {
+  const HOUR = 3_600_000;
+  const RETRY = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 };
+  let registry: TestRegistry;
+  let dir: string;
+  before(async () => {
+    registry = await startTestRegistry({ auth: 'basic', username: 'puller-old', password: `old-${Date.now().toString(36)}-pw` });
+    dir = await mkdtemp(join(tmpdir(), 'ps-rotation-'));
+  });
+  after(async () => {
+    await registry?.stop();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('A then B: both pull during the grace; after it version 1 is disabled, A is removed from htpasswd, the old authfile is refused and the Secret still pulls', async () => {
+    const oldAccount = [registry.username, registry.password] as const;
+    const newAccount = ['puller-new', `new-${Date.now().toString(36)}-pw`] as const;
+    // The overlap at the registry: both accounts are valid while the pull secret moves from A to B.
+    await registry.setAccounts([oldAccount, newAccount]);
+
+    let offset = 0;
+    const store = new LocalStore({ dir: join(dir, 'store') });
+    const kubernetes = new ManifestDirectoryTarget({ directory: join(dir, 'manifests') });
+    const runner = new RetentionRunner({ policy: DEFAULT_RETENTION_POLICY, retry: RETRY, clock: () => Date.now() + offset });
+    const lines: string[] = [];
+    const log = createLogger({
+      level: 'debug',
+      destination: new Writable({
+        write(chunk: Buffer, _e, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    });
+    const clusterId = 'c-rotation-1';
+    const secretId = `hyperfleet-${clusterId}-pull-secret`;
+    const reconcile = (account: readonly [string, string]) => reconcilePullSecret({ clusterId, pullSecretData: registry.pullSecret(...account) }, { store, kubernetes, retry: RETRY, log, retention: runner });
+    const pull = (authFile: string) => skopeoInspect(registry.image, authFile, registry.certDir, dir);
+    const secretAuthFile = async () => {
+      const manifest = parse(await readFile(kubernetes.pathOf(`clusters-${clusterId}`, `${clusterId}-pull-secret`), 'utf8')) as { data: Record<string, string> };
+      const file = join(dir, 'secret-auth.json');
+      await writeFile(file, Buffer.from(manifest.data['.dockerconfigjson'] ?? '', 'base64'));
+      return file;
+    };
+    try {
+      const first = await reconcile(oldAccount);
+      assert.equal(first.outcome, 'created');
+      const second = await reconcile(newAccount);
+      assert.equal(second.outcome, 'updated');
+      assert.equal(second.retention?.previous?.version, first.version);
+      assert.equal(second.retention?.previous?.state, 'ENABLED');
+
+      // During the grace: the old credential, read from the store's version 1, still pulls, and so does the Secret the adapter wrote (B).
+      const oldAuthFile = join(dir, 'old-auth.json');
+      await writeFile(oldAuthFile, (await store.accessVersion(secretId, first.version ?? '')).data);
+      assert.equal((await pull(oldAuthFile)).code, 0, 'version 1 (A) pulls during the grace');
+      const current = await secretAuthFile();
+      assert.equal(await readFile(current, 'utf8'), registry.pullSecret(...newAccount), 'the Secret holds B');
+      const withSecret = await pull(current);
+      assert.equal(withSecret.code, 0, withSecret.stderr);
+
+      // After the grace: retention disables version 1 in the store, which then refuses to serve it.
+      offset = 25 * HOUR;
+      const retired = await reconcile(newAccount);
+      assert.equal(retired.outcome, 'unchanged');
+      assert.equal(retired.retention?.previous?.state, 'DISABLED');
+      await assert.rejects(store.accessVersion(secretId, first.version ?? ''), (e: { code?: string }) => e.code === 'VERSION_NOT_ENABLED');
+      // Retiring a store version does not revoke the credential: the registry still takes A until its owner removes it.
+      assert.equal((await pull(oldAuthFile)).code, 0, 'the store cannot revoke a registry account');
+
+      // The registry's owner removes A: the old authfile is refused, the Secret's current .dockerconfigjson still pulls.
+      await registry.setAccounts([newAccount]);
+      const refused = await pull(oldAuthFile);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /unauthorized|authentication required|401/i);
+      const still = await pull(await secretAuthFile());
+      assert.equal(still.code, 0, still.stderr);
+
+      // No credential of either account in the logs.
+      const logged = lines.join('');
+      for (const secret of [oldAccount[1], newAccount[1], Buffer.from(`${oldAccount.join(':')}`).toString('base64'), Buffer.from(`${newAccount.join(':')}`).toString('base64')]) {
+        assert.equal(logged.includes(secret), false);
+      }
+    } finally {
+      await store.close();
+    }
   });
 });

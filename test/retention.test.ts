@@ -19,7 +19,10 @@ import { LocalStore } from '../src/stores/local/index.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { conditionOf, startAdapterStack } from './support/adapter-stack.js';
-import { keyVaultStore } from './support/store-harness.js';
+import { awsTestEnv, keyVaultStore } from './support/store-harness.js';
+import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
+import { awsStoreFactory } from '../src/stores/aws-secrets-manager/index.js';
+import { rollbackPullSecret } from '../src/retention/rollback.js';
 import { startKeyVaultTestServer } from './servers/azure-key-vault/index.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 
@@ -298,6 +301,207 @@ describe('retention on the Azure Key Vault store (disable only: Key Vault has no
       const text = await registry.metrics();
       assert.match(text, /pullsecret_versions_disabled_total\{store="azure"\} 1/);
       assert.match(text, /pullsecret_retention_failures_total\{store="azure"\} 0/);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+});
+
+describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap; AWS removes deprecated versions itself)', () => {
+  let server: AwsSecretsManagerTestServer;
+  let store: SecretStore;
+  before(async () => {
+    Object.assign(process.env, awsTestEnv());
+    server = await startAwsSecretsManagerTestServer();
+    store = await awsStoreFactory.create({ accountId: TEST_CREDENTIALS.accountId, region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000 });
+  });
+  after(async () => {
+    await store.close();
+    await server.stop();
+  });
+  const code = (c: string) => (e: unknown) => (e as { code?: string }).code === c;
+  const stageCalls = () => server.calls.UpdateSecretVersionStage;
+  /** Test-server calls since the last `resetCalls`, by operation (only those made). */
+  const wire = () => Object.fromEntries(Object.entries(server.calls).filter(([, n]) => n > 0));
+  /** Version states by name (`names` maps version ids to v1, v2, ...), in `describe`'s order. */
+  const statesOf = async (secretId: string, names: Map<string, string>) => (await store.describe(secretId))?.versions.map((v) => `${names.get(v.version) ?? v.version}:${v.state}`).sort() ?? [];
+
+  test('the lifecycle: disable removes AWSPREVIOUS (one write, idempotent), AWSCURRENT is refused, enable gives it back, foreign labels stay', async () => {
+    const secretId = 'hyperfleet-c-life-aws-pull-secret';
+    await store.createSecret(secretId, { 'managed-by': 'hyperfleet', 'cluster-id': 'c-life-aws' });
+    const v1 = (await store.addVersion(secretId, Buffer.from(content(1)), { ifLatest: null })).version;
+    const v2 = (await store.addVersion(secretId, Buffer.from(content(2)), { ifLatest: v1 })).version;
+    assert.equal('destroyVersion' in store, false, 'AWS has no per-version delete');
+    await assert.rejects(store.disableVersion?.(secretId, v2) ?? Promise.reject(new Error('no disableVersion')), code('STORE_INVALID_REQUEST'));
+    assert.equal((await store.accessVersion(secretId, v1)).data.toString(), content(1), 'AWSPREVIOUS is served');
+
+    let before = stageCalls();
+    assert.equal((await store.disableVersion?.(secretId, v1))?.state, 'DISABLED');
+    assert.equal(stageCalls() - before, 1);
+    before = stageCalls();
+    assert.equal((await store.disableVersion?.(secretId, v1))?.state, 'DISABLED', 'disabling twice is a no-op');
+    assert.equal(stageCalls() - before, 0, 'no write for a version without staging labels');
+    await assert.rejects(store.accessVersion(secretId, v1), code('VERSION_NOT_ENABLED'));
+
+    assert.equal((await store.enableVersion?.(secretId, v1))?.state, 'ENABLED');
+    assert.equal((await store.accessVersion(secretId, v1)).data.toString(), content(1));
+    assert.deepEqual(server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages, { [v1]: ['AWSPREVIOUS'], [v2]: ['AWSPENDING', 'AWSCURRENT'] });
+
+    // A label someone else put there is not ours: AWSPREVIOUS goes, the custom label stays and so does the service of the version.
+    server.state.updateSecretVersionStage(TEST_CREDENTIALS.accountId, { SecretId: secretId, VersionStage: 'BLUE', MoveToVersionId: v1 });
+    assert.equal((await store.disableVersion?.(secretId, v1))?.state, 'ENABLED');
+    assert.deepEqual(server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages, { [v1]: ['BLUE'], [v2]: ['AWSPENDING', 'AWSCURRENT'] });
+    assert.equal((await store.accessVersion(secretId, v1)).data.toString(), content(1));
+
+    await assert.rejects(store.disableVersion?.(secretId, '00000000-0000-4000-8000-000000000000') ?? Promise.reject(new Error('no disableVersion')), code('SECRET_NOT_FOUND'));
+    await assert.rejects(store.enableVersion?.('hyperfleet-c-none-pull-secret', v1) ?? Promise.reject(new Error('no enableVersion')), code('SECRET_NOT_FOUND'));
+  });
+
+  test('a push that moves AWSPREVIOUS while the disable is on the wire: the refused stage move is read again, not an error', async () => {
+    const secretId = 'hyperfleet-c-race-aws-pull-secret';
+    await store.createSecret(secretId, { 'managed-by': 'hyperfleet', 'cluster-id': 'c-race-aws' });
+    const v1 = (await store.addVersion(secretId, Buffer.from(content(1)), { ifLatest: null })).version;
+    const v2 = (await store.addVersion(secretId, Buffer.from(content(2)), { ifLatest: v1 })).version;
+    // The disable's UpdateSecretVersionStage waits on the server; meanwhile another writer makes v3 current (AWS moves AWSPREVIOUS to v2).
+    server.injectFault({ operation: 'UpdateSecretVersionStage', delayMs: 300 });
+    const stagesBefore = stageCalls();
+    const disabling = store.disableVersion?.(secretId, v1);
+    while (stageCalls() === stagesBefore) await new Promise((resolve) => setTimeout(resolve, 5));
+    server.state.putSecretValue(TEST_CREDENTIALS.accountId, { SecretId: secretId, ClientRequestToken: '00000000-0000-4000-8000-0000000000c3', SecretString: content(3), VersionStages: ['AWSCURRENT'] });
+    assert.equal((await disabling)?.state, 'DISABLED');
+    assert.equal(server.callLog.filter((c) => c.operation === 'UpdateSecretVersionStage').at(-1)?.code, 'InvalidParameterException', 'AWS refused the stale move');
+    const stagesNow = server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages as Record<string, string[]>;
+    assert.equal(stagesNow[v1], undefined, 'v1 is deprecated');
+    assert.deepEqual(stagesNow[v2], ['AWSPENDING', 'AWSPREVIOUS'], "the concurrent writer's AWSPREVIOUS is left where AWS put it");
+  });
+
+  test('grace (AWSPREVIOUS) → disable (AWSPREVIOUS removed) → nothing more after the retention; keep-N leaves versions deprecated; rollback from a retired version', async () => {
+    let offset = 0;
+    const registry = new Registry();
+    const runner = new RetentionRunner({ policy: { ...DEFAULT_RETENTION_POLICY, keepVersions: 3 }, retry: RETRY, clock: () => Date.now() + offset, observer: new RetentionMetrics(registry, ['aws']) });
+    const { store: countedStore, calls, reset } = counted(store);
+    const { log, lines } = capture();
+    const reconcile = (n: number) => reconcilePullSecret({ clusterId: 'c-ret-aws', pullSecretData: content(n, CANARY_PULL_SECRET) }, { store: countedStore, retry: RETRY, log, retention: runner });
+    const secretId = 'hyperfleet-c-ret-aws-pull-secret';
+    const names = new Map<string, string>();
+    const write = async (n: number) => {
+      const result = await reconcile(n);
+      names.set(result.version ?? '', `v${n}`);
+      return result;
+    };
+
+    const first = await write(1);
+    server.resetCalls();
+    const second = await write(2);
+    // An update with retention on: the push (GetSecretValue, DescribeSecret, PutSecretValue, UpdateSecretVersionStage, GetSecretValue back) + the listing.
+    assert.deepEqual(wire(), { GetSecretValue: 2, DescribeSecret: 2, PutSecretValue: 1, UpdateSecretVersionStage: 1, ListSecretVersionIds: 1 });
+    assert.equal(second.retention?.previous?.version, first.version);
+    assert.equal(second.retention?.previous?.state, 'ENABLED');
+    assert.deepEqual(await statesOf(secretId, names), ['v1:ENABLED', 'v2:ENABLED']);
+    assert.equal((await store.accessVersion(secretId, first.version ?? '')).data.toString(), content(1, CANARY_PULL_SECRET), 'both credentials serve during the grace');
+
+    // A no-op within the grace: one payload access, no listing, no stage change.
+    reset();
+    let stages = stageCalls();
+    assert.equal((await reconcile(2)).outcome, 'unchanged');
+    assert.deepEqual(calls, { accessLatestEnabled: 1 });
+    assert.equal(stageCalls() - stages, 0);
+
+    // The grace is over: AWSPREVIOUS is removed from version 1 (one UpdateSecretVersionStage); its reads are refused.
+    offset = 25 * HOUR;
+    reset();
+    server.resetCalls();
+    stages = stageCalls();
+    const graceOver = await reconcile(2);
+    assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1, disableVersion: 1 });
+    assert.equal(stageCalls() - stages, 1);
+    // On the wire: the no-op's GetSecretValue, the listing (DescribeSecret + ListSecretVersionIds), the disable (ListSecretVersionIds + UpdateSecretVersionStage).
+    assert.deepEqual(wire(), { GetSecretValue: 1, DescribeSecret: 1, ListSecretVersionIds: 2, UpdateSecretVersionStage: 1 });
+    assert.equal(graceOver.retention?.previous?.state, 'DISABLED');
+    assert.deepEqual(await statesOf(secretId, names), ['v1:DISABLED', 'v2:ENABLED']);
+    await assert.rejects(store.accessVersion(secretId, first.version ?? ''), code('VERSION_NOT_ENABLED'));
+
+    // The retention is over: nothing more happens (no destroy on AWS); version 1 stays listed, deprecated.
+    offset = 31 * DAY;
+    stages = stageCalls();
+    await reconcile(2);
+    assert.equal(stageCalls() - stages, 0);
+    assert.deepEqual(await statesOf(secretId, names), ['v1:DISABLED', 'v2:ENABLED']);
+
+    // Keep-N (3): four more versions within the hour. AWS itself takes AWSPREVIOUS from each
+    // version the next-but-one write supersedes, so only the newest previous one overlaps.
+    offset = 0;
+    for (const n of [3, 4, 5, 6]) await write(n);
+    assert.deepEqual(await statesOf(secretId, names), ['v1:DISABLED', 'v2:DISABLED', 'v3:DISABLED', 'v4:DISABLED', 'v5:ENABLED', 'v6:ENABLED']);
+    offset = 2 * DAY;
+    stages = stageCalls();
+    const kept = await reconcile(6);
+    assert.equal(stageCalls() - stages, 1, 'only v5 still had AWSPREVIOUS');
+    assert.deepEqual(await statesOf(secretId, names), ['v1:DISABLED', 'v2:DISABLED', 'v3:DISABLED', 'v4:DISABLED', 'v5:DISABLED', 'v6:ENABLED']);
+    assert.equal(kept.retention?.previous?.state, 'DISABLED');
+
+    // Rollback to the retired version 1: enabled for the read (AWSPREVIOUS), disabled again, its content pushed as a new version.
+    const rolled = await rollbackPullSecret({ clusterId: 'c-ret-aws', toVersion: first.version ?? '' }, { store, retry: RETRY, log });
+    assert.equal(rolled.push.outcome, 'updated');
+    assert.equal((await store.accessLatestEnabled(secretId))?.data.toString(), content(1, CANARY_PULL_SECRET));
+    assert.equal((await store.describe(secretId))?.versions.find((v) => v.version === first.version)?.state, 'DISABLED');
+
+    const text = await registry.metrics();
+    assert.match(text, /pullsecret_versions_disabled_total\{store="aws"\} 2/);
+    assert.match(text, /pullsecret_versions_destroyed_total\{store="aws"\} 0/);
+    assert.match(text, /pullsecret_retention_failures_total\{store="aws"\} 0/);
+    // Leak canary: no credential byte in the logs, the metrics or the retention view.
+    assert.equal(findCanary(lines.join('')), undefined);
+    assert.equal(findCanary(text), undefined);
+    assert.equal(findCanary(JSON.stringify(kept.retention)), undefined);
+  });
+});
+
+describe('retention on GCP with delayed destruction (store.settings.versionDestroyTtl)', () => {
+  test('new secrets carry version_destroy_ttl; a destroyed version is DISABLED and scheduled, reported DESTROYED, never destroyed twice', async () => {
+    process.env.METADATA_SERVER_DETECTION = 'none';
+    const server = await startSecretManagerTestServer({ project: 'ttl-project' });
+    const settings = { projectId: 'ttl-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 };
+    const store = await gcpStoreFactory.create({ ...settings, versionDestroyTtl: 7 * 86_400 });
+    try {
+      // The setting is checked up front: the service wants at least 24 hours.
+      await assert.rejects(gcpStoreFactory.create({ ...settings, versionDestroyTtl: '12h' as unknown as number }), (e: { code?: string; message?: string }) => {
+        return e.code === 'CONFIG_INVALID' && /24 hours to 1000 days/.test(e.message ?? '');
+      });
+
+      let offset = 0;
+      const registry = new Registry();
+      const policy = DEFAULT_RETENTION_POLICY;
+      const runner = new RetentionRunner({ policy, retry: RETRY, clock: () => Date.now() + offset, observer: new RetentionMetrics(registry, ['gcp']) });
+      const { log } = capture();
+      const reconcile = (n: number, retention = runner) => reconcilePullSecret({ clusterId: 'c-ret-ttl', pullSecretData: content(n) }, { store, retry: RETRY, log, retention });
+      const secretId = 'hyperfleet-c-ret-ttl-pull-secret';
+      const stored = () => server.state.getSecret({ project: 'ttl-project', secretId, name: `projects/ttl-project/secrets/${secretId}` });
+      await reconcile(1);
+      await reconcile(2);
+      assert.equal(stored().versionDestroyTtlSeconds, 7 * 86_400);
+
+      offset = 25 * HOUR;
+      await reconcile(2);
+      offset = 31 * DAY;
+      const destroyedBefore = server.calls.DestroySecretVersion;
+      await reconcile(2);
+      assert.equal(server.calls.DestroySecretVersion - destroyedBefore, 1);
+      const v1 = stored().versions[0];
+      assert.equal(v1?.state, 'DISABLED', 'the service keeps it DISABLED until the TTL passes');
+      assert.ok(v1?.scheduledDestroyTime !== undefined && v1.scheduledDestroyTime.getTime() > Date.now() + 6 * DAY);
+      assert.equal(v1?.data?.toString(), content(1), 'the payload is kept (restorable by an admin) until then');
+      assert.deepEqual(
+        (await store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`),
+        ['2:ENABLED', '1:DESTROYED'],
+      );
+      await assert.rejects(store.accessVersion(secretId, '1'), (e: { code?: string }) => e.code === 'VERSION_NOT_ENABLED');
+
+      // A restart lists again: the scheduled version is final for retention, no second DestroySecretVersion.
+      await reconcile(2, new RetentionRunner({ policy, retry: RETRY, clock: () => Date.now() + offset }));
+      assert.equal(server.calls.DestroySecretVersion - destroyedBefore, 1);
+      assert.match(await registry.metrics(), /pullsecret_versions_destroyed_total\{store="gcp"\} 1/);
     } finally {
       await store.close();
       await server.stop();

@@ -52,7 +52,8 @@ const DEFAULT_FAILURE_BACKOFF_MS = 60_000;
  * write-quota bucket as pushes (the store the adapter hands over is paced), at most
  * `maxChangesPerPass` per pass. A secret not labelled `managed-by=hyperfleet` for this cluster is
  * never changed; a store without `disableVersion` is skipped, and one without `destroyVersion`
- * (Azure Key Vault) only disables.
+ * (Azure Key Vault, AWS Secrets Manager) only disables. A version the store keeps serving after
+ * `disableVersion` (AWS: a staging label that is not ours) is logged as kept, not counted.
  *
  * Never throws: a failure is logged, counted (`pullsecret_retention_failures_total`) and retried
  * by a later reconcile; the reconcile's own result stands.
@@ -116,7 +117,12 @@ export class RetentionRunner {
     for (const [action, version] of batch) {
       const started = performance.now();
       if (action === 'disable') {
-        await withRetry(retry, () => (store.disableVersion as NonNullable<SecretStore['disableVersion']>)(input.secretId, version, call), { signal });
+        const after = await withRetry(retry, () => (store.disableVersion as NonNullable<SecretStore['disableVersion']>)(input.secretId, version, call), { signal });
+        if (after.state === 'ENABLED') {
+          // The store left it served: labels that are not ours hold it (AWS: AWSPENDING or a custom staging label).
+          log.info({ operation: 'retention-disable', version }, 'Kept a superseded version: the store serves it for someone else');
+          continue;
+        }
         observer?.disabled(store.kind);
       } else {
         await withRetry(retry, () => (store.destroyVersion as NonNullable<SecretStore['destroyVersion']>)(input.secretId, version, call), { signal });

@@ -119,7 +119,9 @@ export interface SecretStore {
    * plus every version with its state and create time, newest first).
    *
    * `disableVersion`: the version is kept but no longer served (GCP DisableSecretVersion; Azure:
-   * version attributes enabled=false). Disabling a disabled version is a no-op.
+   * version attributes enabled=false; AWS: AWSPREVIOUS removed). Disabling a disabled version is a
+   * no-op. A store may return the version still ENABLED when something not ours keeps it served
+   * (AWS: another staging label); the caller then counts it as kept.
    * `enableVersion`: the reverse (GCP EnableSecretVersion), used by a rollback to a disabled version.
    * `destroyVersion`: the payload is gone for good; the version stays listed as DESTROYED and its
    * number is never reused (GCP DestroySecretVersion).

@@ -43,6 +43,11 @@ export interface TestRegistry {
   pullSecret(username?: string, password?: string): string;
   /** The tiny test image skopeo pushed at start: `{host}/test/tiny:1`. */
   readonly image: string;
+  /**
+   * Basic mode: replaces the accounts of the htpasswd file (user, password pairs) and restarts the
+   * registry on the same port and storage (docker-registry 2.8 reads htpasswd once, at start).
+   */
+  setAccounts(accounts: ReadonlyArray<readonly [string, string]>): Promise<void>;
   /** Stops the registry process (`resume` starts it again on the same port and storage). */
   pause(): Promise<void>;
   resume(): Promise<void>;
@@ -158,6 +163,13 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
       pullSecret: (user = username, pass = password) => JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${user}:${pass}`).toString('base64') } } }),
       pause: halt,
       resume: start,
+      async setAccounts(accounts) {
+        if (options.auth !== 'basic') throw new Error('setAccounts needs a registry with htpasswd (Basic) auth');
+        const lines = await Promise.all(accounts.map(async ([user, pass]) => (await run('htpasswd', ['-Bbn', user, pass])).stdout.trim()));
+        await writeFile(join(dir, 'htpasswd'), `${lines.join('\n')}\n`);
+        await halt();
+        await start();
+      },
       async stop() {
         await halt();
         await issuer?.stop();

@@ -25,6 +25,8 @@ import { assertAwsSecretName, assertAwsTags, assertAwsVersionId, versionToken } 
 const CURRENT = 'AWSCURRENT';
 /** The label a new version carries until the compare-and-swap of AWSCURRENT makes it current. */
 const PENDING = 'AWSPENDING';
+/** The label AWS moves to the version AWSCURRENT leaves: the overlap of the previous value. */
+const PREVIOUS = 'AWSPREVIOUS';
 /** Days a deleted secret stays recoverable (AWS's minimum; its default is 30). */
 export const RECOVERY_WINDOW_DAYS = 7;
 /** Versions asked for per ListSecretVersionIds page by `describe`. */
@@ -40,6 +42,10 @@ const PAGE_SIZE = 100;
  * ENABLED; one with none is "deprecated" (AWS deletes such versions once a secret has more than 100)
  * and is reported DISABLED: `accessVersion` refuses it (VERSION_NOT_ENABLED). A secret scheduled for
  * deletion counts as deleted: reads do not find it, and `createSecret` restores it when it is ours.
+ *
+ * Version lifecycle (retention, docs/retention.md): `disableVersion` removes AWSPREVIOUS,
+ * `enableVersion` gives it back; there is no `destroyVersion` (AWS has no per-version delete and
+ * removes deprecated versions itself).
  *
  * Account safety: every ARN an answer carries is checked against the configured account and region,
  * so a credential of another account is refused (CONFIG_INVALID) before any secret value is written.
@@ -188,28 +194,62 @@ export class AwsSecretStore implements SecretStore {
   async describe(secretId: string, options?: CallOptions): Promise<SecretDescription | undefined> {
     const metadata = await this.getSecret(secretId, options);
     if (metadata === undefined) return undefined;
-    const versions: Array<SecretVersionInfo & { current: boolean }> = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await awsCallExpecting(this.target('ListSecretVersionIds', metadata.path), this.callOptions(options), ['ResourceNotFoundException'], (abortSignal) =>
-        this.client.send(new ListSecretVersionIdsCommand({ SecretId: secretId, IncludeDeprecated: true, MaxResults: PAGE_SIZE, ...(NextToken === undefined ? {} : { NextToken }) }), { abortSignal }),
-      );
-      if (!page.ok) return undefined;
-      for (const v of page.value.Versions ?? []) {
-        if (v.VersionId === undefined) continue;
-        const stages = v.VersionStages ?? [];
-        versions.push({
-          version: v.VersionId,
-          path: this.versionPath(metadata.path, v.VersionId),
-          state: stages.length > 0 ? 'ENABLED' : 'DISABLED',
-          createdTime: (v.CreatedDate ?? new Date(0)).toISOString(),
-          current: stages.includes(CURRENT),
-        });
-      }
-      NextToken = page.value.NextToken;
-    } while (NextToken !== undefined);
+    const listed = await this.listVersions(secretId, metadata.path, options);
+    if (listed === undefined) return undefined;
+    const versions = listed.map((v) => ({ ...this.toVersionInfo(metadata.path, v), current: v.stages.includes(CURRENT) }));
     versions.sort((a, b) => Number(b.current) - Number(a.current) || b.createdTime.localeCompare(a.createdTime));
     return { ...metadata, versions: versions.map(({ current: _current, ...v }) => v) };
+  }
+
+  /**
+   * Retires a superseded version: removes AWSPREVIOUS from it (UpdateSecretVersionStage with
+   * `RemoveFromVersionId`), so it is no longer served. With no staging label left it is
+   * "deprecated" (DISABLED here; AWS removes such versions itself once a secret has more than
+   * 100, so there is no per-version destroy). Calls: ListSecretVersionIds (a page of 100), then
+   * one write when AWSPREVIOUS is on it; none when it has no label (a no-op, DISABLED).
+   *
+   * Labels that are not ours to remove (AWSPENDING of a rotation or an unfinished swap, a custom
+   * label someone added) are left alone: the version is returned ENABLED, still served, and the
+   * caller reports it as kept.
+   *
+   * @throws SECRET_NOT_FOUND (secret or version), STORE_INVALID_REQUEST for the AWSCURRENT version.
+   */
+  async disableVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo> {
+    const path = this.checkedPath(secretId);
+    assertAwsVersionId(version);
+    const found = await this.findVersion(secretId, path, version, options);
+    if (found.stages.includes(CURRENT)) {
+      throw new PullSecretError(
+        'STORE_INVALID_REQUEST',
+        `AWS Secrets Manager version ${this.versionPath(path, version)} is AWSCURRENT, the version in use; refusing to retire it (make another version current first)`,
+      );
+    }
+    if (!found.stages.includes(PREVIOUS)) return this.toVersionInfo(path, found);
+    const moved = await this.moveStage(secretId, path, PREVIOUS, { RemoveFromVersionId: version }, options);
+    // Refused: AWSPREVIOUS moved meanwhile (a concurrent push moved AWSCURRENT): read where the version stands now.
+    if (!moved) return this.toVersionInfo(path, await this.findVersion(secretId, path, version, options));
+    return this.toVersionInfo(path, { ...found, stages: found.stages.filter((s) => s !== PREVIOUS) });
+  }
+
+  /**
+   * Gives a deprecated version AWSPREVIOUS back (UpdateSecretVersionStage: `MoveToVersionId` it,
+   * `RemoveFromVersionId` the version holding AWSPREVIOUS now, which loses it), so it is served
+   * again: what a rollback to a retired version does for its read. A version with any staging
+   * label is ENABLED already (no write).
+   * @throws SECRET_NOT_FOUND (secret or version), STORE_CONFLICT when AWSPREVIOUS moved meanwhile (retried).
+   */
+  async enableVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo> {
+    const path = this.checkedPath(secretId);
+    assertAwsVersionId(version);
+    const listed = await this.listVersions(secretId, path, options);
+    if (listed === undefined) throw this.notFound(path, 'does not exist');
+    const found = listed.find((v) => v.id === version);
+    if (found === undefined) throw this.notFound(path, `has no version ${version}`);
+    if (found.stages.length > 0) return this.toVersionInfo(path, found);
+    const holder = listed.find((v) => v.stages.includes(PREVIOUS));
+    const moved = await this.moveStage(secretId, path, PREVIOUS, { MoveToVersionId: version, ...(holder === undefined ? {} : { RemoveFromVersionId: holder.id }) }, options);
+    if (!moved) throw new PullSecretError('STORE_CONFLICT', `AWS Secrets Manager secret ${path}: AWSPREVIOUS moved while version ${version} was being enabled; re-reading`);
+    return this.toVersionInfo(path, { ...found, stages: [PREVIOUS] });
   }
 
   /**
@@ -298,6 +338,57 @@ export class AwsSecretStore implements SecretStore {
     );
   }
 
+  /** Every version with its staging labels (ListSecretVersionIds, deprecated included, all pages); `undefined` when the secret does not exist. */
+  private async listVersions(secretId: string, path: string, options: CallOptions | undefined): Promise<ListedVersion[] | undefined> {
+    const versions: ListedVersion[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await awsCallExpecting(this.target('ListSecretVersionIds', path), this.callOptions(options), ['ResourceNotFoundException'], (abortSignal) =>
+        this.client.send(new ListSecretVersionIdsCommand({ SecretId: secretId, IncludeDeprecated: true, MaxResults: PAGE_SIZE, ...(NextToken === undefined ? {} : { NextToken }) }), { abortSignal }),
+      );
+      if (!page.ok) return undefined;
+      this.checkArn(page.value.ARN, 'ListSecretVersionIds');
+      for (const v of page.value.Versions ?? []) {
+        if (v.VersionId !== undefined) versions.push({ id: v.VersionId, stages: v.VersionStages ?? [], createdTime: (v.CreatedDate ?? new Date(0)).toISOString() });
+      }
+      NextToken = page.value.NextToken;
+    } while (NextToken !== undefined);
+    return versions;
+  }
+
+  /** One listed version. @throws SECRET_NOT_FOUND for a missing secret or version. */
+  private async findVersion(secretId: string, path: string, version: string, options: CallOptions | undefined): Promise<ListedVersion> {
+    const listed = await this.listVersions(secretId, path, options);
+    if (listed === undefined) throw this.notFound(path, 'does not exist');
+    const found = listed.find((v) => v.id === version);
+    if (found === undefined) throw this.notFound(path, `has no version ${version}`);
+    return found;
+  }
+
+  /** UpdateSecretVersionStage of `stage`; false when AWS refuses the move because the label is not where the caller saw it. */
+  private async moveStage(secretId: string, path: string, stage: string, move: { MoveToVersionId?: string; RemoveFromVersionId?: string }, options: CallOptions | undefined): Promise<boolean> {
+    const result = await awsCallExpecting(
+      this.target('UpdateSecretVersionStage', path),
+      this.callOptions(options),
+      ['InvalidParameterException', 'InvalidRequestException', 'ResourceNotFoundException'],
+      (abortSignal) => this.client.send(new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: stage, ...move }), { abortSignal }),
+    );
+    if (result.ok) {
+      this.checkArn(result.value.ARN, 'UpdateSecretVersionStage');
+      return true;
+    }
+    if (result.code === 'ResourceNotFoundException') throw this.notFound(path, 'does not exist');
+    if (result.code === 'InvalidRequestException') {
+      if (isMarkedForDeletion(result.error)) throw this.notFound(path, 'is scheduled for deletion');
+      throw this.classified(result.error, 'UpdateSecretVersionStage', path);
+    }
+    return false;
+  }
+
+  private toVersionInfo(path: string, v: ListedVersion): SecretVersionInfo {
+    return { version: v.id, path: this.versionPath(path, v.id), state: v.stages.length > 0 ? 'ENABLED' : 'DISABLED', createdTime: v.createdTime };
+  }
+
   private versionPath(path: string, version: string): string {
     return `${path}/versions/${version}`;
   }
@@ -323,6 +414,13 @@ export class AwsSecretStore implements SecretStore {
   private callOptions(options: CallOptions | undefined): AwsApiCallOptions {
     return { signal: options?.signal, timeoutMs: this.config.callTimeoutMs, onApiCall: this.config.onApiCall };
   }
+}
+
+/** A version as ListSecretVersionIds lists it. */
+interface ListedVersion {
+  id: string;
+  stages: string[];
+  createdTime: string;
 }
 
 function toLabels(tags: Tag[] | undefined): Record<string, string> {

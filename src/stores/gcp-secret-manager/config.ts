@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
+import { versionDestroyTtlSchema } from './destroy-ttl.js';
 import { nextRotationTimeSchema, rotationPeriodSchema, rotationProblem, topicsSchema } from './rotation.js';
 
 /**
@@ -37,6 +38,8 @@ export interface GcpStoreConfig {
   nextRotationTime?: string;
   /** Pub/Sub topics (`projects/P/topics/T`) Secret Manager notifies of changes to new secrets. */
   topics?: string[];
+  /** Delayed destruction of new secrets' versions, in seconds (24 hours to 1000 days). See destroy-ttl.ts. */
+  versionDestroyTtl?: number;
   /** Optional observer of API calls, for metrics. Not settable from the environment. */
   onApiCall?: ApiCallHook;
 }
@@ -105,6 +108,7 @@ const sharedShape = {
   rotationPeriod: rotationPeriodSchema.optional(),
   nextRotationTime: nextRotationTimeSchema.optional(),
   topics: topicsSchema.optional(),
+  versionDestroyTtl: versionDestroyTtlSchema.optional(),
   onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 };
 
@@ -170,6 +174,10 @@ export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
   GCP_SECRET_TOPICS: {
     key: 'topics',
     help: 'Pub/Sub topics of new secrets, projects/P/topics/T separated by commas (up to 10): Secret Manager publishes every change of the secret and its versions there (optional).',
+  },
+  GCP_VERSION_DESTROY_TTL: {
+    key: 'versionDestroyTtl',
+    help: 'Delayed destruction of new secrets\' versions: seconds or a number with m, h or d ("168h", "7d"); 24 hours to 1000 days. A destroyed version stays DISABLED and restorable that long (optional).',
   },
   GCP_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
 };

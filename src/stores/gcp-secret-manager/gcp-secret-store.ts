@@ -6,6 +6,7 @@ import type { CallOptions as GaxCallOptions } from 'google-gax';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
 import { crc32c } from './crc32c.js';
+import { destroyTtlFields } from './destroy-ttl.js';
 import { rotationFields } from './rotation.js';
 import type { GcpMethod } from './errors.js';
 import { int64ToNumber, lastSegment, toSecretMetadata, toVersionInfo } from './resources.js';
@@ -61,14 +62,15 @@ export class GcpSecretStore implements SecretStore {
 
   /**
    * CreateSecret with automatic replication (under the customer-managed key `kmsKeyName` when
-   * configured), the configured rotation and topics (rotation.ts) and `labels`; `undefined` on ALREADY_EXISTS.
+   * configured), the configured rotation and topics (rotation.ts), the delayed destruction
+   * `versionDestroyTtl` (destroy-ttl.ts) and `labels`; `undefined` on ALREADY_EXISTS.
    */
   async createSecret(secretId: string, labels: Record<string, string>, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
     const name = this.checkedPath(secretId);
     assertLabels(labels);
     const kmsKeyName = this.config.kmsKeyName;
     const automatic = kmsKeyName === undefined ? {} : { customerManagedEncryption: { kmsKeyName } };
-    const request = { parent: this.location, secretId, secret: { replication: { automatic }, labels, ...rotationFields(this.config) } };
+    const request = { parent: this.location, secretId, secret: { replication: { automatic }, labels, ...rotationFields(this.config), ...destroyTtlFields(this.config) } };
     const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) => this.client.createSecret(request, o));
     return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
   }

@@ -54,13 +54,19 @@ export function toSecretMetadata(secretId: string, path: string, secret: ISecret
   return metadata;
 }
 
-/** Store info of a SecretVersion resource; `secretPath` is the path of its secret. */
+/**
+ * Store info of a SecretVersion resource; `secretPath` is the path of its secret. A version
+ * scheduled for destruction (a secret with `version_destroy_ttl`: DISABLED with a
+ * `scheduledDestroyTime`) counts as DESTROYED: its destruction was asked for and the service
+ * completes it, so retention and rollback treat it as final (an admin may still restore it in GCP).
+ */
 export function toVersionInfo(secretPath: string, version: ISecretVersion): SecretVersionInfo {
   const id = lastSegment(version.name);
+  const state = versionState(version.state);
   return {
     version: id,
     path: `${secretPath}/versions/${id}`,
-    state: versionState(version.state),
+    state: state === 'DISABLED' && version.scheduledDestroyTime != null ? 'DESTROYED' : state,
     createdTime: timestampToIso(version.createTime),
   };
 }

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { paginate } from './paging.js';
 import { parseParent, parseSecretName, parseVersionName, assertSecretIdRule, secretName } from './names.js';
-import { assertReplicationRule, checkPayload, checkRotationRule } from './rules.js';
+import { assertReplicationRule, checkDestroyTtlRule, checkPayload, checkRotationRule } from './rules.js';
 import type { SecretManagerState, StoredSecret } from './state.js';
 import { RpcError, type MethodName, type VersionState, type WirePayload, type WireSecret } from './types.js';
 import { toWireSecret, toWireVersion } from './wire.js';
@@ -96,7 +96,8 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
         assertSecretIdRule(secretId);
         const secret = r.secret as WireSecret | undefined;
         assertReplicationRule(secret?.replication);
-        const notify = checkRotationRule(secret);
+        const destroyTtl = checkDestroyTtlRule(secret);
+        const notify = { ...checkRotationRule(secret), ...(destroyTtl === undefined ? {} : { versionDestroyTtlSeconds: destroyTtl }) };
         const ref = { project, secretId, name: secretName(project, secretId) };
         const cmek = secret?.replication?.automatic?.customerManagedEncryption;
         const automatic = cmek ? { customerManagedEncryption: { kmsKeyName: cmek.kmsKeyName } } : {};

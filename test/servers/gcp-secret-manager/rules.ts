@@ -141,3 +141,17 @@ export function checkRotationRule(secret: WireSecret | undefined, now: Date = ne
   }
   return result;
 }
+
+/**
+ * `version_destroy_ttl` as the service checks it: whole seconds, at least 24 hours. Returns the
+ * seconds, or `undefined` when unset. @throws INVALID_ARGUMENT.
+ */
+export function checkDestroyTtlRule(secret: WireSecret | undefined): number | undefined {
+  const ttl = secret?.versionDestroyTtl ?? undefined;
+  if (ttl === undefined) return undefined;
+  const seconds = Number(ttl.seconds ?? 0);
+  if ((ttl.nanos ?? 0) !== 0 || !Number.isSafeInteger(seconds) || seconds < 86_400) {
+    throw new RpcError(status.INVALID_ARGUMENT, 'Secret.version_destroy_ttl must be in whole seconds and at least 86400s (24h).');
+  }
+  return seconds;
+}

@@ -21,6 +21,8 @@ export interface StoredVersion {
   clientChecksum: boolean;
   createTime: Date;
   destroyTime?: Date;
+  /** Set when destroyed on a secret with `versionDestroyTtlSeconds`: the version is DISABLED until then. */
+  scheduledDestroyTime?: Date;
   etag: string;
 }
 
@@ -39,6 +41,8 @@ export interface StoredSecret {
   rotation?: { rotationPeriodSeconds?: number; nextRotationTime?: Date };
   /** Pub/Sub topics the secret's changes are published to. */
   topics?: string[];
+  /** Delayed destruction (`version_destroy_ttl`), in seconds. */
+  versionDestroyTtlSeconds?: number;
 }
 
 /** What a test may seed: labels, and versions (oldest first) in any state. */
@@ -64,7 +68,13 @@ export class SecretManagerState {
   constructor(readonly defaultProject: string) {}
 
   /** Creates a secret. @throws ALREADY_EXISTS, INVALID_ARGUMENT (labels). */
-  createSecret(ref: SecretRef, labels: Record<string, string>, replication: WireReplication, annotations: Record<string, string> = {}, notify: Pick<StoredSecret, 'rotation' | 'topics'> = {}): StoredSecret {
+  createSecret(
+    ref: SecretRef,
+    labels: Record<string, string>,
+    replication: WireReplication,
+    annotations: Record<string, string> = {},
+    notify: Pick<StoredSecret, 'rotation' | 'topics' | 'versionDestroyTtlSeconds'> = {},
+  ): StoredSecret {
     assertLabelsRule(labels);
     assertAnnotationsRule(annotations);
     if (this.secrets.has(ref.name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${ref.name}] already exists.`);
@@ -80,6 +90,7 @@ export class SecretManagerState {
       versions: [],
       ...(notify.rotation === undefined ? {} : { rotation: { ...notify.rotation } }),
       ...(notify.topics === undefined || notify.topics.length === 0 ? {} : { topics: [...notify.topics] }),
+      ...(notify.versionDestroyTtlSeconds === undefined ? {} : { versionDestroyTtlSeconds: notify.versionDestroyTtlSeconds }),
     };
     this.secrets.set(ref.name, secret);
     return secret;
@@ -159,7 +170,9 @@ export class SecretManagerState {
 
   /**
    * Moves a version to `target`. Destroyed versions cannot change (FAILED_PRECONDITION); destroying
-   * wipes the payload. @throws NOT_FOUND, FAILED_PRECONDITION, ABORTED (etag).
+   * wipes the payload, or, on a secret with `version_destroy_ttl`, disables the version and sets its
+   * `scheduledDestroyTime` (payload kept; this server never runs the scheduled wipe itself).
+   * @throws NOT_FOUND, FAILED_PRECONDITION, ABORTED (etag).
    */
   setVersionState(ref: VersionRef, target: VersionState, etag?: string): StoredVersion {
     const { secret, version } = this.getVersion(ref);
@@ -167,7 +180,21 @@ export class SecretManagerState {
     if (version.state === 'DESTROYED') {
       throw new RpcError(status.FAILED_PRECONDITION, `Secret Version [${secret.name}/versions/${version.number}] is in DESTROYED state.`);
     }
+    if (version.scheduledDestroyTime !== undefined) {
+      // Delayed destruction: destroying again changes nothing; enabling or disabling cancels the schedule.
+      if (target === 'DESTROYED') return version;
+      delete version.scheduledDestroyTime;
+      version.state = target;
+      version.etag = newEtag();
+      return version;
+    }
     if (version.state === target) return version;
+    if (target === 'DESTROYED' && secret.versionDestroyTtlSeconds !== undefined) {
+      version.state = 'DISABLED';
+      version.scheduledDestroyTime = new Date(Date.now() + secret.versionDestroyTtlSeconds * 1000);
+      version.etag = newEtag();
+      return version;
+    }
     version.state = target;
     version.etag = newEtag();
     if (target === 'DESTROYED') {

@@ -57,6 +57,8 @@ export interface WireSecret {
   rotation?: WireRotation | null;
   /** google.cloud.secretmanager.v1.Topic list. */
   topics?: { name?: string }[];
+  /** Delayed destruction of the secret's versions. */
+  versionDestroyTtl?: WireDuration | null;
 }
 
 /** google.protobuf.Duration as the loader hands it over. */

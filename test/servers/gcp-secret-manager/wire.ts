@@ -14,6 +14,7 @@ function notifyFields(secret: StoredSecret): Record<string, unknown> {
           },
         }),
     ...(secret.topics === undefined ? {} : { topics: secret.topics.map((name) => ({ name })) }),
+    ...(secret.versionDestroyTtlSeconds === undefined ? {} : { versionDestroyTtl: { seconds: String(secret.versionDestroyTtlSeconds), nanos: 0 } }),
   };
 }
 
@@ -36,6 +37,7 @@ export function toWireVersion(secret: StoredSecret, version: StoredVersion): Rec
     name: `${secret.name}/versions/${version.number}`,
     createTime: toTimestamp(version.createTime),
     ...(version.destroyTime === undefined ? {} : { destroyTime: toTimestamp(version.destroyTime) }),
+    ...(version.scheduledDestroyTime === undefined ? {} : { scheduledDestroyTime: toTimestamp(version.scheduledDestroyTime) }),
     state: version.state,
     replicationStatus: secret.replication.userManaged === undefined ? { automatic: {} } : { userManaged: { replicas: [] } },
     etag: version.etag,
