@@ -10,6 +10,7 @@ import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
 import type { WorkOutcome } from './outcome.js';
+import { lifecycleJobEnv } from '../job/lifecycle.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
 /**
@@ -26,6 +27,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
+  // Registry verification and retention run in each Job (VERIFICATION_*, RETENTION_*); the CA file is read once, here.
+  const lifecycleEnv = lifecycleJobEnv(config);
   /** Checks everything, then launches (or finds) the cluster's Job and waits for it, bounded. */
   async function launchFor(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     const jobBase = { target: work.target, jobNamespace: job.namespace };
@@ -41,6 +44,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       const env = {
         ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings),
         SECRET_NAME: work.target.secretName,
+        ...lifecycleEnv,
         ...(config.accountService === undefined ? {} : { TRANSFER_RECORDS: 'true' }),
       };
       const result = await launcher.launch(

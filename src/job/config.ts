@@ -5,6 +5,8 @@ import { jobKubernetesSectionSchema, logLevelSchema, retrySectionSchema } from '
 import type { KubernetesTargetConfig } from '../kube/target-config.js';
 import { parseStoreEnv, selectStoreKind } from '../stores/registry.js';
 import type { RetryPolicy } from '../util/retry.js';
+import type { RetentionSection } from '../config/retention.js';
+import { parseRetentionEnv, parseVerificationEnv, type JobVerificationSettings } from './lifecycle.js';
 
 const jobSchema = z.object({
   clusterId: z.string(),
@@ -40,6 +42,10 @@ export interface JobConfig {
   store: { kind: string; config: unknown };
   /** Where the Kubernetes Secret goes after the store step (`target: none` = nowhere). */
   kubernetes: KubernetesTargetConfig;
+  /** Registry verification before a write (`VERIFICATION_*`; mode off by default). */
+  verification: JobVerificationSettings;
+  /** One retention pass after the push (`RETENTION_*`; off by default). */
+  retention: RetentionSection;
 }
 
 /** Parses one shared section from its variables (`RETRY_*` → `execution.retry`). */
@@ -60,16 +66,18 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
   const retry = section(retrySectionSchema, 'execution.retry', env);
   const kubernetes = section(jobKubernetesSectionSchema, 'kubernetes', env);
   const logLevel = parseEnv(z.object({ logLevel: logLevelSchema.default('info') }), { LOG_LEVEL: { key: 'logLevel', help: '' } }, env);
+  const verification = parseVerificationEnv(env);
+  const retention = parseRetentionEnv(env);
   let kind: string;
   try {
     kind = selectStoreKind(env);
   } catch (err) {
-    throwEnvProblems([job, retry, kubernetes, logLevel]);
+    throwEnvProblems([job, retry, kubernetes, logLevel, verification, retention]);
     throw err;
   }
   const store = parseStoreEnv(kind, env);
-  throwEnvProblems([job, store, retry, kubernetes, logLevel]);
-  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok) throw new Error('unreachable: problems were thrown above');
+  throwEnvProblems([job, store, retry, kubernetes, logLevel, verification, retention]);
+  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok || !verification.ok || !retention.ok) throw new Error('unreachable: problems were thrown above');
   const v = job.value;
   const k = kubernetes.value;
   return {
@@ -83,5 +91,7 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     logLevel: logLevel.value.logLevel,
     store: { kind, config: store.value },
     kubernetes: { target: k.target, namespace: k.namespace, manifestDir: k.manifestDir, kubeconfigPath: k.kubeconfig },
+    verification: verification.value,
+    retention: retention.value,
   };
 }

@@ -1,5 +1,6 @@
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { redactor } from '../pullsecret/redact.js';
+import type { VerificationSummary } from '../verification/index.js';
 
 /** The status-reporter sidecar's limits on the two text fields it copies into the Job's condition. */
 export const RESULT_REASON_MAX = 128;
@@ -25,6 +26,14 @@ export interface JobResultFile {
   /** The Kubernetes Secret written after the store step, when a target is configured. */
   kubernetes_secret?: { namespace: string; name: string; outcome: 'created' | 'updated' | 'unchanged' };
   error_code?: string;
+  /** The version the run left current (status `data.currentVersion`). */
+  current_version?: string;
+  /** With retention on: the version it superseded, its state and the end of its grace (status `previousVersion*`). */
+  previous_version?: string;
+  previous_version_state?: string;
+  previous_grace_ends_at?: string;
+  /** With registry verification on and a new pull secret: the mode and each registry's outcome (status `registryVerification`). */
+  registry_verification?: VerificationSummary;
   timestamp: string;
 }
 
