@@ -41,9 +41,11 @@ const verificationEnvSchema = verificationSectionSchema
   .refine((v) => v.caPem === undefined || v.caFile === undefined, { message: 'set VERIFICATION_CA_PEM or VERIFICATION_CA_FILE, not both', path: ['caPem'] })
   .refine((v) => v.mode === 'off' || v.registries.length > 0, { message: 'must list at least one registry (or "*") when VERIFICATION_MODE is warn or enforce', path: ['registries'] });
 
-/** `RETENTION_ENABLED=true|false` as the section's boolean; anything else is left for the section to refuse. */
-const flag = (value: unknown): unknown => (value === 'true' ? true : value === 'false' ? false : value);
-const retentionEnvSchema = z.preprocess((input) => (typeof input === 'object' && input !== null && 'enabled' in input ? { ...input, enabled: flag(input.enabled) } : input), retentionSectionSchema);
+/** `RETENTION_ENABLED=true|false` as the section's boolean, then the section's own rules. */
+const retentionEnvSchema = z
+  .looseObject({ enabled: z.enum(['true', 'false'], { message: 'must be true or false' }).optional() })
+  .transform(({ enabled, ...rest }) => ({ ...rest, ...(enabled === undefined ? {} : { enabled: enabled === 'true' }) }))
+  .pipe(retentionSectionSchema as unknown as z.ZodType<RetentionSection, { enabled?: boolean }>);
 
 /** Reads `VERIFICATION_*` (problems collected, not thrown). */
 export function parseVerificationEnv(env: NodeJS.ProcessEnv): EnvParse<JobVerificationSettings> {
@@ -108,7 +110,10 @@ function readInlineCa(path: string): string {
     throw new PullSecretError('CONFIG_INVALID', `cannot read verification.caFile ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
   }
   if (Buffer.byteLength(pem) > MAX_INLINE_CA_BYTES) {
-    throw new PullSecretError('CONFIG_INVALID', `verification.caFile is larger than ${MAX_INLINE_CA_BYTES} bytes: Job mode passes it in the Job spec (VERIFICATION_CA_PEM); keep only the registries' CA certificates in it`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `verification.caFile is larger than ${MAX_INLINE_CA_BYTES} bytes: Job mode passes it in the Job spec (VERIFICATION_CA_PEM); keep only the registries' CA certificates in it`,
+    );
   }
   return pem;
 }
