@@ -77,6 +77,7 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   RETENTION_ENABLED: { path: 'retention.enabled', scope: 'job', help: 'true: one retention pass after the push (docs/retention.md; default false).' },
   RETENTION_GRACE_HOURS: { path: 'retention.graceHours', scope: 'job', help: 'Hours a superseded version stays enabled (default 24).' },
   RETENTION_DAYS: { path: 'retention.retentionDays', scope: 'job', help: 'Days after it was superseded when a version is destroyed (default 30).' },
+  TERMINATION_MESSAGE_PATH: { path: 'job.terminationMessagePath', scope: 'job', help: "Write the job's short report here for the adapter (Job mode sets the container's terminationMessagePath)." },
   RETENTION_KEEP_VERSIONS: { path: 'retention.keepVersions', scope: 'job', help: 'At most this many versions not destroyed (default 5).' },
 };
 

@@ -13,6 +13,7 @@ const jobSchema = z.object({
   pullSecretData: z.string(),
   secretName: z.string().optional(),
   resultsPath: z.string().optional(),
+  terminationMessagePath: z.string().optional(),
   transferRecords: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
 });
 
@@ -34,6 +35,8 @@ export interface JobConfig {
   secretName?: string;
   storeKind: string;
   resultsPath?: string;
+  /** Where the short report for the adapter goes (`TERMINATION_MESSAGE_PATH`, set by Job mode). */
+  terminationMessagePath?: string;
   /** Merge the applied-transfer record beside the secret into the pull secret (`TRANSFER_RECORDS=true`; docs/account-service.md). */
   transferRecords: boolean;
   retry: RetryPolicy;
@@ -86,6 +89,7 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     secretName: v.secretName,
     storeKind: kind,
     resultsPath: v.resultsPath,
+    terminationMessagePath: v.terminationMessagePath,
     transferRecords: v.transferRecords === 'true',
     retry: retry.value,
     logLevel: logLevel.value.logLevel,

@@ -14,7 +14,8 @@ import { createStore, scopeLogFields, scopeOf } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import type { JobConfig } from './config.js';
 import { jobRetentionRunner, jobVerificationGate } from './lifecycle.js';
-import { writeResultFile, type JobResultFile } from './result-file.js';
+import { writeFile } from 'node:fs/promises';
+import { terminationMessage, writeResultFile, type JobResultFile } from './result-file.js';
 
 export interface JobRunOptions {
   dryRun?: boolean;
@@ -168,6 +169,10 @@ function verificationNote(result: ReconcileResult): string {
 }
 
 async function writeResult(config: JobConfig, result: JobResultFile): Promise<void> {
+  if (config.terminationMessagePath !== undefined) {
+    // Best effort: without it the adapter reports from the Job's conditions alone.
+    await writeFile(config.terminationMessagePath, terminationMessage(result)).catch(() => undefined);
+  }
   if (config.resultsPath === undefined) return;
   try {
     await writeResultFile(config.resultsPath, result);

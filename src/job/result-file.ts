@@ -54,6 +54,22 @@ export function sidecarResult(result: JobResultFile): JobResultFile {
   };
 }
 
+/** The kubelet keeps at most this many bytes of a termination message. */
+export const TERMINATION_MESSAGE_MAX = 4096;
+
+/**
+ * The report the adapter reads from the pod's status (Job mode): the result's status, reason,
+ * message, error code, versions and registry verification as compact JSON, at most 4096 bytes (the
+ * message is cut, then the verification dropped, when it would not fit). Redacted like the file.
+ */
+export function terminationMessage(result: JobResultFile): string {
+  const { status, reason, message, error_code, current_version, previous_version, previous_version_state, previous_grace_ends_at, registry_verification } = sidecarResult(result);
+  const report = { status, reason, message: bounded(message, 512), error_code, current_version, previous_version, previous_version_state, previous_grace_ends_at, registry_verification };
+  let text = redactor.redact(JSON.stringify(report));
+  if (Buffer.byteLength(text) > TERMINATION_MESSAGE_MAX) text = redactor.redact(JSON.stringify({ ...report, registry_verification: undefined }));
+  return text;
+}
+
 /** Writes the result file atomically with mode 0600 (through the redactor, as a last guard). */
 export async function writeResultFile(path: string, result: JobResultFile): Promise<void> {
   await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`));
