@@ -7,17 +7,22 @@ import { after, before, describe, test } from 'node:test';
 import { loadJobConfig } from '../src/job/config.js';
 import { runPullSecretJob } from '../src/job/pull-secret-job.js';
 import type { JobResultFile } from '../src/job/result-file.js';
+import { fileURLToPath } from 'node:url';
 import { createLogger } from '../src/observability/logger.js';
 import { LocalStore } from '../src/stores/local/index.js';
 import { baseEnv, finalLine, runCli, type CliResult } from './support/cli.js';
 import { CANARY_NEEDLES, CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { registryUnavailable, startTestRegistry, type TestRegistry } from './support/registry.js';
+import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
+import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 
 // Registry verification and retention in Job mode: `pull-secret run-job pull-secret` (the process a
 // Job's pod runs) against the real registry (Debian's docker-registry, htpasswd Basic auth, TLS
 // from a test CA) on loopback, with the settings in its environment as the adapter projects them.
 
 const skip = registryUnavailable();
+const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
 const CLUSTER = '019466a0-8f8e-7abc-9def-0123456789ab';
 const SECRET_ID = `hyperfleet-${CLUSTER}-pull-secret`;
 const canary = JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> };
@@ -277,6 +282,55 @@ describe('the job entry with a controllable clock', () => {
       assert.ok(lines.some((l) => l.includes('"operation":"retention-destroy"')));
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('Job-mode adapter: the status carries what the Job found', { skip }, () => {
+  let kube: KubernetesTestServer;
+  let stack: AdapterStack;
+  before(async () => {
+    kube = await startKubernetesTestServer({ namespaces: ['hyperfleet-system'], runJobs: { command: [process.execPath, '--import', TSX, MAIN] } });
+    stack = await startAdapterStack({
+      kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+      execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
+      verification: { mode: 'enforce', registries: [registry.host], caFile: registry.caFile, timeoutMs: 5000 },
+      retention: { enabled: true },
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    await kube?.close();
+  });
+
+  test('accepted: JobSucceeded with currentVersion and registryVerification; refused: CredentialsRejected naming the registry, nothing written, no credential byte', async () => {
+    const accepted = await stack.seedCluster({ pullSecret: { data: pullSecret(validAuth()) } });
+    const refused = await stack.seedCluster({ pullSecret: { data: pullSecret(CANARY_AUTH) } });
+    for (const c of [accepted, refused]) kube.createNamespace(`clusters-${c.id}`);
+    await Promise.all([stack.publish(accepted), stack.publish(refused)]);
+    const ok = await stack.waitForStatus(accepted.id, (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded', 60_000);
+    assert.equal(conditionOf(ok, 'Available'), 'True/SecretAvailable');
+    assert.equal(ok.data?.currentVersion, '1');
+    assert.deepEqual(ok.data?.registryVerification, { mode: 'enforce', results: { [registry.host]: 'accepted' } });
+
+    const no = await stack.waitForStatus(refused.id, (s) => conditionOf(s, 'Available') === 'False/CredentialsRejected', 60_000);
+    assert.equal(conditionOf(no, 'Applied'), 'False/CredentialsRejected');
+    assert.equal(conditionOf(no, 'Health'), 'True/Healthy', 'the cluster input is at fault, not the adapter');
+    const available = no.conditions.find((c) => c.type === 'Available');
+    assert.ok((available?.message ?? '').includes(registry.host), available?.message);
+    assert.equal(no.data?.errorCode, 'CREDENTIALS_REJECTED');
+    const store = new LocalStore({ dir: join(stack.dir, 'store') });
+    try {
+      assert.equal(await store.describe(`hyperfleet-${refused.id}-pull-secret`), undefined, '0 store writes');
+    } finally {
+      await store.close();
+    }
+    const runs = kube.jobRuns();
+    assert.ok(runs.length >= 2);
+    const texts = [JSON.stringify([ok, no]), stack.logs.join('\n'), ...runs.map((r) => `${r.stdout}\n${r.stderr}`), JSON.stringify(kube.listObjects('pods', 'hyperfleet-system'))];
+    for (const text of texts) {
+      assert.equal(findCanary(text), undefined);
+      assert.ok(!text.includes(CANARY_AUTH));
     }
   });
 });
