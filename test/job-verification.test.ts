@@ -23,6 +23,8 @@ import { startKubernetesTestServer, type KubernetesTestServer } from './servers/
 const skip = registryUnavailable();
 const MAIN = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
+/** A loopback port nothing listens on: a registry that cannot be reached. */
+const DOWN = '127.0.0.1:9';
 const CLUSTER = '019466a0-8f8e-7abc-9def-0123456789ab';
 const SECRET_ID = `hyperfleet-${CLUSTER}-pull-secret`;
 const canary = JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> };
@@ -121,9 +123,8 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
   });
 
   test('an unreachable registry is RegistryUnreachable (retryable), not a refusal; nothing is written', async () => {
-    const down = '127.0.0.1:9';
-    const data = JSON.stringify({ auths: { [down]: { auth: validAuth() } } });
-    const run = await runJob('unreachable', data, { ...verifyEnv('enforce'), VERIFICATION_REGISTRIES: down });
+    const data = JSON.stringify({ auths: { [DOWN]: { auth: validAuth() } } });
+    const run = await runJob('unreachable', data, { ...verifyEnv('enforce'), VERIFICATION_REGISTRIES: DOWN });
     assert.equal(run.cli.code, 1);
     assert.equal(run.result.reason, 'RegistryUnreachable');
     assert.equal(run.result.error_code, 'REGISTRY_UNREACHABLE');
@@ -294,7 +295,7 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     stack = await startAdapterStack({
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
       execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
-      verification: { mode: 'enforce', registries: [registry.host], caFile: registry.caFile, timeoutMs: 5000 },
+      verification: { mode: 'enforce', registries: [registry.host, DOWN], caFile: registry.caFile, timeoutMs: 5000 },
       retention: { enabled: true },
     });
   });
@@ -325,6 +326,15 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     } finally {
       await store.close();
     }
+
+    // Unreachable: the Job retried its pod (backoff limit), then the status says RegistryUnreachable, as in-process.
+    const down = await stack.seedCluster({ pullSecret: { data: JSON.stringify({ auths: { [DOWN]: { auth: validAuth() } } }) } });
+    kube.createNamespace(`clusters-${down.id}`);
+    await stack.publish(down);
+    const unreachable = await stack.waitForStatus(down.id, (s) => conditionOf(s, 'Available') === 'False/RegistryUnreachable', 60_000);
+    assert.equal(unreachable.data?.errorCode, 'REGISTRY_UNREACHABLE');
+    assert.ok(kube.jobRuns().filter((r) => r.job === `pullsecret-${down.id}-gen1`).length > 1, 'the Job retried its pod');
+
     const runs = kube.jobRuns();
     assert.ok(runs.length >= 2);
     const texts = [JSON.stringify([ok, no]), stack.logs.join('\n'), ...runs.map((r) => `${r.stdout}\n${r.stderr}`), JSON.stringify(kube.listObjects('pods', 'hyperfleet-system'))];
