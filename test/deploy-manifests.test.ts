@@ -69,6 +69,7 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
     'ClusterRole/pullsecret-job-managed-secrets -: /secrets get,create,update',
     'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
+    'Role/pullsecret-adapter-jobs hyperfleet-system: /pods list',
   ],
 };
 

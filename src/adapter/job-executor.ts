@@ -1,4 +1,5 @@
-import { toPullSecretError } from '../errors/index.js';
+import { PullSecretError, toPullSecretError } from '../errors/index.js';
+import type { JobLaunchResult } from '../kube/job-launcher.js';
 import type { Logger } from '../observability/logger.js';
 import { jobDataSecretName, pullSecretJobName } from '../kube/job-manifest.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
@@ -9,7 +10,8 @@ import { projectJobEnv } from '../config/env-table.js';
 import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
-import type { WorkOutcome } from './outcome.js';
+import type { WorkOutcome, WorkTarget } from './outcome.js';
+import { lifecycleJobEnv } from '../job/lifecycle.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
 /**
@@ -26,6 +28,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
+  // Registry verification and retention run in each Job (VERIFICATION_*, RETENTION_*); the CA file is read once, here.
+  const lifecycleEnv = lifecycleJobEnv(config);
   /** Checks everything, then launches (or finds) the cluster's Job and waits for it, bounded. */
   async function launchFor(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     const jobBase = { target: work.target, jobNamespace: job.namespace };
@@ -41,6 +45,7 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       const env = {
         ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings),
         SECRET_NAME: work.target.secretName,
+        ...lifecycleEnv,
         ...(config.accountService === undefined ? {} : { TRANSFER_RECORDS: 'true' }),
       };
       const result = await launcher.launch(
@@ -58,9 +63,8 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
         },
         { signal, timeoutMs: job.waitSeconds * 1000 },
       );
-      return result.outcome === 'succeeded'
-        ? { kind: 'job-succeeded', ...jobBase, jobName: result.jobName }
-        : { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
+      if (result.outcome === 'succeeded') return { kind: 'job-succeeded', ...jobBase, jobName: result.jobName, ...(result.report === undefined ? {} : { report: result.report }) };
+      return verificationFailure(result, work.target) ?? { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
     } catch (err) {
       const error = toPullSecretError(err);
       if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: pullSecretJobName(work.clusterId, work.generation) };
@@ -92,4 +96,17 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
       // The launcher holds no connections between calls.
     },
   };
+}
+
+/**
+ * A Job that failed on the registry verification (its pod's report says CREDENTIALS_REJECTED or
+ * REGISTRY_UNREACHABLE) is reported as the in-process executor reports it: `Available=False` with
+ * that reason, naming the registry. Not retried by the event: the Job already retried its pods, and
+ * the same generation's Job would only be read again; a new Job checks again once the finished one's
+ * TTL removed it, or at the next generation.
+ */
+function verificationFailure(result: JobLaunchResult, target: WorkTarget): WorkOutcome | undefined {
+  const code = result.report?.errorCode;
+  if (result.report?.status !== 'failure' || (code !== 'CREDENTIALS_REJECTED' && code !== 'REGISTRY_UNREACHABLE')) return undefined;
+  return { kind: 'failed', error: new PullSecretError(code, result.report.message, { retryable: false }), target };
 }

@@ -1,5 +1,6 @@
 import type { PullSecretError } from '../errors/index.js';
 import type { ApplyResult } from '../kube/target.js';
+import type { JobReport } from '../kube/job-report.js';
 import type { ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
 import type { ScopeValues as StoreSettingValues } from '../stores/factory.js';
 
@@ -22,7 +23,8 @@ export type WorkOutcome =
   | { kind: 'skipped'; precondition: string; message: string }
   | { kind: 'failed'; error: PullSecretError; target?: WorkTarget }
   | { kind: 'job-running'; target: WorkTarget; jobName: string; jobNamespace: string }
-  | { kind: 'job-succeeded'; target: WorkTarget; jobName: string; jobNamespace: string }
+  /** `report`: what the Job's pod reported (versions, registry verification), when it could be read. */
+  | { kind: 'job-succeeded'; target: WorkTarget; jobName: string; jobNamespace: string; report?: JobReport }
   | { kind: 'job-failed'; target: WorkTarget; jobName: string; jobNamespace: string; message: string }
   | { kind: 'finalized'; target?: WorkTarget; kubernetesRemoved: boolean; cloud: 'retained' | 'deleted' | 'absent'; jobs?: number }
   | { kind: 'finalize-failed'; target: WorkTarget; error: PullSecretError };

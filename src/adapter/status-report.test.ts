@@ -101,3 +101,44 @@ test('a store without a scope reports neither a location nor a project', () => {
   assert.equal(report.data?.location, undefined);
   assert.equal(report.data?.gcpProject, undefined);
 });
+
+test('job-succeeded with the pod report: the same version and verification data, and warn note, as in-process', () => {
+  const job = { kind: 'job-succeeded', target, jobName: 'pullsecret-c1-gen2', jobNamespace: 'hyperfleet-system' } as const;
+  const report = {
+    status: 'success',
+    reason: 'SecretUpdated',
+    message: 'Updated',
+    currentVersion: '2',
+    previousVersion: '1',
+    previousVersionState: 'ENABLED',
+    previousGraceEndsAt: '2026-01-02T00:00:00.000Z',
+    registryVerification: { mode: 'warn', results: { 'quay.io': 'rejected' } },
+  } as const;
+  const withReport = buildStatusReport({ ...job, report }, 2);
+  const inProcess = buildStatusReport(
+    {
+      kind: 'applied',
+      target,
+      result: {
+        outcome: 'updated',
+        secretName: target.secretName,
+        secretPath: 'p',
+        version: '2',
+        versionPath: 'p/versions/2',
+        dryRun: false,
+        retention: { currentVersion: '2', previous: { version: '1', state: 'ENABLED', graceEndsAt: '2026-01-02T00:00:00.000Z' } },
+        verification: report.registryVerification,
+      },
+    },
+    2,
+  );
+  for (const key of ['currentVersion', 'previousVersion', 'previousVersionState', 'previousGraceEndsAt', 'registryVerification']) {
+    assert.deepEqual(withReport.data?.[key], inProcess.data?.[key], key);
+  }
+  assert.match(withReport.conditions.find((c) => c.type === 'Applied')?.message ?? '', /; registry verification \(warn\): quay\.io rejected$/);
+  // Without a readable report: the Job's conditions alone, as before.
+  const bare = buildStatusReport(job, 2);
+  assert.equal(bare.data?.currentVersion, undefined);
+  assert.equal(bare.data?.registryVerification, undefined);
+  assert.equal(conditions(job).Applied, 'True/JobSucceeded');
+});

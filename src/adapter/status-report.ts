@@ -120,15 +120,25 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
         ],
         data: { ...targetData(outcome.target), jobName: outcome.jobName },
       };
-    case 'job-succeeded':
+    case 'job-succeeded': {
+      // What the Job's pod reported (docs/status-contract.md): the same version and verification data as in-process.
+      const report = outcome.report;
+      const verification = report?.registryVerification;
+      const versions = {
+        ...(report?.currentVersion === undefined ? {} : { currentVersion: report.currentVersion }),
+        ...(report?.previousVersion === undefined ? {} : { previousVersion: report.previousVersion }),
+        ...(report?.previousVersionState === undefined ? {} : { previousVersionState: report.previousVersionState }),
+        ...(report?.previousGraceEndsAt === undefined ? {} : { previousGraceEndsAt: report.previousGraceEndsAt }),
+      };
       return {
         conditions: [
-          condition('Applied', 'True', 'JobSucceeded', `Job ${outcome.jobNamespace}/${outcome.jobName} completed`),
+          condition('Applied', 'True', 'JobSucceeded', `Job ${outcome.jobNamespace}/${outcome.jobName} completed${verificationNote(verification)}`),
           condition('Available', 'True', 'SecretAvailable', 'The pull secret was stored and provisioned by the Job'),
           HEALTHY,
         ],
-        data: { ...targetData(outcome.target), jobName: outcome.jobName },
+        data: { ...targetData(outcome.target), jobName: outcome.jobName, ...versions, ...verificationData(verification) },
       };
+    }
     case 'job-failed':
       return {
         conditions: [

@@ -68,6 +68,17 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   RETRY_BASE_DELAY_MS: { path: 'execution.retry.baseDelayMs', scope: 'both', help: `First retry delay in ms, doubled each retry (default ${DEFAULT_RETRY.baseDelayMs}).` },
   RETRY_MAX_DELAY_MS: { path: 'execution.retry.maxDelayMs', scope: 'both', help: `Largest retry delay in ms (default ${DEFAULT_RETRY.maxDelayMs}).` },
   LOG_LEVEL: { path: 'logLevel', scope: 'both', help: 'debug | info | warn | error (default info).' },
+  VERIFICATION_MODE: { path: 'verification.mode', scope: 'job', help: 'Registry verification before a write: off | warn | enforce (default off; docs/verification.md).' },
+  VERIFICATION_REGISTRIES: { path: 'verification.registries', scope: 'job', help: 'Registries checked, comma-separated auths keys or host[:port]; * = every one. Required unless VERIFICATION_MODE is off.' },
+  VERIFICATION_CA_PEM: { path: 'verification.caPem', scope: 'job', help: 'PEM CA certificates trusted for the registries (the adapter sets it from verification.caFile).' },
+  VERIFICATION_CA_FILE: { path: 'verification.caFile', scope: 'job', help: 'PEM CA file trusted for the registries, a path in the job pod (alternative to VERIFICATION_CA_PEM).' },
+  VERIFICATION_TIMEOUT_MS: { path: 'verification.timeoutMs', scope: 'job', help: 'Time limit of one registry request in ms (default 10000).' },
+  VERIFICATION_PER_REGISTRY_PER_MINUTE: { path: 'verification.perRegistryPerMinute', scope: 'job', help: 'Login checks per registry host and minute (default 60).' },
+  RETENTION_ENABLED: { path: 'retention.enabled', scope: 'job', help: 'true: one retention pass after the push (docs/retention.md; default false).' },
+  RETENTION_GRACE_HOURS: { path: 'retention.graceHours', scope: 'job', help: 'Hours a superseded version stays enabled (default 24).' },
+  RETENTION_DAYS: { path: 'retention.retentionDays', scope: 'job', help: 'Days after it was superseded when a version is destroyed (default 30).' },
+  TERMINATION_MESSAGE_PATH: { path: 'job.terminationMessagePath', scope: 'job', help: "Write the job's short report here for the adapter (Job mode sets the container's terminationMessagePath)." },
+  RETENTION_KEEP_VERSIONS: { path: 'retention.keepVersions', scope: 'job', help: 'At most this many versions not destroyed (default 5).' },
 };
 
 /**

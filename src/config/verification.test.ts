@@ -9,9 +9,10 @@ test('verification is off by default, with the documented defaults', () => {
   assert.deepEqual(verification, { mode: 'off', registries: [], timeoutMs: 10_000, perRegistryPerMinute: 60, cacheSeconds: 300 });
 });
 
-test('warn/enforce need an allow-list and in-process execution; bad values are named', () => {
+test('warn/enforce need an allow-list, in either execution mode; bad values are named', () => {
   assert.throws(() => validateAdapterConfig({ ...base, verification: { mode: 'enforce' } }), /verification\.registries: must list at least one registry/);
-  assert.throws(() => validateAdapterConfig({ ...base, execution: { mode: 'job' }, verification: { mode: 'warn', registries: ['*'] } }), /registry verification runs in the adapter process only/);
+  // Job mode runs the same check in each Job (VERIFICATION_* in its environment).
+  assert.equal(validateAdapterConfig({ ...base, execution: { mode: 'job', job: { image: 'registry.example/pull-secret:1' } }, verification: { mode: 'warn', registries: ['*'] } }).verification.mode, 'warn');
   assert.throws(() => validateAdapterConfig({ ...base, verification: { mode: 'strict' } }), /verification\.mode: must be off, warn or enforce/);
   assert.throws(() => validateAdapterConfig({ ...base, verification: { mode: 'warn', registries: ['not a host'] } }), /verification\.registries/);
   assert.throws(() => validateAdapterConfig({ ...base, verification: { timeoutMs: 5 } }), /verification\.timeoutMs/);

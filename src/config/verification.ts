@@ -26,6 +26,5 @@ export function verificationProblems(config: { verification: VerificationSection
   if (verification.mode === 'off') return [];
   const problems: string[] = [];
   if (verification.registries.length === 0) problems.push(`verification.registries: must list at least one registry (or "*") when verification.mode is ${verification.mode}`);
-  if (config.execution.mode === 'job') problems.push('verification.mode: registry verification runs in the adapter process only; use execution.mode in-process or verification.mode off');
   return problems;
 }

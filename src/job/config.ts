@@ -5,12 +5,15 @@ import { jobKubernetesSectionSchema, logLevelSchema, retrySectionSchema } from '
 import type { KubernetesTargetConfig } from '../kube/target-config.js';
 import { parseStoreEnv, selectStoreKind } from '../stores/registry.js';
 import type { RetryPolicy } from '../util/retry.js';
+import type { RetentionSection } from '../config/retention.js';
+import { parseRetentionEnv, parseVerificationEnv, type JobVerificationSettings } from './lifecycle.js';
 
 const jobSchema = z.object({
   clusterId: z.string(),
   pullSecretData: z.string(),
   secretName: z.string().optional(),
   resultsPath: z.string().optional(),
+  terminationMessagePath: z.string().optional(),
   transferRecords: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
 });
 
@@ -32,6 +35,8 @@ export interface JobConfig {
   secretName?: string;
   storeKind: string;
   resultsPath?: string;
+  /** Where the short report for the adapter goes (`TERMINATION_MESSAGE_PATH`, set by Job mode). */
+  terminationMessagePath?: string;
   /** Merge the applied-transfer record beside the secret into the pull secret (`TRANSFER_RECORDS=true`; docs/account-service.md). */
   transferRecords: boolean;
   retry: RetryPolicy;
@@ -40,6 +45,10 @@ export interface JobConfig {
   store: { kind: string; config: unknown };
   /** Where the Kubernetes Secret goes after the store step (`target: none` = nowhere). */
   kubernetes: KubernetesTargetConfig;
+  /** Registry verification before a write (`VERIFICATION_*`; mode off by default). */
+  verification: JobVerificationSettings;
+  /** One retention pass after the push (`RETENTION_*`; off by default). */
+  retention: RetentionSection;
 }
 
 /** Parses one shared section from its variables (`RETRY_*` → `execution.retry`). */
@@ -60,16 +69,18 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
   const retry = section(retrySectionSchema, 'execution.retry', env);
   const kubernetes = section(jobKubernetesSectionSchema, 'kubernetes', env);
   const logLevel = parseEnv(z.object({ logLevel: logLevelSchema.default('info') }), { LOG_LEVEL: { key: 'logLevel', help: '' } }, env);
+  const verification = parseVerificationEnv(env);
+  const retention = parseRetentionEnv(env);
   let kind: string;
   try {
     kind = selectStoreKind(env);
   } catch (err) {
-    throwEnvProblems([job, retry, kubernetes, logLevel]);
+    throwEnvProblems([job, retry, kubernetes, logLevel, verification, retention]);
     throw err;
   }
   const store = parseStoreEnv(kind, env);
-  throwEnvProblems([job, store, retry, kubernetes, logLevel]);
-  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok) throw new Error('unreachable: problems were thrown above');
+  throwEnvProblems([job, store, retry, kubernetes, logLevel, verification, retention]);
+  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok || !verification.ok || !retention.ok) throw new Error('unreachable: problems were thrown above');
   const v = job.value;
   const k = kubernetes.value;
   return {
@@ -78,10 +89,13 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     secretName: v.secretName,
     storeKind: kind,
     resultsPath: v.resultsPath,
+    terminationMessagePath: v.terminationMessagePath,
     transferRecords: v.transferRecords === 'true',
     retry: retry.value,
     logLevel: logLevel.value.logLevel,
     store: { kind, config: store.value },
     kubernetes: { target: k.target, namespace: k.namespace, manifestDir: k.manifestDir, kubeconfigPath: k.kubeconfig },
+    verification: verification.value,
+    retention: retention.value,
   };
 }

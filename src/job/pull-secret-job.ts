@@ -13,13 +13,17 @@ import { reconcilePullSecret, type ReconcileResult } from '../reconcile/reconcil
 import { createStore, scopeLogFields, scopeOf } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import type { JobConfig } from './config.js';
-import { writeResultFile, type JobResultFile } from './result-file.js';
+import { jobRetentionRunner, jobVerificationGate } from './lifecycle.js';
+import { writeFile } from 'node:fs/promises';
+import { terminationMessage, writeResultFile, type JobResultFile } from './result-file.js';
 
 export interface JobRunOptions {
   dryRun?: boolean;
   signal?: AbortSignal;
   /** Use this store instead of building one from the config (tests). */
   store?: SecretStore;
+  /** Epoch ms for the retention pass (tests; default the system clock). */
+  clock?: () => number;
 }
 
 const SUCCESS_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unchanged: 'SecretUnchanged' } as const;
@@ -39,14 +43,18 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
   const log = logger.child({ cluster_id: config.clusterId, ...scopeLogFields(config.store.kind, scopeOf(config.store.kind, config.store.config)) });
   const dryRun = options.dryRun ?? false;
   let store = options.store;
+  let verification: ReturnType<typeof jobVerificationGate>;
   try {
     log.info({ operation: 'start', store: config.storeKind, dry_run: dryRun }, 'Starting pull secret storage operation');
     await checkBeforeWriting(config);
+    // Before the store: an unreadable VERIFICATION_CA_FILE fails the run before anything is opened.
+    verification = jobVerificationGate(config.verification);
+    const retention = jobRetentionRunner(config.retention, config.retry, options.clock);
     store ??= await createStore(config.store.kind, config.store.config);
     const kubernetes = config.kubernetes.target === 'none' || dryRun ? undefined : await createKubernetesTarget(config.kubernetes, log);
     const result = await reconcilePullSecret(
       { clusterId: config.clusterId, secretName, pullSecretData: config.pullSecretData, namespace: config.kubernetes.namespace, dryRun },
-      { store, kubernetes, retry: config.retry, log, signal: options.signal, transferRecords: config.transferRecords },
+      { store, kubernetes, retry: config.retry, log, signal: options.signal, transferRecords: config.transferRecords, verification, retention },
     );
     const message = completionMessage(result);
     log.info(
@@ -57,6 +65,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
         secret_name: secretName,
         version: result.versionPath,
         kubernetes_outcome: result.kubernetes?.outcome,
+        ...lifecycleLogFields(result),
         duration_ms: Math.round(performance.now() - started),
       },
       message,
@@ -73,6 +82,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
       outcome: result.outcome,
       dry_run: dryRun,
       kubernetes_secret: result.kubernetes && { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome },
+      ...lifecycleResult(result),
       timestamp: new Date().toISOString(),
     });
     return result;
@@ -91,8 +101,29 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
     }).catch((writeErr: unknown) => log.error({ operation: 'write-result', ...describeError(writeErr) }, 'Could not write the result file'));
     throw error;
   } finally {
+    // Kept-alive registry connections would hold the process open.
+    verification?.verifier.close();
     if (options.store === undefined) await store?.close();
   }
+}
+
+/** The result file's versions (retention on) and registry verification, as the adapter's status data carries them. */
+function lifecycleResult(result: ReconcileResult): Pick<JobResultFile, 'current_version' | 'previous_version' | 'previous_version_state' | 'previous_grace_ends_at' | 'registry_verification'> {
+  const previous = result.retention?.previous;
+  return {
+    ...(result.version === undefined ? {} : { current_version: result.retention?.currentVersion ?? result.version }),
+    ...(previous === undefined ? {} : { previous_version: previous.version, previous_version_state: previous.state, previous_grace_ends_at: previous.graceEndsAt }),
+    ...(result.verification === undefined ? {} : { registry_verification: result.verification }),
+  };
+}
+
+/** The same, for the `completed` log line. */
+function lifecycleLogFields(result: ReconcileResult): Record<string, unknown> {
+  const previous = result.retention?.previous;
+  return {
+    ...(previous === undefined ? {} : { previous_version: previous.version, previous_version_state: previous.state, previous_grace_ends_at: previous.graceEndsAt }),
+    ...(result.verification === undefined ? {} : { registry_verification: result.verification }),
+  };
 }
 
 /**
@@ -126,10 +157,22 @@ function completionMessage(result: ReconcileResult): string {
     return `Dry run: ${planned[result.outcome]}`;
   }
   const done = { created: 'Created pull secret', updated: 'Updated pull secret with a new version', unchanged: 'Pull secret unchanged, no new version' };
-  return done[result.outcome];
+  return `${done[result.outcome]}${verificationNote(result)}`;
+}
+
+/** Registries that did not accept a pull secret written anyway (warn mode), as the in-process Applied message names them. */
+function verificationNote(result: ReconcileResult): string {
+  const summary = result.verification;
+  if (summary === undefined) return '';
+  const failed = Object.entries(summary.results).filter(([, outcome]) => outcome === 'rejected' || outcome === 'unreachable');
+  return failed.length === 0 ? '' : `; registry verification (${summary.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
 }
 
 async function writeResult(config: JobConfig, result: JobResultFile): Promise<void> {
+  if (config.terminationMessagePath !== undefined) {
+    // Best effort: without it the adapter reports from the Job's conditions alone.
+    await writeFile(config.terminationMessagePath, terminationMessage(result)).catch(() => undefined);
+  }
   if (config.resultsPath === undefined) return;
   try {
     await writeResultFile(config.resultsPath, result);

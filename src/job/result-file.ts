@@ -1,5 +1,6 @@
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { redactor } from '../pullsecret/redact.js';
+import type { VerificationSummary } from '../verification/index.js';
 
 /** The status-reporter sidecar's limits on the two text fields it copies into the Job's condition. */
 export const RESULT_REASON_MAX = 128;
@@ -25,6 +26,14 @@ export interface JobResultFile {
   /** The Kubernetes Secret written after the store step, when a target is configured. */
   kubernetes_secret?: { namespace: string; name: string; outcome: 'created' | 'updated' | 'unchanged' };
   error_code?: string;
+  /** The version the run left current (status `data.currentVersion`). */
+  current_version?: string;
+  /** With retention on: the version it superseded, its state and the end of its grace (status `previousVersion*`). */
+  previous_version?: string;
+  previous_version_state?: string;
+  previous_grace_ends_at?: string;
+  /** With registry verification on and a new pull secret: the mode and each registry's outcome (status `registryVerification`). */
+  registry_verification?: VerificationSummary;
   timestamp: string;
 }
 
@@ -43,6 +52,22 @@ export function sidecarResult(result: JobResultFile): JobResultFile {
     reason: bounded(redactor.redact(result.reason), RESULT_REASON_MAX),
     message: bounded(redactor.redact(result.message), RESULT_MESSAGE_MAX),
   };
+}
+
+/** The kubelet keeps at most this many bytes of a termination message. */
+export const TERMINATION_MESSAGE_MAX = 4096;
+
+/**
+ * The report the adapter reads from the pod's status (Job mode): the result's status, reason,
+ * message, error code, versions and registry verification as compact JSON, at most 4096 bytes (the
+ * message is cut, then the verification dropped, when it would not fit). Redacted like the file.
+ */
+export function terminationMessage(result: JobResultFile): string {
+  const { status, reason, message, error_code, current_version, previous_version, previous_version_state, previous_grace_ends_at, registry_verification } = sidecarResult(result);
+  const report = { status, reason, message: bounded(message, 512), error_code, current_version, previous_version, previous_version_state, previous_grace_ends_at, registry_verification };
+  let text = redactor.redact(JSON.stringify(report));
+  if (Buffer.byteLength(text) > TERMINATION_MESSAGE_MAX) text = redactor.redact(JSON.stringify({ ...report, registry_verification: undefined }));
+  return text;
 }
 
 /** Writes the result file atomically with mode 0600 (through the redactor, as a last guard). */

@@ -8,6 +8,7 @@ import { loadKubeConfig, makeApiClient, withSignal, type LoadKubeConfigOptions }
 import { apiFailure, classifyKubeError } from './errors.js';
 import { removeClusterJobs, stopOlderJobs, type JobCleanupOptions, type JobCleanupResult } from './job-cleanup.js';
 import { buildJobDataSecret, buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
+import { readJobReport, type JobReport } from './job-report.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
 import { defaultManagementNamespace } from './pull-secret-manifest.js';
 
@@ -47,6 +48,8 @@ export interface JobLaunchResult {
   reused: boolean;
   result: JobStatusResult;
   message: string;
+  /** What the Job's last pod reported (termination message): versions, registry verification, error code. Absent when unreadable. */
+  report?: JobReport;
 }
 
 /** The logger shape the launcher uses (pino's `Logger` fits). Fields never carry Secret data. */
@@ -163,10 +166,11 @@ export class PullSecretJobLauncher {
         });
       }
       const result = resultOf(current, request);
-      this.options.logger?.info({ ...fields, reused, outcome: result.status, reason: result.reason }, 'job finished');
+      const report = masked(await readJobReport(this.core, namespace, current.metadata?.uid, signal), request);
+      this.options.logger?.info({ ...fields, reused, outcome: result.status, reason: result.reason, report_reason: report?.reason }, 'job finished');
       const outcome = result.status === 'success' ? 'succeeded' : 'failed';
       const message = outcome === 'succeeded' ? `Job ${jobRef(namespace, name)} succeeded` : `Job ${jobRef(namespace, name)} failed: ${result.reason}: ${result.message}`;
-      return { outcome, jobName: name, namespace, reused, result, message };
+      return { outcome, jobName: name, namespace, reused, result, message, ...(report === undefined ? {} : { report }) };
     } catch (err) {
       if (options.signal?.aborted) throw new PullSecretError('ABORTED', `launch of Job ${jobRef(namespace, name)} aborted`, { cause: err });
       if (deadline.aborted) {
@@ -266,6 +270,14 @@ function resultOf(job: V1Job, request: JobLaunchRequest): JobStatusResult {
     cluster_id: request.clusterId,
     timestamp: (at === undefined ? new Date() : new Date(at)).toISOString(),
   };
+}
+
+/** The report with its message masked if it ever quoted a credential of the request, as for the condition. */
+function masked(report: JobReport | undefined, request: JobLaunchRequest): JobReport | undefined {
+  if (report === undefined) return undefined;
+  const redactor = new Redactor();
+  redactor.register(credentialStrings(Buffer.from(request.pullSecret).toString('utf8')));
+  return { ...report, message: redactor.redact(report.message) };
 }
 
 /** A launcher for the cluster found by `loadKubeConfig`. Makes no network call. @throws CONFIG_INVALID. */

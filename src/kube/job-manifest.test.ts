@@ -71,6 +71,7 @@ describe('buildPullSecretJob', () => {
       { name: 'SECRET_STORE', value: 'gcp' },
       { name: 'PULL_SECRET_DATA', valueFrom: { secretKeyRef: { name: `cluster-${CLUSTER}-pullsecret-data`, key: DATA_SECRET_KEY, optional: false } } },
       { name: 'RESULTS_PATH', value: POD_RESULTS_PATH },
+      { name: 'TERMINATION_MESSAGE_PATH', value: '/dev/termination-log' },
     ]);
     // The result directory and /tmp are writable emptyDirs; nothing else is.
     assert.deepEqual(

@@ -18,6 +18,12 @@ import { assertClusterId, assertKubernetesName, MANAGED_BY, quoteIdentifier } fr
 export const DATA_SECRET_KEY = 'pullsecret';
 /** Where the job writes its result file inside the pod (an emptyDir: the root filesystem is read-only). */
 export const POD_RESULTS_PATH = '/tmp/result/result.json';
+/**
+ * Where the job writes its short report for the adapter (`terminationMessagePath`): the kubelet
+ * copies the file (at most 4096 bytes) into the pod's status, where the adapter reads it
+ * (`src/kube/job-report.ts`). A file the kubelet mounts: writable with a read-only root filesystem.
+ */
+export const POD_TERMINATION_PATH = '/dev/termination-log';
 /** Name of the job's container. */
 export const JOB_CONTAINER_NAME = 'pull-secret';
 /** `app` label of Job-mode Jobs and their pods. */
@@ -25,7 +31,7 @@ export const JOB_APP_LABEL = 'pullsecret-job';
 /** Exit code of the CLI for usage, configuration and input errors: retrying the pod cannot help. */
 const CONFIG_ERROR_EXIT_CODE = 2;
 /** Env variables the manifest sets itself; a caller's env map may not carry them. */
-const RESERVED_ENV = new Set(['PULL_SECRET_DATA', 'RESULTS_PATH']);
+const RESERVED_ENV = new Set(['PULL_SECRET_DATA', 'RESULTS_PATH', 'TERMINATION_MESSAGE_PATH']);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Defaults of the Job (small resources: the job is one short Node process). */
@@ -159,6 +165,7 @@ function envVars(env: Readonly<Record<string, string>>, secretName: string): V1E
   // The pull secret reaches the pod only through the data Secret, never as a literal in the spec.
   vars.push({ name: 'PULL_SECRET_DATA', valueFrom: { secretKeyRef: { name: secretName, key: DATA_SECRET_KEY, optional: false } } });
   vars.push({ name: 'RESULTS_PATH', value: POD_RESULTS_PATH });
+  vars.push({ name: 'TERMINATION_MESSAGE_PATH', value: POD_TERMINATION_PATH });
   return vars;
 }
 
@@ -215,6 +222,8 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
               ...(input.imagePullPolicy === undefined ? {} : { imagePullPolicy: input.imagePullPolicy }),
               command: [...(input.command ?? JOB_DEFAULTS.command)],
               env: envVars(input.env, secretName),
+              terminationMessagePath: POD_TERMINATION_PATH,
+              terminationMessagePolicy: 'File',
               resources,
               securityContext: {
                 ...runAs,

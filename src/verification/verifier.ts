@@ -35,6 +35,8 @@ export interface VerifierSettings {
   registries: readonly string[];
   /** PEM file of the CA that signs the registries' certificates (added to nothing: used alone). */
   caFile?: string;
+  /** PEM text of that CA, instead of a file (a Job gets it in its environment); wins over `caFile`. */
+  ca?: string;
   timeoutMs: number;
   /** Login checks per registry host and minute. */
   perRegistryPerMinute: number;
@@ -66,7 +68,7 @@ export class RegistryVerifier {
     private readonly hooks: VerifierHooks = {},
   ) {
     this.cache = new VerdictCache(settings.cacheSeconds * 1000);
-    this.agent = registryAgent(settings.caFile === undefined ? undefined : readCa(settings.caFile));
+    this.agent = registryAgent(settings.ca ?? (settings.caFile === undefined ? undefined : readCa(settings.caFile)));
     this.allowed = new Set(settings.registries);
   }
 

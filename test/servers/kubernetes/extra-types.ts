@@ -14,6 +14,8 @@ export const AUTHORIZATION_GROUP = 'authorization.k8s.io';
 const base = { shortNames: [] as string[], hasStatus: false, tracksGeneration: false, maxNameLength: 253 };
 
 export const EXTRA_RESOURCE_TYPES: readonly ResourceType[] = [
+  // Pods exist only as the job runner's record of each run (status with the termination message).
+  { ...base, resource: 'pods', singular: 'pod', group: '', version: 'v1', kind: 'Pod', namespaced: true, shortNames: ['po'], hasStatus: true, maxNameLength: 253 },
   { ...base, resource: 'serviceaccounts', singular: 'serviceaccount', group: '', version: 'v1', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] },
   { ...base, resource: 'roles', singular: 'role', group: RBAC_GROUP, version: 'v1', kind: 'Role', namespaced: true },
   { ...base, resource: 'rolebindings', singular: 'rolebinding', group: RBAC_GROUP, version: 'v1', kind: 'RoleBinding', namespaced: true },

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiOperations } from './operations.js';
@@ -53,6 +53,9 @@ interface PodOutcome {
 
 const JOBS = RESOURCE_TYPES.find((r) => r.resource === 'jobs') as ResourceType;
 const SECRETS = RESOURCE_TYPES.find((r) => r.resource === 'secrets') as ResourceType;
+const PODS = RESOURCE_TYPES.find((r) => r.resource === 'pods') as ResourceType;
+/** The kubelet keeps at most this many bytes of a termination message. */
+const TERMINATION_MESSAGE_MAX = 4096;
 /** Settings that keep a child on loopback whatever the Job says. */
 const LOOPBACK_ENV = { METADATA_SERVER_DETECTION: 'none', GOOGLE_CLOUD_DISABLE_DIRECT_PATH: 'true', AWS_EC2_METADATA_DISABLED: 'true' };
 const KILL_GRACE_MS = 2000;
@@ -195,7 +198,10 @@ export class JobRunner {
     const container = list(podSpec.containers)[0] ?? {};
     const podDir = join(this.dir, `${namespace}.${pod}.${attempt}`);
     const volumes = await this.emptyDirs(podSpec, container, podDir);
-    const env = await this.resolveEnv(namespace, container, volumes, signal);
+    // The termination message file (the kubelet mounts one per container): a host file here, env values naming it rewritten.
+    const terminationPath = str(container.terminationMessagePath);
+    const terminationFile = join(podDir, 'termination-log');
+    const env = await this.resolveEnv(namespace, container, terminationPath === '' ? volumes : { ...volumes, [terminationPath]: terminationFile }, signal);
     if (env === undefined) return undefined;
     const [, ...commandArgs] = strings(container.command);
     const [exe = '', ...exeArgs] = this.options.command;
@@ -212,7 +218,34 @@ export class JobRunner {
     const run: JobRun = { namespace, job: job.metadata.name ?? '', pod, exitCode: outcome.code, signal: outcome.signal, stdout: outcome.stdout, stderr: outcome.stderr, volumes };
     this.finished.push(run);
     this.options.onRun?.(run);
+    const message = terminationPath === '' ? '' : await readFile(terminationFile, 'utf8').catch(() => '');
+    this.recordPod(job, pod, str(container.name), outcome.code, message.slice(0, TERMINATION_MESSAGE_MAX));
     return { code: outcome.code, signal: outcome.signal, pod };
+  }
+
+  /**
+   * The finished pod as the Job controller and kubelet leave it: labelled `controller-uid` and
+   * `job-name` (both spellings), owned by the Job, phase Succeeded/Failed, the container terminated
+   * with its exit code and termination message.
+   */
+  private recordPod(job: KubeObject, name: string, container: string, code: number | null, message: string): void {
+    const namespace = job.metadata.namespace ?? 'default';
+    const uid = job.metadata.uid ?? '';
+    const jobName = job.metadata.name ?? '';
+    const templateLabels = rec(rec(rec(job.spec).template).metadata).labels;
+    const labels = { ...rec(templateLabels), 'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid, 'job-name': jobName, 'batch.kubernetes.io/job-name': jobName };
+    try {
+      this.ops.create(PODS, namespace, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace, labels, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: jobName, uid, controller: true, blockOwnerDeletion: true }] },
+        spec: { restartPolicy: 'Never', containers: [{ name: container }] },
+      });
+      const terminated = { exitCode: code ?? 137, reason: code === 0 ? 'Completed' : 'Error', finishedAt: now(), ...(message === '' ? {} : { message }) };
+      this.ops.mergeStatus(PODS, namespace, name, { phase: code === 0 ? 'Succeeded' : 'Failed', containerStatuses: [{ name: container, state: { terminated } }] });
+    } catch {
+      // The namespace is gone: there is no pod to record.
+    }
   }
 
   private async emptyDirs(podSpec: Record<string, unknown>, container: Record<string, unknown>, podDir: string): Promise<Record<string, string>> {
