@@ -137,7 +137,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
           const run = await checkNow(clusterId);
           if (run.kind === 'failed') deps.logger.warn({ operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) }, 'Transfer check failed');
           if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
-          return run.kind === 'checked' ? { kind: 'checked', ...(run.retryInMs === undefined ? {} : { retryInMs: run.retryInMs }) } : run;
+          return run.kind === 'done' ? { kind: 'checked', ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }) } : run;
         },
         list: (signal) => listClusterIds(deps.api, signal),
         logger: deps.logger,
