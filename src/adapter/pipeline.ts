@@ -32,14 +32,17 @@ export interface PipelineDeps {
   transfers?: PipelineTransfers;
   /** `pullSecretSource: account-service`: reads the cluster's pull secret instead of the spec's. */
   pullSecretSource?: PullSecretSource;
-  /** Entitlement certificates (`entitlements.enabled`): clusters seen, new pull secret versions, expiry in reports. */
+  /** Entitlement certificates (`entitlements.enabled`): new pull secret versions, expiry in reports. */
   entitlements?: PipelineEntitlements;
+  /** Told of every cluster an event read, in order (the transfer fleet, the entitlement refresher). */
+  clusterObservers?: readonly ClusterObserver[];
 }
+
+/** Hears of every cluster an event read: `exists` false when it is gone or being deleted. Must not block. */
+export type ClusterObserver = (clusterId: string, exists: boolean) => void;
 
 /** What the pipeline needs of the entitlement refresher (docs/account-service.md). */
 export interface PipelineEntitlements {
-  /** Every cluster an event read: `exists` false when it is gone or being deleted. */
-  onCluster(clusterId: string, exists: boolean): void;
   /** A reconcile wrote a new pull secret version (created/updated); must not block (it runs in the cluster's slot). */
   onPullSecretWritten(clusterId: string): void;
   /** The cluster's certificate expiry (RFC 3339) for status `data.entitlementExpiresAt`, when known. */
@@ -64,8 +67,6 @@ export interface PullSecretSource {
 /** What the pipeline needs of the transfer checks. */
 export interface PipelineTransfers {
   health: TransferHealth;
-  /** Every cluster an event read: `exists` false when it is gone or being deleted. */
-  onCluster?: (clusterId: string, exists: boolean) => void;
   /** Counts one check's outcome (`pullsecret_transfer_checks_total`). */
   onOutcome?: (outcome: TransferOutcome) => void;
 }
@@ -286,8 +287,8 @@ export class EventPipeline {
       metrics.events.inc({ result: 'failed' });
       return error.retryable ? 'retry' : 'ack';
     }
-    this.deps.transfers?.onCluster?.(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
-    this.deps.entitlements?.onCluster(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
+    const exists = cluster !== undefined && cluster.deleted_time === undefined;
+    for (const observe of this.deps.clusterObservers ?? []) observe(event.clusterId, exists);
     if (cluster === undefined) {
       log.info({ operation: 'get-cluster' }, 'Cluster no longer exists; nothing to do');
       metrics.events.inc({ result: 'gone' });

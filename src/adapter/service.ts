@@ -131,6 +131,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     transfers: transfers?.pipeline,
     pullSecretSource: transfers?.source,
     entitlements: entitlements?.pipeline,
+    clusterObservers: [transfers?.onCluster, entitlements?.onCluster].filter((observe) => observe !== undefined),
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
