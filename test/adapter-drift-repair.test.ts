@@ -5,22 +5,13 @@ import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
+import { until } from './support/until.js';
 
 // The informer (items 3 and 4 of issue 15), in-process with the local store and the Kubernetes API
 // test server over HTTPS: a no-op apply makes no Kubernetes API call once the watch has listed, and
 // a managed Secret that someone else deletes or edits comes back without any broker event.
 
 const OTHER_PULL_SECRET = VALID_PULL_SECRET.replace('test@example.com', 'intruder@example.com');
-
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 describe('informer and drift repair (in-process, Kubernetes API)', () => {
   let kube: KubernetesTestServer;

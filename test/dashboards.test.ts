@@ -1,6 +1,8 @@
 // The Grafana dashboard and the PrometheusRule may only reference what the service exports: every
 // metric name parsed out of their PromQL must exist in `new Metrics().registry` (histogram series
-// `_bucket/_sum/_count` included), with label names it has and label values it pre-creates.
+// `_bucket/_sum/_count` included), with label names it has and label values it pre-creates. A metric
+// declared (HELP/TYPE) with no samples yet, its label values known only when seen, matches on its
+// declared label names.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -54,17 +56,23 @@ export function selectors(expr: string): Selector[] {
 interface Exported {
   type: string;
   labels: Map<string, Set<string>>;
+  /** The declared label names of a metric with no samples yet (its values are not known). */
+  declaredOnly?: Set<string>;
 }
 
 /** Every series the service exports: name → type and the label values it has (pre-created). */
 async function exported(): Promise<Map<string, Exported>> {
   const out = new Map<string, Exported>();
-  for (const metric of await new Metrics().registry.getMetricsAsJSON()) {
+  const registry = new Metrics().registry;
+  for (const metric of await registry.getMetricsAsJSON()) {
     // prom-client types `type` as an enum; at run time it is the exposition name (`histogram`).
     const type = String(metric.type);
     const base: Exported = { type, labels: new Map() };
     const series = type === 'histogram' ? ['_bucket', '_sum', '_count'].map((s) => metric.name + s) : [metric.name];
-    for (const name of series) out.set(name, { type, labels: new Map() });
+    // prom-client keeps the declared label names on the metric object; its typings do not say so.
+    const declared = registry.getSingleMetric(metric.name) as { labelNames?: readonly string[] } | undefined;
+    const declaredOnly = metric.values.length === 0 ? new Set(declared?.labelNames ?? []) : undefined;
+    for (const name of series) out.set(name, { type, labels: new Map(), declaredOnly });
     for (const value of metric.values as Array<{ labels: Record<string, string | number>; metricName?: string }>) {
       for (const [label, v] of Object.entries(value.labels)) {
         const target = out.get(value.metricName ?? metric.name) ?? base;
@@ -91,6 +99,7 @@ function problems(selector: Selector, metrics: Map<string, Exported>, where: str
       continue;
     }
     const values = metric.labels.get(label);
+    if (values === undefined && metric.declaredOnly?.has(label)) continue;
     if (values === undefined) {
       out.push(`${where}: ${selector.name} has no label ${label}`);
       continue;

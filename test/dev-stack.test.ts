@@ -4,7 +4,6 @@ import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import { Secret } from 'kubernetes-models/v1';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
@@ -16,6 +15,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { baseEnv, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 import { startKubernetesTestServer } from './servers/kubernetes/server.js';
+import { until } from './support/until.js';
 
 // The whole stack end to end, as `pull-secret dev` runs it: API stand-in, Sentinel (polling over HTTP),
 // embedded broker, adapter, local store, manifest directory. Clusters are created, changed and deleted
@@ -47,16 +47,6 @@ after(async () => {
 
 const api = (method: string, path: string, body?: unknown) =>
   fetch(`${stack.urls.apiBase}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 function condition(status: AdapterStatus | undefined, type: string): string | undefined {
   const c = status?.conditions.find((x) => x.type === type);

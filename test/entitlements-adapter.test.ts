@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Secret } from '@kubernetes/client-node';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
 import { ENTITLEMENT_KEYS, ENTITLEMENT_SECRET_NAME, entitlementSecretId, keyStrings } from '../src/entitlements/entitlement.js';
 import { LocalStore } from '../src/stores/local/index.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+import { until } from './support/until.js';
 
 // The adapter starts the entitlement refresher (`entitlements.enabled`): the account-service stand-in
 // issues certificates, the HyperFleet API stand-in lists the clusters, the Kubernetes API test server
@@ -16,16 +16,6 @@ import { startKubernetesTestServer, type KubernetesTestServer } from './servers/
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const pullSecretWith = (cloud: string) => JSON.stringify({ auths: { 'cloud.openshift.com': { auth: cloud, email: 'a@example.com' }, 'quay.io': { auth: b64('q:quay-pw') } } });
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 const metricsText = (stack: AdapterStack) => stack.adapter.metrics.registry.metrics();
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { buildPullSecretManifest } from '../src/kube/pull-secret-manifest.js';
 import { SecretCache, type SecretChange } from '../src/kube/secret-cache.js';
 import { createKubernetesSecretWriter, type KubernetesSecretWriter } from '../src/kube/secret-writer.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+import { until } from './support/until.js';
 
 // The Secret writer reading through the informer's cache, against the Kubernetes API test server:
 // what is skipped, what still reads, and that a stale or foreign entry never causes a skipped write.
@@ -18,11 +18,6 @@ const OTHER = 'clusters-019466a0-8f8e-7abc-9def-0123456789a2';
 function desired(namespace: string, data: Buffer) {
   const id = namespace.slice('clusters-'.length);
   return buildPullSecretManifest({ clusterId: id, pullSecret: data, namespace, secretPath: `p/${id}`, secretVersion: '1' });
-}
-
-async function until(probe: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !probe(); i++) await sleep(10);
-  assert.ok(probe(), 'condition not reached');
 }
 
 describe('Secret writer with the informer cache', () => {
@@ -57,7 +52,7 @@ describe('Secret writer with the informer cache', () => {
       'not synced yet: the cache is not trusted',
     );
     cache.start();
-    await until(() => cache.synced);
+    await until('the first list', () => cache.synced);
     server.resetCalls();
     assert.equal((await writer.apply(desired(WATCHED, V1))).outcome, 'unchanged');
     assert.deepEqual(calls(), []);
@@ -80,7 +75,7 @@ describe('Secret writer with the informer cache', () => {
     const name = desired(WATCHED, V2).metadata.name;
     const current = await core.readNamespacedSecret({ namespace: WATCHED, name });
     const edited = await core.replaceNamespacedSecret({ namespace: WATCHED, name, body: { ...current, data: { ...current.data, '.dockerconfigjson': V1.toString('base64') } } });
-    await until(() => cache.lookup(WATCHED, name)?.resourceVersion === edited.metadata?.resourceVersion);
+    await until('the edit in the cache', () => cache.lookup(WATCHED, name)?.resourceVersion === edited.metadata?.resourceVersion);
     assert.ok(changes.some((c) => c.current?.resourceVersion === edited.metadata?.resourceVersion));
     assert.equal((await writer.apply(desired(WATCHED, V2))).outcome, 'updated');
   });
@@ -100,13 +95,13 @@ describe('Secret writer with the informer cache', () => {
     const name = desired(WATCHED, V2).metadata.name;
     changes.length = 0;
     assert.equal(await writer.remove(WATCHED, name), true);
-    await until(() => changes.some((c) => c.current === undefined));
+    await until('a deletion reported', () => changes.some((c) => c.current === undefined));
     assert.equal(changes.find((c) => c.current === undefined)?.ours, true);
     await writer.apply(desired(WATCHED, V2));
-    await until(() => cache.lookup(WATCHED, name) !== undefined);
+    await until('the Secret in the cache', () => cache.lookup(WATCHED, name) !== undefined);
     changes.length = 0;
     server.deleteObject('secrets', WATCHED, name);
-    await until(() => changes.some((c) => c.current === undefined));
+    await until('a deletion reported', () => changes.some((c) => c.current === undefined));
     assert.equal(changes.find((c) => c.current === undefined)?.ours, false);
     assert.equal(cache.lookup(WATCHED, name), undefined);
   });

@@ -3,20 +3,12 @@
 // namespace; the copy follows the cluster's Secret, the metrics count it, the canary stays out of
 // the logs and the share's status.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { SHARE_API_VERSION } from '../src/shares/types.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 750; i++) {
-    if (await check()) return;
-    await sleep(20);
-  }
-  assert.fail(`timed out waiting for: ${what}`);
-}
+import { until } from './support/until.js';
 
 describe('adapter with shares.enabled (in-process, Kubernetes API)', () => {
   let kube: KubernetesTestServer;

@@ -3,7 +3,6 @@
 // patches, and the canary that must appear only in the Secret copies.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
@@ -13,6 +12,7 @@ import { ShareMetrics } from '../src/shares/metrics.js';
 import { SHARE_API_VERSION } from '../src/shares/types.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 import { startKubernetesTestServer, type KubeObject, type KubernetesTestServer } from './servers/kubernetes/server.js';
+import { until } from './support/until.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -47,15 +47,6 @@ function grant(server: KubernetesTestServer, namespace: string, shareName: strin
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `use-${shareName}` },
       subjects: [{ kind: 'ServiceAccount', name: sa }],
     });
-}
-
-/** Waits for a condition the controller brings about (events are asynchronous); fails after 15 s. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 750; i++) {
-    if (check()) return;
-    await sleep(20);
-  }
-  assert.fail(`timed out waiting for: ${what}`);
 }
 
 type Status = { observedGeneration?: number; conditions?: { type: string; status: string; reason: string }[]; consumers?: { namespace: string; result: string; deniedServiceAccounts?: string[] }[] };

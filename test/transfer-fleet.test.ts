@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { readTransferRecord } from '../src/account-service/transfer-record.js';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
 import { mergeTransferredPullSecret } from '../src/pullsecret/transfer-merge.js';
 import { LocalStore } from '../src/stores/local/index.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { CANARY_NEEDLES, findCanary } from './support/fixtures.js';
+import { until } from './support/until.js';
 
 // Fleet scheduling of ownership transfer checks in the adapter: the account-service stand-in and the
 // HyperFleet API stand-in over loopback, the embedded broker (no event published here), the local store.
@@ -25,16 +25,6 @@ const SPEC = JSON.stringify({
 /** The new owner's quay.io credential is the canary. */
 const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } } });
 const LIMITS = { maxBytes: 65_536, targetName: 'local store' };
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 describe('scheduled transfer checks (interval 1s)', () => {
   let service: AccountServiceStandIn;

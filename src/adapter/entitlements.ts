@@ -10,7 +10,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { listClusterIds } from './cluster-list.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
-import type { EventPipeline, PipelineEntitlements } from './pipeline.js';
+import type { ClusterObserver, EventPipeline, PipelineEntitlements } from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from './store-provider.js';
 
@@ -31,6 +31,8 @@ export interface AdapterEntitlementDeps {
 export interface AdapterEntitlements {
   /** For `PipelineDeps.entitlements`. */
   readonly pipeline: PipelineEntitlements;
+  /** For `PipelineDeps.clusterObservers`: the refresher schedules clusters events show, and forgets gone ones. */
+  readonly onCluster: ClusterObserver;
   readonly expiry: EntitlementExpiry;
   /** Starts the refresher's schedule once the pipeline exists. */
   start(pipeline: EventPipeline): void;
@@ -89,8 +91,8 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
 
   return {
     expiry,
+    onCluster: (clusterId, exists) => (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
     pipeline: {
-      onCluster: (clusterId, exists) => (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
       onPullSecretWritten: (clusterId) => {
         refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
           logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) }, 'Entitlement refresh after a new pull secret failed');

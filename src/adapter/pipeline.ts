@@ -32,25 +32,29 @@ export interface PipelineDeps {
   transfers?: PipelineTransfers;
   /** `pullSecretSource: account-service`: reads the cluster's pull secret instead of the spec's. */
   pullSecretSource?: PullSecretSource;
-  /** Entitlement certificates (`entitlements.enabled`): clusters seen, new pull secret versions, expiry in reports. */
+  /** Entitlement certificates (`entitlements.enabled`): new pull secret versions, expiry in reports. */
   entitlements?: PipelineEntitlements;
+  /** Told of every cluster an event read, in order (the transfer fleet, the entitlement refresher). */
+  clusterObservers?: readonly ClusterObserver[];
 }
+
+/** Hears of every cluster an event read: `exists` false when it is gone or being deleted. Must not block. */
+export type ClusterObserver = (clusterId: string, exists: boolean) => void;
 
 /** What the pipeline needs of the entitlement refresher (docs/account-service.md). */
 export interface PipelineEntitlements {
-  /** Every cluster an event read: `exists` false when it is gone or being deleted. */
-  onCluster(clusterId: string, exists: boolean): void;
   /** A reconcile wrote a new pull secret version (created/updated); must not block (it runs in the cluster's slot). */
   onPullSecretWritten(clusterId: string): void;
   /** The cluster's certificate expiry (RFC 3339) for status `data.entitlementExpiresAt`, when known. */
   expiresAt(clusterId: string): string | undefined;
 }
 
-/** A cluster resolved as an event would (`EventPipeline.runForCluster`), or why it was not. */
-type Resolved = { kind: 'ready'; input: TransferCheckInput } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
-
-/** What `EventPipeline.runForCluster` did: `done` with the task's value, or why the task did not run. */
-export type ClusterRun<T> = { kind: 'done'; value: T } | Exclude<Resolved, { kind: 'ready' }>;
+/**
+ * What a task of one cluster did (`EventPipeline.runForCluster`, `checkTransfer`): `done` with its
+ * value, or why it did not run (or did not finish): the cluster gone or being deleted, skipped
+ * (unroutable, preconditions, no pull secret), superseded by a newer event, or failed.
+ */
+export type ClusterRun<T> = { kind: 'done'; value: T } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
 
 /** Where the pipeline reads a cluster's pull secret when it is not the spec's (`pullSecretSource: account-service`). */
 export interface PullSecretSource {
@@ -63,8 +67,6 @@ export interface PullSecretSource {
 /** What the pipeline needs of the transfer checks. */
 export interface PipelineTransfers {
   health: TransferHealth;
-  /** Every cluster an event read: `exists` false when it is gone or being deleted. */
-  onCluster?: (clusterId: string, exists: boolean) => void;
   /** Counts one check's outcome (`pullsecret_transfer_checks_total`). */
   onOutcome?: (outcome: TransferOutcome) => void;
 }
@@ -79,9 +81,14 @@ export interface TransferCheckInput {
   signal: AbortSignal;
 }
 
-/** What `EventPipeline.checkTransfer` did; `outcome` only when the account service was asked. */
-export type TransferRun =
-  { kind: 'checked'; outcome: TransferOutcome; retryInMs?: number } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
+/** A transfer check the account service answered: its outcome, and when to check again after a 5xx. */
+export interface TransferChecked {
+  outcome: TransferOutcome;
+  retryInMs?: number;
+}
+
+/** What `EventPipeline.checkTransfer` did; `done` only when the account service was asked. */
+export type TransferRun = ClusterRun<TransferChecked>;
 
 /** The event result for the metrics, by outcome. */
 const RESULT_OF: Record<WorkOutcome['kind'], EventResult> = {
@@ -161,21 +168,18 @@ export class EventPipeline {
   }
 
   /**
-   * One ownership transfer check of a cluster (`check`, e.g. `checkAndApplyClusterTransfer`) through
-   * the same scheduler as its events, so it never runs alongside one: GET the cluster, its target,
-   * preconditions and pull secret as an event would, then the check. A status report is sent when
+   * One ownership transfer check of a cluster (`check`, e.g. `checkAndApplyClusterTransfer`) run by
+   * `runForCluster`: in the same scheduler slot as its events, so it never runs alongside one, with
+   * the cluster, its target, preconditions and pull secret resolved as an event would. A status report is sent when
    * the check applied a transfer (from the reconcile it ran) or the cluster's transfer health
    * changed (from a fresh reconcile, so `Applied` and `Available` stay true to the store). A newer
    * event replacing the check ends it as `superseded`. Never throws.
    */
   async checkTransfer(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>): Promise<TransferRun> {
-    let run: TransferRun = { kind: 'superseded' };
     try {
-      const settled = await this.deps.scheduler.submit(clusterId, 0, async (signal) => {
-        run = await this.transferTask(clusterId, check, signal);
-        return 'ack';
-      });
-      return settled === SUPERSEDED ? { kind: 'superseded' } : run;
+      const run = await this.runForCluster(clusterId, 'transfer-check', (input) => this.transferTask(input, check));
+      if (run.kind === 'gone') this.deps.transfers?.health.forget(clusterId);
+      return run.kind === 'done' ? run.value : run;
     } catch (err) {
       return { kind: 'failed', error: toPullSecretError(err) };
     }
@@ -183,7 +187,8 @@ export class EventPipeline {
 
   /**
    * Runs `task` for one cluster through its scheduler slot, with the cluster resolved as an event
-   * would (GET, store route, target, preconditions, current pull secret): the entitlement refresh.
+   * would (GET, store route, target, preconditions, current pull secret): the entitlement refresh
+   * and the transfer check.
    * When `reportAfter(value)` is true, a fresh reconcile's status is reported (so new status data
    * shows without waiting for an event; `Applied` and `Available` stay true to the store).
    * A newer event replacing it ends it as `superseded`. Throws only what `task` throws.
@@ -193,31 +198,25 @@ export class EventPipeline {
     const settled = await this.deps.scheduler.submit(clusterId, 0, async (signal) => {
       const log = this.deps.logger.child({ cluster_id: clusterId, operation });
       const resolved = await this.resolve(clusterId, log, signal);
-      if (resolved.kind !== 'ready') {
+      if (resolved.kind !== 'done') {
         run = resolved;
         return 'ack';
       }
-      const value = await task(resolved.input);
+      const value = await task(resolved.value);
       run = { kind: 'done', value };
-      if (reportAfter?.(value) === true && !signal.aborted) {
-        const { cluster, target, pullSecret } = resolved.input;
-        await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
-      }
+      if (reportAfter?.(value) === true && !signal.aborted) await this.reportFresh(resolved.value);
       return 'ack';
     });
     return settled === SUPERSEDED ? { kind: 'superseded' } : run;
   }
 
-  private async transferTask(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>, signal: AbortSignal): Promise<TransferRun> {
+  /** One transfer check of a resolved cluster (`checkTransfer`), and the report it calls for. */
+  private async transferTask(input: TransferCheckInput, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>): Promise<TransferRun> {
     const transfers = this.deps.transfers;
-    const log = this.deps.logger.child({ cluster_id: clusterId, operation: 'transfer-check' });
-    const resolved = await this.resolve(clusterId, log, signal);
-    if (resolved.kind === 'gone') transfers?.health.forget(clusterId);
-    if (resolved.kind !== 'ready') return resolved;
-    const { cluster, target, pullSecret } = resolved.input;
+    const { cluster, target, log, signal } = input;
     let result: ClusterTransferResult;
     try {
-      result = await check(resolved.input);
+      result = await check(input);
     } catch (err) {
       if (supersededBy(signal)) return { kind: 'superseded' };
       const error = toPullSecretError(err);
@@ -225,19 +224,24 @@ export class EventPipeline {
       return { kind: 'failed', error };
     }
     transfers?.onOutcome?.(result.outcome);
-    const note = transfers?.health.note(clusterId, result.outcome) ?? { healthChanged: false };
-    if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'checked', outcome: result.outcome };
+    const note = transfers?.health.note(cluster.id, result.outcome) ?? { healthChanged: false };
+    if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'done', value: { outcome: result.outcome } };
     if (result.reconcile !== undefined) {
       this.noteWritten(cluster.id, { kind: 'applied', target, result: result.reconcile });
       await this.report(cluster, { kind: 'applied', target, result: result.reconcile }, log, signal);
     } else if (note.healthChanged) {
-      await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
+      await this.reportFresh(input);
     }
-    return { kind: 'checked', outcome: result.outcome, ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }) };
+    return { kind: 'done', value: { outcome: result.outcome, ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }) } };
+  }
+
+  /** Reports the status of a fresh reconcile (so `Applied` and `Available` stay true to the store). */
+  private async reportFresh({ cluster, target, pullSecret, log, signal }: TransferCheckInput): Promise<void> {
+    await this.report(cluster, await this.execute(cluster, target, pullSecret, log, signal), log, signal);
   }
 
   /** One cluster's current inputs (GET, route, target, preconditions, pull secret) as an event reads them. Never throws. */
-  private async resolve(clusterId: string, log: Logger, signal: AbortSignal): Promise<Resolved> {
+  private async resolve(clusterId: string, log: Logger, signal: AbortSignal): Promise<ClusterRun<TransferCheckInput>> {
     let cluster: Cluster | undefined;
     try {
       cluster = await this.deps.api.getCluster(clusterId, { signal });
@@ -260,7 +264,7 @@ export class EventPipeline {
     }
     const pullSecret = await this.pullSecretOf(cluster, params, log, signal);
     if (typeof pullSecret !== 'string') return { kind: 'skipped', message: pullSecret.message };
-    return { kind: 'ready', input: { cluster, target, pullSecret, log, signal } };
+    return { kind: 'done', value: { cluster, target, pullSecret, log, signal } };
   }
 
   /** A new pull secret version was written: the entitlement refresher hears of it (never blocks). */
@@ -283,8 +287,8 @@ export class EventPipeline {
       metrics.events.inc({ result: 'failed' });
       return error.retryable ? 'retry' : 'ack';
     }
-    this.deps.transfers?.onCluster?.(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
-    this.deps.entitlements?.onCluster(event.clusterId, cluster !== undefined && cluster.deleted_time === undefined);
+    const exists = cluster !== undefined && cluster.deleted_time === undefined;
+    for (const observe of this.deps.clusterObservers ?? []) observe(event.clusterId, exists);
     if (cluster === undefined) {
       log.info({ operation: 'get-cluster' }, 'Cluster no longer exists; nothing to do');
       metrics.events.inc({ result: 'gone' });

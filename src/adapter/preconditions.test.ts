@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_PRECONDITIONS, Preconditions } from './preconditions.js';
+import { DEFAULT_PRECONDITIONS, defaultPreconditions, Preconditions } from './preconditions.js';
 import { fieldPathsSchema, readClusterParams } from './cluster-params.js';
 
 type Cluster = { spec: Record<string, unknown>; status: { conditions: Array<{ type: string; status: string }> } };
@@ -83,4 +83,16 @@ test('a broken expression is a configuration error; an evaluation error is a fai
 test('a pull secret given as an object is serialized', () => {
   const params = readClusterParams({ spec: { pullSecret: { data: { auths: { 'quay.io': { auth: 'x' } } } } } }, paths);
   assert.equal(params.pullSecret, '{"auths":{"quay.io":{"auth":"x"}}}');
+});
+
+test('the pull-secret-data message names the configured pull secret source', () => {
+  const cluster = fixture();
+  delete cluster.spec.pullSecret;
+  const params = readClusterParams(cluster, paths);
+  const fromSpec = new Preconditions(defaultPreconditions('spec')).evaluate(cluster, params);
+  assert.match(fromSpec.met === false ? fromSpec.message : '', /cluster spec has no pull secret data/);
+  const fromAccount = new Preconditions(defaultPreconditions('account-service')).evaluate(cluster, params);
+  assert.equal(fromAccount.met === false && fromAccount.name, 'pull-secret-data');
+  assert.match(fromAccount.met === false ? fromAccount.message : '', /account-service/);
+  assert.doesNotMatch(fromAccount.met === false ? fromAccount.message : '', /spec/);
 });

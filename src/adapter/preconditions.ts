@@ -21,20 +21,34 @@ const adapterAvailable = (type: string, adapter: string): Precondition => ({
   message: `the ${adapter} adapter has not succeeded yet (${type} is not True)`,
 });
 
-/** The rules every provider shares: pull secret data, and validation/dns/placement done. */
-export const SHARED_PRECONDITIONS: readonly Precondition[] = [
-  { name: 'pull-secret-data', expression: 'params.hasPullSecret', message: 'the cluster spec has no pull secret data' },
-  adapterAvailable('ValidationSuccessful', 'validation'),
-  adapterAvailable('DnsSuccessful', 'dns'),
-  adapterAvailable('PlacementSuccessful', 'placement'),
-];
+/** Where a cluster's pull secret comes from (`pullSecretSource`). */
+export type PullSecretSourceKind = 'spec' | 'account-service';
+
+/** The `pull-secret-data` rule, its message naming the source that lacks the data. */
+function pullSecretData(source: PullSecretSourceKind): Precondition {
+  const message = source === 'spec' ? 'the cluster spec has no pull secret data' : 'the cluster names no organization for the account-service pull secret source';
+  return { name: 'pull-secret-data', expression: 'params.hasPullSecret', message };
+}
+
+/** The rules every provider shares: pull secret data (from `source`), and validation/dns/placement done. */
+export function sharedPreconditions(source: PullSecretSourceKind = 'spec'): Precondition[] {
+  return [pullSecretData(source), adapterAvailable('ValidationSuccessful', 'validation'), adapterAvailable('DnsSuccessful', 'dns'), adapterAvailable('PlacementSuccessful', 'placement')];
+}
 
 /** Seed 001's defaults (one store, no `providers`): GCP provider, a project id, then the shared ones. */
-export const DEFAULT_PRECONDITIONS: readonly Precondition[] = [
-  { name: 'gcp-provider', expression: 'params.provider == "gcp"', message: 'the cluster provider is not gcp' },
-  { name: 'project-id', expression: 'params.projectId != ""', message: 'the cluster spec has no GCP project id' },
-  ...SHARED_PRECONDITIONS,
-];
+export function defaultPreconditions(source: PullSecretSourceKind = 'spec'): Precondition[] {
+  return [
+    { name: 'gcp-provider', expression: 'params.provider == "gcp"', message: 'the cluster provider is not gcp' },
+    { name: 'project-id', expression: 'params.projectId != ""', message: 'the cluster spec has no GCP project id' },
+    ...sharedPreconditions(source),
+  ];
+}
+
+/** The shared rules for `pullSecretSource: spec` (the default). */
+export const SHARED_PRECONDITIONS: readonly Precondition[] = sharedPreconditions('spec');
+
+/** The seed's default rules for `pullSecretSource: spec` (the default). */
+export const DEFAULT_PRECONDITIONS: readonly Precondition[] = defaultPreconditions('spec');
 
 /** The verdict on a cluster. */
 export type PreconditionVerdict = { met: true } | { met: false; name: string; message: string };

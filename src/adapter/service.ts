@@ -131,6 +131,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     transfers: transfers?.pipeline,
     pullSecretSource: transfers?.source,
     entitlements: entitlements?.pipeline,
+    clusterObservers: [transfers?.onCluster, entitlements?.onCluster].filter((observe) => observe !== undefined),
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
@@ -138,9 +139,13 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   let draining = false;
   const ready = () => !draining && broker.isReady();
   const servers: RunningServer[] = [];
-  let admin: AdminRuntime = { close: async () => {} };
-  let notifications: RunningStoreNotifications = { stop: () => Promise.resolve() };
-  let brokerStarted = false;
+  // What has started so far (stores, watches and shares before this point), stopped in reverse
+  // order when a later part fails to start.
+  const started: Array<() => Promise<unknown>> = [() => stores.close(), () => watches.stop()];
+  if (shares !== undefined) started.push(() => shares.stop());
+  const track = <T>(part: T, stop: (part: T) => Promise<unknown>): T => (started.push(() => stop(part)), part);
+  let admin: AdminRuntime;
+  let notifications: RunningStoreNotifications;
   try {
     const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
     const adminDeps = {
@@ -153,29 +158,27 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
       rollback,
     };
-    admin = await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig });
-    servers.push(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }));
-    servers.push(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }));
+    admin = track(await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }), (a) => a.close());
+    servers.push(
+      track(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }), (s) => s.close()),
+    );
+    servers.push(track(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }), (s) => s.close()));
     // Before the broker: the first events' clusters join the schedule.
     transfers?.start(pipeline);
     entitlements?.start(pipeline);
+    started.push(
+      async () => transfers?.stop(),
+      async () => entitlements?.stop(),
+    );
     await broker.start(pipeline.handle);
-    brokerStarted = true;
+    started.push(() => broker.stop({ drainMs: 0 }).catch(() => undefined));
     notifications = await startStoreNotifications(config.notifications, {
       reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
       count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
       logger,
     });
   } catch (err) {
-    await entitlements?.stop();
-    await transfers?.stop();
-    await notifications.stop();
-    if (brokerStarted) await broker.stop({ drainMs: 0 }).catch(() => undefined);
-    await Promise.all(servers.map((s) => s.close()));
-    await admin.close();
-    await watches.stop();
-    await shares?.stop();
-    await stores.close();
+    for (const stop of started.reverse()) await stop();
     throw err;
   }
   logger.info(

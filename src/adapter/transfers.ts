@@ -14,7 +14,7 @@ import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
 import { listClusterIds } from './cluster-list.js';
 import { first, type FieldPaths } from './cluster-params.js';
-import type { EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
+import type { ClusterObserver, EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from './store-provider.js';
 import { TransferFleet } from './transfer-fleet.js';
@@ -44,6 +44,8 @@ export interface AdapterTransfers {
   readonly client: AccountServiceClient;
   /** For `PipelineDeps.transfers`. */
   readonly pipeline: PipelineTransfers;
+  /** For `PipelineDeps.clusterObservers`: the fleet schedules clusters events show, and forgets gone ones. */
+  readonly onCluster: ClusterObserver;
   /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
   readonly source?: PullSecretSource;
   /** Starts the fleet's schedule once the pipeline exists. */
@@ -119,9 +121,9 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     client,
     pipeline: {
       health,
-      onCluster: (clusterId, exists) => (exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId))),
       onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
     },
+    onCluster: (clusterId, exists) => (exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId))),
     source,
     get fleet() {
       return fleet;
@@ -137,7 +139,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
           const run = await checkNow(clusterId);
           if (run.kind === 'failed') deps.logger.warn({ operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) }, 'Transfer check failed');
           if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
-          return run.kind === 'checked' ? { kind: 'checked', ...(run.retryInMs === undefined ? {} : { retryInMs: run.retryInMs }) } : run;
+          return run.kind === 'done' ? { kind: 'checked', ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }) } : run;
         },
         list: (signal) => listClusterIds(deps.api, signal),
         logger: deps.logger,

@@ -206,7 +206,7 @@ export function transferCheckView(id: string, run: Exclude<TransferRun, { kind: 
   if (run.kind === 'superseded') return { id, result: 'superseded', message: 'an event of the cluster replaced the check; try again' };
   if (run.kind === 'skipped') return { id, result: 'skipped', message: run.message };
   if (run.kind === 'failed') return { id, result: 'failed', errorCode: run.error.code, message: run.error.message };
-  const o = run.outcome;
+  const o = run.value.outcome;
   const { reason, label } = TRANSFER_REASONS[o.kind];
   const view: TransferCheckView = { id, result: 'checked', outcome: label, reason };
   if ('transferId' in o) view.transferId = o.transferId;

@@ -1,21 +1,16 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { readYamlLayer } from '../config/adapter.js';
-import { issueLines } from '../config/problems.js';
 import { kubernetesSectionSchema, retrySectionSchema, storeSectionSchema } from '../config/sections.js';
 import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
-import { DEFAULT_STORE_KIND, storeConfigSchema, storeFactory } from '../stores/registry.js';
 import { printOut, reportFailure } from './output.js';
-import { scopeOptions } from './transfer.js';
+import { configuredStore, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
-interface RollbackOptions {
+interface RollbackOptions extends ScopeFlags {
   clusterId: string;
   config: string;
   toVersion?: string;
-  project?: string;
-  scope?: string[];
   secretName?: string;
   namespace?: string;
 }
@@ -59,21 +54,14 @@ async function runRollback(options: RollbackOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
     if (options.toVersion !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(options.toVersion)) throw new PullSecretError('CONFIG_INVALID', '--to-version must be a version id such as 3');
-    const parsed = rollbackConfigSchema.safeParse(await readYamlLayer(options.config, 'the config file'));
-    if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
-    const { store: storeSection, kubernetes: k8s, execution } = parsed.data;
-    const kind = storeSection.type ?? DEFAULT_STORE_KIND;
-    const factory = storeFactory(kind);
-    const scope = factory.scope;
-    const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, { ...options, retries: '0' });
-    const settings = storeConfigSchema(kind).safeParse({ ...storeSection.settings, ...scopeValues });
-    if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
+    const { store: storeSection, kubernetes: k8s, execution } = await readConfigSections(options.config, rollbackConfigSchema);
+    const { open } = configuredStore(storeSection, options);
     // Loaded here, not at start-up: other commands must not pay for them.
     const { rollbackPullSecret } = await import('../retention/rollback.js');
     const { createKubernetesTarget } = await import('../kube/target-config.js');
     const log = createLogger({ level: 'warn' });
     const kubernetes = k8s.target === 'none' ? undefined : await createKubernetesTarget({ target: k8s.target, manifestDir: k8s.manifestDir, kubeconfigPath: k8s.kubeconfig });
-    const store = await factory.create(settings.data);
+    const store = await open();
     try {
       const result = await rollbackPullSecret(
         { clusterId: options.clusterId, secretName: options.secretName, namespace: options.namespace, toVersion: options.toVersion },

@@ -1,20 +1,17 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { accountServiceSectionSchema } from '../config/account-service.js';
-import { issueLines } from '../config/problems.js';
 import { storeSectionSchema } from '../config/sections.js';
 import { PullSecretError } from '../errors/index.js';
-import { assertClusterId, defaultSecretId } from '../pullsecret/identifiers.js';
+import { assertClusterId } from '../pullsecret/identifiers.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
-import { DEFAULT_STORE_KIND, storeConfigSchema, storeFactory } from '../stores/registry.js';
 import { printOut, reportFailure } from './output.js';
+import { configuredStore, latestPullSecret, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
-export interface CheckOptions {
+export interface CheckOptions extends ScopeFlags {
   clusterId: string;
   config: string;
-  project?: string;
-  scope?: string[];
   secretName?: string;
   retries: string;
 }
@@ -60,54 +57,22 @@ export function transferCommand(): Command {
   return transfer;
 }
 
-/**
- * The scope settings from `--scope key=value ...`, or `--project` for a store whose scope is one setting.
- * @throws CONFIG_INVALID for a malformed pair, a key that is not a scope setting, or a missing one.
- */
-export function scopeOptions(kind: string, keys: readonly string[], noun: string, options: CheckOptions): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const pair of options.scope ?? []) {
-    const at = pair.indexOf('=');
-    const key = pair.slice(0, at);
-    if (at < 1 || !keys.includes(key)) throw new PullSecretError('CONFIG_INVALID', `--scope takes ${keys.map((k) => `${k}=VALUE`).join(' ')} for the ${kind} store`);
-    values[key] = pair.slice(at + 1);
-  }
-  if (options.project !== undefined) {
-    if (keys.length !== 1) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store's scope is ${keys.join(' and ')}: give them with --scope`);
-    values[keys[0] as string] = options.project;
-  }
-  const missing = keys.filter((k) => values[k] === undefined);
-  if (missing.length > 0) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store needs its ${noun}: ${keys.length === 1 ? '--project or ' : ''}--scope ${missing.map((k) => `${k}=VALUE`).join(' ')}`);
-  return values;
-}
-
 async function runCheck(options: CheckOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
     const retries = Number(options.retries);
     if (!Number.isInteger(retries) || retries < 0 || retries > 5) throw new PullSecretError('CONFIG_INVALID', '--retries must be a whole number from 0 to 5');
-    // The adapter config module (yaml, CEL, every section) is loaded here: the job must not pay for it.
-    const { readYamlLayer } = await import('../config/adapter.js');
-    const parsed = transferConfigSchema.safeParse(await readYamlLayer(options.config, 'the config file'));
-    if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
-    const { accountService, store: storeSection } = parsed.data;
+    const { accountService, store: storeSection } = await readConfigSections(options.config, transferConfigSchema);
     // Loaded here, not at start-up: other commands must not pay for them.
     const { createAccountServiceClient } = await import('../account-service/client.js');
     const { checkTransfer, TRANSFER_REASONS } = await import('../account-service/transfer-check.js');
-    const kind = storeSection.type ?? DEFAULT_STORE_KIND;
-    const factory = storeFactory(kind);
-    const scope = factory.scope;
-    const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, options);
-    const settings = storeConfigSchema(kind).safeParse({ ...storeSection.settings, ...scopeValues });
-    if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
-    const store = await factory.create(settings.data);
+    const { kind, open } = configuredStore(storeSection, options);
+    const store = await open();
     try {
-      const secretId = options.secretName ?? defaultSecretId(options.clusterId);
-      const current = await store.accessLatestEnabled(secretId);
-      if (current === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `the cluster's pull secret ${secretId} has no enabled version in the ${kind} store`);
-      redactor.register(credentialStrings(current.data.toString('utf8')));
+      const current = await latestPullSecret(store, kind, options.clusterId, options.secretName);
+      redactor.register(credentialStrings(current.toString('utf8')));
       const client = createAccountServiceClient(accountService);
-      const decision = await checkTransfer(options.clusterId, current.data, {
+      const decision = await checkTransfer(options.clusterId, current, {
         client,
         intervalMs: accountService.transfer.interval,
         retries,

@@ -1,24 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { issueLines } from '../config/problems.js';
 import { storeSectionSchema } from '../config/sections.js';
 import { verificationSectionSchema } from '../config/verification.js';
 import { PullSecretError } from '../errors/index.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
-import { assertClusterId, defaultSecretId } from '../pullsecret/identifiers.js';
+import { assertClusterId } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { DEFAULT_STORE_KIND, storeConfigSchema, storeFactory } from '../stores/registry.js';
 import { printOut, reportFailure } from './output.js';
-import { scopeOptions } from './transfer.js';
+import { configuredStore, latestPullSecret, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
-interface VerifyOptions {
+interface VerifyOptions extends ScopeFlags {
   file?: string;
   clusterId?: string;
   config?: string;
-  project?: string;
-  scope?: string[];
   secretName?: string;
   caFile?: string;
   registry?: string[];
@@ -66,7 +62,7 @@ async function runVerify(options: VerifyOptions): Promise<number> {
     if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 120_000) throw new PullSecretError('CONFIG_INVALID', '--timeout-ms must be a whole number from 100 to 120000');
     if ((options.file === undefined) === (options.clusterId === undefined)) throw new PullSecretError('CONFIG_INVALID', 'give exactly one of --file and --cluster-id');
     if (options.clusterId !== undefined && options.config === undefined) throw new PullSecretError('CONFIG_INVALID', '--cluster-id needs --config (the adapter config file naming the store)');
-    const section = options.config === undefined ? undefined : await readConfig(options.config);
+    const section = options.config === undefined ? undefined : await readConfigSections(options.config, verifyConfigSchema);
     const text = options.file !== undefined ? await readPullSecretFile(options.file) : await readStored(options as VerifyOptions & { clusterId: string }, section?.store);
     // Before anything else touches the document.
     redactor.register(credentialStrings(text));
@@ -91,14 +87,6 @@ async function runVerify(options: VerifyOptions): Promise<number> {
   }
 }
 
-async function readConfig(path: string): Promise<z.output<typeof verifyConfigSchema>> {
-  // Loaded here, not at start-up (yaml, CEL, every config section): the job must not pay for it.
-  const { readYamlLayer } = await import('../config/adapter.js');
-  const parsed = verifyConfigSchema.safeParse(await readYamlLayer(path, 'the config file'));
-  if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
-  return parsed.data;
-}
-
 async function readPullSecretFile(path: string): Promise<string> {
   let data: Buffer;
   try {
@@ -113,19 +101,10 @@ async function readPullSecretFile(path: string): Promise<string> {
 /** The newest enabled version of the cluster's stored pull secret. */
 async function readStored(options: VerifyOptions & { clusterId: string }, storeSection: z.output<typeof storeSectionSchema> | undefined): Promise<string> {
   assertClusterId(options.clusterId);
-  const section = storeSection ?? storeSectionSchema.parse({});
-  const kind = section.type ?? DEFAULT_STORE_KIND;
-  const factory = storeFactory(kind);
-  const scope = factory.scope;
-  const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, { ...options, retries: '0', config: options.config ?? '' });
-  const settings = storeConfigSchema(kind).safeParse({ ...section.settings, ...scopeValues });
-  if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
-  const store = await factory.create(settings.data);
+  const { kind, open } = configuredStore(storeSection ?? storeSectionSchema.parse({}), options);
+  const store = await open();
   try {
-    const secretId = options.secretName ?? defaultSecretId(options.clusterId);
-    const current = await store.accessLatestEnabled(secretId);
-    if (current === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `the cluster's pull secret ${secretId} has no enabled version in the ${kind} store`);
-    return current.data.toString('utf8');
+    return (await latestPullSecret(store, kind, options.clusterId, options.secretName)).toString('utf8');
   } finally {
     await store.close();
   }

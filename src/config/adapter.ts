@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { brokerConfigSchema } from '../brokers/config.js';
 import { PullSecretError } from '../errors/index.js';
 import { fieldPathsSchema } from '../adapter/cluster-params.js';
-import { DEFAULT_PRECONDITIONS, Preconditions, preconditionSchema, SHARED_PRECONDITIONS, type Precondition } from '../adapter/preconditions.js';
+import { defaultPreconditions, Preconditions, preconditionSchema, sharedPreconditions, type Precondition } from '../adapter/preconditions.js';
 import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 import { accountServiceProblems, accountServiceSectionSchema, pullSecretSourceSchema } from './account-service.js';
@@ -172,7 +172,7 @@ export function validateAdapterConfig(raw: unknown, earlier: readonly string[] =
     pullSecretPaths: data.preconditions.fieldPaths.pullSecret,
   });
   // The seed's six rules pick GCP clusters for the one store; with providers, the provider does.
-  const rules = data.preconditions.rules ?? [...(data.providers === undefined ? DEFAULT_PRECONDITIONS : SHARED_PRECONDITIONS)];
+  const rules = data.preconditions.rules ?? (data.providers === undefined ? defaultPreconditions : sharedPreconditions)(data.pullSecretSource);
   problems.push(...routeProblems, ...crossChecks(data, store.type, routes, rules));
   if (problems.length > 0) throw invalid(problems);
   return deepFreeze({ ...data, store, providers: routes, preconditions: { ...data.preconditions, rules } });

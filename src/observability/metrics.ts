@@ -4,7 +4,6 @@ import { storeFactories } from '../stores/registry.js';
 import { RetentionMetrics } from '../retention/metrics.js';
 import { EntitlementExpiry, EntitlementMetrics } from '../entitlements/expiry.js';
 import type { TokenBucket } from '../util/token-bucket.js';
-import { VERIFICATION_OUTCOMES } from '../verification/verifier.js';
 import { ShareMetrics } from '../shares/metrics.js';
 import { NOTIFICATION_OUTCOMES, STORE_EVENT_TYPES } from '../notifications/read-notification.js';
 
@@ -159,8 +158,6 @@ export class Metrics {
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
     for (const outcome of TRANSFER_OUTCOMES) this.transferChecks.inc({ outcome }, 0);
     for (const event_type of STORE_EVENT_TYPES) for (const outcome of NOTIFICATION_OUTCOMES) this.storeNotifications.inc({ store: 'gcp', event_type, outcome }, 0);
-    // Registry hosts are known only when seen; an empty registry label gives alerts a zero per outcome.
-    for (const outcome of VERIFICATION_OUTCOMES) this.registryVerifications.inc({ registry: '', outcome }, 0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
   }
 
