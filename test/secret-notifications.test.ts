@@ -7,7 +7,6 @@ process.env.METADATA_SERVER_DETECTION = 'none';
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { PubSub } from '@google-cloud/pubsub';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { grpc } from 'google-gax';
@@ -22,6 +21,7 @@ import { conditionOf, startAdapterStack, type AdapterStack } from './support/ada
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { until } from './support/until.js';
 
 const PROJECT = 'customer-prod-12345';
 const PUBSUB_PROJECT = 'emulator-project';
@@ -236,13 +236,6 @@ describe('store notifications through the adapter (GCP test server publishing to
   const notified = async (eventType: string, outcome: string) => {
     const match = new RegExp(`^pullsecret_store_notifications_total\\{store="gcp",event_type="${eventType}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(await metricsText());
     return Number(match?.[1] ?? 0);
-  };
-  const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(50);
-    }
   };
   const latestData = (secretId: string) => gcp.state.versionsOf(secretId)[0]?.data?.toString();
 
