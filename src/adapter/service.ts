@@ -74,6 +74,7 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
     ]),
   );
   const stores = new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing });
+  await stores.preload();
   const watches = await startWatches(config, metrics, logger);
   // PullSecretShares (docs/shares.md), when enabled.
   const shares: RunningShares | undefined = config.shares.enabled ? await startShares(config, metrics, logger) : undefined;

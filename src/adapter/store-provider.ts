@@ -105,6 +105,15 @@ export class StoreProvider {
     return entry.limits;
   }
 
+  /**
+   * Loads the SDK of every routed store kind (`StoreFactory.preload`), so the first events after a
+   * start do not wait for it (GCP: about 300 ms of CPU, which a cold burst of no-op events paid).
+   */
+  async preload(): Promise<void> {
+    const kinds = new Map([...this.routes.values()].map(({ factory }) => [factory.kind, factory]));
+    await Promise.all([...kinds.values()].map((factory) => factory.preload?.() ?? Promise.resolve()));
+  }
+
   /** Closes every client. */
   async close(): Promise<void> {
     const stores = [...this.stores.values()];

@@ -145,4 +145,10 @@ export interface StoreFactory<Config = unknown> {
    * @throws PullSecretError CONFIG_INVALID when the config breaks a rule.
    */
   create(config: Config, hooks?: StoreHooks): Promise<SecretStore>;
+  /**
+   * Loads the code `create` loads (the SDK), without building a client or calling anything, so a
+   * long-running process can pay for it at start instead of on its first event. Undefined when
+   * `create` loads nothing heavy.
+   */
+  preload?(): Promise<void>;
 }

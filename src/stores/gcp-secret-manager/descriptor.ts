@@ -92,4 +92,7 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
   },
   validate: (settings) => schemaProblems(gcpSharedSettingsSchema, settings),
   create: async (config, hooks) => (await import('./create-store.js')).createGcpStore(config, hooks),
+  preload: async () => {
+    await import('./create-store.js');
+  },
 };
