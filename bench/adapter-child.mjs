@@ -1,7 +1,7 @@
 // The adapter under benchmark, in a process of its own (plain Node on the build in dist/, no
 // TypeScript loader), so its memory is measured alone and the API stand-in does not share its
 // event loop. Driven by the parent over IPC: `publish` (event bodies into the embedded broker),
-// `stats` (peak RSS, Kubernetes writes), `reset-peak`, `put-times` (when the adapter last received the
+// `stats` (peak RSS, CPU time since `reset-peak`, Kubernetes writes), `reset-peak`, `put-times` (when the adapter last received the
 // answer to each cluster's status PUT), `stop`. With BENCH_CHILD_PROF set, the CPU profile of the
 // no-op burst (from `reset-peak` to the next `stats`) goes to .pull-secret/profiles.
 import { Writable } from 'node:stream';
@@ -27,6 +27,12 @@ const config = validateAdapterConfig(JSON.parse(process.env.BENCH_ADAPTER_CONFIG
 const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
 const adapter = await startAdapter(config, createLogger({ level: 'warn', destination: silent }));
 let peak = process.memoryUsage.rss();
+// CPU time (user + system) of this process since `reset-peak`, in ms: the adapter's own cost of a burst.
+let cpuAtReset = process.cpuUsage();
+const cpuSinceReset = () => {
+  const { user, system } = process.cpuUsage(cpuAtReset);
+  return (user + system) / 1000;
+};
 // memoryUsage.rss() skips the heap statistics memoryUsage() gathers: cheap enough to sample often.
 setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 25).unref();
 // BENCH_CHILD_MEM=ms: the memory breakdown (rss, heap, external, array buffers; MB) on stderr every ms.
@@ -70,8 +76,11 @@ process.on('message', async (command) => {
       process.send({ type: 'published' });
       break;
     case 'stats':
-      await stopProfile();
-      process.send({ type: 'stats', peakRss: peak, kubernetesWrites: await kubernetesWrites() });
+      {
+        const cpuMs = cpuSinceReset();
+        await stopProfile();
+        process.send({ type: 'stats', peakRss: peak, cpuMs, kubernetesWrites: await kubernetesWrites() });
+      }
       break;
     case 'put-times':
       process.send({ type: 'put-times', times: Object.fromEntries(command.ids.map((id) => [id, putAnswered.get(id) ?? null])) });
@@ -79,6 +88,7 @@ process.on('message', async (command) => {
     case 'reset-peak':
       peak = process.memoryUsage.rss();
       await startProfile();
+      cpuAtReset = process.cpuUsage();
       process.send({ type: 'reset' });
       break;
     case 'stop':

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
+import { validatePullSecret } from '../pullsecret/validate.js';
 import { ANNOTATIONS, buildPullSecretManifest, DOCKERCONFIGJSON_KEY, MAX_SECRET_BYTES } from './pull-secret-manifest.js';
 
 const CLUSTER = '0195f4a2-7c1e-7b3a-9d2e-4f5a6b7c8d9e';
@@ -66,6 +67,19 @@ describe('buildPullSecretManifest', () => {
     );
     assert.throws(
       () => buildPullSecretManifest({ ...BASE, pullSecret: Buffer.alloc(MAX_SECRET_BYTES + 1, 0x20) }),
+      (err: unknown) => err instanceof PullSecretError && err.code === 'PAYLOAD_TOO_LARGE',
+    );
+  });
+
+  it("builds the same Secret from validation's parse of the bytes as from parsing them again", () => {
+    const { document } = validatePullSecret(RAW, { maxBytes: MAX_SECRET_BYTES, targetName: 'test' });
+    assert.deepEqual(buildPullSecretManifest({ ...BASE, parsed: { value: document } }), buildPullSecretManifest(BASE));
+  });
+
+  it('still refuses oversized bytes when a parse is given', () => {
+    const { document } = validatePullSecret(RAW, { maxBytes: MAX_SECRET_BYTES, targetName: 'test' });
+    assert.throws(
+      () => buildPullSecretManifest({ ...BASE, pullSecret: Buffer.alloc(MAX_SECRET_BYTES + 1, 0x20), parsed: { value: document } }),
       (err: unknown) => err instanceof PullSecretError && err.code === 'PAYLOAD_TOO_LARGE',
     );
   });

@@ -46,6 +46,11 @@ export interface PullSecretManifestInput {
   secretVersion: string;
   /** Time for `hyperfleet.io/last-updated`; default now. */
   now?: Date;
+  /**
+   * The strict parser's value of exactly `pullSecret`, when the caller already parsed these bytes
+   * (validation did, and the store gave back the same bytes): saves a second parse per reconcile.
+   */
+  parsed?: { value: unknown };
 }
 
 // Where the names are derived and checked; re-exported for the callers that build manifests.
@@ -67,8 +72,8 @@ export function buildPullSecretManifest(input: PullSecretManifestInput): PullSec
     throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`);
   }
   // The parser validation uses, so this step cannot reach another verdict than the store step did;
-  // parsed once, for the check and the fingerprint.
-  const parsed = parsePullSecretJson(Buffer.from(input.pullSecret).toString('utf8'));
+  // parsed once, for the check and the fingerprint (or not at all when the caller's parse of the same bytes is given).
+  const parsed = input.parsed !== undefined ? input.parsed.value : parsePullSecretJson(Buffer.from(input.pullSecret).toString('utf8'));
   return {
     apiVersion: 'v1',
     kind: 'Secret',

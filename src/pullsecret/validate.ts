@@ -8,6 +8,11 @@ export interface ValidPullSecret {
   raw: Buffer;
   /** Registry keys, safe to log. */
   registries: string[];
+  /**
+   * The strict parser's value of `raw` (a credential: never logged), for later steps on the same
+   * bytes (the Kubernetes manifest's fingerprint) so they need not parse them again.
+   */
+  document: unknown;
 }
 
 /** Limits that depend on the configured target. */
@@ -120,5 +125,5 @@ export function validatePullSecret(input: string | Uint8Array, options: Validate
     if (!isValidRegistryKey(registry)) invalid(describeBadKey(registry, index));
     checkEntry(registry, auths[registry]);
   });
-  return { raw, registries };
+  return { raw, registries, document: doc };
 }

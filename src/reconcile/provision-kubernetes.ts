@@ -11,6 +11,8 @@ export interface ProvisionInput {
   stored: Buffer;
   secretPath: string;
   version: string;
+  /** The strict parser's value of exactly `stored`, when the caller has it (see `buildPullSecretManifest`). */
+  parsed?: { value: unknown };
 }
 
 /**
@@ -26,6 +28,7 @@ export async function provisionKubernetesSecret(target: KubernetesSecretTarget, 
     namespace: input.namespace,
     secretPath: input.secretPath,
     secretVersion: input.version,
+    parsed: input.parsed,
   });
   const result = await target.apply(manifest, { signal });
   log.info(

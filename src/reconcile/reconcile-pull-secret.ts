@@ -120,7 +120,15 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
   if (deps.kubernetes !== undefined && writesKubernetes && pushed.stored !== undefined && pushed.version !== undefined) {
     result.kubernetes = await provisionKubernetesSecret(
       deps.kubernetes,
-      { clusterId: names.clusterId, namespace: names.namespace, stored: pushed.stored, secretPath: pushed.secretPath, version: pushed.version },
+      {
+        clusterId: names.clusterId,
+        namespace: names.namespace,
+        stored: pushed.stored,
+        secretPath: pushed.secretPath,
+        version: pushed.version,
+        // The store gave back the validated bytes (the usual case): their parse is reused, not repeated.
+        parsed: payload === secret.raw && pushed.stored.equals(secret.raw) ? { value: secret.document } : undefined,
+      },
       log,
       deps.signal,
     );
