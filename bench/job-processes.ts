@@ -15,10 +15,10 @@ export interface ProcessRuns {
   failures: number;
 }
 
-function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; code: number | null }> {
+function runOnce(args: string[], env: NodeJS.ProcessEnv, node: string): Promise<{ ms: number; code: number | null }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, ['--import', PROBE, MAIN, ...args], { env, stdio: 'ignore' });
+    const child = spawn(node, ['--import', PROBE, MAIN, ...args], { env, stdio: 'ignore' });
     child.on('error', reject);
     child.on('close', (code) => resolve({ ms: performance.now() - started, code }));
   });
@@ -26,15 +26,16 @@ function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<{ ms: number; 
 
 /**
  * Runs the built CLI `runs` times, one process after another (the way Jobs run: one process per
- * reconcile), and reports wall time per process and the highest peak RSS of any of them.
+ * reconcile), and reports wall time per process and the highest peak RSS of any of them. `node` is
+ * the Node.js binary (default: the one running the bench).
  */
-export async function benchProcesses(args: string[], env: NodeJS.ProcessEnv, runs: number, rssFile: string): Promise<ProcessRuns> {
+export async function benchProcesses(args: string[], env: NodeJS.ProcessEnv, runs: number, rssFile: string, node = process.execPath): Promise<ProcessRuns> {
   await rm(rssFile, { force: true });
   const times: number[] = [];
   let failures = 0;
   const started = performance.now();
   for (let i = 0; i < runs; i++) {
-    const { ms, code } = await runOnce(args, { ...env, BENCH_RSS_FILE: rssFile });
+    const { ms, code } = await runOnce(args, { ...env, BENCH_RSS_FILE: rssFile }, node);
     times.push(ms);
     if (code !== 0) failures++;
   }
