@@ -83,21 +83,23 @@ export function jobRetentionRunner(section: RetentionSection, retry: RetryPolicy
  * @throws CONFIG_INVALID when the CA file cannot be read or is larger than 64 KiB.
  */
 export function lifecycleJobEnv(config: { verification: VerificationSection; retention: RetentionSection }): Record<string, string> {
+  const { verification, retention } = config;
+  return {
+    ...(verification.mode === 'off' ? {} : sectionJobEnv('verification', verification)),
+    ...(verification.mode === 'off' || verification.caFile === undefined ? {} : { VERIFICATION_CA_PEM: readInlineCa(verification.caFile) }),
+    ...(retention.enabled ? sectionJobEnv('retention', retention) : {}),
+  };
+}
+
+/** A section's plain values under their job variable names (env-table.ts); the CA is passed by `readInlineCa`, a list joined by commas. */
+function sectionJobEnv(prefix: 'verification' | 'retention', section: object): Record<string, string> {
+  const values = section as Record<string, unknown>;
   const env: Record<string, string> = {};
-  const v = config.verification;
-  if (v.mode !== 'off') {
-    env.VERIFICATION_MODE = v.mode;
-    env.VERIFICATION_REGISTRIES = v.registries.join(',');
-    env.VERIFICATION_TIMEOUT_MS = String(v.timeoutMs);
-    env.VERIFICATION_PER_REGISTRY_PER_MINUTE = String(v.perRegistryPerMinute);
-    if (v.caFile !== undefined) env.VERIFICATION_CA_PEM = readInlineCa(v.caFile);
-  }
-  const r = config.retention;
-  if (r.enabled) {
-    env.RETENTION_ENABLED = 'true';
-    env.RETENTION_GRACE_HOURS = String(r.graceHours);
-    env.RETENTION_DAYS = String(r.retentionDays);
-    env.RETENTION_KEEP_VERSIONS = String(r.keepVersions);
+  for (const [name, { key }] of Object.entries(sectionEnv('job', prefix))) {
+    const value = values[key];
+    if (key === 'caFile' || key === 'caPem' || value === undefined) continue;
+    if (Array.isArray(value)) env[name] = value.join(',');
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
   }
   return env;
 }

@@ -65,7 +65,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
         secret_name: secretName,
         version: result.versionPath,
         kubernetes_outcome: result.kubernetes?.outcome,
-        ...lifecycleLogFields(result),
+        ...withoutCurrentVersion(lifecycleResult(result)),
         duration_ms: Math.round(performance.now() - started),
       },
       message,
@@ -107,20 +107,16 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
   }
 }
 
+/** The `completed` log line's lifecycle fields: the result file's, the current version being logged as `version`. */
+function withoutCurrentVersion({ current_version: _current, ...fields }: ReturnType<typeof lifecycleResult>): Record<string, unknown> {
+  return fields;
+}
+
 /** The result file's versions (retention on) and registry verification, as the adapter's status data carries them. */
 function lifecycleResult(result: ReconcileResult): Pick<JobResultFile, 'current_version' | 'previous_version' | 'previous_version_state' | 'previous_grace_ends_at' | 'registry_verification'> {
   const previous = result.retention?.previous;
   return {
     ...(result.version === undefined ? {} : { current_version: result.retention?.currentVersion ?? result.version }),
-    ...(previous === undefined ? {} : { previous_version: previous.version, previous_version_state: previous.state, previous_grace_ends_at: previous.graceEndsAt }),
-    ...(result.verification === undefined ? {} : { registry_verification: result.verification }),
-  };
-}
-
-/** The same, for the `completed` log line. */
-function lifecycleLogFields(result: ReconcileResult): Record<string, unknown> {
-  const previous = result.retention?.previous;
-  return {
     ...(previous === undefined ? {} : { previous_version: previous.version, previous_version_state: previous.state, previous_grace_ends_at: previous.graceEndsAt }),
     ...(result.verification === undefined ? {} : { registry_verification: result.verification }),
   };

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { parseDurationSeconds } from './rotation.js';
+import { durationSecondsSchema } from './rotation.js';
 
 /**
  * Delayed destruction of the secrets the store creates (`version_destroy_ttl`): DestroySecretVersion
@@ -16,14 +15,7 @@ export const MAX_VERSION_DESTROY_TTL_SECONDS = 86_400_000;
 const TTL_RULE = 'must be a duration of 24 hours to 1000 days: seconds ("86400", "86400s") or a number with m, h or d ("168h", "7d")';
 
 /** `versionDestroyTtl`: a duration, normalized to whole seconds. */
-export const versionDestroyTtlSchema = z.union([z.number(), z.string()], { error: TTL_RULE }).transform((value, ctx) => {
-  const seconds = parseDurationSeconds(value);
-  if (seconds === undefined || seconds < MIN_VERSION_DESTROY_TTL_SECONDS || seconds > MAX_VERSION_DESTROY_TTL_SECONDS) {
-    ctx.issues.push({ code: 'custom', message: TTL_RULE, input: value });
-    return z.NEVER;
-  }
-  return seconds;
-});
+export const versionDestroyTtlSchema = durationSecondsSchema(MIN_VERSION_DESTROY_TTL_SECONDS, MAX_VERSION_DESTROY_TTL_SECONDS, TTL_RULE);
 
 /** The `versionDestroyTtl` field of a new Secret; `{}` when not configured. */
 export function destroyTtlFields(settings: { versionDestroyTtl?: number | undefined }): { versionDestroyTtl?: { seconds: number } } {

@@ -36,15 +36,20 @@ export function parseDurationSeconds(value: string | number): number | undefined
   return Number(match[1]) * (UNIT_SECONDS[match[2] ?? 's'] ?? 1);
 }
 
+/** A duration setting of `min` to `max` seconds, normalized to whole seconds; `rule` is the message of a bad value. */
+export function durationSecondsSchema(min: number, max: number, rule: string) {
+  return z.union([z.number(), z.string()], { error: rule }).transform((value, ctx) => {
+    const seconds = parseDurationSeconds(value);
+    if (seconds === undefined || seconds < min || seconds > max) {
+      ctx.issues.push({ code: 'custom', message: rule, input: value });
+      return z.NEVER;
+    }
+    return seconds;
+  });
+}
+
 /** `rotationPeriod`: a duration, normalized to whole seconds. */
-export const rotationPeriodSchema = z.union([z.number(), z.string()], { error: PERIOD_RULE }).transform((value, ctx) => {
-  const seconds = parseDurationSeconds(value);
-  if (seconds === undefined || seconds < MIN_ROTATION_PERIOD_SECONDS || seconds > MAX_ROTATION_SECONDS) {
-    ctx.issues.push({ code: 'custom', message: PERIOD_RULE, input: value });
-    return z.NEVER;
-  }
-  return seconds;
-});
+export const rotationPeriodSchema = durationSecondsSchema(MIN_ROTATION_PERIOD_SECONDS, MAX_ROTATION_SECONDS, PERIOD_RULE);
 
 /** `nextRotationTime`: an RFC 3339 time, normalized to ISO 8601 UTC. */
 export const nextRotationTimeSchema = z.string({ error: NEXT_RULE }).transform((value, ctx) => {
