@@ -178,7 +178,6 @@ export class EventPipeline {
   async checkTransfer(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>): Promise<TransferRun> {
     try {
       const run = await this.runForCluster(clusterId, 'transfer-check', (input) => this.transferTask(input, check));
-      if (run.kind === 'gone') this.deps.transfers?.health.forget(clusterId);
       return run.kind === 'done' ? run.value : run;
     } catch (err) {
       return { kind: 'failed', error: toPullSecretError(err) };
@@ -227,8 +226,9 @@ export class EventPipeline {
     const note = transfers?.health.note(cluster.id, result.outcome) ?? { healthChanged: false };
     if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'done', value: { outcome: result.outcome } };
     if (result.reconcile !== undefined) {
-      this.noteWritten(cluster.id, { kind: 'applied', target, result: result.reconcile });
-      await this.report(cluster, { kind: 'applied', target, result: result.reconcile }, log, signal);
+      const applied = { kind: 'applied', target, result: result.reconcile } as const;
+      this.noteWritten(cluster.id, applied);
+      await this.report(cluster, applied, log, signal);
     } else if (note.healthChanged) {
       await this.reportFresh(input);
     }

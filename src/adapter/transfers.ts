@@ -80,7 +80,9 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   };
   const checkNow = async (clusterId: string): Promise<TransferRun> => {
     if (pipelineRef === undefined) return { kind: 'skipped', message: 'the adapter is starting' };
-    return await pipelineRef.checkTransfer(clusterId, check);
+    const run = await pipelineRef.checkTransfer(clusterId, check);
+    if (run.kind === 'gone') health.forget(clusterId);
+    return run;
   };
 
   const organizationOf = (cluster: unknown): string | undefined => {

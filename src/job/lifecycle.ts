@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseEnv, type EnvParse } from '../config/env.js';
 import { sectionEnv } from '../config/env-table.js';
@@ -7,7 +6,7 @@ import { verificationSectionSchema, type VerificationSection } from '../config/v
 import { PullSecretError } from '../errors/index.js';
 import { RetentionRunner } from '../retention/runner.js';
 import type { RetryPolicy } from '../util/retry.js';
-import { RegistryVerifier, VerificationGate } from '../verification/index.js';
+import { readCa, RegistryVerifier, VerificationGate } from '../verification/index.js';
 
 /**
  * Registry verification and retention in Job mode (docs/verification.md, docs/retention.md): the
@@ -105,12 +104,7 @@ function sectionJobEnv(prefix: 'verification' | 'retention', section: object): R
 }
 
 function readInlineCa(path: string): string {
-  let pem: string;
-  try {
-    pem = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `cannot read verification.caFile ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
-  }
+  const pem = readCa(path);
   if (Buffer.byteLength(pem) > MAX_INLINE_CA_BYTES) {
     throw new PullSecretError(
       'CONFIG_INVALID',

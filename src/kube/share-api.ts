@@ -1,7 +1,6 @@
-import { ApiException, AuthorizationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { makeApiClient } from './client.js';
-import { classifyKubeError } from './errors.js';
-import type { PullSecretError } from '../errors/index.js';
+import { apiFailure, classifyKubeError } from './errors.js';
 import { SHARE_GROUP, SHARE_PLURAL, SHARE_VERSION, USE_VERB, type ShareStatus } from '../shares/types.js';
 
 /**
@@ -12,15 +11,6 @@ import { SHARE_GROUP, SHARE_PLURAL, SHARE_VERSION, USE_VERB, type ShareStatus } 
 
 /** A Secret as the client sends and returns it. */
 export type SecretObject = V1Secret;
-
-/** The HTTP status of a refused call, or undefined. */
-export function httpCodeOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
-}
-
-function failure(err: unknown, verb: string, kind: string, namespace: string, name: string): PullSecretError {
-  return classifyKubeError(err, { verb, kind, namespace, name });
-}
 
 interface ServiceAccountRef {
   name?: string;
@@ -57,7 +47,7 @@ export class ShareApi {
       });
       return review.status?.allowed === true && review.status.denied !== true;
     } catch (err) {
-      throw failure(err, 'access review', 'PullSecretShare', namespace, share);
+      throw classifyKubeError(err, { verb: 'access review', kind: 'PullSecretShare', namespace, name: share });
     }
   }
 
@@ -67,8 +57,8 @@ export class ShareApi {
     try {
       return await this.core.createNamespacedSecret({ namespace, body });
     } catch (err) {
-      if (httpCodeOf(err) === 409) return undefined;
-      throw failure(err, 'create', 'Secret', namespace, body.metadata?.name ?? '');
+      if (apiFailure(err)?.code === 409) return undefined;
+      throw classifyKubeError(err, { verb: 'create', kind: 'Secret', namespace, name: body.metadata?.name ?? '' });
     }
   }
 
@@ -82,8 +72,8 @@ export class ShareApi {
     try {
       return await this.core.replaceNamespacedSecret({ namespace, name, body });
     } catch (err) {
-      if (httpCodeOf(err) === 409) return undefined;
-      throw failure(err, 'update', 'Secret', namespace, name);
+      if (apiFailure(err)?.code === 409) return undefined;
+      throw classifyKubeError(err, { verb: 'update', kind: 'Secret', namespace, name });
     }
   }
 
@@ -93,8 +83,8 @@ export class ShareApi {
       const s = await this.core.readNamespacedSecret({ namespace, name });
       return { uid: s.metadata?.uid ?? '', ownerUids: (s.metadata?.ownerReferences ?? []).map((r) => r.uid) };
     } catch (err) {
-      if (httpCodeOf(err) === 404) return undefined;
-      throw failure(err, 'get', 'Secret', namespace, name);
+      if (apiFailure(err)?.code === 404) return undefined;
+      throw classifyKubeError(err, { verb: 'get', kind: 'Secret', namespace, name });
     }
   }
 
@@ -104,8 +94,8 @@ export class ShareApi {
       await this.core.deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid } } });
       return true;
     } catch (err) {
-      if (httpCodeOf(err) === 404 || httpCodeOf(err) === 409) return false;
-      throw failure(err, 'delete', 'Secret', namespace, name);
+      if (apiFailure(err)?.code === 404 || apiFailure(err)?.code === 409) return false;
+      throw classifyKubeError(err, { verb: 'delete', kind: 'Secret', namespace, name });
     }
   }
 
@@ -127,8 +117,8 @@ export class ShareApi {
       await this.core.patchNamespacedServiceAccount({ namespace, name: sa, body: [test, add] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
       return 'present';
     } catch (err) {
-      if (httpCodeOf(err) === 404) return 'missing';
-      throw failure(err, 'patch', 'ServiceAccount', namespace, sa);
+      if (apiFailure(err)?.code === 404) return 'missing';
+      throw classifyKubeError(err, { verb: 'patch', kind: 'ServiceAccount', namespace, name: sa });
     }
   }
 
@@ -144,8 +134,8 @@ export class ShareApi {
       ];
       await this.core.patchNamespacedServiceAccount({ namespace, name: sa, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
     } catch (err) {
-      if (httpCodeOf(err) === 404) return;
-      throw failure(err, 'patch', 'ServiceAccount', namespace, sa);
+      if (apiFailure(err)?.code === 404) return;
+      throw classifyKubeError(err, { verb: 'patch', kind: 'ServiceAccount', namespace, name: sa });
     }
   }
 
@@ -158,8 +148,8 @@ export class ShareApi {
       );
       return true;
     } catch (err) {
-      if (httpCodeOf(err) === 404) return false;
-      throw failure(err, 'status update', 'PullSecretShare', '', share);
+      if (apiFailure(err)?.code === 404) return false;
+      throw classifyKubeError(err, { verb: 'status update', kind: 'PullSecretShare', namespace: '', name: share });
     }
   }
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { MANAGED_BY } from '../pullsecret/identifiers.js';
-import { pullSecretName } from '../pullsecret/cluster-names.js';
+import { isManaged } from '../pullsecret/identifiers.js';
+import { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluster-names.js';
 import { makeApiClient, withSignal } from './client.js';
 import { listPages, runListWatch, type Listed } from './list-watch.js';
-import { isNewerVersion } from './secret-cache.js';
+import { CACHED_SECRETS_SELECTOR, isNewerVersion } from './secret-cache.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { SHARE_GROUP, SHARE_LABEL, SHARE_PLURAL, SHARE_VERSION, type ShareObject } from '../shares/types.js';
 
@@ -75,7 +75,7 @@ function toShare(obj: unknown): ShareObject | undefined {
 function sourceClusterOf(secret: Meta): string | undefined {
   const labels = secret.metadata?.labels ?? {};
   const clusterId = labels['cluster-id'];
-  if (clusterId === undefined || labels[MANAGED_BY.key] !== MANAGED_BY.value || labels[SHARE_LABEL] !== undefined) return undefined;
+  if (clusterId === undefined || !isManaged(labels) || labels[SHARE_LABEL] !== undefined) return undefined;
   return secret.metadata?.name === pullSecretName(clusterId) ? clusterId : undefined;
 }
 
@@ -109,7 +109,7 @@ export class ShareState {
   source(clusterId: string): SourceSecret | undefined {
     const byNs = this.sources.get(clusterId);
     if (byNs === undefined || byNs.size === 0) return undefined;
-    return byNs.get(`clusters-${clusterId}`) ?? byNs.get([...byNs.keys()].sort()[0] ?? '');
+    return byNs.get(defaultManagementNamespace(clusterId)) ?? byNs.get([...byNs.keys()].sort()[0] ?? '');
   }
 
   copy(namespace: string, name: string): CopySummary | undefined {
@@ -238,8 +238,8 @@ export class ShareState {
       runListWatch<unknown>({
         ...common,
         path: '/api/v1/secrets',
-        labelSelector: `${MANAGED_BY.key}=${MANAGED_BY.value}`,
-        list: (s) => page((cont) => this.core.listSecretForAllNamespaces({ labelSelector: `${MANAGED_BY.key}=${MANAGED_BY.value}`, limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        labelSelector: CACHED_SECRETS_SELECTOR,
+        list: (s) => page((cont) => this.core.listSecretForAllNamespaces({ labelSelector: CACHED_SECRETS_SELECTOR, limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
         onList: (items) => {
           const initial = first('secrets');
           const changedSources = new Set<string>([...this.sources.keys()]);

@@ -1,3 +1,4 @@
+import { canonicalize } from '../pullsecret/canonical.js';
 import type { ConsumerStatus, ShareCondition, ShareStatus } from './types.js';
 
 /** Reasons of the `Ready` condition of a share (docs/shares.md). */
@@ -32,18 +33,8 @@ export function buildStatus(input: { generation?: number; previous?: Partial<Sha
   return out;
 }
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    if (v !== undefined) out[key] = canonical(v);
-  }
-  return out;
-}
-
 /** True when the stored status already says the same (no write needed). */
 export function sameStatus(stored: unknown, next: ShareStatus): boolean {
-  return JSON.stringify(canonical(stored ?? {})) === JSON.stringify(canonical(next));
+  // canonicalize sorts keys; JSON drops undefined values, so an absent and an undefined field compare equal.
+  return canonicalize(stored ?? {}) === canonicalize(next);
 }

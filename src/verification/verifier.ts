@@ -132,7 +132,8 @@ export class RegistryVerifier {
   }
 }
 
-function readCa(path: string): string {
+/** The text of the `verification.caFile` PEM file. @throws CONFIG_INVALID when it cannot be read. */
+export function readCa(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
