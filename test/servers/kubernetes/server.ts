@@ -191,13 +191,13 @@ export class KubernetesTestServer {
   }
 
   /**
-   * Stops listening and drops every connection (watches included), waits `downMs`, then listens
-   * again on the same port with the same state: an API server restart as clients see it. `whileDown`
-   * runs while nothing is served (e.g. to change objects no watch reports).
+   * Stops listening and drops every connection (watches included, cut mid-stream rather than ended
+   * cleanly, as a crashed or killed server leaves them), waits `downMs`, then listens again on the
+   * same port with the same state: an API server restart as clients see it. `whileDown` runs while
+   * nothing is served (e.g. to change objects no watch reports).
    */
   async restart(options: { downMs?: number; whileDown?: () => void } = {}): Promise<void> {
     const port = Number(new URL(this.url).port);
-    this.endWatches();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
