@@ -56,9 +56,26 @@ export interface AdapterOverrides {
  * @throws PullSecretError when a part cannot start (e.g. BROKER_UNAVAILABLE, CONFIG_INVALID).
  */
 export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
+  // Every part started so far, stopped in reverse order when a later part fails to start; a stop
+  // that fails there does not hide the start-up error.
+  const started: Array<() => Promise<unknown>> = [];
+  const track: Track = (part, stop) => (started.push(() => stop(part)), part);
+  try {
+    return await startParts(config, logger, overrides, track);
+  } catch (err) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Notes a started part and how to stop it; returns the part. */
+type Track = <T>(part: T, stop: (part: T) => Promise<unknown>) => T;
+
+/** The start-up of {@link startAdapter}, each part tracked as soon as it has started. */
+async function startParts(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides, track: Track): Promise<RunningAdapter> {
   const metrics = overrides.metrics ?? new Metrics();
   // First: an unreadable verification.caFile stops the start before anything is opened.
-  const verification = createVerificationGate(config.verification, metrics);
+  const verification = track(createVerificationGate(config.verification, metrics), (gate) => Promise.resolve(gate?.verifier.close()));
   const api = createHyperFleetClient({
     baseUrl: config.hyperfleetApi.baseUrl,
     tokenFile: config.hyperfleetApi.tokenFile,
@@ -73,52 +90,51 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
       { kind: p.store, config: p.settings, writesPerMinute: p.writesPerMinute, readsPerMinute: p.readsPerMinute, accessesPerMinute: p.accessesPerMinute },
     ]),
   );
-  const stores = new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing });
+  const stores = track(new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing }), (s) => s.close());
   await stores.preload();
-  const watches = await startWatches(config, metrics, logger);
+  const watches = track(await startWatches(config, metrics, logger), (w) => w.stop());
   // PullSecretShares (docs/shares.md), when enabled.
-  const shares: RunningShares | undefined = config.shares.enabled ? await startShares(config, metrics, logger) : undefined;
+  const shares: RunningShares | undefined = config.shares.enabled ? track(await startShares(config, metrics, logger), (s) => s.stop()) : undefined;
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
       : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger, watches.secrets);
   const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret, entitlements: config.entitlements.enabled };
-  const executor: Executor = watches.track(
-    config.execution.mode === 'job'
-      ? await createJobExecutor(config, logger, resources)
-      : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification, retention: retentionRunner(config, metrics) }),
+  const executor: Executor = track(
+    watches.track(
+      config.execution.mode === 'job'
+        ? await createJobExecutor(config, logger, resources)
+        : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification, retention: retentionRunner(config, metrics) }),
+    ),
+    (e) => e.close(),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
+  // What the transfer fleet and the entitlement refresher both work with.
+  const background = { stores, kubernetes, retry: config.execution.retry, api, metrics, logger, concurrency: config.execution.concurrency };
   const transfers =
     config.accountService === undefined
       ? undefined
-      : createAdapterTransfers({
-          section: config.accountService,
-          pullSecretSource: config.pullSecretSource,
-          fieldPaths: config.preconditions.fieldPaths,
-          stores,
-          kubernetes,
-          retry: config.execution.retry,
-          api,
-          metrics,
-          logger,
-          concurrency: config.execution.concurrency,
-          verification,
-        });
+      : track(
+          createAdapterTransfers({
+            section: config.accountService,
+            pullSecretSource: config.pullSecretSource,
+            fieldPaths: config.preconditions.fieldPaths,
+            ...background,
+            verification,
+          }),
+          (t) => t.stop(),
+        );
   const entitlements =
     transfers === undefined || !config.entitlements.enabled
       ? undefined
-      : createAdapterEntitlements({
-          section: config.entitlements,
-          client: transfers.client,
-          stores,
-          kubernetes,
-          retry: config.execution.retry,
-          api,
-          metrics,
-          logger,
-          concurrency: config.execution.concurrency,
-        });
+      : track(
+          createAdapterEntitlements({
+            section: config.entitlements,
+            client: transfers.client,
+            ...background,
+          }),
+          (e) => e.stop(),
+        );
   const providerRoutes = new ProviderRoutes(config.providers, config.preconditions.rules);
   const pipeline = new EventPipeline({
     api,
@@ -140,48 +156,32 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
   let draining = false;
   const ready = () => !draining && broker.isReady();
   const servers: RunningServer[] = [];
-  // What has started so far (stores, watches and shares before this point), stopped in reverse
-  // order when a later part fails to start.
-  const started: Array<() => Promise<unknown>> = [() => stores.close(), () => watches.stop()];
-  if (shares !== undefined) started.push(() => shares.stop());
-  const track = <T>(part: T, stop: (part: T) => Promise<unknown>): T => (started.push(() => stop(part)), part);
-  let admin: AdminRuntime;
-  let notifications: RunningStoreNotifications;
-  try {
-    const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
-    const adminDeps = {
-      api,
-      stores,
-      fieldPaths: config.preconditions.fieldPaths,
-      routes: providerRoutes,
-      writesKubernetes: kubernetes !== undefined,
-      handleEvent: pipeline.handle,
-      checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
-      rollback,
-    };
-    admin = track(await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }), (a) => a.close());
-    servers.push(
-      track(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }), (s) => s.close()),
-    );
-    servers.push(track(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }), (s) => s.close()));
-    // Before the broker: the first events' clusters join the schedule.
-    transfers?.start(pipeline);
-    entitlements?.start(pipeline);
-    started.push(
-      async () => transfers?.stop(),
-      async () => entitlements?.stop(),
-    );
-    await broker.start(pipeline.handle);
-    started.push(() => broker.stop({ drainMs: 0 }).catch(() => undefined));
-    notifications = await startStoreNotifications(config.notifications, {
-      reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
-      count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
-      logger,
-    });
-  } catch (err) {
-    for (const stop of started.reverse()) await stop();
-    throw err;
-  }
+  const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
+  const adminDeps = {
+    api,
+    stores,
+    fieldPaths: config.preconditions.fieldPaths,
+    routes: providerRoutes,
+    writesKubernetes: kubernetes !== undefined,
+    handleEvent: pipeline.handle,
+    checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
+    rollback,
+  };
+  const admin = track(await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }), (a) => a.close());
+  servers.push(
+    track(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }), (s) => s.close()),
+  );
+  servers.push(track(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }), (s) => s.close()));
+  // Before the broker: the first events' clusters join the schedule.
+  transfers?.start(pipeline);
+  entitlements?.start(pipeline);
+  await broker.start(pipeline.handle);
+  track(broker, (b) => b.stop({ drainMs: 0 }));
+  const notifications: RunningStoreNotifications = await startStoreNotifications(config.notifications, {
+    reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
+    count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
+    logger,
+  });
   logger.info(
     {
       operation: 'start',
