@@ -79,6 +79,13 @@ function sourceClusterOf(secret: Meta): string | undefined {
   return secret.metadata?.name === pullSecretName(clusterId) ? clusterId : undefined;
 }
 
+/** True when both are absent, or both present with the same labels. */
+function sameLabels(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
 /** The shares' view of the cluster. Call `start`, then read once `synced()`. */
 export class ShareState {
   readonly shares = new Map<string, ShareObject>();
@@ -229,10 +236,13 @@ export class ShareState {
           this.options.onChange({ kind: 'namespaces' });
         },
         onEvent: (type, object) => {
-          const ns = object as Meta;
-          if (type === 'DELETED') this.namespaces.delete(ns.metadata?.name ?? '');
-          else this.namespaces.set(ns.metadata?.name ?? '', { ...(ns.metadata?.labels ?? {}) });
-          this.options.onChange({ kind: 'namespaces' });
+          const name = (object as Meta).metadata?.name ?? '';
+          const before = this.namespaces.get(name);
+          const labels = type === 'DELETED' ? undefined : { ...((object as Meta).metadata?.labels ?? {}) };
+          if (labels === undefined) this.namespaces.delete(name);
+          else this.namespaces.set(name, labels);
+          // Only labels select consumers: any other change (status, annotations) requeues nothing.
+          if (!sameLabels(before, labels)) this.options.onChange({ kind: 'namespaces' });
         },
       }),
       runListWatch<unknown>({
