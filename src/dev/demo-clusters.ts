@@ -1,7 +1,7 @@
 import { PullSecretError } from '../errors/index.js';
 import { boundText, parseProblem, describeProblem } from '../hyperfleet/errors.js';
 import type { Cluster } from '../hyperfleet/types.js';
-import { forEachLimited } from './for-each-limited.js';
+import { forEachLimited } from '../util/for-each-limited.js';
 import { HOLD_LABEL } from './upstream-adapters.js';
 
 /** A `POST /clusters` body, with what the demo expects to happen to it. */

@@ -8,6 +8,7 @@ import { ShareState, type SourceSecret, type StateChange } from '../kube/share-s
 import { buildStatus, sameStatus, summarize, type ReadyReason } from './status.js';
 import { SHARE_API_VERSION, SHARE_CONTENT_ANNOTATION, SHARE_KIND, SHARE_LABEL, type ConsumerStatus, type ShareObject, type ShareSpec } from './types.js';
 import { parseShareSpec } from './validate.js';
+import { forEachLimited } from '../util/for-each-limited.js';
 
 /**
  * The share controller: for every PullSecretShare, every consumer namespace gets a copy of the
@@ -40,19 +41,6 @@ export interface ShareControllerOptions {
 interface Known {
   uid: string;
   spec?: ShareSpec;
-}
-
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 export class ShareController {
@@ -196,7 +184,10 @@ export class ShareController {
       await this.report(share, 'SourceNotFound', `the pull secret Secret of cluster ${spec.source.clusterId} was not found`, []);
       return;
     }
-    const consumers = await mapLimit(this.consumerNamespaces(spec), this.concurrency, (ns) => this.consumer(share, spec, source, ns));
+    const consumers: ConsumerStatus[] = [];
+    await forEachLimited(this.consumerNamespaces(spec), this.concurrency, async (ns, i) => {
+      consumers[i] = await this.consumer(share, spec, source, ns);
+    });
     const granted = new Set(consumers.filter((c) => c.result === 'granted').map((c) => c.namespace));
     await this.removeCopies(name, { uid: share.uid, spec }, granted, 'unselected', spec.target?.secretName);
     const failed = consumers.some((c) => c.result === 'conflict' || c.result === 'error');
@@ -336,7 +327,7 @@ export class ShareController {
   /** Removes every copy owned by the share outside `keep` (namespaces), or with another name than `keepName`. */
   private async removeCopies(name: string, known: Known, keep: ReadonlySet<string>, reason: RemovalReason, keepName?: string): Promise<void> {
     const stale = this.state.copiesOf(name).filter((c) => c.ownerUids.includes(known.uid) && !(keep.has(c.namespace) && c.name === keepName));
-    await mapLimit(stale, this.concurrency, (c) => this.removeCopy({ name, uid: known.uid }, known.spec, c.namespace, c.name, reason));
+    await forEachLimited(stale, this.concurrency, (c) => this.removeCopy({ name, uid: known.uid }, known.spec, c.namespace, c.name, reason));
   }
 
   private async report(share: ShareObject, reason: ReadyReason, message: string, consumers: ConsumerStatus[]): Promise<void> {

@@ -4,7 +4,7 @@ import { describeError } from '../../errors/index.js';
 import type { HyperFleetClient } from '../../hyperfleet/client.js';
 import type { Cluster } from '../../hyperfleet/types.js';
 import type { Logger } from '../../observability/logger.js';
-import { forEachLimited } from '../for-each-limited.js';
+import { forEachLimited } from '../../util/for-each-limited.js';
 import { decide, viewOf, type PublishReason, type PublishRecord, type SentinelIntervals } from './decision.js';
 import { reconcileEventBody } from './reconcile-event.js';
 
