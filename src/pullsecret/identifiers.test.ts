@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertClusterId, assertKubernetesName, assertLabels, assertSecretId, managedLabels, quoteIdentifier } from './identifiers.js';
+import { assertClusterId, assertKubernetesName, assertLabels, assertSecretId, isClusterId, isKubernetesName, managedLabels, quoteIdentifier } from './identifiers.js';
 
 test('cluster ids: UUIDv7 and slugs pass, hostile values fail with a clear error', () => {
   assertClusterId('019466a0-8f8e-7abc-9def-0123456789ab');
@@ -29,4 +29,17 @@ test('Kubernetes names: DNS-1123 with per-kind length', () => {
 test('quoted identifiers cannot forge log lines', () => {
   assert.equal(quoteIdentifier('a\nb"c'), '"a?b\\"c"');
   assert.ok(quoteIdentifier('x'.repeat(500)).length < 90);
+});
+
+test('isClusterId and isKubernetesName: the same rules, as yes/no', () => {
+  for (const id of ['cls-abc123', '019466a0-8f8e-7abc-9def-0123456789ab', 'x'.repeat(63)]) assert.equal(isClusterId(id), true, id);
+  for (const id of ['', 'UPPER', 'x'.repeat(64), '-lead', 'a.b']) assert.equal(isClusterId(id), false, id);
+  assert.equal(isKubernetesName('a.b-c'), true);
+  assert.equal(isKubernetesName('x'.repeat(253)), true);
+  assert.equal(isKubernetesName('x'.repeat(254)), false);
+  assert.equal(isKubernetesName('a..b'), false);
+  assert.equal(isKubernetesName('a.b', 63), false);
+  assert.equal(isKubernetesName('x'.repeat(63), 63), true);
+  assert.equal(isKubernetesName('x'.repeat(64), 63), false);
+  assert.equal(isKubernetesName('Team', 63), false);
 });

@@ -56,12 +56,22 @@ function fail(what: string, value: string, rule: string, allowed = ID_CHAR): nev
   throw new PullSecretError('IDENTIFIER_INVALID', `invalid ${what} (${refused}): ${rule}`);
 }
 
+/** True for a valid cluster id (the rule `assertClusterId` enforces). */
+export function isClusterId(id: string): boolean {
+  return CLUSTER_ID.test(id);
+}
+
+/** True for a valid Kubernetes object name (the rule `assertKubernetesName` enforces). */
+export function isKubernetesName(name: string, maxLength = 253): boolean {
+  return name.length <= maxLength && (maxLength <= 63 ? DNS1123_LABEL : DNS1123_SUBDOMAIN).test(name);
+}
+
 /**
  * Validates a cluster id: it is used in a cloud label value, a Kubernetes namespace and a Job name,
  * so it must be a DNS-1123 label of at most 63 characters (lowercase letters, digits, `-`).
  */
 export function assertClusterId(id: string): void {
-  if (!CLUSTER_ID.test(id)) {
+  if (!isClusterId(id)) {
     fail('cluster id', id, 'must be 1-63 lowercase letters, digits or "-", starting and ending with a letter or digit');
   }
 }
@@ -81,8 +91,7 @@ export function assertLabels(labels: Readonly<Record<string, string>>): void {
 
 /** Validates a Kubernetes object name (DNS-1123 subdomain, or label when `maxLength` ≤ 63). */
 export function assertKubernetesName(name: string, what: string, maxLength = 253): void {
-  const pattern = maxLength <= 63 ? DNS1123_LABEL : DNS1123_SUBDOMAIN;
-  if (name.length > maxLength || !pattern.test(name)) {
+  if (!isKubernetesName(name, maxLength)) {
     fail(what, name, `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, "-"${maxLength > 63 ? ' or "."' : ''}`, maxLength > 63 ? /^[a-z0-9.-]$/ : ID_CHAR);
   }
 }

@@ -1,4 +1,4 @@
-import { quoteIdentifier } from '../pullsecret/identifiers.js';
+import { isClusterId, isKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
 import type { LabelSelector, ShareSpec } from './types.js';
 
 /**
@@ -6,8 +6,6 @@ import type { LabelSelector, ShareSpec } from './types.js';
  * accepts, a well-formed selector, a source that can be served. Pure; messages quote only names.
  */
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 /** Names ending like this are the clusters' own Secrets (drift repair watches them): never a copy's. */
 const RESERVED_SUFFIX = '-pull-secret';
@@ -20,7 +18,8 @@ export interface ShareSpecProblem {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function names(value: unknown, field: string, pattern: RegExp, max: number, problems: string[]): string[] | undefined {
+/** A list of distinct Kubernetes names of at most `max` characters (a DNS-1123 label when ≤ 63). */
+function names(value: unknown, field: string, max: number, problems: string[]): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) {
     problems.push(`${field} must be a list of names`);
@@ -28,7 +27,7 @@ function names(value: unknown, field: string, pattern: RegExp, max: number, prob
   }
   const out: string[] = [];
   for (const item of value) {
-    if (typeof item !== 'string' || item.length > max || !pattern.test(item)) problems.push(`${field}: ${quoteIdentifier(String(item))} is not a valid name`);
+    if (typeof item !== 'string' || !isKubernetesName(item, max)) problems.push(`${field}: ${quoteIdentifier(String(item))} is not a valid name`);
     else if (!out.includes(item)) out.push(item);
   }
   return out;
@@ -74,15 +73,15 @@ export function parseShareSpec(spec: unknown, shareName: string): { spec: ShareS
   const consumers = isRecord(s.consumers) ? s.consumers : {};
   const target = isRecord(s.target) ? s.target : {};
   const clusterId = typeof source.clusterId === 'string' ? source.clusterId : '';
-  if (!DNS_LABEL.test(clusterId) || clusterId.length > 63) problems.push(`spec.source.clusterId ${quoteIdentifier(clusterId)} is not a cluster id`);
+  if (!isClusterId(clusterId)) problems.push(`spec.source.clusterId ${quoteIdentifier(clusterId)} is not a cluster id`);
   const kind = source.kind ?? 'pullSecret';
   if (kind !== 'pullSecret' && kind !== 'entitlement') problems.push('spec.source.kind must be pullSecret or entitlement');
-  const namespaces = names(consumers.namespaces, 'spec.consumers.namespaces', DNS_LABEL, 63, problems);
+  const namespaces = names(consumers.namespaces, 'spec.consumers.namespaces', 63, problems);
   const namespaceSelector = selector(consumers.namespaceSelector, problems);
-  const serviceAccounts = names(consumers.serviceAccounts, 'spec.consumers.serviceAccounts', DNS_SUBDOMAIN, 253, problems);
+  const serviceAccounts = names(consumers.serviceAccounts, 'spec.consumers.serviceAccounts', 253, problems);
   if (namespaces === undefined && namespaceSelector === undefined) problems.push('spec.consumers names no namespaces and no namespaceSelector');
   const secretName = target.secretName === undefined ? shareName : typeof target.secretName === 'string' ? target.secretName : '';
-  if (!DNS_SUBDOMAIN.test(secretName) || secretName.length > 253) problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
+  if (!isKubernetesName(secretName)) problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
   else if (secretName.endsWith(RESERVED_SUFFIX)) problems.push(`the copy's name ${quoteIdentifier(secretName)} ends with ${RESERVED_SUFFIX}, reserved for the clusters' own Secrets: set spec.target.secretName`);
   if (target.imagePullSecrets !== undefined && typeof target.imagePullSecrets !== 'boolean') problems.push('spec.target.imagePullSecrets must be true or false');
   if (shareName.length > 63) problems.push(`the share's name ${quoteIdentifier(shareName)} is longer than 63 characters (it labels every copy)`);
