@@ -189,7 +189,7 @@ export class ShareController {
       consumers[i] = await this.consumer(share, spec, source, ns);
     });
     const granted = new Set(consumers.filter((c) => c.result === 'granted').map((c) => c.namespace));
-    await this.removeCopies(name, { uid: share.uid, spec }, granted, 'unselected', spec.target?.secretName);
+    await this.removeCopies(name, { uid: share.uid, spec }, granted, 'unselected', spec.target.secretName);
     const failed = consumers.some((c) => c.result === 'conflict' || c.result === 'error');
     await this.report(share, failed ? 'ConsumersFailed' : 'Projected', summarize(consumers), consumers);
   }
@@ -213,13 +213,12 @@ export class ShareController {
   }
 
   private async consumer(share: ShareObject, spec: ShareSpec, source: SourceSecret, namespace: string): Promise<ConsumerStatus> {
-    const secretName = spec.target?.secretName ?? share.name;
+    const secretName = spec.target.secretName;
     try {
       if (!this.state.namespaces.has(namespace)) return { namespace, result: 'error', message: `namespace ${namespace} not found` };
-      const accounts = spec.consumers.serviceAccounts ?? ['default'];
       const allowed: string[] = [];
       const denied: string[] = [];
-      for (const sa of accounts) ((await this.mayUse(share.name, namespace, sa)) ? allowed : denied).push(sa);
+      for (const sa of spec.consumers.serviceAccounts) ((await this.mayUse(share.name, namespace, sa)) ? allowed : denied).push(sa);
       if (allowed.length === 0) {
         await this.removeCopy(share, spec, namespace, secretName, 'revoked');
         return { namespace, result: 'denied', deniedServiceAccounts: denied };
@@ -227,7 +226,7 @@ export class ShareController {
       const conflict = await this.ensureCopy(share, source, namespace, secretName);
       if (conflict !== undefined) return { namespace, result: 'conflict', secretName, message: conflict };
       const missing: string[] = [];
-      if (spec.target?.imagePullSecrets === true) {
+      if (spec.target.imagePullSecrets) {
         for (const sa of allowed) if ((await this.ensureEntry(namespace, sa, secretName)) === 'missing') missing.push(sa);
         for (const sa of denied) await this.dropEntry(namespace, sa, secretName, false);
       }
@@ -321,7 +320,7 @@ export class ShareController {
       this.options.logger.info({ operation: 'share', share: share.name, namespace, secret: name, reason }, 'Shared pull secret copy removed');
     }
     this.state.observeSecret(undefined, { namespace, name });
-    if (spec?.target?.imagePullSecrets === true) for (const sa of spec.consumers.serviceAccounts ?? ['default']) await this.dropEntry(namespace, sa, name, true);
+    if (spec?.target.imagePullSecrets === true) for (const sa of spec.consumers.serviceAccounts) await this.dropEntry(namespace, sa, name, true);
   }
 
   /** Removes every copy owned by the share outside `keep` (namespaces), or with another name than `keepName`. */

@@ -44,10 +44,11 @@ export interface ShareTarget {
   imagePullSecrets?: boolean;
 }
 
+/** A share's spec as `parseShareSpec` returns it: checked, defaults filled in. */
 export interface ShareSpec {
   source: ShareSource;
-  consumers: ShareConsumers;
-  target?: ShareTarget;
+  consumers: ShareConsumers & { serviceAccounts: string[] };
+  target: Required<ShareTarget>;
 }
 
 /** The result for one consumer namespace, as listed in the share's status. */

@@ -11,6 +11,7 @@ describe('parseShareSpec', () => {
     assert.deepEqual(parsed.spec.consumers.namespaces, ['a', 'b']);
     assert.equal(parsed.spec.source.kind, 'pullSecret');
     assert.deepEqual(parsed.spec.target, { secretName: 'shared', imagePullSecrets: false });
+    assert.deepEqual(parsed.spec.consumers.serviceAccounts, ['default']);
   });
 
   test('refuses bad names, no consumers, reserved copy names and long share names, naming each problem', () => {

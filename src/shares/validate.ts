@@ -78,7 +78,7 @@ export function parseShareSpec(spec: unknown, shareName: string): { spec: ShareS
   if (kind !== 'pullSecret' && kind !== 'entitlement') problems.push('spec.source.kind must be pullSecret or entitlement');
   const namespaces = names(consumers.namespaces, 'spec.consumers.namespaces', 63, problems);
   const namespaceSelector = selector(consumers.namespaceSelector, problems);
-  const serviceAccounts = names(consumers.serviceAccounts, 'spec.consumers.serviceAccounts', 253, problems);
+  const serviceAccounts = names(consumers.serviceAccounts, 'spec.consumers.serviceAccounts', 253, problems) ?? ['default'];
   if (namespaces === undefined && namespaceSelector === undefined) problems.push('spec.consumers names no namespaces and no namespaceSelector');
   const secretName = target.secretName === undefined ? shareName : typeof target.secretName === 'string' ? target.secretName : '';
   if (!isKubernetesName(secretName)) problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
