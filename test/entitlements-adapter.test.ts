@@ -161,6 +161,7 @@ describe('adapter finalize removes the deleted cluster entitlement (deletion.clo
       await until('the stored certificate', () => store.getSecret(entitlementSecretId(cluster.id)));
       await stack.waitForStatus(other.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
 
+      kube.resetCalls();
       for (const c of [cluster, other]) {
         const deleted = await stack.request('DELETE', `/clusters/${c.id}`);
         assert.ok(deleted.status < 300, `DELETE answered ${deleted.status}`);
@@ -171,6 +172,8 @@ describe('adapter finalize removes the deleted cluster entitlement (deletion.clo
         entitlementSecret: kube.getObject('secrets', namespace, ENTITLEMENT_SECRET_NAME),
         foreign: kube.getObject('secrets', otherNamespace, ENTITLEMENT_SECRET_NAME) as V1Secret | undefined,
         stored: await store.getSecret(entitlementSecretId(cluster.id)),
+        // Reads of each namespace's etc-pki-entitlement by the cleanup.
+        reads: [namespace, otherNamespace].map((ns) => kube.requests().filter((r) => r.method === 'GET' && r.namespace === ns && r.name === ENTITLEMENT_SECRET_NAME).length),
       };
     } finally {
       await stack.stop();
@@ -184,6 +187,7 @@ describe('adapter finalize removes the deleted cluster entitlement (deletion.clo
     assert.equal(result.entitlementSecret, undefined, 'etc-pki-entitlement removed');
     assert.equal(result.stored, undefined, 'the stored entitlement deleted');
     assert.equal(Buffer.from(result.foreign?.data?.[ENTITLEMENT_KEYS.cert] ?? '', 'base64').toString('utf8'), 'foreign', 'the foreign Secret untouched');
+    assert.deepEqual(result.reads, [1, 1], 'each etc-pki-entitlement read once');
   });
 
   it('retain: etc-pki-entitlement is removed, the stored entitlement stays', async () => {

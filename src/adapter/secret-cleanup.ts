@@ -54,8 +54,8 @@ export async function removeClusterSecrets(target: WorkTarget, options: ClusterR
 }
 
 /** Carries our managed-by label and this cluster's `cluster-id` label. */
-function ownedBy(labels: Record<string, string> | undefined, clusterId: string): boolean {
-  return isManaged(labels) && labels?.['cluster-id'] === clusterId;
+function ownedBy(labels: Readonly<Record<string, string>>, clusterId: string): boolean {
+  return isManaged(labels) && labels['cluster-id'] === clusterId;
 }
 
 /**
@@ -67,10 +67,7 @@ function ownedBy(labels: Record<string, string> | undefined, clusterId: string):
  * @throws PullSecretError from the target or store (STORE_*, KUBE_*, ABORTED)
  */
 export async function removeEntitlement(clusterId: string, target: WorkTarget, options: ClusterResources, signal: AbortSignal): Promise<void> {
-  if (options.kubernetes !== undefined) {
-    const secret = await options.kubernetes.describe(target.namespace, ENTITLEMENT_SECRET_NAME, { signal });
-    if (secret !== undefined && ownedBy(secret.labels, clusterId)) await options.kubernetes.remove(target.namespace, ENTITLEMENT_SECRET_NAME, { signal });
-  }
+  await options.kubernetes?.remove(target.namespace, ENTITLEMENT_SECRET_NAME, { signal, only: (labels) => ownedBy(labels, clusterId) });
   if (options.cloudSecretOnDelete !== 'delete') return;
   if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined) return;
   const store = await storeFor(options.stores, target);

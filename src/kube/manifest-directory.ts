@@ -7,7 +7,7 @@ import { syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
 import { ParsedFileCache } from '../util/parsed-file-cache.js';
 import type { PullSecretManifest } from './pull-secret-manifest.js';
 import { describeSecret, isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
-import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
+import type { ApplyResult, KubernetesSecretTarget, RemoveOptions, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
 
 export interface ManifestDirectoryOptions {
   /** Root directory; manifests go to `{directory}/{namespace}/{name}.yaml`. */
@@ -93,11 +93,11 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     return { outcome, name, namespace };
   }
 
-  async remove(namespace: string, name: string, options: TargetCallOptions = {}): Promise<boolean> {
+  async remove(namespace: string, name: string, options: RemoveOptions = {}): Promise<boolean> {
     const path = this.pathOf(namespace, name);
     aborted(options.signal);
     const existing = await this.read(path);
-    if (existing === undefined) return false;
+    if (existing === undefined || (options.only !== undefined && !options.only(existing.metadata?.labels ?? {}))) return false;
     if (!isManagedSecret(existing)) {
       throw new PullSecretError('SECRET_UNMANAGED', `manifest ${quoteIdentifier(path)} exists without label managed-by=hyperfleet; refusing to delete it`);
     }

@@ -8,7 +8,7 @@ import { apiFailure, classifyKubeError, type KubeOperation } from './errors.js';
 import type { PullSecretManifest } from './pull-secret-manifest.js';
 import { summaryIsUpToDate, type SecretCache } from './secret-cache.js';
 import { describeSecret, isManagedSecret, isUpToDate, mergeSecret } from './secret-merge.js';
-import type { ApplyResult, KubernetesSecretTarget, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
+import type { ApplyResult, KubernetesSecretTarget, RemoveOptions, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
 
 /** Re-read-and-retry budget for optimistic-concurrency conflicts (409) within one call. */
 export const DEFAULT_CONFLICT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 2000 };
@@ -80,8 +80,8 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     return this.withConflictRetry('apply', namespace, name, options.signal, () => this.applyOnce(desired, options.signal));
   }
 
-  async remove(namespace: string, name: string, options: TargetCallOptions = {}): Promise<boolean> {
-    return this.withConflictRetry('delete', namespace, name, options.signal, () => this.removeOnce(namespace, name, options.signal));
+  async remove(namespace: string, name: string, options: RemoveOptions = {}): Promise<boolean> {
+    return this.withConflictRetry('delete', namespace, name, options.signal, () => this.removeOnce(namespace, name, options));
   }
 
   async describe(namespace: string, name: string, options: TargetCallOptions = {}): Promise<SecretDescription | undefined> {
@@ -147,9 +147,9 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     }
   }
 
-  private async removeOnce(namespace: string, name: string, signal: AbortSignal | undefined): Promise<boolean | typeof CONFLICT> {
+  private async removeOnce(namespace: string, name: string, { signal, only }: RemoveOptions): Promise<boolean | typeof CONFLICT> {
     const existing = await this.read(namespace, name, signal);
-    if (existing === undefined) return false;
+    if (existing === undefined || (only !== undefined && !only(existing.metadata?.labels ?? {}))) return false;
     if (!isManagedSecret(existing)) throw unmanaged(namespace, name);
     return this.deleteRead(existing, namespace, name, signal);
   }

@@ -6,6 +6,12 @@ export interface TargetCallOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `remove`. */
+export interface RemoveOptions extends TargetCallOptions {
+  /** Deletes only a Secret whose labels pass (checked on the version read); any other is left alone, no error. */
+  only?: (labels: Readonly<Record<string, string>>) => boolean;
+}
+
 /** What an apply did. `outcome` follows the secret stores' PushOutcome contract. */
 export interface ApplyResult {
   outcome: PushOutcome;
@@ -56,10 +62,10 @@ export interface KubernetesSecretTarget {
   apply(desired: PullSecretManifest, options?: TargetCallOptions): Promise<ApplyResult>;
 
   /**
-   * Deletes the Secret if it is ours. Returns false when it did not exist.
-   * @throws SECRET_UNMANAGED when it exists without `managed-by=hyperfleet`.
+   * Deletes the Secret if it is ours. Returns false when it did not exist, or `options.only` refused it.
+   * @throws SECRET_UNMANAGED when it exists without `managed-by=hyperfleet` (and `only` let it pass).
    */
-  remove(namespace: string, name: string, options?: TargetCallOptions): Promise<boolean>;
+  remove(namespace: string, name: string, options?: RemoveOptions): Promise<boolean>;
 
   /** Metadata of the Secret, or undefined when absent. */
   describe(namespace: string, name: string, options?: TargetCallOptions): Promise<SecretDescription | undefined>;
