@@ -1,5 +1,16 @@
-import type { PubSub } from '@google-cloud/pubsub';
+import { PubSub, type ClientConfig } from '@google-cloud/pubsub';
 import { PullSecretError } from '../../errors/index.js';
+
+/**
+ * A Pub/Sub client for a project (default: what the client library finds) and an endpoint (`host:port`
+ * of the API or an emulator; wins over PUBSUB_EMULATOR_HOST), its generated clients sharing its auth.
+ */
+export function createPubSubClient(options: { projectId?: string | undefined; apiEndpoint?: string | undefined }): PubSub {
+  const config: ClientConfig = {};
+  if (options.projectId !== undefined) config.projectId = options.projectId;
+  if (options.apiEndpoint !== undefined) config.apiEndpoint = options.apiEndpoint;
+  return shareAuth(new PubSub(config));
+}
 
 /**
  * Makes the generated Pub/Sub clients share the client's GoogleAuth (they build their own unless

@@ -1,12 +1,12 @@
-import { PubSub, type ClientConfig, type Message, type Subscription } from '@google-cloud/pubsub';
+import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { describeError } from '../../errors/index.js';
 import type { Logger } from '../../observability/logger.js';
-import { loadCredentials, shareAuth } from './credentials.js';
+import { backoffDelay, type RetryPolicy } from '../../util/retry.js';
+import { createPubSubClient, loadCredentials } from './credentials.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
 
-/** First and longest pause before re-opening a stream the client library closed. */
-const REOPEN_BASE_MS = 1000;
-const REOPEN_MAX_MS = 5 * 60_000;
+/** Pauses before re-opening a stream the client library closed: from 1 s, doubling, up to 5 minutes. */
+const REOPEN: RetryPolicy = { maxAttempts: Infinity, baseDelayMs: 1000, maxDelayMs: 5 * 60_000 };
 
 /** One notification as the subscriber hands it over: raw bytes and attributes, nothing parsed. */
 export interface RawNotification {
@@ -34,7 +34,7 @@ export interface NotificationSubscriberOptions {
  * next resync, and one that cannot be understood would never be understood later). Stream errors
  * are logged (with the gRPC code, never message content). The client library re-opens its stream
  * after transient errors; a stream it closed (a missing subscription, a refused permission) is
- * re-opened here after 1 s, doubling up to 5 minutes, so fixing the subscription needs no restart.
+ * re-opened here after 1 s, doubling up to 5 minutes (±20 % jitter), so fixing the subscription needs no restart.
  */
 export class NotificationSubscriber {
   private client: PubSub | undefined;
@@ -51,17 +51,14 @@ export class NotificationSubscriber {
    * Opens the stream. @throws PullSecretError CONFIG_INVALID when no Google credentials are usable.
    */
   async start(handle: (notification: RawNotification) => Promise<void> | void): Promise<void> {
-    const config: ClientConfig = {};
-    if (this.options.projectId !== undefined) config.projectId = this.options.projectId;
-    if (this.options.apiEndpoint !== undefined) config.apiEndpoint = this.options.apiEndpoint;
-    const client = shareAuth(new PubSub(config));
+    const client = createPubSubClient(this.options);
     this.client = client;
     await loadCredentials(client);
     const subscription = client.subscription(this.options.subscription, { flowControl: { maxMessages: this.options.maxInFlight, allowExcessMessages: false } });
     subscription.on('error', (err: unknown) => {
       if (this.stopped) return;
-      const retryInMs = Math.min(REOPEN_MAX_MS, REOPEN_BASE_MS * 2 ** Math.min(this.failures, 20));
       this.failures += 1;
+      const retryInMs = backoffDelay(REOPEN, this.failures);
       this.options.logger.warn(
         { operation: 'store-notifications', grpc_code: grpcCode(err), retry_in_ms: retryInMs, ...describeError(classifyPubSubError(err, 'receiving store notifications')) },
         'Store notification stream error; retrying',

@@ -1,4 +1,4 @@
-import { Duration, PubSub, type ClientConfig, type Message, type Subscription, type SubscriberOptions } from '@google-cloud/pubsub';
+import { Duration, type Message, type PubSub, type Subscription, type SubscriberOptions } from '@google-cloud/pubsub';
 import { PullSecretError, describeError } from '../../errors/index.js';
 import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
@@ -7,7 +7,7 @@ import type { Broker, InboundMessage, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import type { PubSubBrokerConfig } from './config.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
-import { loadCredentials, shareAuth } from './credentials.js';
+import { createPubSubClient, loadCredentials } from './credentials.js';
 import { ensureTopology, type PubSubTopology } from './topology.js';
 
 const DEFAULT_DRAIN_MS = 10_000;
@@ -119,12 +119,7 @@ export class PubSubBroker implements Broker {
   }
 
   private ensureClient(): PubSub {
-    if (this.client === undefined) {
-      const options: ClientConfig = {};
-      if (this.config.projectId !== undefined) options.projectId = this.config.projectId;
-      if (this.config.apiEndpoint !== undefined) options.apiEndpoint = this.config.apiEndpoint;
-      this.client = shareAuth(new PubSub(options));
-    }
+    this.client ??= createPubSubClient(this.config);
     return this.client;
   }
 
