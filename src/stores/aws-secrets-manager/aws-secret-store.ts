@@ -217,7 +217,7 @@ export class AwsSecretStore implements SecretStore {
   async disableVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     assertAwsVersionId(version);
-    const found = await this.findVersion(secretId, path, version, options);
+    const { found } = await this.findVersion(secretId, path, version, options);
     if (found.stages.includes(CURRENT)) {
       throw new PullSecretError(
         'STORE_INVALID_REQUEST',
@@ -227,7 +227,7 @@ export class AwsSecretStore implements SecretStore {
     if (!found.stages.includes(PREVIOUS)) return this.toVersionInfo(path, found);
     const moved = await this.moveStage(secretId, path, PREVIOUS, { RemoveFromVersionId: version }, options);
     // Refused: AWSPREVIOUS moved meanwhile (a concurrent push moved AWSCURRENT): read where the version stands now.
-    if (!moved) return this.toVersionInfo(path, await this.findVersion(secretId, path, version, options));
+    if (!moved) return this.toVersionInfo(path, (await this.findVersion(secretId, path, version, options)).found);
     return this.toVersionInfo(path, { ...found, stages: found.stages.filter((s) => s !== PREVIOUS) });
   }
 
@@ -241,10 +241,7 @@ export class AwsSecretStore implements SecretStore {
   async enableVersion(secretId: string, version: string, options?: CallOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     assertAwsVersionId(version);
-    const listed = await this.listVersions(secretId, path, options);
-    if (listed === undefined) throw this.notFound(path, 'does not exist');
-    const found = listed.find((v) => v.id === version);
-    if (found === undefined) throw this.notFound(path, `has no version ${version}`);
+    const { found, listed } = await this.findVersion(secretId, path, version, options);
     if (found.stages.length > 0) return this.toVersionInfo(path, found);
     const holder = listed.find((v) => v.stages.includes(PREVIOUS));
     const moved = await this.moveStage(secretId, path, PREVIOUS, { MoveToVersionId: version, ...(holder === undefined ? {} : { RemoveFromVersionId: holder.id }) }, options);
@@ -356,13 +353,13 @@ export class AwsSecretStore implements SecretStore {
     return versions;
   }
 
-  /** One listed version. @throws SECRET_NOT_FOUND for a missing secret or version. */
-  private async findVersion(secretId: string, path: string, version: string, options: CallOptions | undefined): Promise<ListedVersion> {
+  /** One listed version, with the whole list it was found in. @throws SECRET_NOT_FOUND for a missing secret or version. */
+  private async findVersion(secretId: string, path: string, version: string, options: CallOptions | undefined): Promise<{ found: ListedVersion; listed: ListedVersion[] }> {
     const listed = await this.listVersions(secretId, path, options);
     if (listed === undefined) throw this.notFound(path, 'does not exist');
     const found = listed.find((v) => v.id === version);
     if (found === undefined) throw this.notFound(path, `has no version ${version}`);
-    return found;
+    return { found, listed };
   }
 
   /** UpdateSecretVersionStage of `stage`; false when AWS refuses the move because the label is not where the caller saw it. */
