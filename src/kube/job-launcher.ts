@@ -165,8 +165,9 @@ export class PullSecretJobLauncher {
           onRelist: (f) => this.options.logger?.debug({ ...fields, ...f }, 'job watch ended, listing again'),
         });
       }
-      const result = resultOf(current, request);
-      const report = masked(await readJobReport(this.core, namespace, current.metadata?.uid, signal), request);
+      const mask = credentialMask(request);
+      const result = resultOf(current, request, mask);
+      const report = masked(await readJobReport(this.core, namespace, current.metadata?.uid, signal), mask);
       this.options.logger?.info({ ...fields, reused, outcome: result.status, reason: result.reason, report_reason: report?.reason }, 'job finished');
       const outcome = result.status === 'success' ? 'succeeded' : 'failed';
       const message = outcome === 'succeeded' ? `Job ${jobRef(namespace, name)} succeeded` : `Job ${jobRef(namespace, name)} failed: ${result.reason}: ${result.message}`;
@@ -255,29 +256,32 @@ function unmanagedSecret(namespace: string, name: string): PullSecretError {
   return new PullSecretError('SECRET_UNMANAGED', `Kubernetes Secret ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to modify or delete it`);
 }
 
+/** Masks the request's credentials in a text: a Job's condition or report may have quoted one. */
+function credentialMask(request: JobLaunchRequest): (text: string) => string {
+  const redactor = new Redactor();
+  redactor.register(credentialStrings(Buffer.from(request.pullSecret).toString('utf8')));
+  return (text) => redactor.redact(text);
+}
+
 /** The Job's terminal condition in result-file terms; the message is masked if it ever quoted a credential. */
-function resultOf(job: V1Job, request: JobLaunchRequest): JobStatusResult {
+function resultOf(job: V1Job, request: JobLaunchRequest, mask: (text: string) => string): JobStatusResult {
   const condition = terminalCondition(job);
   const success = condition?.type === 'Complete';
   const name = job.metadata?.name ?? '';
-  const redactor = new Redactor();
-  redactor.register(credentialStrings(Buffer.from(request.pullSecret).toString('utf8')));
   const at = condition?.lastTransitionTime ?? job.status?.completionTime;
   return {
     status: success ? 'success' : 'failure',
     reason: condition?.reason || (success ? 'JobSucceeded' : 'JobFailed'),
-    message: redactor.redact(condition?.message || (success ? `Job ${name} completed` : `Job ${name} failed`)).slice(0, 1000),
+    message: mask(condition?.message || (success ? `Job ${name} completed` : `Job ${name} failed`)).slice(0, 1000),
     cluster_id: request.clusterId,
     timestamp: (at === undefined ? new Date() : new Date(at)).toISOString(),
   };
 }
 
 /** The report with its message masked if it ever quoted a credential of the request, as for the condition. */
-function masked(report: JobReport | undefined, request: JobLaunchRequest): JobReport | undefined {
+function masked(report: JobReport | undefined, mask: (text: string) => string): JobReport | undefined {
   if (report === undefined) return undefined;
-  const redactor = new Redactor();
-  redactor.register(credentialStrings(Buffer.from(request.pullSecret).toString('utf8')));
-  return { ...report, message: redactor.redact(report.message) };
+  return { ...report, message: mask(report.message) };
 }
 
 /** A launcher for the cluster found by `loadKubeConfig`. Makes no network call. @throws CONFIG_INVALID. */
