@@ -62,10 +62,15 @@ export function parseJobReport(message: string | undefined): JobReport | undefin
   return report;
 }
 
-function finishedAt(pod: V1Pod): number {
-  const state = pod.status?.containerStatuses?.find((c) => c.name === JOB_CONTAINER_NAME)?.state?.terminated;
-  const at = state?.finishedAt;
-  return at === undefined ? 0 : new Date(at).getTime();
+/** The termination message of the pod whose Job container finished last (the first listed of a tie). */
+function lastTerminationMessage(pods: readonly V1Pod[]): string | undefined {
+  let last: { at: number; message: string | undefined } | undefined;
+  for (const pod of pods) {
+    const terminated = pod.status?.containerStatuses?.find((c) => c.name === JOB_CONTAINER_NAME)?.state?.terminated;
+    const at = terminated?.finishedAt === undefined ? 0 : new Date(terminated.finishedAt).getTime();
+    if (at > 0 && (last === undefined || at > last.at)) last = { at, message: terminated?.message };
+  }
+  return last?.message;
 }
 
 /**
@@ -78,9 +83,7 @@ export async function readJobReport(core: CoreV1Api, namespace: string, jobUid: 
   if (jobUid === undefined || jobUid === '') return undefined;
   try {
     const pods = await core.listNamespacedPod({ namespace, labelSelector: `controller-uid=${jobUid}` }, withSignal(signal));
-    const last = [...pods.items].filter((p) => finishedAt(p) > 0).sort((a, b) => finishedAt(b) - finishedAt(a))[0];
-    const terminated = last?.status?.containerStatuses?.find((c) => c.name === JOB_CONTAINER_NAME)?.state?.terminated;
-    return parseJobReport(terminated?.message);
+    return parseJobReport(lastTerminationMessage(pods.items));
   } catch {
     return undefined;
   }
