@@ -13,7 +13,7 @@ import type { ClusterScheduler } from './cluster-scheduler.js';
 import { SUPERSEDED } from './cluster-scheduler.js';
 import type { Executor } from './executor.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
-import { UNMAPPED_PROVIDER, type ProviderRoutes } from './provider-routes.js';
+import { UNMAPPED_PROVIDER, type ClusterRoute, type ProviderRoutes } from './provider-routes.js';
 import { buildStatusReport } from './status-report.js';
 import type { TransferHealth } from './transfer-health.js';
 
@@ -256,7 +256,7 @@ export class EventPipeline {
     let target: WorkTarget;
     try {
       const names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
-      target = { store: route.store, provider: route.provider, settings: route.settings, secretName: names.secretId, namespace: names.namespace, kubernetesSecretName: names.kubernetesSecretName };
+      target = targetOf(route, names);
       const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
       if (!verdict.met) return { kind: 'skipped', message: verdict.message };
     } catch (err) {
@@ -339,14 +339,7 @@ export class EventPipeline {
       if (fallback === undefined) return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
       names = fallback;
     }
-    const target: WorkTarget = {
-      store: route.store,
-      provider: route.provider,
-      settings: route.settings,
-      secretName: names.secretId,
-      namespace: names.namespace,
-      kubernetesSecretName: names.kubernetesSecretName,
-    };
+    const target = targetOf(route, names);
     if (cluster.deleted_time !== undefined) {
       const outcome = await this.deps.executor.finalize({ clusterId: cluster.id, generation: cluster.generation, target, log }, signal);
       if (outcome.kind === 'finalize-failed') log.warn({ operation: 'finalize', ...describeError(outcome.error) }, 'Cluster cleanup not confirmed; will retry');
@@ -411,9 +404,8 @@ export class EventPipeline {
 
   /** Sends the status; false when it could not be delivered (then the event is retried). */
   private async report(cluster: Cluster, outcome: WorkOutcome, log: Logger, signal: AbortSignal): Promise<boolean> {
-    const built = buildStatusReport(outcome, cluster.generation, new Date(), this.deps.transfers?.health.problem(cluster.id));
     const entitlementExpiresAt = outcome.kind === 'finalized' || outcome.kind === 'finalize-failed' ? undefined : this.deps.entitlements?.expiresAt(cluster.id);
-    const report = entitlementExpiresAt === undefined ? built : { ...built, data: { ...built.data, entitlementExpiresAt } };
+    const report = buildStatusReport(outcome, cluster.generation, new Date(), this.deps.transfers?.health.problem(cluster.id), entitlementExpiresAt);
     try {
       const result = await this.deps.api.putStatus(cluster.id, report, { signal });
       this.deps.metrics.statusReports.inc({ result });
@@ -429,6 +421,11 @@ export class EventPipeline {
 
 function supersededBy(signal: AbortSignal): boolean {
   return signal.aborted && signal.reason === SUPERSEDED;
+}
+
+/** Where a routed cluster's secrets go, under its checked names. */
+function targetOf(route: ClusterRoute, names: ClusterNames): WorkTarget {
+  return { store: route.store, provider: route.provider, settings: route.settings, secretName: names.secretId, namespace: names.namespace, kubernetesSecretName: names.kubernetesSecretName };
 }
 
 /** The default names of a cluster (no spec overrides); `undefined` when even those cannot be used. */

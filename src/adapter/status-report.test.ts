@@ -142,3 +142,11 @@ test('job-succeeded with the pod report: the same version and verification data,
   assert.equal(bare.data?.registryVerification, undefined);
   assert.equal(conditions(job).Applied, 'True/JobSucceeded');
 });
+
+test('entitlementExpiresAt joins the data when given, beside what the outcome reports', () => {
+  const applied: WorkOutcome = { kind: 'applied', target, result: { outcome: 'unchanged', secretName: target.secretName, secretPath: 'p', version: '2', versionPath: 'v', dryRun: false } };
+  const report = buildStatusReport(applied, 1, new Date(), undefined, '2027-01-01T00:00:00Z');
+  assert.equal(report.data?.entitlementExpiresAt, '2027-01-01T00:00:00Z');
+  assert.equal(report.data?.secretVersion, '2');
+  assert.equal('entitlementExpiresAt' in (buildStatusReport(applied, 1).data ?? {}), false);
+});

@@ -183,7 +183,8 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
 /**
  * The status report for one outcome: `Applied`, `Available`, `Health` always, `Finalized` on
  * deletion; `observed_generation` is the cluster generation that was worked on. `transferProblem`
- * (transfer checks failing past their backoff) turns a `Health=True` into False with its reason. Messages come from
+ * (transfer checks failing past their backoff) turns a `Health=True` into False with its reason;
+ * `entitlementExpiresAt` (the cluster's certificate expiry, RFC 3339) goes into `data`. Messages come from
  * PullSecretError messages, which never carry credentials.
  *
  * `Available` is `Unknown` only while preconditions are not met (waiting is not failing). The API
@@ -191,8 +192,16 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
  * 204, keeping the last True/False: the pipeline counts that as delivered. A deletion report never
  * carries `Available=Unknown`, since a discarded report would take its `Finalized` with it.
  */
-export function buildStatusReport(outcome: WorkOutcome, generation: number, observedTime = new Date(), transferProblem?: { reason: string; message: string }): AdapterStatusReport {
-  const { conditions, data } = describe(outcome);
+export function buildStatusReport(
+  outcome: WorkOutcome,
+  generation: number,
+  observedTime = new Date(),
+  transferProblem?: { reason: string; message: string },
+  entitlementExpiresAt?: string,
+): AdapterStatusReport {
+  const described = describe(outcome);
+  const { conditions } = described;
+  const data = entitlementExpiresAt === undefined ? described.data : { ...described.data, entitlementExpiresAt };
   // Ownership transfer checks failing past their backoff (docs/account-service.md): Degraded, even when this reconcile went well.
   const withTransfer =
     transferProblem === undefined ? conditions : conditions.map((c) => (c.type === 'Health' && c.status === 'True' ? condition('Health', 'False', transferProblem.reason, transferProblem.message) : c));
