@@ -2,6 +2,7 @@ import { parse } from '@marcbachmann/cel-js';
 import { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
 import type { ClusterParams } from './cluster-params.js';
+import type { PullSecretSourceKind } from '../config/account-service.js';
 
 /** One precondition: a CEL expression that must evaluate to `true`. */
 export const preconditionSchema = z
@@ -20,9 +21,6 @@ const adapterAvailable = (type: string, adapter: string): Precondition => ({
   expression: `"${type}" in conditions && conditions["${type}"] == "True"`,
   message: `the ${adapter} adapter has not succeeded yet (${type} is not True)`,
 });
-
-/** Where a cluster's pull secret comes from (`pullSecretSource`). */
-export type PullSecretSourceKind = 'spec' | 'account-service';
 
 /** The `pull-secret-data` rule, its message naming the source that lacks the data. */
 function pullSecretData(source: PullSecretSourceKind): Precondition {

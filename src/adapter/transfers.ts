@@ -9,7 +9,7 @@ import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
-import type { AccountServiceSection } from '../config/account-service.js';
+import type { AccountServiceSection, PullSecretSourceKind } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
 import { listClusterIds } from './cluster-list.js';
@@ -25,7 +25,7 @@ const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 
 export interface AdapterTransferDeps {
   section: AccountServiceSection;
-  pullSecretSource: 'spec' | 'account-service';
+  pullSecretSource: PullSecretSourceKind;
   fieldPaths: FieldPaths;
   stores: StoreProvider;
   kubernetes?: KubernetesSecretTarget;

@@ -41,10 +41,13 @@ export const accountServiceSectionSchema = z
 /** Where a cluster's pull secret comes from: the cluster spec, or the account service. */
 export const pullSecretSourceSchema = z.enum(['spec', 'account-service'], { message: 'must be spec or account-service' });
 
+/** `pullSecretSource`: `spec` or `account-service`. */
+export type PullSecretSourceKind = z.output<typeof pullSecretSourceSchema>;
+
 export type AccountServiceSection = z.output<typeof accountServiceSectionSchema>;
 
 /** `pullSecretSource: account-service` needs an `accountService` section; one line per problem. */
-export function accountServiceProblems(config: { accountService?: AccountServiceSection; pullSecretSource: 'spec' | 'account-service' }): string[] {
+export function accountServiceProblems(config: { accountService?: AccountServiceSection; pullSecretSource: PullSecretSourceKind }): string[] {
   if (config.pullSecretSource === 'account-service' && config.accountService === undefined) {
     return ['pullSecretSource: account-service needs an accountService section (accountService.baseUrl)'];
   }
