@@ -69,7 +69,7 @@ function event(cluster: Cluster, n: number): string {
 const MAX_IN_FLIGHT = 1000;
 
 /** The adapter Deployment's NODE_OPTIONS: the adapter is measured as deployed unless BENCH_ADAPTER_NODE_FLAGS says otherwise. */
-const DEPLOYMENT_NODE_OPTIONS = /name: NODE_OPTIONS\s+value: (.+)/.exec(readFileSync(new URL('../deploy/base/deployment.yaml', import.meta.url), 'utf8'))?.[1]?.trim() ?? '';
+const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
 
 /** Starts the adapter process on `config`; resolves once it is ready. */
 async function startChild(config: object): Promise<ChildProcess> {
@@ -229,4 +229,19 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded'): P
     await rm(dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * The NODE_OPTIONS value of the adapter Deployment (deploy/base/deployment.yaml).
+ * @throws Error when the Deployment sets none: the adapter would otherwise be measured without its flags, silently.
+ */
+function deploymentNodeOptions(): string {
+  const file = new URL('../deploy/base/deployment.yaml', import.meta.url);
+  const value = /name: NODE_OPTIONS\s+value: (.+)/.exec(readFileSync(file, 'utf8'))?.[1]?.trim();
+  if (value === undefined || value === '') {
+    throw new Error(
+      'bench: deploy/base/deployment.yaml sets no NODE_OPTIONS value for the adapter: the adapter bench runs the adapter with the Deployment flags (fix the Deployment, or the pattern in bench/adapter-bench.ts)',
+    );
+  }
+  return value;
 }
