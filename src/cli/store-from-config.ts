@@ -14,7 +14,6 @@ export interface ScopeFlags {
 
 /** The store named by a config file's `store` section and the scope options, checked, not yet open. */
 export interface ConfiguredStore {
-  kind: string;
   /** Opens the store; the caller closes it. */
   open: () => Promise<SecretStore>;
 }
@@ -35,7 +34,7 @@ export async function readConfigSections<S extends z.ZodType>(path: string, sche
  * The scope settings from `--scope key=value ...`, or `--project` for a store whose scope is one setting.
  * @throws CONFIG_INVALID for a malformed pair, a key that is not a scope setting, or a missing one.
  */
-export function scopeOptions(kind: string, keys: readonly string[], noun: string, options: ScopeFlags): Record<string, string> {
+function scopeOptions(kind: string, keys: readonly string[], noun: string, options: ScopeFlags): Record<string, string> {
   const values: Record<string, string> = {};
   for (const pair of options.scope ?? []) {
     const at = pair.indexOf('=');
@@ -63,7 +62,7 @@ export function configuredStore(section: z.output<typeof storeSectionSchema>, op
   const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, options);
   const settings = storeConfigSchema(kind).safeParse({ ...section.settings, ...scopeValues });
   if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
-  return { kind, open: () => factory.create(settings.data) };
+  return { open: () => factory.create(settings.data) };
 }
 
 /**
@@ -71,9 +70,9 @@ export function configuredStore(section: z.output<typeof storeSectionSchema>, op
  * `hyperfleet-{cluster-id}-pull-secret`).
  * @throws SECRET_NOT_FOUND when it has none.
  */
-export async function latestPullSecret(store: SecretStore, kind: string, clusterId: string, secretName: string | undefined): Promise<Buffer> {
+export async function latestPullSecret(store: SecretStore, clusterId: string, secretName: string | undefined): Promise<Buffer> {
   const secretId = secretName ?? defaultSecretId(clusterId);
   const current = await store.accessLatestEnabled(secretId);
-  if (current === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `the cluster's pull secret ${secretId} has no enabled version in the ${kind} store`);
+  if (current === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `the cluster's pull secret ${secretId} has no enabled version in the ${store.kind} store`);
   return current.data;
 }

@@ -66,17 +66,17 @@ async function runCheck(options: CheckOptions): Promise<number> {
     // Loaded here, not at start-up: other commands must not pay for them.
     const { createAccountServiceClient } = await import('../account-service/client.js');
     const { checkTransfer, TRANSFER_REASONS } = await import('../account-service/transfer-check.js');
-    const { kind, open } = configuredStore(storeSection, options);
+    const { open } = configuredStore(storeSection, options);
     const store = await open();
     try {
-      const current = await latestPullSecret(store, kind, options.clusterId, options.secretName);
+      const current = await latestPullSecret(store, options.clusterId, options.secretName);
       redactor.register(credentialStrings(current.toString('utf8')));
       const client = createAccountServiceClient(accountService);
       const decision = await checkTransfer(options.clusterId, current, {
         client,
         intervalMs: accountService.transfer.interval,
         retries,
-        limits: { maxBytes: store.maxPayloadBytes, targetName: `${kind} store` },
+        limits: { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` },
       });
       const { reason, label } = TRANSFER_REASONS[decision.kind];
       const shown: Record<string, unknown> = { cluster_id: options.clusterId, kind: decision.kind, reason, label };

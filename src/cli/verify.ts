@@ -101,10 +101,10 @@ async function readPullSecretFile(path: string): Promise<string> {
 /** The newest enabled version of the cluster's stored pull secret. */
 async function readStored(options: VerifyOptions & { clusterId: string }, storeSection: z.output<typeof storeSectionSchema> | undefined): Promise<string> {
   assertClusterId(options.clusterId);
-  const { kind, open } = configuredStore(storeSection ?? storeSectionSchema.parse({}), options);
+  const { open } = configuredStore(storeSection ?? storeSectionSchema.parse({}), options);
   const store = await open();
   try {
-    return (await latestPullSecret(store, kind, options.clusterId, options.secretName)).toString('utf8');
+    return (await latestPullSecret(store, options.clusterId, options.secretName)).toString('utf8');
   } finally {
     await store.close();
   }
