@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { baseEnv, finalLine, runCli, type CliResult } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
@@ -24,8 +25,10 @@ let server: SecretManagerTestServer;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'job-bundle-'));
-  await promisify(execFile)(process.execPath, ['scripts/bundle-job.mjs', '--entry', 'src/cli/run-job-entry.ts', '--out', dir], { cwd: ROOT });
-  entry = join(dir, 'run-job-entry.js');
+  // The layout of dist/: cli/pull-secret.js (the executable, compiled alone) and job-bundle/.
+  await promisify(execFile)(process.execPath, ['scripts/bundle-job.mjs', '--entry', 'src/cli/run-job-entry.ts', '--out', join(dir, 'job-bundle')], { cwd: ROOT });
+  await build({ entryPoints: [join(ROOT, 'src/cli/pull-secret.ts')], outdir: join(dir, 'cli'), format: 'esm', platform: 'node', logLevel: 'warning' });
+  entry = join(dir, 'job-bundle', 'run-job-entry.js');
   server = await startSecretManagerTestServer({ project: PROJECT });
 });
 after(async () => {
@@ -33,9 +36,10 @@ after(async () => {
   if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 
-function runBundle(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+/** Runs the bundle's entry, or with `executable` the `pull-secret` executable next to it (it has no main.js to fall back on). */
+function runBundle(args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [executable ? join(dir, 'cli', 'pull-secret.js') : entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -71,7 +75,7 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
     );
 
     server.resetCalls();
-    const noop = await runBundle(['run-job', 'pull-secret'], gcpEnv('cls-bundle-2'));
+    const noop = await runBundle(['run-job', 'pull-secret'], gcpEnv('cls-bundle-2'), true);
     assert.equal(noop.code, 0, noop.stderr);
     const noopCalls = { ...server.calls };
     server.resetCalls();
@@ -79,6 +83,12 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
     assert.deepEqual(noopCalls, server.calls, 'a no-op makes the same calls');
     assert.deepEqual(noop.logs.map(stable), noopMain.logs.map(stable));
     assert.equal(noop.stderr, '');
+  });
+
+  test('the executable runs run-job from the bundle: same help as main.ts', async () => {
+    const [bundled, main] = await Promise.all([runBundle(['run-job', '--help'], baseEnv(), true), runCli(['run-job', '--help'], baseEnv())]);
+    assert.equal(bundled.code, 0, bundled.stderr);
+    assert.equal(bundled.stdout, main.stdout);
   });
 
   test('help, usage errors and configuration errors: same output, same exit codes', async () => {
@@ -102,7 +112,7 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
   test("a stray error raised in a bundled dependency still names the dependency's package", async () => {
     // A frame inside google-gax's code in the bundle: the chunk holding it, at the line and column of a
     // statement of google-gax's grpc.js (found by its text), as V8 would print it.
-    const chunks = join(dir, 'chunks');
+    const chunks = join(dir, 'job-bundle', 'chunks');
     for (const name of (await readdir(chunks)).filter((f) => f.endsWith('.js'))) {
       const lines = (await readFile(join(chunks, name), 'utf8')).split('\n');
       const line = lines.findIndex((l) => l.includes('googleProtoFilesDir='));
