@@ -4,7 +4,7 @@
  * the GCP test server (and the Kubernetes API test server), with the Dockerfile's NODE_ENV and
  * NODE_OPTIONS, on the bench's Node.js and on the Node.js 22 of .runtimes when present.
  * `tsx bench/job-start-bench.ts` after a build; BENCH_RUNS (default 20), BENCH_CLI (default the
- * executable, dist/cli/pull-secret.js; dist/cli/main.js to compare).
+ * executable, dist/cli/pull-secret.js; dist/cli/main.js to compare), BENCH_NODE_OPTIONS (default the image's).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ const dir = await mkdtemp(join(tmpdir(), 'ps-jobstart-'));
 const server = await startSecretManagerTestServer({ project: 'bench-project' });
 const kube = await startKubernetesTestServer({ namespaces: ['clusters-cls-bench'] });
 try {
-  const imageNodeOptions = /\bNODE_OPTIONS=(\S+)/.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))?.[1];
+  const imageNodeOptions = process.env.BENCH_NODE_OPTIONS ?? /\bNODE_OPTIONS=(\S+)/.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))?.[1];
   const gcp = {
     PATH: process.env.PATH,
     METADATA_SERVER_DETECTION: 'none',
