@@ -6,19 +6,21 @@
 
 # Stage 1: compile TypeScript with every dependency (dev ones included). The dev stack (dist/dev,
 # `pull-secret dev`) is compiled for the type check and then dropped: it needs the development
-# dependencies and the API contract, which the image leaves out.
+# dependencies and the API contract, which the image leaves out. `npm run build` also bundles the
+# job (dist/job-bundle, scripts/bundle-job.mjs), which the executable runs for `run-job`.
 FROM registry.access.redhat.com/ubi9/nodejs-22:1 AS build
 WORKDIR /opt/app-root/src
 COPY --chown=1001:0 package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY --chown=1001:0 tsconfig.json tsconfig.build.json ./
 COPY --chown=1001:0 src ./src
+COPY --chown=1001:0 scripts/bundle-job.mjs ./scripts/
 RUN npm run build \
  && rm -rf dist/dev \
- && chmod 0755 dist/cli/main.js \
+ && chmod 0755 dist/cli/pull-secret.js \
  && mkdir -p bin usr-local-bin \
- && ln -s ../dist/cli/main.js bin/pull-secret \
- && ln -s /opt/pull-secret/dist/cli/main.js usr-local-bin/pull-secret
+ && ln -s ../dist/cli/pull-secret.js bin/pull-secret \
+ && ln -s /opt/pull-secret/dist/cli/pull-secret.js usr-local-bin/pull-secret
 
 # Stage 2: production dependencies only, from the lock file, no install scripts.
 FROM registry.access.redhat.com/ubi9/nodejs-22:1 AS deps

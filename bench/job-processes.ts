@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { summarize, type Summary } from './stats.js';
 
-const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+// The executable the image runs (package.json "bin", the Dockerfile's bin/pull-secret): `run-job` goes
+// through the job's bundle as in the image. BENCH_CLI: another built entry (e.g. dist/cli/main.js, to compare).
+const MAIN = process.env.BENCH_CLI ?? fileURLToPath(new URL('../dist/cli/pull-secret.js', import.meta.url));
 const PROBE = fileURLToPath(new URL('./rss-probe.mjs', import.meta.url));
 
 export interface ProcessRuns {

@@ -71,7 +71,9 @@ const buildCommands =
 /** What the build stage deletes from its output after compiling (`rm -rf <path>`). */
 const buildRemovals = buildCommands.flatMap((c) => /^rm -rf (\S+)$/.exec(c)?.[1] ?? []);
 const finalWorkdir = final.steps.findLast((s) => s.op === 'WORKDIR')?.args ?? '';
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; engines: { node: string } };
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string>; dependencies: Record<string, string>; engines: { node: string } };
+/** The executable (package.json "bin"): dist/cli/pull-secret.js, which runs `run-job` from the job's bundle. */
+const EXECUTABLE = pkg.bin['pull-secret'] ?? '';
 
 describe('Dockerfile (structural lint)', () => {
   test('multi-stage on UBI 9 Node.js 22 LTS (the engines field allows it), the runtime on the minimal image, tags pinned', () => {
@@ -107,7 +109,9 @@ describe('Dockerfile (structural lint)', () => {
     assert.equal(JOB_DEFAULTS.command[0], 'pull-secret');
     assert.match(final.steps.find((s) => s.op === 'ENV')?.args ?? '', /PATH=\/opt\/pull-secret\/bin:\$PATH/);
     assert.equal(final.steps.find((s) => s.op === 'ENTRYPOINT')?.args, '["pull-secret"]');
-    assert.ok(stages.some((s) => s.steps.some((x) => x.op === 'RUN' && x.args.includes('ln -s ../dist/cli/main.js bin/pull-secret'))));
+    assert.equal(EXECUTABLE, 'dist/cli/pull-secret.js');
+    assert.ok(stages.some((s) => s.steps.some((x) => x.op === 'RUN' && x.args.includes(`ln -s ../${EXECUTABLE} bin/pull-secret`))));
+    assert.ok(buildCommands.includes(`chmod 0755 ${EXECUTABLE}`), 'the executable is executable');
   });
 
   test("the image's NODE_OPTIONS are the Job pods' (the job run from the image keeps the small young generation)", () => {
@@ -118,7 +122,7 @@ describe('Dockerfile (structural lint)', () => {
   test("the upstream chart's /usr/local/bin/pull-secret is a link to the same executable", () => {
     const link = buildCommands.map((c) => /^ln -s (\S+) (\S+)\/pull-secret$/.exec(c)).find((m) => m?.[1]?.startsWith('/'));
     assert.ok(link, 'the build stage makes an absolute link for /usr/local/bin');
-    assert.equal(link[1], `${finalWorkdir}/dist/cli/main.js`, "it points at the runtime's dist/cli/main.js");
+    assert.equal(link[1], `${finalWorkdir}/${EXECUTABLE}`, "it points at the runtime's executable");
     // A directory copy (trailing slash) keeps the link a link; a single-file copy would follow it.
     const buildWorkdir = buildStage?.steps.findLast((s) => s.op === 'WORKDIR')?.args ?? '';
     assert.ok(
@@ -202,15 +206,17 @@ describe("the image's production install, in a clean directory", { timeout: 8 * 
     // The build stage: `npm run build` (tsc -p tsconfig.build.json), into our own directory so the
     // shared dist/ is left alone; then the executable and its PATH link.
     await run('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-    await chmod(join(dir, 'dist', 'cli', 'main.js'), 0o755);
+    // The second step of `npm run build`: the job's bundle.
+    await run(process.execPath, ['scripts/bundle-job.mjs', '--dist', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    await chmod(join(dir, EXECUTABLE), 0o755);
     // A source checkout installed with --omit=dev keeps the whole build: kept aside for the dev test.
     await cp(join(dir, 'dist'), join(dir, 'checkout', 'dist'), { recursive: true });
     for (const path of buildRemovals) await rm(join(dir, path), { recursive: true, force: true });
     await mkdir(join(dir, 'bin'));
-    await symlink('../dist/cli/main.js', join(dir, 'bin', 'pull-secret'));
+    await symlink(`../${EXECUTABLE}`, join(dir, 'bin', 'pull-secret'));
     // The upstream chart's absolute path, with the image's WORKDIR standing for this directory.
     await mkdir(join(dir, 'usr-local-bin'));
-    await symlink(join(dir, 'dist', 'cli', 'main.js'), join(dir, 'usr-local-bin', 'pull-secret'));
+    await symlink(join(dir, EXECUTABLE), join(dir, 'usr-local-bin', 'pull-secret'));
     for (const file of ['package.json', 'package-lock.json']) await cp(join(ROOT, file), join(dir, file));
     // The deps stage, exactly as the Dockerfile says it.
     const [command, ...args] = prodInstall.split(/\s+/);
@@ -261,7 +267,7 @@ describe("the image's production install, in a clean directory", { timeout: 8 * 
   test('`dev` in a source checkout installed with --omit=dev: names the missing development dependency', async (t) => {
     if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
     const checkout = join(dir, 'checkout');
-    const result = await cli(checkout, ['dev', '--demo', '--exit-when-settled'], {}, join(checkout, 'dist', 'cli', 'main.js'));
+    const result = await cli(checkout, ['dev', '--demo', '--exit-when-settled'], {}, join(checkout, EXECUTABLE));
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /^pull-secret: the dev stack is not part of this installation \(ajv-formats is missing\)[^\n]*\n$/);
     assert.ok(!existsSync(join(checkout, DEFAULT_DEV_DATA_DIR)), 'nothing written');
@@ -306,8 +312,10 @@ describe("the image's production install, in a clean directory", { timeout: 8 * 
 
   test('every compiled module loads with production dependencies alone', async (t) => {
     if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
-    // main.js runs the CLI on import; everything else must import without a devDependency.
-    const modules = (await jsFiles(join(dir, 'dist'))).filter((f) => !f.endsWith(join('cli', 'main.js'))).map((f) => `./${relative(dir, f)}`);
+    // main.js, the executable and the job's entry run the CLI on import; everything else must import without a
+    // devDependency. (The job's bundle holds its dependencies: the run-job tests above run it.)
+    const entries = [join('cli', 'main.js'), EXECUTABLE, join('cli', 'run-job-entry.js')];
+    const modules = (await jsFiles(join(dir, 'dist'))).filter((f) => !entries.some((e) => f.endsWith(e)) && !f.includes(`${join('dist', 'job-bundle')}/`)).map((f) => `./${relative(dir, f)}`);
     assert.ok(modules.length > 50);
     const script = `for (const m of ${JSON.stringify(modules)}) await import(m);`;
     const { stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METADATA_SERVER_DETECTION: 'none' } });

@@ -1,5 +1,6 @@
 import { PullSecretError } from '../errors/index.js';
 import { redactor } from '../pullsecret/redact.js';
+import { originalSourceOf } from './bundle-origin.js';
 
 /** What went astray: a promise rejected with no handler, or an exception nobody caught. */
 export type StrayKind = 'unhandledRejection' | 'uncaughtException';
@@ -52,7 +53,8 @@ export function describeStray(kind: StrayKind, reason: unknown): StrayReport {
   if (typeof stack === 'string') {
     // The first frame line after the message; the message itself may span lines, so look for "at ".
     const frame = stack.split('\n').find((line) => line.trimStart().startsWith('at '));
-    if (frame !== undefined) report.cause_origin = PACKAGE_FRAME.exec(frame)?.[1]?.replace('\\', '/') ?? 'pull-secret';
+    // In the job's bundle every frame is in dist/job-bundle: its source map names the module.
+    if (frame !== undefined) report.cause_origin = (PACKAGE_FRAME.exec(frame) ?? PACKAGE_FRAME.exec(originalSourceOf(frame) ?? ''))?.[1]?.replace('\\', '/') ?? 'pull-secret';
   }
   report.cause_origin &&= redactor.redact(report.cause_origin);
   return report;
