@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { benchProcesses, type ProcessRuns } from './job-processes.js';
 import { fmt, summarize } from './stats.js';
 import { startSecretManagerTestServer } from '../test/servers/gcp-secret-manager/index.js';
+import { startKubernetesTestServer } from '../test/servers/kubernetes/server.js';
 import { LocalStore, localStoreFactory } from '../src/stores/local/index.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { pushSecret } from '../src/stores/push.js';
@@ -76,6 +77,17 @@ async function main(): Promise<void> {
     // The image runs Node.js 22 (Dockerfile): the same row on the Node.js 22 that `npm run test:setup` installs, when present.
     const node22 = fileURLToPath(new URL('../.runtimes/node-22/node_modules/.bin/node', import.meta.url));
     if (existsSync(node22)) processRow("job, GCP test server, no-op run, image's defaults, Node.js 22", await benchProcesses(['run-job', 'pull-secret'], imageDefaults, RUNS, rss, node22), '< 400 ms, < 80 MB');
+    // What a Job pod of the adapter's Job mode runs: the same job also writing the Kubernetes Secret through the API (HTTPS).
+    const kube = await startKubernetesTestServer({ namespaces: ['clusters-cls-bench'] });
+    try {
+      const jobPod = { ...imageDefaults, MANAGEMENT_NAMESPACE: 'clusters-cls-bench', KUBECONFIG: kube.kubeconfigPath };
+      await benchProcesses(['run-job', 'pull-secret'], jobPod, 1, rss); // the first run creates the Secret
+      processRow("job, GCP + Kubernetes API test servers, no-op run, image's defaults", await benchProcesses(['run-job', 'pull-secret'], jobPod, RUNS, rss), '< 400 ms, < 80 MB');
+      if (existsSync(node22))
+        processRow("job, GCP + Kubernetes API test servers, no-op run, image's defaults, Node.js 22", await benchProcesses(['run-job', 'pull-secret'], jobPod, RUNS, rss, node22), '< 400 ms, < 80 MB');
+    } finally {
+      await kube.close();
+    }
     server.resetCalls();
     const gcpCalls = (await benchProcesses(['run-job', 'pull-secret'], gcp, 1, rss), server.totalCalls);
 
