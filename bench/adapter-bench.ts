@@ -187,12 +187,19 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
       await publish(events());
       await waitAll((s) => Date.parse(s.last_report_time) >= burstStart);
       const seconds = (performance.now() - t0) / 1000;
-      const stats = await ask<{ peakRss: number; cpuMs: number; kubernetesWrites: number }>(child, { type: 'stats' }, 'stats');
+      const stats = await ask<{ peakRss: number; cpuMs: number; gc: { minor: number; minorMs: number; major: number; majorMs: number }; kubernetesWrites: number }>(child, { type: 'stats' }, 'stats');
       const writes = clusters.filter((c) => statusOf(c.id)?.data?.outcome !== 'unchanged').length + stats.kubernetesWrites - before.kubernetesWrites;
       const calls = parts.calls();
       row(`no-op reconcile throughput, burst (${label})`, fmt(n / seconds), 'reconciles/s', '≥ 1,000');
       // The servers run in this process, on the other core: at 1,000/s the adapter has < 1 ms of CPU per event.
       row(`adapter CPU per no-op reconcile, burst (${label})`, fmt(stats.cpuMs / n, 2), 'ms', '< 0.9');
+      // Garbage collection in the burst: scavenges follow the garbage each event leaves, full collections the heap's growth.
+      row(
+        `adapter GC per 1,000 no-op reconciles, scavenges / full, pause ms (${label})`,
+        `${fmt((stats.gc.minor * 1000) / n, 0)} / ${fmt((stats.gc.major * 1000) / n, 0)}, ${fmt((stats.gc.minorMs * 1000) / n, 0)} / ${fmt((stats.gc.majorMs * 1000) / n, 0)}`,
+        'count, ms',
+        '',
+      );
       row(`writes per no-op reconcile (${label})`, fmt(writes / n, 2), 'writes', '0');
       if (calls !== undefined) {
         row(`Secret Manager calls per no-op reconcile (${label})`, fmt(calls.store / n, 2), 'calls', '1');
