@@ -12,7 +12,7 @@
  * BENCH_CHILD_PROF=1 writes its CPU profile of the no-op burst under .pull-secret/profiles.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -71,10 +71,10 @@ const MAX_IN_FLIGHT = 1000;
 /** The adapter Deployment's NODE_OPTIONS: the adapter is measured as deployed unless BENCH_ADAPTER_NODE_FLAGS says otherwise. */
 const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
 
-/** Starts the adapter process on `config`; resolves once it is ready. */
-async function startChild(config: object): Promise<ChildProcess> {
+/** Starts the adapter process on `config` with the Node.js binary `node`; resolves once it is ready. */
+async function startChild(config: object, node: string): Promise<ChildProcess> {
   const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? DEPLOYMENT_NODE_OPTIONS).split(' ').filter(Boolean);
-  const child = fork(CHILD, [], { execArgv, env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
+  const child = fork(CHILD, [], { execPath: node, execArgv, env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
   await once(child, 'message');
   return child;
 }
@@ -127,13 +127,20 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await once(child, 'exit');
 }
 
+/** The Node.js 22 that `npm run test:setup` installs (the image's runtime, Dockerfile), or undefined when absent. */
+export function node22(): string | undefined {
+  const node = fileURLToPath(new URL('../.runtimes/node-22/node_modules/.bin/node', import.meta.url));
+  return existsSync(node) ? node : undefined;
+}
+
 /**
  * Runs the adapter benchmark for `n` clusters on `path`; returns table rows `[name, value, unit, target]`.
  * The no-op burst runs twice: on the adapter that created the secrets (its caches are warm), and on
  * a restarted one that must read everything again. The test servers run in this process, beside the
- * API stand-in, so the adapter's process is measured alone.
+ * API stand-in, so the adapter's process is measured alone. `node` is the Node.js binary the adapter
+ * runs on (default: the one running the bench); `label` names it in the rows (e.g. "Node.js 22").
  */
-export async function benchAdapter(n: number, path: AdapterPath = 'embedded'): Promise<string[][]> {
+export async function benchAdapter(n: number, path: AdapterPath = 'embedded', node = process.execPath, label = ''): Promise<string[][]> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-bench-adapter-'));
   // Skip the stand-in's self-check of every answer against the contract: test rigour, not API cost.
   const api = await startHyperFleetApiStandIn({ checkResponses: false });
@@ -146,10 +153,10 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded'): P
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1' },
     logLevel: 'warn',
   };
-  let child = await startChild(config);
+  let child = await startChild(config, node);
   const publish = (bodies: string[]) => ask(child, { type: 'publish', bodies }, 'published');
   const rows: string[][] = [];
-  const row = (name: string, value: string, unit: string, target: string) => rows.push([`${path}, N=${n}: ${name}`, value, unit, target]);
+  const row = (name: string, value: string, unit: string, target: string) => rows.push([`${path}${label ? `, ${label}` : ''}, N=${n}: ${name}`, value, unit, target]);
   const clusters: Cluster[] = [];
   let sent = 0;
   const events = () => clusters.map((c) => event(c, sent++));
@@ -180,12 +187,19 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded'): P
       await publish(events());
       await waitAll((s) => Date.parse(s.last_report_time) >= burstStart);
       const seconds = (performance.now() - t0) / 1000;
-      const stats = await ask<{ peakRss: number; cpuMs: number; kubernetesWrites: number }>(child, { type: 'stats' }, 'stats');
+      const stats = await ask<{ peakRss: number; cpuMs: number; gc: { minor: number; minorMs: number; major: number; majorMs: number }; kubernetesWrites: number }>(child, { type: 'stats' }, 'stats');
       const writes = clusters.filter((c) => statusOf(c.id)?.data?.outcome !== 'unchanged').length + stats.kubernetesWrites - before.kubernetesWrites;
       const calls = parts.calls();
       row(`no-op reconcile throughput, burst (${label})`, fmt(n / seconds), 'reconciles/s', '≥ 1,000');
       // The servers run in this process, on the other core: at 1,000/s the adapter has < 1 ms of CPU per event.
       row(`adapter CPU per no-op reconcile, burst (${label})`, fmt(stats.cpuMs / n, 2), 'ms', '< 0.9');
+      // Garbage collection in the burst: scavenges follow the garbage each event leaves, full collections the heap's growth.
+      row(
+        `adapter GC per 1,000 no-op reconciles, scavenges / full, pause ms (${label})`,
+        `${fmt((stats.gc.minor * 1000) / n, 0)} / ${fmt((stats.gc.major * 1000) / n, 0)}, ${fmt((stats.gc.minorMs * 1000) / n, 0)} / ${fmt((stats.gc.majorMs * 1000) / n, 0)}`,
+        'count, ms',
+        '',
+      );
       row(`writes per no-op reconcile (${label})`, fmt(writes / n, 2), 'writes', '0');
       if (calls !== undefined) {
         row(`Secret Manager calls per no-op reconcile (${label})`, fmt(calls.store / n, 2), 'calls', '1');
@@ -220,7 +234,7 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded'): P
 
     // 4. Burst on a restarted adapter: every store record and manifest is read and parsed once.
     await stopChild(child);
-    child = await startChild(config);
+    child = await startChild(config, node);
     await burst('cold, after restart');
   } finally {
     await stopChild(child);

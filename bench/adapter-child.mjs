@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { subscribe } from 'node:diagnostics_channel';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { validateAdapterConfig } from '../dist/adapter/config.js';
 import { startAdapter } from '../dist/adapter/service.js';
 import { createLogger } from '../dist/observability/logger.js';
@@ -33,6 +33,15 @@ const cpuSinceReset = () => {
   const { user, system } = process.cpuUsage(cpuAtReset);
   return (user + system) / 1000;
 };
+// Garbage collections since `reset-peak`: young-generation (scavenges) and full ones, count and pause ms.
+const gc = { minor: 0, minorMs: 0, major: 0, majorMs: 0 };
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const minor = entry.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR;
+    gc[minor ? 'minor' : 'major'] += 1;
+    gc[minor ? 'minorMs' : 'majorMs'] += entry.duration;
+  }
+}).observe({ entryTypes: ['gc'] });
 // memoryUsage.rss() skips the heap statistics memoryUsage() gathers: cheap enough to sample often.
 setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 25).unref();
 // BENCH_CHILD_MEM=ms: the memory breakdown (rss, heap, external, array buffers; MB) on stderr every ms.
@@ -50,23 +59,37 @@ async function kubernetesWrites() {
   return values.filter((v) => v.labels.outcome !== 'unchanged').reduce((sum, v) => sum + v.value, 0);
 }
 
-const profiler = process.env.BENCH_CHILD_PROF ? new Session() : undefined;
+// BENCH_CHILD_HEAP_PROF=1: also the sampled allocations of the burst (collected ones included), as a .heapprofile.
+const heapProfiling = Boolean(process.env.BENCH_CHILD_HEAP_PROF);
+const profiler = process.env.BENCH_CHILD_PROF || heapProfiling ? new Session() : undefined;
 profiler?.connect();
 let profiling = false;
 
 async function startProfile() {
   if (!profiler) return;
-  await profiler.post('Profiler.enable');
-  await profiler.post('Profiler.start');
+  if (heapProfiling) {
+    await profiler.post('HeapProfiler.enable');
+    await profiler.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  }
+  if (process.env.BENCH_CHILD_PROF) {
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   profiling = true;
 }
 
 async function stopProfile() {
   if (!profiling) return;
   profiling = false;
-  const { profile } = await profiler.post('Profiler.stop');
   await mkdir('.pull-secret/profiles', { recursive: true });
-  await writeFile(`.pull-secret/profiles/adapter-burst-${process.pid}.cpuprofile`, JSON.stringify(profile));
+  if (heapProfiling) {
+    const { profile } = await profiler.post('HeapProfiler.stopSampling');
+    await writeFile(`.pull-secret/profiles/adapter-burst-${process.pid}.heapprofile`, JSON.stringify(profile));
+  }
+  if (process.env.BENCH_CHILD_PROF) {
+    const { profile } = await profiler.post('Profiler.stop');
+    await writeFile(`.pull-secret/profiles/adapter-burst-${process.pid}.cpuprofile`, JSON.stringify(profile));
+  }
 }
 
 process.on('message', async (command) => {
@@ -79,7 +102,7 @@ process.on('message', async (command) => {
       {
         const cpuMs = cpuSinceReset();
         await stopProfile();
-        process.send({ type: 'stats', peakRss: peak, cpuMs, kubernetesWrites: await kubernetesWrites() });
+        process.send({ type: 'stats', peakRss: peak, cpuMs, gc: { ...gc }, kubernetesWrites: await kubernetesWrites() });
       }
       break;
     case 'put-times':
@@ -87,6 +110,7 @@ process.on('message', async (command) => {
       break;
     case 'reset-peak':
       peak = process.memoryUsage.rss();
+      Object.assign(gc, { minor: 0, minorMs: 0, major: 0, majorMs: 0 });
       await startProfile();
       cpuAtReset = process.cpuUsage();
       process.send({ type: 'reset' });

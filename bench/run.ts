@@ -21,7 +21,7 @@ import type { SecretStore } from '../src/stores/store.js';
 import { storeCallRows } from './store-calls.js';
 import { benchKubernetes } from './kube-bench.js';
 import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
-import { benchAdapter, type AdapterPath } from './adapter-bench.js';
+import { benchAdapter, node22 as adapterNode22Binary, type AdapterPath } from './adapter-bench.js';
 import { benchEndToEnd } from './e2e-bench.js';
 import { benchQuota } from './quota-bench.js';
 import { benchAwsStore } from './aws-store-bench.js';
@@ -119,6 +119,9 @@ async function main(): Promise<void> {
     const paths = (process.env.BENCH_ADAPTER_PATHS ?? 'embedded,production').split(',') as AdapterPath[];
     const adapterRows: string[][] = [];
     for (const n of sizes) for (const path of paths) adapterRows.push(...(await benchAdapter(n, path)));
+    // The production path also on Node.js 22, the image's runtime (when `npm run test:setup` installed it), at the first size.
+    const adapterNode22 = adapterNode22Binary();
+    if (adapterNode22 !== undefined && paths.includes('production')) adapterRows.push(...(await benchAdapter(sizes[0] ?? 1000, 'production', adapterNode22, 'Node.js 22')));
     printSection('Adapter on the embedded broker: embedded path (local store, manifests), production path (GCP and Kubernetes API test servers)', adapterRows);
     const e2eRows: string[][] = [];
     for (const n of (process.env.BENCH_E2E_SIZES ?? '100,1000').split(',').map(Number)) e2eRows.push(...(await benchEndToEnd(n)));

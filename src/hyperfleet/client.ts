@@ -9,8 +9,10 @@ import { withRetry, type RetryPolicy } from '../util/retry.js';
 import { clusterPath, normalizeBaseUrl } from './base-url.js';
 import { errorForStatus, HyperFleetApiError, parseRetryAfter, ROUTE_NOT_FOUND_CODE } from './errors.js';
 import { exchange, type ExchangeResponse } from './http-exchange.js';
-import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues } from './schemas.js';
+import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues, TIMESTAMP_PATTERN } from './schemas.js';
 import { createTokenSource } from './token-source.js';
+import { quickCluster } from './cluster-check.js';
+import { quickStatusReport } from './report-check.js';
 import type { AdapterStatusList, AdapterStatusReport, Cluster, ClusterList } from './types.js';
 
 export interface HyperFleetClientOptions {
@@ -99,7 +101,10 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
   const context = (operation: string, retryAfterMs?: number) => ({ operation, baseUrl, tokenFile: tokens.file, retryAfterMs });
 
-  function parse<S extends z.ZodType>(schema: S, response: ExchangeResponse, operation: string): z.output<S> {
+  /** `quick`: a fast check that only ever accepts (cluster-check.ts); when it is not sure, the schema decides. */
+  function parse<S extends z.ZodType>(schema: S, response: ExchangeResponse, operation: string, quick?: (json: unknown) => z.output<S> | undefined): z.output<S> {
+    const fast = quick === undefined || response.malformed ? undefined : quick(response.json);
+    if (fast !== undefined) return fast;
     const result = response.malformed ? undefined : schema.safeParse(response.json);
     if (result?.success === true) return result.data;
     const why = result === undefined ? 'body is not JSON' : describeIssues(result.error);
@@ -117,7 +122,14 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
   }
 
   /** A GET of something of one cluster: the parsed answer on 200, `undefined` on 404 (the cluster is gone). */
-  async function readOrGone<S extends z.ZodType>(schema: S, operation: string, clusterId: string, path: string, callOptions: CallOptions): Promise<z.output<S> | undefined> {
+  async function readOrGone<S extends z.ZodType>(
+    schema: S,
+    operation: string,
+    clusterId: string,
+    path: string,
+    callOptions: CallOptions,
+    quick?: (json: unknown) => z.output<S> | undefined,
+  ): Promise<z.output<S> | undefined> {
     return await call<z.output<S> | undefined>(
       {
         method: 'GET',
@@ -125,7 +137,7 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
         operation,
         clusterId,
         interpret: (response) => {
-          if (response.status === 200) return { value: parse(schema, response, operation) };
+          if (response.status === 200) return { value: parse(schema, response, operation, quick) };
           if (response.status !== 404) return undefined;
           notFound(response, { operation, clusterId });
           return { value: undefined };
@@ -178,13 +190,15 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     baseUrl,
 
     async getCluster(clusterId, callOptions = {}) {
-      return await readOrGone(clusterSchema, 'GET /clusters/{id}', clusterId, clusterPath(clusterId), callOptions);
+      return await readOrGone(clusterSchema, 'GET /clusters/{id}', clusterId, clusterPath(clusterId), callOptions, quickClusterCheck);
     },
 
     async putStatus(clusterId, report, callOptions = {}) {
       const operation = 'PUT /clusters/{id}/statuses';
       const path = clusterPath(clusterId, '/statuses');
-      const checked = adapterStatusReportSchema.safeParse(report);
+      // The fast path (report-check.ts) takes the usual report; the schema decides, and words the error, otherwise.
+      const quick = quickStatusReport(report, TIMESTAMP_PATTERN);
+      const checked = quick !== undefined ? { success: true as const, data: quick } : adapterStatusReportSchema.safeParse(report);
       if (!checked.success) {
         throw new PullSecretError('API_REQUEST_INVALID', `status report for cluster ${clusterId} is invalid: ${describeIssues(checked.error)}`);
       }
@@ -236,6 +250,9 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     },
   };
 }
+
+/** The cluster schema's fast path (every event's GET), with the schema's own timestamp pattern. */
+const quickClusterCheck = (json: unknown): Cluster | undefined => quickCluster(json, TIMESTAMP_PATTERN);
 
 /** `page=…&size=…` (API defaults 1 and 20). @throws CONFIG_INVALID unless both are positive int32. */
 function pageQuery(paging: { page?: number; size?: number }): string {

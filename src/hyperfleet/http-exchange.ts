@@ -79,18 +79,37 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeRespon
     const value = headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   };
-  return { status, header, text, ...parseBody(text, header('content-type')) };
+  // Parsed when first asked for: a caller that decides on the status alone (a stored status report) never parses the body.
+  let parsed: ParsedBody | undefined;
+  const body = () => (parsed ??= parseBody(text, header('content-type')));
+  return {
+    status,
+    header,
+    text,
+    get json() {
+      return body().json;
+    },
+    get malformed() {
+      return body().malformed;
+    },
+    get problem() {
+      return body().problem;
+    },
+  };
 }
+
+type ParsedBody = Pick<ExchangeResponse, 'json' | 'malformed' | 'problem'>;
 
 function send(request: ExchangeRequest): Promise<RawResponse> {
   const url = new URL(request.url);
   const headers: Record<string, string | number> = { accept: 'application/json, application/problem+json' };
   if (request.authorization !== undefined) headers.authorization = request.authorization;
   else if (request.token !== undefined) headers.authorization = `Bearer ${request.token}`;
-  const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+  // A string body goes out in the same write as the headers (a Buffer would take a second chunk).
+  const body = request.body === undefined ? undefined : JSON.stringify(request.body);
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
-    headers['content-length'] = body.length;
+    headers['content-length'] = Buffer.byteLength(body);
   }
   const https = url.protocol === 'https:';
   const service = (request.service ?? HYPERFLEET).name;
@@ -172,7 +191,7 @@ function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError
   return new HyperFleetApiError('API_UNAVAILABLE', `cannot reach the ${service.name} at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`, { cause: err });
 }
 
-function parseBody(text: string, contentType: string | undefined): Pick<ExchangeResponse, 'json' | 'malformed' | 'problem'> {
+function parseBody(text: string, contentType: string | undefined): ParsedBody {
   if (text.trim() === '') return { json: undefined, malformed: false, problem: undefined };
   const looksJson = contentType === undefined || /\bjson\b/i.test(contentType);
   if (!looksJson) return { json: undefined, malformed: true, problem: undefined };

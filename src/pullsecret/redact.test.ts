@@ -39,3 +39,17 @@ test('a released registration stops masking; shared strings stay until every hol
   assert.ok(r.empty);
   assert.equal(r.redact('shared-secret'), 'shared-secret');
 });
+
+test('a credential registered or released after a redaction changes what the next one masks, longest first', () => {
+  const r = new Redactor();
+  const releaseShort = r.register(['secret-part']);
+  assert.equal(r.redact('a secret-part-and-more b'), 'a [REDACTED]-and-more b');
+  // Registered after the first redaction: the longer credential, which contains the shorter one, is masked whole.
+  const releaseLong = r.register(['secret-part-and-more']);
+  assert.equal(r.redact('a secret-part-and-more b'), 'a [REDACTED] b');
+  releaseLong();
+  assert.equal(r.redact('a secret-part-and-more b'), 'a [REDACTED]-and-more b');
+  releaseShort();
+  assert.ok(r.empty);
+  assert.equal(r.redact('a secret-part-and-more b'), 'a secret-part-and-more b');
+});

@@ -11,8 +11,12 @@ const MASK = '[REDACTED]';
 export class Redactor {
   /** Registered strings with how many registrations hold each. */
   private readonly secrets = new Map<string, number>();
-  /** Longest first, so a credential that contains another is masked whole. */
-  private ordered: string[] = [];
+  /**
+   * Longest first, so a credential that contains another is masked whole; `undefined` when the set
+   * changed since it was sorted. Sorted when `redact` needs it, not on every registration: an adapter
+   * registers and releases each event's credentials (thousands in flight) but writes few lines.
+   */
+  private ordered: string[] | undefined = [];
 
   /**
    * Registers credential strings (and their JSON-escaped forms) to be masked until the returned
@@ -26,8 +30,11 @@ export class Redactor {
       const escaped = JSON.stringify(value).slice(1, -1);
       added.push(...(escaped === value ? [value] : [value, escaped]));
     }
-    for (const s of added) this.secrets.set(s, (this.secrets.get(s) ?? 0) + 1);
-    this.reorder();
+    for (const s of added) {
+      const count = this.secrets.get(s) ?? 0;
+      this.secrets.set(s, count + 1);
+      if (count === 0) this.ordered = undefined;
+    }
     let released = false;
     return () => {
       if (released) return;
@@ -35,14 +42,9 @@ export class Redactor {
       for (const s of added) {
         const count = (this.secrets.get(s) ?? 1) - 1;
         if (count > 0) this.secrets.set(s, count);
-        else this.secrets.delete(s);
+        else if (this.secrets.delete(s)) this.ordered = undefined;
       }
-      this.reorder();
     };
-  }
-
-  private reorder(): void {
-    this.ordered = [...this.secrets.keys()].sort((a, b) => b.length - a.length);
   }
 
   /** True when nothing is registered (then `redact` is the identity). */
@@ -52,6 +54,8 @@ export class Redactor {
 
   /** Returns `text` with every registered credential replaced by `[REDACTED]`. */
   redact(text: string): string {
+    if (this.secrets.size === 0) return text;
+    this.ordered ??= [...this.secrets.keys()].sort((a, b) => b.length - a.length);
     let out = text;
     for (const secret of this.ordered) {
       if (out.includes(secret)) out = out.split(secret).join(MASK);
