@@ -1,4 +1,5 @@
 import type { Cluster, ResourceCondition } from './types.js';
+import { copyRecord, isPlainRecord, matches } from './quick-check.js';
 
 /**
  * A fast path for `clusterSchema` (schemas.ts), which the adapter applies to every event's
@@ -17,7 +18,7 @@ export function quickCluster(json: unknown, timestamp: RegExp): Cluster | undefi
   if (!isOptionalString(href)) return undefined;
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 1 || generation > 2 ** 31 - 1) return undefined;
   const outLabels = labels === undefined ? {} : copyRecord(labels, isString);
-  const outSpec = copyRecord(spec, () => true);
+  const outSpec = copyRecord(spec);
   if (outLabels === undefined || outSpec === undefined) return undefined;
   if (!isPlainRecord(status) || !Array.isArray(status.conditions)) return undefined;
   const conditions: ResourceCondition[] = [];
@@ -70,28 +71,4 @@ function isString(v: unknown): v is string {
 /** A string, or absent (JSON has no `undefined`, so a present key always has a value to check). */
 function isOptionalString(v: unknown): v is string | undefined {
   return v === undefined || typeof v === 'string';
-}
-
-function matches(pattern: RegExp, value: string): boolean {
-  pattern.lastIndex = 0;
-  return pattern.test(value);
-}
-
-/** An object straight from JSON.parse (not an array, no prototype tricks). */
-function isPlainRecord(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-/** A shallow copy of a string-keyed record whose every value passes `check`; `undefined` otherwise. */
-function copyRecord(v: unknown, check: (value: unknown) => boolean): Record<string, unknown> | undefined {
-  if (!isPlainRecord(v) || Object.getOwnPropertySymbols(v).length > 0) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(v)) {
-    const value = v[key];
-    if (key === '__proto__' || !check(value)) return undefined;
-    out[key] = value;
-  }
-  return out;
 }

@@ -1,3 +1,4 @@
+import { copyRecord, isPlainRecord, matches } from './quick-check.js';
 import { MANDATORY_CONDITIONS, type AdapterStatusMetadata, type AdapterStatusReport, type ConditionRequest } from './types.js';
 
 const REPORT_KEYS: ReadonlySet<string> = new Set(['adapter', 'observed_generation', 'observed_time', 'conditions', 'data', 'metadata']);
@@ -79,30 +80,7 @@ function quickMetadata(json: unknown, timestamp: RegExp): AdapterStatusMetadata 
   return out;
 }
 
-function matches(pattern: RegExp, value: string): boolean {
-  pattern.lastIndex = 0;
-  return pattern.test(value);
-}
-
-/** A plain object (not an array, no prototype tricks, no symbol keys). */
-function isPlainRecord(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || Object.getOwnPropertySymbols(v).length > 0) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
 function onlyKeys(v: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
   for (const key of Object.keys(v)) if (!allowed.has(key)) return false;
   return true;
-}
-
-/** A shallow copy of a string-keyed record; `undefined` when it is not a plain one or has a `__proto__` key. */
-function copyRecord(v: unknown): Record<string, unknown> | undefined {
-  if (!isPlainRecord(v)) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(v)) {
-    if (key === '__proto__') return undefined;
-    out[key] = v[key];
-  }
-  return out;
 }
