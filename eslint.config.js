@@ -23,6 +23,9 @@ const DEV_STACK = '^(\\.{1,2}/)+dev(/|$)';
 /** The one production file that loads the dev stack, lazily, for `pull-secret dev`. */
 const DEV_ENTRY = 'src/cli/dev.ts';
 
+const LAZY_PACKAGE =
+  'A package is not loaded with import() in production code: in the bundles a CommonJS package loaded that way has no named exports. Import it statically in a small module and load that module with import() (see src/config/yaml-parser.ts).';
+
 /** `name` or `name/sub/path`; a scope wildcard (`@aws-sdk/*`) stands for every package of the scope. */
 const packageRegex = (name) => `^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace('/*', '/[^/]+')}(/|$)`;
 
@@ -43,6 +46,8 @@ function boundaries(home, zone) {
   }
   // Dynamic import() is not seen by no-restricted-imports: the same bans as selectors.
   const dynamic = restricted.filter((r) => !(zone === 'entry' && r.regex === DEV_STACK)).map((r) => ({ selector: `ImportExpression[source.value=/${r.regex.replaceAll('/', '\\/')}/]`, message: r.message }));
+  // The bundles (scripts/bundle.mjs) give a dynamic import() of a CommonJS package its default export only.
+  if (production) dynamic.push({ selector: 'ImportExpression[source.value=/^(?!\\.|node:)/]', message: LAZY_PACKAGE });
   return { 'no-restricted-imports': ['error', { patterns: restricted }], 'no-restricted-syntax': ['error', ...dynamic] };
 }
 

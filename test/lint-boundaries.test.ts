@@ -44,7 +44,8 @@ describe('lint: import boundaries', { timeout: 5 * 60_000 }, () => {
       "import type { KubeConfig } from '@kubernetes/client-node';\nexport type K = KubeConfig;\n",
       /^no-restricted-imports: .*@kubernetes\/client-node is imported only in src\/kube\//,
     );
-    await refused('src/adapter/lint-probe.ts', "export const load = () => import('amqplib');\n", /^no-restricted-syntax: amqplib is imported only in src\/brokers\/rabbitmq\//);
+    // (In a test: production code may not load any package with import(), see below.)
+    await refused('src/adapter/lint-probe.test.ts', "export const load = () => import('amqplib');\n", /^no-restricted-syntax: amqplib is imported only in src\/brokers\/rabbitmq\//);
     await refused('src/stores/local/lint-probe.ts', "export { GoogleError } from 'google-gax';\n", /google-gax is imported only in src\/stores\/gcp-secret-manager\//);
     await refused('src/brokers/rabbitmq/lint-probe.ts', "import { PubSub } from '@google-cloud/pubsub';\nexport const p = PubSub;\n", /@google-cloud\/pubsub is imported only in src\/brokers\/pubsub\//);
     await refused('src/kube/lint-probe.ts', "import '@aws-sdk/client-secrets-manager';\n", /@aws-sdk\/\* is imported only in src\/stores\/aws-secrets-manager\//);
@@ -60,7 +61,8 @@ describe('lint: import boundaries', { timeout: 5 * 60_000 }, () => {
     );
     await allowed('src/kube/lint-probe.test.ts', "import { KubeConfig } from '@kubernetes/client-node';\nexport const k = KubeConfig;\n");
     await allowed('src/brokers/pubsub/lint-probe.ts', "import { PubSub } from '@google-cloud/pubsub';\nexport const p = PubSub;\n");
-    await allowed('src/brokers/rabbitmq/lint-probe.ts', "export const load = () => import('amqplib');\n");
+    await allowed('src/brokers/rabbitmq/lint-probe.ts', "import * as amqp from 'amqplib';\nexport const a = amqp;\n");
+    await allowed('src/brokers/rabbitmq/lint-probe.test.ts', "export const load = () => import('amqplib');\n");
     await allowed('src/stores/aws-secrets-manager/lint-probe.ts', "import '@aws-sdk/client-secrets-manager';\n");
     await allowed('src/stores/azure-key-vault/lint-probe.ts', "import '@azure/keyvault-secrets';\n");
     await allowed('test/lint-probe.test.ts', "import { PubSub } from '@google-cloud/pubsub';\nimport * as amqp from 'amqplib';\nexport const p = [PubSub, amqp];\n");
@@ -88,5 +90,13 @@ describe('lint: import boundaries', { timeout: 5 * 60_000 }, () => {
 
   test('a production dependency is allowed anywhere in src/', async () => {
     await allowed('src/adapter/lint-probe.ts', "import { z } from 'zod';\nimport { parse } from 'yaml';\nexport const x = [z, parse];\n");
+  });
+
+  test('production code loads a package statically: import() of a package is refused, of a module or node: builtin allowed', async () => {
+    const lazy = /^no-restricted-syntax: A package is not loaded with import\(\) in production code/;
+    await refused('src/config/lint-probe.ts', "export const load = async () => (await import('yaml')).parse;\n", lazy);
+    await refused('src/kube/lint-probe.ts', "export const load = () => import('@kubernetes/client-node');\n", lazy);
+    await allowed('src/config/lint-probe.ts', "export const load = async () => [(await import('./yaml-parser.js')).parseYaml, (await import('node:fs')).readFileSync];\n");
+    await allowed('src/config/lint-probe.test.ts', "export const load = async () => (await import('yaml')).parse;\n");
   });
 });

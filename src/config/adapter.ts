@@ -194,7 +194,7 @@ export async function readYamlLayer(path: string, what: string): Promise<Record<
   }
   // Loaded here, not at import: every CLI command (the job's run-job too) imports this module, and
   // only the ones that read a YAML file need the parser (about 40 ms of CPU and 70 files to load).
-  const { parse: parseYaml } = await import('yaml');
+  const { parseYaml } = await import('./yaml-parser.js');
   let value: unknown;
   try {
     value = parseYaml(text);
