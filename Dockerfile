@@ -7,14 +7,15 @@
 # Stage 1: compile TypeScript with every dependency (dev ones included). The dev stack (dist/dev,
 # `pull-secret dev`) is compiled for the type check and then dropped: it needs the development
 # dependencies and the API contract, which the image leaves out. `npm run build` also bundles the
-# job (dist/job-bundle, scripts/bundle-job.mjs), which the executable runs for `run-job`.
+# job and the adapter (dist/bundle, scripts/bundle.mjs), which the executable runs for `run-job` and
+# `adapter`.
 FROM registry.access.redhat.com/ubi9/nodejs-22:1 AS build
 WORKDIR /opt/app-root/src
 COPY --chown=1001:0 package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY --chown=1001:0 tsconfig.json tsconfig.build.json ./
 COPY --chown=1001:0 src ./src
-COPY --chown=1001:0 scripts/bundle-job.mjs ./scripts/
+COPY --chown=1001:0 scripts/bundle.mjs ./scripts/
 RUN npm run build \
  && rm -rf dist/dev \
  && chmod 0755 dist/cli/pull-secret.js \

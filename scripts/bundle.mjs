@@ -1,11 +1,15 @@
-// Step two of `npm run build` (after tsc): bundles the job's entry, dist/cli/run-job-entry.js, with
-// the dependencies it loads into dist/job-bundle/, which the `pull-secret` executable runs for
-// `run-job` (src/cli/pull-secret.ts). A one-shot job spends most of its life loading ~530 modules;
-// the bundle is a handful of files. The modules the job loads only on some paths (the other stores,
-// the Kubernetes API target, ...) stay separate chunks, loaded as lazily as before.
+// Step two of `npm run build` (after tsc): bundles the two long-lived entry points with the
+// dependencies they load, each into a directory of dist/bundle, which the `pull-secret` executable
+// runs (src/cli/pull-secret.ts): the job's (dist/cli/run-job-entry.js -> dist/bundle/run-job/, for
+// `run-job`) and the adapter's (dist/cli/adapter-entry.js -> dist/bundle/adapter/, for `adapter`). A one-shot job spends most of its life loading ~530
+// modules, the bundle is a handful of files; the adapter keeps only the code it reaches (the whole
+// generated API of @kubernetes/client-node otherwise sits in its heap). Each entry is bundled on its
+// own, so it loads exactly what it would alone; the modules an entry loads only on some paths (the
+// other stores, the Kubernetes API target, a broker, ...) stay separate chunks, loaded as lazily as before.
 //
-//   node scripts/bundle-job.mjs [--dist DIR] [--out DIR] [--entry FILE]
-//   (defaults: dist, DIST/job-bundle, DIST/cli/run-job-entry.js; the tests bundle src/cli/run-job-entry.ts)
+//   node scripts/bundle.mjs [--dist DIR] [--out DIR] [--entry FILE]...
+//   (defaults: dist, DIST/bundle, DIST/cli/run-job-entry.js and DIST/cli/adapter-entry.js; the tests
+//   bundle the .ts entries in src/cli)
 //
 // - Whitespace and syntax are minified, names are kept (error classes, stray-error reports and
 //   SDK code read `.name`).
@@ -16,13 +20,14 @@
 //   the package it came from (src/observability/bundle-origin.ts).
 import { build } from 'esbuild';
 import { rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { dist: { type: 'string', default: 'dist' }, out: { type: 'string' }, entry: { type: 'string' } } });
+const { values } = parseArgs({ options: { dist: { type: 'string', default: 'dist' }, out: { type: 'string' }, entry: { type: 'string', multiple: true } } });
 const dist = resolve(values.dist);
-const outdir = resolve(values.out ?? join(dist, 'job-bundle'));
+const outdir = resolve(values.out ?? join(dist, 'bundle'));
+const entries = values.entry ?? [join(dist, 'cli', 'run-job-entry.js'), join(dist, 'cli', 'adapter-entry.js')];
 // The checkout's dependencies, also for a --dist outside it (the image-install test compiles elsewhere).
 const nodeModules = fileURLToPath(new URL('../node_modules', import.meta.url));
 
@@ -36,22 +41,26 @@ const banner = [
 ].join(' ');
 
 await rm(outdir, { recursive: true, force: true });
-const result = await build({
-  entryPoints: [resolve(values.entry ?? join(dist, 'cli', 'run-job-entry.js'))],
-  outdir,
-  bundle: true,
-  nodePaths: [nodeModules],
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  chunkNames: 'chunks/[name]-[hash]',
-  minifyWhitespace: true,
-  minifySyntax: true,
-  keepNames: true,
-  sourcemap: 'linked',
-  sourcesContent: false,
-  banner: { js: banner },
-  logLevel: 'warning',
-});
-if (result.errors.length > 0) process.exit(1);
+// One build per entry, each in a directory of its own (`run-job-entry.js` -> OUT/run-job/): a chunk
+// shared by both would change what each loads.
+for (const entry of entries) {
+  const result = await build({
+    entryPoints: [resolve(entry)],
+    outdir: join(outdir, basename(entry).replace(/(-entry)?\.m?[jt]s$/, '')),
+    bundle: true,
+    nodePaths: [nodeModules],
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    chunkNames: 'chunks/[name]-[hash]',
+    minifyWhitespace: true,
+    minifySyntax: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    banner: { js: banner },
+    logLevel: 'warning',
+  });
+  if (result.errors.length > 0) process.exit(1);
+}

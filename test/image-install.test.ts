@@ -206,8 +206,8 @@ describe("the image's production install, in a clean directory", { timeout: 8 * 
     // The build stage: `npm run build` (tsc -p tsconfig.build.json), into our own directory so the
     // shared dist/ is left alone; then the executable and its PATH link.
     await run('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-    // The second step of `npm run build`: the job's bundle.
-    await run(process.execPath, ['scripts/bundle-job.mjs', '--dist', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    // The second step of `npm run build`: the job's and the adapter's bundles.
+    await run(process.execPath, ['scripts/bundle.mjs', '--dist', join(dir, 'dist')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
     await chmod(join(dir, EXECUTABLE), 0o755);
     // A source checkout installed with --omit=dev keeps the whole build: kept aside for the dev test.
     await cp(join(dir, 'dist'), join(dir, 'checkout', 'dist'), { recursive: true });
@@ -312,10 +312,10 @@ describe("the image's production install, in a clean directory", { timeout: 8 * 
 
   test('every compiled module loads with production dependencies alone', async (t) => {
     if (!reachable) return t.skip('the npm registry is unreachable (npm ping failed)');
-    // main.js, the executable and the job's entry run the CLI on import; everything else must import without a
-    // devDependency. (The job's bundle holds its dependencies: the run-job tests above run it.)
-    const entries = [join('cli', 'main.js'), EXECUTABLE, join('cli', 'run-job-entry.js')];
-    const modules = (await jsFiles(join(dir, 'dist'))).filter((f) => !entries.some((e) => f.endsWith(e)) && !f.includes(`${join('dist', 'job-bundle')}/`)).map((f) => `./${relative(dir, f)}`);
+    // main.js, the executable and the bundles' entries run the CLI on import; everything else must import without a
+    // devDependency. (The bundles hold their dependencies: the run-job and adapter tests above run them.)
+    const entries = [join('cli', 'main.js'), EXECUTABLE, join('cli', 'run-job-entry.js'), join('cli', 'adapter-entry.js')];
+    const modules = (await jsFiles(join(dir, 'dist'))).filter((f) => !entries.some((e) => f.endsWith(e)) && !f.includes(`${join('dist', 'bundle')}/`)).map((f) => `./${relative(dir, f)}`);
     assert.ok(modules.length > 50);
     const script = `for (const m of ${JSON.stringify(modules)}) await import(m);`;
     const { stderr } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', METADATA_SERVER_DETECTION: 'none' } });

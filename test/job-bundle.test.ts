@@ -1,53 +1,36 @@
-// The job's bundle (scripts/bundle-job.mjs, run by `npm run build`; the `pull-secret` executable runs
+// The job's bundle (scripts/bundle.mjs, run by `npm run build`; the `pull-secret` executable runs
 // it for `run-job`): built here from src/cli/run-job-entry.ts into a temp dir, it must do what main.ts
 // does, to the byte where it can: the same Secret Manager calls and outcome on the GCP test server, the
 // same help, usage errors and exit codes, and a stray error from a bundled dependency still names the
 // package it came from.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
-import { build } from 'esbuild';
-import { baseEnv, finalLine, runCli, type CliResult } from './support/cli.js';
+import { pathToFileURL } from 'node:url';
+import { baseEnv, finalLine, runCli, runNode, type CliResult } from './support/cli.js';
+import { buildBundle, type BuiltBundle } from './support/bundle.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { describeStray } from '../src/observability/process-guard.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const PROJECT = 'bundle-project';
-let dir = '';
+let bundle: BuiltBundle;
 let entry = '';
 let server: SecretManagerTestServer;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'job-bundle-'));
-  // The layout of dist/: cli/pull-secret.js (the executable, compiled alone) and job-bundle/.
-  await promisify(execFile)(process.execPath, ['scripts/bundle-job.mjs', '--entry', 'src/cli/run-job-entry.ts', '--out', join(dir, 'job-bundle')], { cwd: ROOT });
-  await build({ entryPoints: [join(ROOT, 'src/cli/pull-secret.ts')], outdir: join(dir, 'cli'), format: 'esm', platform: 'node', logLevel: 'warning' });
-  entry = join(dir, 'job-bundle', 'run-job-entry.js');
+  bundle = await buildBundle(['run-job']);
+  entry = bundle.entry('run-job');
   server = await startSecretManagerTestServer({ project: PROJECT });
 });
 after(async () => {
   await server?.stop();
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await bundle?.remove();
 });
 
 /** Runs the bundle's entry, or with `executable` the `pull-secret` executable next to it (it has no main.js to fall back on). */
-function runBundle(args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [executable ? join(dir, 'cli', 'pull-secret.js') : entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, logs: stdout.split('\n').flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Record<string, unknown>] : [])) }));
-  });
-}
+const runBundle = (args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> => runNode([executable ? bundle.executable : entry, ...args], env);
 
 const gcpEnv = (cluster: string) =>
   baseEnv({ SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true', CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET });
@@ -112,7 +95,7 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
   test("a stray error raised in a bundled dependency still names the dependency's package", async () => {
     // A frame inside google-gax's code in the bundle: the chunk holding it, at the line and column of a
     // statement of google-gax's grpc.js (found by its text), as V8 would print it.
-    const chunks = join(dir, 'job-bundle', 'chunks');
+    const chunks = join(bundle.dir, 'bundle', 'run-job', 'chunks');
     for (const name of (await readdir(chunks)).filter((f) => f.endsWith('.js'))) {
       const lines = (await readFile(join(chunks, name), 'utf8')).split('\n');
       const line = lines.findIndex((l) => l.includes('googleProtoFilesDir='));

@@ -7,7 +7,7 @@ const FRAME_LOCATION = /((?:file:\/\/)?\/[^\s()]+\.m?js):(\d+):(\d+)\)?\s*$/;
 
 /**
  * The file a stack frame's code was written in, when the frame is in a bundled file (the job's
- * bundle, dist/job-bundle): the source map beside the file says which module the line came from
+ * bundles, dist/bundle): the source map beside the file says which module the line came from
  * (`.../node_modules/google-gax/build/src/grpc.js`). Undefined when the frame names no file or the
  * file has no usable map. Reads the map on every call: meant for the rare stray error only.
  */

@@ -53,7 +53,7 @@ export function describeStray(kind: StrayKind, reason: unknown): StrayReport {
   if (typeof stack === 'string') {
     // The first frame line after the message; the message itself may span lines, so look for "at ".
     const frame = stack.split('\n').find((line) => line.trimStart().startsWith('at '));
-    // In the job's bundle every frame is in dist/job-bundle: its source map names the module.
+    // In a bundle (dist/bundle) every frame is in a bundle file: its source map names the module.
     if (frame !== undefined) report.cause_origin = (PACKAGE_FRAME.exec(frame) ?? PACKAGE_FRAME.exec(originalSourceOf(frame) ?? ''))?.[1]?.replace('\\', '/') ?? 'pull-secret';
   }
   report.cause_origin &&= redactor.redact(report.cause_origin);

@@ -27,8 +27,13 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): NodeJS.
 
 /** Runs the `pull-secret` CLI from source (through tsx) and collects its output. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runNode(['--import', 'tsx', MAIN, ...args], env);
+}
+
+/** Runs `node ARGS` from the project root (a built entry, a bundle) and collects its output. */
+export function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,0 +1,170 @@
+// The adapter's bundle (scripts/bundle.mjs, run by `npm run build`; the `pull-secret` executable runs
+// it for `adapter`): built here from src/cli/adapter-entry.ts into a temp dir and run through the
+// executable, which has no main.js to fall back on, on the production path: events from the real
+// Pub/Sub emulator, GCP Secret Manager through the real SDK (gRPC test server), the Kubernetes API
+// through the real client (HTTPS test server), statuses to the HyperFleet API stand-in. Every
+// dependency a bundle could break (gRPC and google-gax for two services, the Kubernetes client and
+// its watch) runs here. Help and configuration errors read as main.ts's.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createBroker } from '../src/brokers/registry.js';
+import type { Broker } from '../src/brokers/broker.js';
+import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
+import type { AdapterStatus, Cluster } from '../src/hyperfleet/index.js';
+import { baseEnv, runCli, runNode } from './support/cli.js';
+import { buildBundle, type BuiltBundle } from './support/bundle.js';
+import { jsonFixture, VALID_PULL_SECRET } from './support/fixtures.js';
+import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
+import { until } from './support/until.js';
+import { freePort } from './support/process-group.js';
+import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+
+process.env.METADATA_SERVER_DETECTION = 'none';
+/** The GCP project of the cluster fixture. */
+const PROJECT = 'customer-prod-12345';
+
+describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, () => {
+  let bundle: BuiltBundle;
+  let emulator: PubSubEmulator;
+  let api: HyperFleetApiStandIn;
+  let gcp: SecretManagerTestServer;
+  let kube: KubernetesTestServer;
+  let publisher: Broker;
+  let dir = '';
+  let adapter: ChildProcess;
+  let output = '';
+  let events = 0;
+  let metricsPort = 0;
+
+  const brokerConfig = () => ({ type: 'pubsub' as const, projectId: 'emulator-project', apiEndpoint: emulator.host, topic: 'bundle-events', subscriptionId: 'pullsecret-bundle', maxInFlight: 8 });
+  const statusOf = (id: string): AdapterStatus | undefined => api.listStatuses(id).find((s) => s.adapter === 'pullsecret');
+  const condition = (s: AdapterStatus | undefined, type: string) => {
+    const c = s?.conditions.find((x) => x.type === type);
+    return c === undefined ? undefined : `${c.status}/${c.reason ?? ''}`;
+  };
+  const secretOf = (id: string) => kube.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`) as { data?: Record<string, string> } | undefined;
+  const payloadOf = (id: string) => Buffer.from(secretOf(id)?.data?.['.dockerconfigjson'] ?? '', 'base64').toString();
+
+  async function seedCluster(): Promise<Cluster> {
+    const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>('clusters/gcp-cluster.json');
+    const { id: _id, href: _href, ...rest } = fixture;
+    const cluster = await api.seedCluster({
+      ...rest,
+      generation: 1,
+      spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET } },
+      status: { conditions: fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })) },
+    });
+    kube.createNamespace(`clusters-${cluster.id}`);
+    return cluster;
+  }
+
+  async function publish(cluster: Cluster): Promise<void> {
+    const data = { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation };
+    const event = { specversion: '1.0', id: `bundle-${++events}`, source: 'hyperfleet-sentinel', type: 'com.redhat.hyperfleet.cluster.reconcile', data };
+    await publisher.publish(Buffer.from(JSON.stringify(event)));
+  }
+
+  const metric = async (line: RegExp): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return Number(line.exec(text)?.[1] ?? 0);
+  };
+  const waitFor = (id: string, conditionType: string, expected: string) =>
+    until(
+      `${conditionType} ${expected} for ${id}`,
+      () => {
+        if (adapter.exitCode !== null) throw new Error(`the adapter exited (${adapter.exitCode})`);
+        return condition(statusOf(id), conditionType) === expected;
+      },
+      60_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
+
+  before(async () => {
+    [bundle, emulator, api, gcp, kube] = await Promise.all([
+      buildBundle(['adapter']),
+      startPubSubEmulator(),
+      startHyperFleetApiStandIn({}),
+      startSecretManagerTestServer({ project: PROJECT }),
+      startKubernetesTestServer(),
+    ]);
+    dir = await mkdtemp(join(tmpdir(), 'ps-adapter-bundle-'));
+    metricsPort = await freePort();
+    const config = {
+      hyperfleetApi: { baseUrl: api.url, timeoutMs: 5000 },
+      broker: brokerConfig(),
+      store: { type: 'gcp', settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 10_000 } },
+      kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+      server: { healthPort: 0, metricsPort, host: '127.0.0.1', drainSeconds: 2 },
+    };
+    await writeFile(join(dir, 'adapter.yaml'), JSON.stringify(config));
+    // Creates the topic and the subscription before the adapter listens, as the deployment's set-up does.
+    publisher = await createBroker(brokerConfig());
+    adapter = spawn(process.execPath, [bundle.executable, 'adapter', '--config', join(dir, 'adapter.yaml')], { env: baseEnv({ HOME: dir }), stdio: ['ignore', 'pipe', 'pipe'] });
+    adapter.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    adapter.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  });
+  after(async () => {
+    if (adapter !== undefined && adapter.exitCode === null) {
+      adapter.kill('SIGKILL');
+      await once(adapter, 'exit');
+    }
+    await publisher?.stop();
+    await Promise.all([emulator?.stop(), api?.stop(), gcp?.stop(), kube?.close(), bundle?.remove()]);
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+  });
+
+  test('stores, provisions, finds nothing to do, restores a deleted Secret, drains on SIGTERM', async () => {
+    const cluster = await seedCluster();
+    await publish(cluster);
+    await waitFor(cluster.id, 'Available', 'True/SecretAvailable');
+    assert.equal(gcp.calls.AddSecretVersion, 1, 'one version stored');
+    assert.equal(payloadOf(cluster.id), VALID_PULL_SECRET, 'the Secret holds the pull secret');
+
+    // The same event again: one access call, no write anywhere.
+    await until('the Secret in the informer cache', async () => (await metric(/^pullsecret_kubernetes_cache_objects\{resource="secrets"\} (\d+)/m)) >= 1);
+    gcp.resetCalls();
+    kube.resetCalls();
+    const before = statusOf(cluster.id)?.last_report_time;
+    await publish(cluster);
+    await until('a second report', () => statusOf(cluster.id)?.last_report_time !== before, 60_000);
+    assert.equal(condition(statusOf(cluster.id), 'Applied'), 'True/SecretUpToDate');
+    assert.deepEqual(
+      Object.entries(gcp.calls).filter(([, n]) => n > 0),
+      [['AccessSecretVersion', 1]],
+    );
+    assert.deepEqual(
+      kube.requests().filter((r) => !r.path.includes('watch=')),
+      [],
+      'no Kubernetes API call on a no-op',
+    );
+
+    // Someone deletes the Secret: the watch in the bundle brings it back, no event needed.
+    kube.deleteObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`);
+    await until('the Secret restored', () => payloadOf(cluster.id) === VALID_PULL_SECRET, 30_000).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
+
+    adapter.kill('SIGTERM');
+    const [code] = (await once(adapter, 'exit')) as [number | null];
+    assert.equal(code, 0, output);
+    assert.ok(!output.includes('stray error caught by the process guard'), output);
+    assert.ok(!output.includes('    at '), 'no raw stack trace');
+  });
+
+  test('help and configuration errors: same output, same exit codes as main.ts', async () => {
+    const cases = [
+      ['adapter', '--help'],
+      ['adapter', '--config', join(tmpdir(), 'no-such-adapter-config.yaml')],
+      ['adapter', '--no-such-option'],
+    ];
+    for (const args of cases) {
+      const [bundled, main] = await Promise.all([runNode([bundle.executable, ...args], baseEnv()), runCli(args, baseEnv())]);
+      assert.equal(bundled.code, main.code, args.join(' '));
+      assert.equal(bundled.stdout, main.stdout, args.join(' '));
+      assert.equal(bundled.stderr, main.stderr, args.join(' '));
+    }
+  });
+});
