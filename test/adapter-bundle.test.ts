@@ -2,9 +2,10 @@
 // it for `adapter`): built here from src/cli/adapter-entry.ts into a temp dir and run through the
 // executable, which has no main.js to fall back on, on the production path: events from the real
 // Pub/Sub emulator, GCP Secret Manager through the real SDK (gRPC test server), the Kubernetes API
-// through the real client (HTTPS test server), statuses to the HyperFleet API stand-in. Every
-// dependency a bundle could break (gRPC and google-gax for two services, the Kubernetes client and
-// its watch) runs here. Help and configuration errors read as main.ts's.
+// through the real client (HTTPS test server), statuses to the HyperFleet API stand-in; AWS Secrets
+// Manager and Azure Key Vault (their SDKs, lazily loaded chunks) for clusters on those clouds. Every
+// dependency a bundle could break (gRPC and google-gax for two services, the AWS and Azure SDKs and
+// their credential chains, the Kubernetes client and its watch) runs here. Help and configuration errors read as main.ts's.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,6 +25,9 @@ import { until } from './support/until.js';
 import { freePort } from './support/process-group.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
+import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
+import { startKeyVaultTestServer, type KeyVaultTestServer } from './servers/azure-key-vault/index.js';
+import { awsTestEnv } from './support/store-harness.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 /** The GCP project of the cluster fixture. */
@@ -35,6 +39,8 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
   let api: HyperFleetApiStandIn;
   let gcp: SecretManagerTestServer;
   let kube: KubernetesTestServer;
+  let aws: AwsSecretsManagerTestServer;
+  let azure: KeyVaultTestServer;
   let publisher: Broker;
   let dir = '';
   let adapter: ChildProcess;
@@ -51,13 +57,14 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
   const secretOf = (id: string) => kube.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`) as { data?: Record<string, string> } | undefined;
   const payloadOf = (id: string) => Buffer.from(secretOf(id)?.data?.['.dockerconfigjson'] ?? '', 'base64').toString();
 
-  async function seedCluster(): Promise<Cluster> {
-    const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>('clusters/gcp-cluster.json');
+  /** A cluster of the fixture of `cloud` (its spec entries overridden by `spec`) that meets the preconditions, and its namespace. */
+  async function seedCluster(cloud: 'gcp' | 'aws' | 'azure' = 'gcp', spec: Record<string, unknown> = {}): Promise<Cluster> {
+    const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>(`clusters/${cloud}-cluster.json`);
     const { id: _id, href: _href, ...rest } = fixture;
     const cluster = await api.seedCluster({
       ...rest,
       generation: 1,
-      spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET } },
+      spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET }, ...spec },
       status: { conditions: fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })) },
     });
     kube.createNamespace(`clusters-${cluster.id}`);
@@ -85,26 +92,35 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     ).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
 
   before(async () => {
-    [bundle, emulator, api, gcp, kube] = await Promise.all([
+    [bundle, emulator, api, gcp, kube, aws, azure] = await Promise.all([
       buildBundle(['adapter']),
       startPubSubEmulator(),
       startHyperFleetApiStandIn({}),
       startSecretManagerTestServer({ project: PROJECT }),
       startKubernetesTestServer(),
+      startAwsSecretsManagerTestServer({ region: 'eu-west-1' }),
+      startKeyVaultTestServer(),
     ]);
     dir = await mkdtemp(join(tmpdir(), 'ps-adapter-bundle-'));
     metricsPort = await freePort();
     const config = {
       hyperfleetApi: { baseUrl: api.url, timeoutMs: 5000 },
       broker: brokerConfig(),
-      store: { type: 'gcp', settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 10_000 } },
+      providers: {
+        gcp: { settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 10_000 } },
+        aws: { settings: { endpoint: aws.endpoint, callTimeoutMs: 10_000 } },
+        azure: { settings: { caFile: azure.caFile, callTimeoutMs: 10_000 } },
+      },
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
       server: { healthPort: 0, metricsPort, host: '127.0.0.1', drainSeconds: 2 },
     };
     await writeFile(join(dir, 'adapter.yaml'), JSON.stringify(config));
     // Creates the topic and the subscription before the adapter listens, as the deployment's set-up does.
     publisher = await createBroker(brokerConfig());
-    adapter = spawn(process.execPath, [bundle.executable, 'adapter', '--config', join(dir, 'adapter.yaml')], { env: baseEnv({ HOME: dir }), stdio: ['ignore', 'pipe', 'pipe'] });
+    adapter = spawn(process.execPath, [bundle.executable, 'adapter', '--config', join(dir, 'adapter.yaml')], {
+      env: baseEnv({ HOME: dir, ...awsTestEnv(), ...azureIdentity(azure) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     adapter.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     adapter.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   });
@@ -114,11 +130,11 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
       await once(adapter, 'exit');
     }
     await publisher?.stop();
-    await Promise.all([emulator?.stop(), api?.stop(), gcp?.stop(), kube?.close(), bundle?.remove()]);
+    await Promise.all([emulator?.stop(), api?.stop(), gcp?.stop(), kube?.close(), aws?.stop(), azure?.stop(), bundle?.remove()]);
     if (dir !== '') await rm(dir, { recursive: true, force: true });
   });
 
-  test('stores, provisions, finds nothing to do, restores a deleted Secret, drains on SIGTERM', async () => {
+  test('stores, provisions, finds nothing to do, restores a deleted Secret', async () => {
     const cluster = await seedCluster();
     await publish(cluster);
     await waitFor(cluster.id, 'Available', 'True/SecretAvailable');
@@ -146,7 +162,20 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     // Someone deletes the Secret: the watch in the bundle brings it back, no event needed.
     kube.deleteObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`);
     await until('the Secret restored', () => payloadOf(cluster.id) === VALID_PULL_SECRET, 30_000).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
+  });
 
+  test('clusters on AWS and Azure: their stores load from the bundle and store the pull secret', async () => {
+    const onAws = await seedCluster('aws', { aws: { accountId: TEST_CREDENTIALS.accountId, region: 'eu-west-1' } });
+    const onAzure = await seedCluster('azure', { azure: { keyVaultUrl: azure.url } });
+    await Promise.all([publish(onAws), publish(onAzure)]);
+    await Promise.all([waitFor(onAws.id, 'Available', 'True/SecretAvailable'), waitFor(onAzure.id, 'Available', 'True/SecretAvailable')]);
+    assert.equal(aws.state.find(TEST_CREDENTIALS.accountId, `hyperfleet-${onAws.id}-pull-secret`)?.versions[0]?.string, VALID_PULL_SECRET);
+    assert.equal(azure.state.live(`hyperfleet-${onAzure.id}-pull-secret`).versions.at(-1)?.value, VALID_PULL_SECRET);
+    assert.equal(payloadOf(onAws.id), VALID_PULL_SECRET);
+    assert.equal(payloadOf(onAzure.id), VALID_PULL_SECRET);
+  });
+
+  test('drains on SIGTERM and exits 0, with no stray error', async () => {
     adapter.kill('SIGTERM');
     const [code] = (await once(adapter, 'exit')) as [number | null];
     assert.equal(code, 0, output);
@@ -168,3 +197,9 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     }
   });
 });
+
+/** The workload identity variables of the Key Vault test server (the vault URL comes from the cluster, its CA from the config). */
+function azureIdentity(server: KeyVaultTestServer): Record<string, string | undefined> {
+  const { AZURE_KEY_VAULT_URL: _url, AZURE_KEY_VAULT_CA_FILE: _ca, ...identity } = server.env();
+  return identity;
+}
