@@ -6,16 +6,20 @@
  * (a burst for throughput and memory, then a paced run for event-to-status latency, which ends when
  * the adapter has the answer to its status PUT).
  *
- * The adapter runs in its own process, with the Deployment's NODE_OPTIONS (deploy/base/deployment.yaml).
+ * The adapter runs in its own process, with the Deployment's NODE_OPTIONS (deploy/base/deployment.yaml),
+ * from a bundle built as the image's adapter bundle is (scripts/bundle.mjs: the child and the modules it
+ * reaches; the image runs `adapter` from dist/bundle/adapter). BENCH_ADAPTER_UNBUNDLED=1 runs the child
+ * on the plain modules of dist/ instead, to compare.
  * BENCH_ADAPTER_NODE_FLAGS passes other Node flags instead (empty: none), e.g.
  * `--max-old-space-size=96` to see the memory / throughput trade-off of a smaller heap;
  * BENCH_CHILD_PROF=1 writes its CPU profile of the no-op burst under .pull-secret/profiles.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,6 +32,20 @@ import { fmt, summarize } from './stats.js';
 
 /** Runs on the build (npm run bench builds first), without a TypeScript loader, like production. */
 const CHILD = fileURLToPath(new URL('./adapter-child.mjs', import.meta.url));
+const BUNDLE_SCRIPT = fileURLToPath(new URL('../scripts/bundle.mjs', import.meta.url));
+let bundledChild: Promise<string> | undefined;
+
+/** The child bundled once per bench process into a temp dir (removed at exit), or the plain child with BENCH_ADAPTER_UNBUNDLED. */
+function childScript(): Promise<string> {
+  if (process.env.BENCH_ADAPTER_UNBUNDLED) return Promise.resolve(CHILD);
+  bundledChild ??= (async () => {
+    const out = await mkdtemp(join(tmpdir(), 'ps-bench-bundle-'));
+    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
+    await promisify(execFile)(process.execPath, [BUNDLE_SCRIPT, '--entry', CHILD, '--out', out]);
+    return join(out, 'adapter-child', 'adapter-child.js');
+  })();
+  return bundledChild;
+}
 
 /** Sends a command to the adapter process and waits for its answer. */
 async function ask<T>(child: ChildProcess, command: object, answer: string): Promise<T> {
@@ -74,7 +92,7 @@ const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
 /** Starts the adapter process on `config` with the Node.js binary `node`; resolves once it is ready. */
 async function startChild(config: object, node: string): Promise<ChildProcess> {
   const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? DEPLOYMENT_NODE_OPTIONS).split(' ').filter(Boolean);
-  const child = fork(CHILD, [], { execPath: node, execArgv, env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
+  const child = fork(await childScript(), [], { execPath: node, execArgv, env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
   await once(child, 'message');
   return child;
 }
