@@ -1,11 +1,12 @@
 // Step two of `npm run build` (after tsc): bundles the two long-lived entry points with the
 // dependencies they load, each into a directory of dist/bundle, which the `pull-secret` executable
 // runs (src/cli/pull-secret.ts): the job's (dist/cli/run-job-entry.js -> dist/bundle/run-job/, for
-// `run-job`) and the adapter's (dist/cli/adapter-entry.js -> dist/bundle/adapter/, for `adapter`). A one-shot job spends most of its life loading ~530
-// modules, the bundle is a handful of files; the adapter keeps only the code it reaches (the whole
-// generated API of @kubernetes/client-node otherwise sits in its heap). Each entry is bundled on its
-// own, so it loads exactly what it would alone; the modules an entry loads only on some paths (the
-// other stores, the Kubernetes API target, a broker, ...) stay separate chunks, loaded as lazily as before.
+// `run-job`) and the adapter's (dist/cli/adapter-entry.js -> dist/bundle/adapter/, for `adapter`).
+// A one-shot job spends most of its life loading ~530 modules, the bundle is a handful of files; the
+// adapter keeps only the code it reaches (the whole generated API of @kubernetes/client-node
+// otherwise sits in its heap). Each entry is bundled on its own, so it loads exactly what it would
+// alone; the modules an entry loads only on some paths (the other stores, the Kubernetes API target,
+// a broker, ...) stay separate chunks, loaded as lazily as before.
 //
 //   node scripts/bundle.mjs [--dist DIR] [--out DIR] [--entry FILE]...
 //   (defaults: dist, DIST/bundle, DIST/cli/run-job-entry.js and DIST/cli/adapter-entry.js; the tests
