@@ -40,13 +40,14 @@ function transferData(transfer: { transferId: string; appliedAt: string } | unde
   return transfer === undefined ? {} : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
 }
 
-/** The current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
-function versionData(result: { version?: string | undefined; retention?: RetentionView | undefined }): Record<string, string> {
+/** Adds the current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
+function addVersionData(data: Record<string, unknown>, result: { version?: string | undefined; retention?: RetentionView | undefined }): void {
+  if (result.version !== undefined) data.currentVersion = result.retention?.currentVersion ?? result.version;
   const previous = result.retention?.previous;
-  return {
-    ...(result.version === undefined ? {} : { currentVersion: result.retention?.currentVersion ?? result.version }),
-    ...(previous === undefined ? {} : { previousVersion: previous.version, previousVersionState: previous.state, previousGraceEndsAt: previous.graceEndsAt }),
-  };
+  if (previous === undefined) return;
+  data.previousVersion = previous.version;
+  data.previousVersionState = previous.state;
+  data.previousGraceEndsAt = previous.graceEndsAt;
 }
 
 /** `registryVerification` in the status data: the mode and each registry's outcome (docs/verification.md). */
@@ -62,6 +63,22 @@ function verificationNote(verification: VerificationSummary | undefined): string
   return `; registry verification (${verification.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
 }
 
+/**
+ * `data` of an applied reconcile, built in place (every no-op reconcile reports one): the target,
+ * the secret's path, version and outcome, then the transfer, version and verification fields.
+ */
+function appliedData(target: WorkTarget, result: Extract<WorkOutcome, { kind: 'applied' }>['result']): Record<string, unknown> {
+  const data = targetData(target);
+  data.secretPath = result.secretPath;
+  data.secretVersion = result.version;
+  data.versionPath = result.versionPath;
+  data.outcome = result.outcome;
+  Object.assign(data, transferData(result.transfer));
+  addVersionData(data, result);
+  if (result.verification !== undefined) data.registryVerification = result.verification;
+  return data;
+}
+
 /** Conditions and data for each outcome (docs/status-contract.md). */
 function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data: Record<string, unknown> } {
   switch (outcome.kind) {
@@ -75,16 +92,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
           HEALTHY,
         ],
-        data: {
-          ...targetData(target),
-          secretPath: result.secretPath,
-          secretVersion: result.version,
-          versionPath: result.versionPath,
-          outcome: result.outcome,
-          ...transferData(result.transfer),
-          ...versionData(result),
-          ...verificationData(result.verification),
-        },
+        data: appliedData(target, result),
       };
     }
     case 'skipped':

@@ -70,7 +70,7 @@ export class StoreProvider {
   forTarget(target: StoreTarget): Promise<SecretStore> {
     const route = this.routes.get(target.provider);
     if (route === undefined) return Promise.reject(new PullSecretError('CONFIG_INVALID', `no store serves provider ${target.provider}`));
-    const key = JSON.stringify([target.provider, Object.entries(target.settings).sort(([a], [b]) => a.localeCompare(b))]);
+    const key = storeKey(target);
     let store = this.stores.get(key);
     if (store === undefined) {
       store = this.create(route.options, route.factory, target.settings);
@@ -124,4 +124,19 @@ export class StoreProvider {
     this.buckets.clear();
     await Promise.all(stores.map(async (s) => (await s.catch(() => undefined))?.close()));
   }
+}
+
+/**
+ * The key of a provider's client for some settings, whatever their order. Keys sorted by code unit
+ * (`sort()`), not `localeCompare`: the order only has to be the same each time, and a locale-aware
+ * collation is not needed for that.
+ */
+function storeKey(target: StoreTarget): string {
+  const { settings } = target;
+  return JSON.stringify([
+    target.provider,
+    Object.keys(settings)
+      .sort()
+      .map((name) => [name, settings[name]]),
+  ]);
 }

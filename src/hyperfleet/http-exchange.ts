@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type RequestOptions, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { PullSecretError } from '../errors/index.js';
 import { boundText, HyperFleetApiError, parseProblem } from './errors.js';
@@ -131,7 +131,7 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
     const timer = setTimeout(() => finish(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the ${service} within ${request.timeoutMs} ms (${request.operation})`)), request.timeoutMs);
     let outgoing: ClientRequest;
     try {
-      outgoing = (https ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: request.agent ?? AGENTS[https ? 'https:' : 'http:'] }, (response) => {
+      outgoing = (https ? httpsRequest : httpRequest)(requestOptions(url, request.method, headers, request.agent ?? AGENTS[https ? 'https:' : 'http:']), (response) => {
         readBounded(response, `${service}, ${request.operation}`, request.maxResponseBytes ?? MAX_RESPONSE_BYTES, (err, text) =>
           finish(err, { status: response.statusCode ?? 0, headers: response.headers, text: text ?? '' }),
         );
@@ -148,6 +148,25 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
   });
 }
 
+/**
+ * The options `http.request(url, options)` would derive from `url` (Node's `urlToHttpOptions`),
+ * built directly: one object per request instead of two merged ones.
+ */
+function requestOptions(url: URL, method: string, headers: Record<string, string | number>, agent: HttpAgent): RequestOptions {
+  const { hostname } = url;
+  const options: RequestOptions = {
+    protocol: url.protocol,
+    hostname: hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
+    path: `${url.pathname}${url.search}`,
+    method,
+    headers,
+    agent,
+  };
+  if (url.port !== '') options.port = Number(url.port);
+  if (url.username !== '' || url.password !== '') options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return options;
+}
+
 /** Reads the whole body, then calls `done` once: with the text, or with the error that ended it. */
 function readBounded(response: IncomingMessage, operation: string, maxBytes: number, done: (err: Error | undefined, text?: string) => void): void {
   const chunks: Buffer[] = [];
@@ -157,7 +176,8 @@ function readBounded(response: IncomingMessage, operation: string, maxBytes: num
     if (size <= maxBytes) chunks.push(chunk);
     else done(new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response (${operation}): body larger than ${maxBytes} bytes`, { httpStatus: response.statusCode }));
   });
-  response.on('end', () => done(undefined, Buffer.concat(chunks, size).toString('utf8')));
+  // One chunk (a small answer, the usual case) is decoded as it is, without copying it first.
+  response.on('end', () => done(undefined, (chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8')));
   response.on('error', (err) => done(err));
   // Closed before the end of the body: the connection broke (an 'error' may or may not come first).
   response.on('close', () => {

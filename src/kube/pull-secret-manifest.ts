@@ -1,6 +1,6 @@
 import { PullSecretError } from '../errors/index.js';
 import { fingerprintParsed } from '../pullsecret/canonical.js';
-import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { defaultManagementNamespace, deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
 import { MANAGED_BY } from '../pullsecret/identifiers.js';
 import { parsePullSecretJson } from '../pullsecret/validate.js';
 
@@ -51,6 +51,11 @@ export interface PullSecretManifestInput {
    * (validation did, and the store gave back the same bytes): saves a second parse per reconcile.
    */
   parsed?: { value: unknown };
+  /**
+   * The cluster's names as `deriveClusterNames` gave them for this cluster and namespace (Kubernetes
+   * checks included), when the caller has them: they are not derived and checked a second time.
+   */
+  names?: Pick<ClusterNames, 'clusterId' | 'namespace' | 'kubernetesSecretName'>;
 }
 
 // Where the names are derived and checked; re-exported for the callers that build manifests.
@@ -67,13 +72,19 @@ export { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluste
  *   PULL_SECRET_INVALID (refused by the strict parser validation uses), PAYLOAD_TOO_LARGE (over 1 MiB). Messages never hold the bytes.
  */
 export function buildPullSecretManifest(input: PullSecretManifestInput): PullSecretManifest {
-  const { kubernetesSecretName: name, namespace } = deriveClusterNames({ clusterId: input.clusterId, namespace: input.namespace });
+  const given = input.names;
+  const { kubernetesSecretName: name, namespace } =
+    given !== undefined && given.clusterId === input.clusterId && (input.namespace ?? defaultManagementNamespace(input.clusterId)) === given.namespace
+      ? given
+      : deriveClusterNames({ clusterId: input.clusterId, namespace: input.namespace });
   if (input.pullSecret.length > MAX_SECRET_BYTES) {
     throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`);
   }
   // The parser validation uses, so this step cannot reach another verdict than the store step did;
   // parsed once, for the check and the fingerprint (or not at all when the caller's parse of the same bytes is given).
-  const parsed = input.parsed !== undefined ? input.parsed.value : parsePullSecretJson(Buffer.from(input.pullSecret).toString('utf8'));
+  // A view of the bytes, not a copy (Buffer.from of a Buffer copies it).
+  const bytes = Buffer.isBuffer(input.pullSecret) ? input.pullSecret : Buffer.from(input.pullSecret.buffer, input.pullSecret.byteOffset, input.pullSecret.byteLength);
+  const parsed = input.parsed !== undefined ? input.parsed.value : parsePullSecretJson(bytes.toString('utf8'));
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -89,6 +100,6 @@ export function buildPullSecretManifest(input: PullSecretManifestInput): PullSec
       },
     },
     type: PULL_SECRET_TYPE,
-    data: { [DOCKERCONFIGJSON_KEY]: Buffer.from(input.pullSecret).toString('base64') },
+    data: { [DOCKERCONFIGJSON_KEY]: bytes.toString('base64') },
   };
 }

@@ -13,11 +13,10 @@ export function canonicalize(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      // defineProperty: assigning "__proto__" would set the prototype and drop the key from the form.
-      Object.defineProperty(out, key, { value: sortKeys((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
-    }
+    // No prototype: a "__proto__" key is then an ordinary property (assigning it on `{}` would set
+    // the prototype and drop the key from the form), and plain assignment is all it takes.
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
     return out;
   }
   return value;

@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import { buildPullSecretManifest } from '../kube/pull-secret-manifest.js';
+import type { ClusterNames } from '../pullsecret/cluster-names.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 
 /** What the Kubernetes step needs from the store step. */
@@ -13,6 +14,8 @@ export interface ProvisionInput {
   version: string;
   /** The strict parser's value of exactly `stored`, when the caller has it (see `buildPullSecretManifest`). */
   parsed?: { value: unknown };
+  /** The names the caller derived for this cluster and namespace (see `buildPullSecretManifest`). */
+  names?: ClusterNames;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function provisionKubernetesSecret(target: KubernetesSecretTarget, 
     secretPath: input.secretPath,
     secretVersion: input.version,
     parsed: input.parsed,
+    names: input.names,
   });
   const result = await target.apply(manifest, { signal });
   log.info(

@@ -128,6 +128,8 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
         version: pushed.version,
         // The store gave back the validated bytes (the usual case): their parse is reused, not repeated.
         parsed: payload === secret.raw && pushed.stored.equals(secret.raw) ? { value: secret.document } : undefined,
+        // Derived above with the Kubernetes checks (writesKubernetes): not derived again for the manifest.
+        names,
       },
       log,
       deps.signal,

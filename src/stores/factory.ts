@@ -146,9 +146,10 @@ export interface StoreFactory<Config = unknown> {
    */
   create(config: Config, hooks?: StoreHooks): Promise<SecretStore>;
   /**
-   * Loads the code `create` loads (the SDK), without building a client or calling anything, so a
-   * long-running process can pay for it at start instead of on its first event. Undefined when
-   * `create` loads nothing heavy.
+   * Loads the code `create` loads (the SDK), without calling anything, so a long-running process
+   * can pay for it at start instead of on its first event; a store may also build a client it
+   * never uses, to fill the SDK's caches (GCP: its service definitions). Undefined when `create`
+   * loads nothing heavy.
    */
   preload?(): Promise<void>;
 }

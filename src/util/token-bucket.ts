@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PullSecretError } from '../errors/index.js';
 
+/** What `acquire` resolves to when the token was taken at once: no wait. */
+const NO_WAIT: Promise<boolean> = Promise.resolve(false);
+
 /**
  * A token bucket: at most `perWindow` acquisitions per `windowMs` (default a minute) on average,
  * bursts up to `burst`. Waiters are served in order, so a burst of clusters queues instead of
@@ -32,6 +35,8 @@ export class TokenBucket {
    */
   acquire(signal?: AbortSignal): Promise<boolean> {
     if (signal?.aborted === true) return Promise.reject(aborted(signal.reason));
+    // Nobody waiting and a token at hand (the usual case): taken at once, without queueing.
+    if (this.queued === 0 && this.takeNow()) return NO_WAIT;
     const behindOthers = this.queued > 0;
     this.queued += 1;
     const turn = this.tail.then(() => (signal?.aborted === true ? Promise.reject(aborted(signal.reason)) : this.take(signal))).finally(() => (this.queued -= 1));
@@ -62,6 +67,16 @@ export class TokenBucket {
   drain(): void {
     this.tokens = 0;
     this.last = performance.now();
+  }
+
+  /** Refills, then takes a token when one is there; false (nothing taken) otherwise. */
+  private takeNow(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + (now - this.last) * this.perMs);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
   }
 
   private async take(signal?: AbortSignal): Promise<boolean> {

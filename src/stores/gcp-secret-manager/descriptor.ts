@@ -94,5 +94,6 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
   create: async (config, hooks) => (await import('./create-store.js')).createGcpStore(config, hooks),
   preload: async () => {
     await import('./create-store.js');
+    (await import('./sdk-client.js')).warmSdkClient();
   },
 };
