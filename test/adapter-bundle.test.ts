@@ -10,9 +10,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { SourceMap, type SourceMapPayload } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createBroker } from '../src/brokers/registry.js';
 import type { Broker } from '../src/brokers/broker.js';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
@@ -183,6 +185,28 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     assert.ok(!output.includes('    at '), 'no raw stack trace');
   });
 
+  test("no class of this project's code is renamed in the bundle: its `.name` stays", async () => {
+    // The bundle does not pin names (scripts/bundle.mjs): a class esbuild renamed to avoid a clash
+    // between modules has a digit appended, a name its source file does not hold. (A renamed function
+    // shows its new name only in a stack trace.)
+    const renamed: string[] = [];
+    const declaration = /\bclass\s+([A-Za-z_$][\w$]*\d)\b|\b([A-Za-z_$][\w$]*\d)=class\b/g;
+    for (const file of await jsFiles(join(bundle.dir, 'bundle', 'adapter'))) {
+      const lines = (await readFile(file, 'utf8')).split('\n');
+      const map = new SourceMap(JSON.parse(await readFile(`${file}.map`, 'utf8')) as SourceMapPayload);
+      lines.forEach((text, line) => {
+        for (const match of text.matchAll(declaration)) {
+          const name = match[1] ?? match[2] ?? '';
+          const entry = map.findEntry(line, match.index + match[0].indexOf(name));
+          const source = 'originalSource' in entry ? entry.originalSource : '';
+          if (!source.includes('/src/') || source.includes('/node_modules/')) continue;
+          if (!new RegExp(`\\b${name.replaceAll('$', '\\$')}\\b`).test(readFileSync(resolve(dirname(file), source), 'utf8'))) renamed.push(`${name} (${source})`);
+        }
+      });
+    }
+    assert.deepEqual(renamed, []);
+  });
+
   test('help and configuration errors: same output, same exit codes as main.ts', async () => {
     const cases = [
       ['adapter', '--help'],
@@ -202,4 +226,10 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
 function azureIdentity(server: KeyVaultTestServer): Record<string, string | undefined> {
   const { AZURE_KEY_VAULT_URL: _url, AZURE_KEY_VAULT_CA_FILE: _ca, ...identity } = server.env();
   return identity;
+}
+
+/** The .js files under `dir`, recursively. */
+async function jsFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.js')).map((e) => join(e.parentPath, e.name));
 }
