@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type RequestOptions, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { PullSecretError } from '../errors/index.js';
 import { boundText, HyperFleetApiError, parseProblem } from './errors.js';
 import type { ProblemDetails } from './types.js';
@@ -149,21 +150,14 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
 }
 
 /**
- * The options `http.request(url, options)` would derive from `url` (Node's `urlToHttpOptions`),
- * built directly: one object per request instead of two merged ones.
+ * The options of one request: Node's own `urlToHttpOptions(url)` with ours added to it, one object
+ * (`http.request(url, options)` would build that object and then merge ours into another).
  */
 function requestOptions(url: URL, method: string, headers: Record<string, string | number>, agent: HttpAgent): RequestOptions {
-  const { hostname } = url;
-  const options: RequestOptions = {
-    protocol: url.protocol,
-    hostname: hostname.startsWith('[') ? hostname.slice(1, -1) : hostname,
-    path: `${url.pathname}${url.search}`,
-    method,
-    headers,
-    agent,
-  };
-  if (url.port !== '') options.port = Number(url.port);
-  if (url.username !== '' || url.password !== '') options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  const options: RequestOptions = urlToHttpOptions(url);
+  options.method = method;
+  options.headers = headers;
+  options.agent = agent;
   return options;
 }
 
