@@ -82,13 +82,7 @@ export class TokenBucket {
   private async take(signal?: AbortSignal): Promise<boolean> {
     let slept = false;
     for (;;) {
-      const now = performance.now();
-      this.tokens = Math.min(this.burst, this.tokens + (now - this.last) * this.perMs);
-      this.last = now;
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
-        return slept;
-      }
+      if (this.takeNow()) return slept;
       try {
         slept = true;
         await sleep(Math.ceil((1 - this.tokens) / this.perMs), undefined, { signal });
