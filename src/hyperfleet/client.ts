@@ -9,7 +9,7 @@ import { withRetry, type RetryPolicy } from '../util/retry.js';
 import { clusterPath, normalizeBaseUrl } from './base-url.js';
 import { errorForStatus, HyperFleetApiError, parseRetryAfter, ROUTE_NOT_FOUND_CODE } from './errors.js';
 import { exchange, type ExchangeResponse } from './http-exchange.js';
-import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues, TIMESTAMP_PATTERN } from './schemas.js';
+import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues } from './schemas.js';
 import { createTokenSource } from './token-source.js';
 import { quickCluster } from './cluster-check.js';
 import { quickStatusReport } from './report-check.js';
@@ -190,14 +190,14 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     baseUrl,
 
     async getCluster(clusterId, callOptions = {}) {
-      return await readOrGone(clusterSchema, 'GET /clusters/{id}', clusterId, clusterPath(clusterId), callOptions, quickClusterCheck);
+      return await readOrGone(clusterSchema, 'GET /clusters/{id}', clusterId, clusterPath(clusterId), callOptions, quickCluster);
     },
 
     async putStatus(clusterId, report, callOptions = {}) {
       const operation = 'PUT /clusters/{id}/statuses';
       const path = clusterPath(clusterId, '/statuses');
       // The fast path (report-check.ts) takes the usual report; the schema decides, and words the error, otherwise.
-      const quick = quickStatusReport(report, TIMESTAMP_PATTERN);
+      const quick = quickStatusReport(report);
       const checked = quick !== undefined ? { success: true as const, data: quick } : adapterStatusReportSchema.safeParse(report);
       if (!checked.success) {
         throw new PullSecretError('API_REQUEST_INVALID', `status report for cluster ${clusterId} is invalid: ${describeIssues(checked.error)}`);
@@ -250,9 +250,6 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     },
   };
 }
-
-/** The cluster schema's fast path (every event's GET), with the schema's own timestamp pattern. */
-const quickClusterCheck = (json: unknown): Cluster | undefined => quickCluster(json, TIMESTAMP_PATTERN);
 
 /** `page=…&size=…` (API defaults 1 and 20). @throws CONFIG_INVALID unless both are positive int32. */
 function pageQuery(paging: { page?: number; size?: number }): string {

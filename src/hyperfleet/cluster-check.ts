@@ -1,5 +1,5 @@
 import type { Cluster, ResourceCondition } from './types.js';
-import { copyRecord, isPlainRecord, matches } from './quick-check.js';
+import { copyRecord, isPlainRecord, isTimestamp } from './quick-check.js';
 
 /**
  * A fast path for `clusterSchema` (schemas.ts), which the adapter applies to every event's
@@ -8,10 +8,9 @@ import { copyRecord, isPlainRecord, matches } from './quick-check.js';
  * the schema's per-field bookkeeping. It only ever says yes: `undefined` means "not sure", and the
  * caller then runs the schema, whose answer (and error message) stands. Anything unusual (a
  * `__proto__` key, a non-plain object) is left to the schema.
- *
- * `timestamp` is the schema's own RFC 3339 pattern, so both agree on every date.
+ * Timestamps are checked with the schema's own RFC 3339 pattern, so both agree on every date.
  */
-export function quickCluster(json: unknown, timestamp: RegExp): Cluster | undefined {
+export function quickCluster(json: unknown): Cluster | undefined {
   if (!isPlainRecord(json)) return undefined;
   const { id, kind, href, name, generation, labels, spec, status, created_time, updated_time, created_by, updated_by, deleted_time, deleted_by } = json;
   if (!isString(id) || id.length < 1 || !isString(kind) || !isString(name)) return undefined;
@@ -23,14 +22,13 @@ export function quickCluster(json: unknown, timestamp: RegExp): Cluster | undefi
   if (!isPlainRecord(status) || !Array.isArray(status.conditions)) return undefined;
   const conditions: ResourceCondition[] = [];
   for (const c of status.conditions as unknown[]) {
-    const condition = quickCondition(c, timestamp);
+    const condition = quickCondition(c);
     if (condition === undefined) return undefined;
     conditions.push(condition);
   }
-  const isTime = (v: unknown): v is string => isString(v) && matches(timestamp, v);
-  if (!isTime(created_time) || !isTime(updated_time)) return undefined;
+  if (!isTimestamp(created_time) || !isTimestamp(updated_time)) return undefined;
   if (!isOptionalString(created_by) || !isOptionalString(updated_by) || !isOptionalString(deleted_by)) return undefined;
-  if (deleted_time !== undefined && !isTime(deleted_time)) return undefined;
+  if (deleted_time !== undefined && !isTimestamp(deleted_time)) return undefined;
   const cluster: Cluster = { id, kind } as Cluster;
   if (href !== undefined) cluster.href = href;
   cluster.name = name;
@@ -47,20 +45,20 @@ export function quickCluster(json: unknown, timestamp: RegExp): Cluster | undefi
   return cluster;
 }
 
-function quickCondition(json: unknown, timestamp: RegExp): ResourceCondition | undefined {
+function quickCondition(json: unknown): ResourceCondition | undefined {
   if (!isPlainRecord(json)) return undefined;
   const { type, status, reason, message, observed_generation, created_time, last_updated_time, last_transition_time } = json;
   if (!isString(type) || type.length < 1 || (status !== 'True' && status !== 'False')) return undefined;
   if (!isOptionalString(reason) || !isOptionalString(message)) return undefined;
   if (typeof observed_generation !== 'number' || !Number.isSafeInteger(observed_generation)) return undefined;
-  for (const t of [created_time, last_updated_time, last_transition_time]) if (!isString(t) || !matches(timestamp, t)) return undefined;
+  if (!isTimestamp(created_time) || !isTimestamp(last_updated_time) || !isTimestamp(last_transition_time)) return undefined;
   const condition = { type, status } as ResourceCondition;
   if (reason !== undefined) condition.reason = reason;
   if (message !== undefined) condition.message = message;
   condition.observed_generation = observed_generation;
-  condition.created_time = created_time as string;
-  condition.last_updated_time = last_updated_time as string;
-  condition.last_transition_time = last_transition_time as string;
+  condition.created_time = created_time;
+  condition.last_updated_time = last_updated_time;
+  condition.last_transition_time = last_transition_time;
   return condition;
 }
 

@@ -3,10 +3,13 @@
  * Each only ever narrows: whatever they refuse goes to the schema, whose answer stands.
  */
 
-/** `pattern` tested from the start of `value`, whatever its `lastIndex` was. */
-export function matches(pattern: RegExp, value: string): boolean {
-  pattern.lastIndex = 0;
-  return pattern.test(value);
+import { TIMESTAMP_PATTERN } from './schemas.js';
+
+/** An RFC 3339 timestamp as the schemas' own pattern accepts it (tested from its start, whatever its `lastIndex` was). */
+export function isTimestamp(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  TIMESTAMP_PATTERN.lastIndex = 0;
+  return TIMESTAMP_PATTERN.test(value);
 }
 
 /** A plain object as JSON.parse makes it (not an array, no prototype tricks, no symbol keys). */

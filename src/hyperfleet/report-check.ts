@@ -1,4 +1,4 @@
-import { copyRecord, isPlainRecord, matches } from './quick-check.js';
+import { copyRecord, isPlainRecord, isTimestamp } from './quick-check.js';
 import { MANDATORY_CONDITIONS, type AdapterStatusMetadata, type AdapterStatusReport, type ConditionRequest } from './types.js';
 
 const REPORT_KEYS: ReadonlySet<string> = new Set(['adapter', 'observed_generation', 'observed_time', 'conditions', 'data', 'metadata']);
@@ -10,15 +10,14 @@ const CONDITION_STATUS: ReadonlySet<unknown> = new Set(['True', 'False', 'Unknow
  * it is sent: the same rules written out by hand (strict keys, types, mandatory conditions, no
  * duplicate), building the schema's exact output. It only ever says yes: `undefined` means "not
  * sure", and the caller then runs the schema, whose answer and message stand.
- *
- * `timestamp` is the schema's own RFC 3339 pattern.
+ * Timestamps are checked with the schema's own RFC 3339 pattern.
  */
-export function quickStatusReport(report: unknown, timestamp: RegExp): AdapterStatusReport | undefined {
+export function quickStatusReport(report: unknown): AdapterStatusReport | undefined {
   if (!isPlainRecord(report) || !onlyKeys(report, REPORT_KEYS)) return undefined;
   const { adapter, observed_generation, observed_time, conditions, data, metadata } = report;
   if (typeof adapter !== 'string' || adapter.length < 1) return undefined;
   if (typeof observed_generation !== 'number' || !Number.isSafeInteger(observed_generation) || observed_generation < 1 || observed_generation > 2 ** 31 - 1) return undefined;
-  if (typeof observed_time !== 'string' || !matches(timestamp, observed_time)) return undefined;
+  if (!isTimestamp(observed_time)) return undefined;
   if (!Array.isArray(conditions)) return undefined;
   const outConditions: ConditionRequest[] = [];
   const types = new Set<string>();
@@ -41,7 +40,7 @@ export function quickStatusReport(report: unknown, timestamp: RegExp): AdapterSt
   if ('metadata' in report) {
     if (metadata === undefined) out.metadata = undefined;
     else {
-      const copy = quickMetadata(metadata, timestamp);
+      const copy = quickMetadata(metadata);
       if (copy === undefined) return undefined;
       out.metadata = copy;
     }
@@ -65,7 +64,7 @@ function quickCondition(json: unknown): ConditionRequest | undefined {
   return condition;
 }
 
-function quickMetadata(json: unknown, timestamp: RegExp): AdapterStatusMetadata | undefined {
+function quickMetadata(json: unknown): AdapterStatusMetadata | undefined {
   if (!isPlainRecord(json) || !onlyKeys(json, METADATA_KEYS)) return undefined;
   const out: Record<string, unknown> = {};
   for (const key of METADATA_KEYS) {
@@ -73,7 +72,7 @@ function quickMetadata(json: unknown, timestamp: RegExp): AdapterStatusMetadata 
     const value = json[key];
     if (value !== undefined) {
       if (key === 'attempt' ? typeof value !== 'number' || !Number.isSafeInteger(value) : typeof value !== 'string') return undefined;
-      if ((key === 'started_time' || key === 'completed_time') && !matches(timestamp, value as string)) return undefined;
+      if ((key === 'started_time' || key === 'completed_time') && !isTimestamp(value)) return undefined;
     }
     out[key] = value;
   }
