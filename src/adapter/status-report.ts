@@ -207,9 +207,8 @@ export function buildStatusReport(
   transferProblem?: { reason: string; message: string },
   entitlementExpiresAt?: string,
 ): AdapterStatusReport {
-  const described = describe(outcome);
-  const { conditions } = described;
-  const data = entitlementExpiresAt === undefined ? described.data : { ...described.data, entitlementExpiresAt };
+  const { conditions, data: described } = describe(outcome);
+  const data = entitlementExpiresAt === undefined ? described : { ...described, entitlementExpiresAt };
   // Ownership transfer checks failing past their backoff (docs/account-service.md): Degraded, even when this reconcile went well.
   const withTransfer =
     transferProblem === undefined ? conditions : conditions.map((c) => (c.type === 'Health' && c.status === 'True' ? condition('Health', 'False', transferProblem.reason, transferProblem.message) : c));
