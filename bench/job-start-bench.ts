@@ -7,11 +7,11 @@
  * executable, dist/cli/pull-secret.js; dist/cli/main.js to compare), BENCH_NODE_OPTIONS (default the image's).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { benchProcesses } from './job-processes.js';
+import { node22 as node22Binary } from './adapter-bench.js';
 import { fmt } from './stats.js';
 import { startSecretManagerTestServer } from '../test/servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer } from '../test/servers/kubernetes/server.js';
@@ -38,8 +38,8 @@ try {
   const api = { ...gcp, MANAGEMENT_NAMESPACE: 'clusters-cls-bench', KUBECONFIG: kube.kubeconfigPath };
   const rss = join(dir, 'rss');
   await benchProcesses(['run-job', 'pull-secret'], api, 1, rss); // the first run creates the secrets
-  const node22 = fileURLToPath(new URL('../.runtimes/node-22/node_modules/.bin/node', import.meta.url));
-  const nodes: Array<[string, string]> = [[process.version, process.execPath], ...(existsSync(node22) ? [['v22 (.runtimes)', node22] as [string, string]] : [])];
+  const node22 = node22Binary();
+  const nodes: Array<[string, string]> = [[process.version, process.execPath], ...(node22 !== undefined ? [['v22 (.runtimes)', node22] as [string, string]] : [])];
   for (const [target, env] of [
     ['GCP', gcp],
     ['GCP + Kubernetes API', api],

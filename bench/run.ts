@@ -6,8 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { benchProcesses, type ProcessRuns } from './job-processes.js';
 import { fmt, summarize } from './stats.js';
@@ -21,7 +20,7 @@ import type { SecretStore } from '../src/stores/store.js';
 import { storeCallRows } from './store-calls.js';
 import { benchKubernetes } from './kube-bench.js';
 import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
-import { benchAdapter, node22 as adapterNode22Binary, type AdapterPath } from './adapter-bench.js';
+import { benchAdapter, node22 as node22Binary, type AdapterPath } from './adapter-bench.js';
 import { benchEndToEnd } from './e2e-bench.js';
 import { benchQuota } from './quota-bench.js';
 import { benchAwsStore } from './aws-store-bench.js';
@@ -75,15 +74,16 @@ async function main(): Promise<void> {
     const imageDefaults = { ...gcp, NODE_ENV: 'production', NODE_OPTIONS: imageNodeOptions };
     processRow("job, GCP test server, no-op run, image's defaults", await benchProcesses(['run-job', 'pull-secret'], imageDefaults, RUNS, rss), '< 400 ms, < 80 MB');
     // The image runs Node.js 22 (Dockerfile): the same row on the Node.js 22 that `npm run test:setup` installs, when present.
-    const node22 = fileURLToPath(new URL('../.runtimes/node-22/node_modules/.bin/node', import.meta.url));
-    if (existsSync(node22)) processRow("job, GCP test server, no-op run, image's defaults, Node.js 22", await benchProcesses(['run-job', 'pull-secret'], imageDefaults, RUNS, rss, node22), '< 400 ms, < 80 MB');
+    const node22 = node22Binary();
+    if (node22 !== undefined)
+      processRow("job, GCP test server, no-op run, image's defaults, Node.js 22", await benchProcesses(['run-job', 'pull-secret'], imageDefaults, RUNS, rss, node22), '< 400 ms, < 80 MB');
     // What a Job pod of the adapter's Job mode runs: the same job also writing the Kubernetes Secret through the API (HTTPS).
     const kube = await startKubernetesTestServer({ namespaces: ['clusters-cls-bench'] });
     try {
       const jobPod = { ...imageDefaults, MANAGEMENT_NAMESPACE: 'clusters-cls-bench', KUBECONFIG: kube.kubeconfigPath };
       await benchProcesses(['run-job', 'pull-secret'], jobPod, 1, rss); // the first run creates the Secret
       processRow("job, GCP + Kubernetes API test servers, no-op run, image's defaults", await benchProcesses(['run-job', 'pull-secret'], jobPod, RUNS, rss), '< 400 ms, < 80 MB');
-      if (existsSync(node22))
+      if (node22 !== undefined)
         processRow("job, GCP + Kubernetes API test servers, no-op run, image's defaults, Node.js 22", await benchProcesses(['run-job', 'pull-secret'], jobPod, RUNS, rss, node22), '< 400 ms, < 80 MB');
     } finally {
       await kube.close();
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
     const adapterRows: string[][] = [];
     for (const n of sizes) for (const path of paths) adapterRows.push(...(await benchAdapter(n, path)));
     // The production path also on Node.js 22, the image's runtime (when `npm run test:setup` installed it), at the first size.
-    const adapterNode22 = adapterNode22Binary();
+    const adapterNode22 = node22Binary();
     if (adapterNode22 !== undefined && paths.includes('production')) adapterRows.push(...(await benchAdapter(sizes[0] ?? 1000, 'production', adapterNode22, 'Node.js 22')));
     printSection('Adapter on the embedded broker: embedded path (local store, manifests), production path (GCP and Kubernetes API test servers)', adapterRows);
     const e2eRows: string[][] = [];
