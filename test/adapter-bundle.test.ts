@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { SourceMap, type SourceMapPayload } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -20,7 +20,7 @@ import type { Broker } from '../src/brokers/broker.js';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
 import type { AdapterStatus, Cluster } from '../src/hyperfleet/index.js';
 import { baseEnv, runCli, runNode } from './support/cli.js';
-import { buildBundle, type BuiltBundle } from './support/bundle.js';
+import { buildBundle, jsFiles, type BuiltBundle } from './support/bundle.js';
 import { jsonFixture, VALID_PULL_SECRET } from './support/fixtures.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
 import { until } from './support/until.js';
@@ -226,10 +226,4 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
 function azureIdentity(server: KeyVaultTestServer): Record<string, string | undefined> {
   const { AZURE_KEY_VAULT_URL: _url, AZURE_KEY_VAULT_CA_FILE: _ca, ...identity } = server.env();
   return identity;
-}
-
-/** The .js files under `dir`, recursively. */
-async function jsFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.js')).map((e) => join(e.parentPath, e.name));
 }

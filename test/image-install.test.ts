@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { JOB_DEFAULTS } from '../src/kube/job-manifest.js';
 import { DEFAULT_DEV_DATA_DIR } from '../src/dev/data-dir.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { jsFiles } from './support/bundle.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const run = promisify(execFile);
@@ -188,11 +189,6 @@ function listTs(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => join(e.parentPath, e.name));
-}
-
-async function jsFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.js')).map((e) => join(e.parentPath, e.name));
 }
 
 describe("the image's production install, in a clean directory", { timeout: 8 * 60_000 }, () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,4 +33,10 @@ export async function buildBundle(names: string[]): Promise<BuiltBundle> {
     entry: (name) => join(dir, 'bundle', name, `${name}-entry.js`),
     remove: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** The .js files under `dir`, recursively (a build, a bundle). */
+export async function jsFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.js')).map((e) => join(e.parentPath, e.name));
 }
