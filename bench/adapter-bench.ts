@@ -107,7 +107,7 @@ interface BurstFigures {
   benchCpuMs: number;
   gc: GcFigures;
   writes: number;
-  calls: { store: number; kubernetes: number } | undefined;
+  calls: ReturnType<PathParts['calls']>;
   /** Bytes, for the whole burst. */
   peakRss: number;
 }
@@ -249,7 +249,8 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
     const burstRows = (label: string, runs: BurstFigures[]) => {
       const of = (figure: (r: BurstFigures) => number, digits = 1) => spread(runs.map(figure), digits);
       const worst = (figure: (r: BurstFigures) => number) => Math.max(...runs.map(figure));
-      const tag = runs.length > 1 ? `${label}; median (min-max) of ${runs.length} bursts` : label;
+      const tagged = (statistic: string) => (runs.length > 1 ? `${label}; ${statistic} of ${runs.length} bursts` : label);
+      const tag = tagged('median (min-max)');
       row(
         `no-op reconcile throughput, burst (${tag})`,
         of((r) => r.perSecond),
@@ -274,7 +275,7 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
       // Medians only: four ranges in one cell would not read.
       const perThousand = (figure: (r: BurstFigures) => number) => fmt((median(runs.map(figure)) * 1000) / n, 0);
       row(
-        `adapter GC per 1,000 no-op reconciles, scavenges / full, pause ms (${tag.replace('median (min-max)', 'median')})`,
+        `adapter GC per 1,000 no-op reconciles, scavenges / full, pause ms (${tagged('median')})`,
         `${perThousand((r) => r.gc.minor)} / ${perThousand((r) => r.gc.major)}, ${perThousand((r) => r.gc.minorMs)} / ${perThousand((r) => r.gc.majorMs)}`,
         'count, ms',
         '',

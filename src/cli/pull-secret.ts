@@ -15,10 +15,10 @@ import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 
 /** The bundle entry of each bundled command. */
-const BUNDLES: Readonly<Record<string, URL>> = {
-  'run-job': new URL('../bundle/run-job/run-job-entry.js', import.meta.url),
-  adapter: new URL('../bundle/adapter/adapter-entry.js', import.meta.url),
-};
+const BUNDLES: ReadonlyMap<string, URL> = new Map([
+  ['run-job', new URL('../bundle/run-job/run-job-entry.js', import.meta.url)],
+  ['adapter', new URL('../bundle/adapter/adapter-entry.js', import.meta.url)],
+]);
 /** The tiers above V8's interpreter: TurboFan, Maglev, Sparkplug. */
 const JOB_V8_FLAGS = ['--no-opt', '--no-maglev', '--no-sparkplug'];
 
@@ -27,5 +27,5 @@ if (command === 'run-job') {
   // Only the tiering decisions read these: code already running is unaffected, nothing else changes.
   for (const flag of JOB_V8_FLAGS) setFlagsFromString(flag);
 }
-const bundle = Object.hasOwn(BUNDLES, command) ? BUNDLES[command] : undefined;
+const bundle = BUNDLES.get(command);
 await import(bundle !== undefined && existsSync(bundle) ? bundle.href : './main.js');
