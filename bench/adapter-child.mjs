@@ -14,11 +14,11 @@ import { startAdapter } from '../dist/adapter/service.js';
 import { createLogger } from '../dist/observability/logger.js';
 
 // Event-to-status latency ends when the adapter has the API's answer to its status PUT (the whole
-// round trip), seen from Node's HTTP client without touching the adapter's code. Epoch milliseconds,
-// comparable with the parent's clock (same machine).
+// round trip), seen from the HTTP client (undici: its request is complete with the trailers) without
+// touching the adapter's code. Epoch milliseconds, comparable with the parent's clock (same machine).
 const STATUS_PUT = /\/clusters\/([^/?]+)\/statuses(?:\?|$)/;
 const putAnswered = new Map();
-subscribe('http.client.response.finish', ({ request }) => {
+subscribe('undici:request:trailers', ({ request }) => {
   const id = request.method === 'PUT' ? STATUS_PUT.exec(request.path)?.[1] : undefined;
   if (id !== undefined) putAnswered.set(id, performance.timeOrigin + performance.now());
 });

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
 import { PullSecretError } from '../src/errors/index.js';
@@ -13,6 +15,7 @@ import { createHyperFleetClient, type AdapterStatusReport, type Cluster, type Hy
 import { generateTestPki } from './servers/kubernetes/tls.js';
 import { jsonFixture } from './support/fixtures.js';
 
+const run = promisify(execFile);
 const FAST = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 const TOKEN_A = 'token-aaaaaaaaaaaa';
 const TOKEN_B = 'token-bbbbbbbbbbbb';
@@ -245,11 +248,20 @@ describe('HyperFleet client over https', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('trusts a private CA through caFile, over one kept-alive connection', async () => {
+  it('trusts a private CA through caFile, over kept-alive connections', async () => {
     const client = createHyperFleetClient({ baseUrl: url, caFile, retry: FAST });
     const before = tlsConnections;
-    for (let i = 0; i < 3; i++) assert.equal((await client.listClusters()).total, 0);
-    assert.equal(tlsConnections - before, 1);
+    for (let i = 0; i < 6; i++) assert.equal((await client.listClusters()).total, 0);
+    // Calls back to back take turns on two connections (src/hyperfleet/client.test.ts says why).
+    assert.ok(tlsConnections - before <= 2);
+  });
+
+  it('without caFile, trusts the CAs of NODE_EXTRA_CA_CERTS', async () => {
+    // Node reads NODE_EXTRA_CA_CERTS once, at start: a process of its own.
+    const script = `import { createHyperFleetClient } from ${JSON.stringify(new URL('../src/hyperfleet/index.ts', import.meta.url).href)};
+      console.log((await createHyperFleetClient({ baseUrl: ${JSON.stringify(url)}, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }).listClusters()).total);`;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 30_000, env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } });
+    assert.equal(stdout.trim(), '0');
   });
 
   it('an untrusted certificate is a configuration error naming caFile, not retried', async () => {

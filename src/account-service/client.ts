@@ -1,9 +1,8 @@
 import { X509Certificate } from 'node:crypto';
-import { Agent as HttpsAgent } from 'node:https';
 import { z } from 'zod';
 import { PullSecretError, type ErrorCode } from '../errors/index.js';
 import { readCaFile } from '../hyperfleet/client.js';
-import { exchange, type ExchangeResponse, type ExchangeService } from '../hyperfleet/http-exchange.js';
+import { exchange, privateCaDispatcher, type ExchangeResponse, type ExchangeService } from '../hyperfleet/http-exchange.js';
 import { describeIssues } from '../hyperfleet/schemas.js';
 import { createTokenSource } from '../hyperfleet/token-source.js';
 import { assertClusterId, quoteIdentifier } from '../pullsecret/identifiers.js';
@@ -131,7 +130,7 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
   if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
     throw new PullSecretError('CONFIG_INVALID', `an account service CA file is set, but ${baseUrl} is not an https URL`);
   }
-  const agent = options.caFile === undefined ? undefined : new HttpsAgent({ keepAlive: true, ca: readCaFile(options.caFile, SERVICE.name) });
+  const dispatcher = options.caFile === undefined ? undefined : privateCaDispatcher(readCaFile(options.caFile, SERVICE.name));
   const tokens = createTokenSource(options.tokenFile, SERVICE.name);
   const timeoutMs = options.timeoutMs ?? 10_000;
 
@@ -146,7 +145,7 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
         authorization: authorization.header,
         timeoutMs,
         signal,
-        agent,
+        dispatcher,
         service: SERVICE,
         maxResponseBytes: MAX_RESPONSE_BYTES,
       });

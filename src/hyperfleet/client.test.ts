@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { createHyperFleetClient } from './client.js';
 import { MAX_RESPONSE_BYTES } from './http-exchange.js';
 import type { AdapterStatusReport } from './types.js';
 
+const run = promisify(execFile);
 const ID = '019466a0-8f8e-7abc-9def-0123456789ab';
 const FAST = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
 
@@ -150,11 +153,40 @@ describe('HyperFleet client (scripted loopback server)', () => {
     assert.equal(server.requests.length, 2);
   });
 
-  it('reuses one kept-alive connection for calls in sequence', async () => {
-    const server = await scriptedServer([empty(204), empty(204), empty(204)]);
+  it('the deadline covers reading the body: an answer that trickles past it is cut off and retried', async () => {
+    const trickle: Answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"page":');
+      // One byte now and then keeps the connection busy, never finishing within the deadline.
+      const drip = setInterval(() => res.write(' '), 20);
+      res.on('close', () => clearInterval(drip));
+    };
+    const server = await scriptedServer([trickle, json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST, timeoutMs: 200 });
+    assert.equal((await client.listClusters()).total, 0);
+    assert.equal(server.requests.length, 2);
+    const once = createHyperFleetClient({ baseUrl: (await scriptedServer([trickle])).url, retry: { ...FAST, maxAttempts: 1 }, timeoutMs: 200 });
+    await assert.rejects(once.listClusters(), isCode('API_UNAVAILABLE'));
+  });
+
+  it('a kept-alive connection left idle does not keep the process alive', async () => {
+    const server = await scriptedServer([json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const script = `import { createHyperFleetClient } from ${JSON.stringify(new URL('./client.ts', import.meta.url).href)};
+      const client = createHyperFleetClient({ baseUrl: ${JSON.stringify(server.url)}, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
+      console.log((await client.listClusters()).total);`;
+    // A process held open by the idle connection would not exit before the guard's timeout kills it.
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 30_000 });
+    assert.equal(stdout.trim(), '0');
+    assert.equal(server.requests.length, 1);
+  });
+
+  it('reuses kept-alive connections for calls in sequence', async () => {
+    const server = await scriptedServer(Array.from({ length: 8 }, () => empty(204)));
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
-    for (let i = 0; i < 3; i++) assert.equal(await client.putStatus(ID, report), 'stale');
-    assert.equal(new Set(server.requests.map((r) => r.socket)).size, 1);
+    for (let i = 0; i < 8; i++) assert.equal(await client.putStatus(ID, report), 'stale');
+    // undici hands a connection to the next call one event-loop turn after an answer (in case the
+    // server closes it after all), so calls back to back alternate between two.
+    assert.ok(new Set(server.requests.map((r) => r.socket)).size <= 2);
   });
 
   it('a 404 without problem details still means "gone", and is logged', async () => {

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { Agent as HttpsAgent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
@@ -8,7 +7,7 @@ import type { Logger } from '../observability/logger.js';
 import { withRetry, type RetryPolicy } from '../util/retry.js';
 import { clusterPath, normalizeBaseUrl } from './base-url.js';
 import { errorForStatus, HyperFleetApiError, parseRetryAfter, ROUTE_NOT_FOUND_CODE } from './errors.js';
-import { exchange, type ExchangeResponse } from './http-exchange.js';
+import { exchange, privateCaDispatcher, type ExchangeResponse } from './http-exchange.js';
 import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues } from './schemas.js';
 import { createTokenSource } from './token-source.js';
 import { quickCluster } from './cluster-check.js';
@@ -95,7 +94,7 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
   if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
     throw new PullSecretError('CONFIG_INVALID', `a HyperFleet API CA file is set, but ${baseUrl} is not an https URL`);
   }
-  const agent = options.caFile === undefined ? undefined : new HttpsAgent({ keepAlive: true, ca: readCaFile(options.caFile) });
+  const dispatcher = options.caFile === undefined ? undefined : privateCaDispatcher(readCaFile(options.caFile));
   const tokens = createTokenSource(options.tokenFile);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
@@ -163,7 +162,7 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
           body: spec.body,
           timeoutMs,
           signal: callOptions.signal,
-          agent,
+          dispatcher,
         });
         const handled = spec.interpret(response);
         if (handled !== undefined) return handled.value;
