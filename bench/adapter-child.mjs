@@ -24,8 +24,9 @@ subscribe('undici:request:trailers', ({ request }) => {
 });
 
 const config = validateAdapterConfig(JSON.parse(process.env.BENCH_ADAPTER_CONFIG ?? '{}'));
+// Logs at the deployed level (info): every line is formatted and redacted as in production, then dropped.
 const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
-const adapter = await startAdapter(config, createLogger({ level: 'warn', destination: silent }));
+const adapter = await startAdapter(config, createLogger({ level: 'info', destination: silent }));
 let peak = process.memoryUsage.rss();
 // CPU time (user + system) of this process since `reset-peak`, in ms: the adapter's own cost of a burst.
 let cpuAtReset = process.cpuUsage();

@@ -43,12 +43,33 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     const secret = kube.getObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`) as { data?: Record<string, string> };
     assert.equal(Buffer.from(secret.data?.['.dockerconfigjson'] ?? '', 'base64').toString(), VALID_PULL_SECRET);
 
+    // The first reconcile's last line is written after its status: wait for it before the no-op.
+    const statusLogged = async (from: number) => {
+      for (let wait = 0; wait < 250; wait++) {
+        const lines = stack.logs.slice(from).map((l) => JSON.parse(l) as { level: string; message: string; cluster_id?: string });
+        const end = lines.findIndex((l) => l.message === 'Status reported' && l.cluster_id === cluster.id);
+        if (end >= 0) return { lines: lines.slice(0, end + 1).filter((l) => l.cluster_id === cluster.id), next: from + end + 1 };
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return assert.fail('no "Status reported" line');
+    };
+    const { next } = await statusLogged(0);
     gcp.resetCalls();
     kube.resetCalls();
     await stack.publish(cluster);
     await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'True/SecretUpToDate');
     assert.equal(gcp.calls.AddSecretVersion + gcp.calls.CreateSecret, 0);
     assert.equal(kube.writes('secrets'), 0);
+    // At info a no-op says what came of it in two lines; its steps are debug.
+    const { lines } = await statusLogged(next);
+    assert.deepEqual(
+      lines.filter((l) => l.level === 'info').map((l) => l.message),
+      ['Pull secret reconciled', 'Status reported'],
+    );
+    assert.deepEqual(
+      lines.filter((l) => l.level === 'debug').map((l) => l.message),
+      ['Pull secret is valid', 'Read newest enabled version', 'Kubernetes Secret already up to date'],
+    );
     const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
     assert.match(metrics, /pullsecret_gcp_api_calls_total\{status_code="200"\} [1-9]/);
   });

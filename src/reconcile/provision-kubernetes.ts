@@ -35,7 +35,8 @@ export async function provisionKubernetesSecret(target: KubernetesSecretTarget, 
     names: input.names,
   });
   const result = await target.apply(manifest, { signal });
-  log.info(
+  // A Secret already up to date is a step of a no-op (debug); a write is info.
+  log[result.outcome === 'unchanged' ? 'debug' : 'info'](
     {
       operation: 'provision-kubernetes-secret',
       kubernetes_target: target.kind,

@@ -91,7 +91,8 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
   const { store, log } = deps;
   const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
   const secret = validatePullSecret(input.pullSecretData, limits);
-  log.info({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
+  // The steps of a reconcile are debug; its outcome ('Pull secret reconciled') and every write are info.
+  log.debug({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
   const applied = deps.transferRecords === true ? await readTransferRecord(store, secretName, deps.signal) : undefined;
   let payload = secret.raw;
   if (applied !== undefined) {

@@ -41,7 +41,8 @@ export interface PushResult {
 export interface PushEvent {
   operation: string;
   message: string;
-  level?: 'info' | 'warn';
+  /** Default info; reads that change nothing are debug (a no-op logs no step at info). */
+  level?: 'debug' | 'info' | 'warn';
   duration_ms?: number;
   version?: string;
   attempt?: number;
@@ -92,9 +93,9 @@ export interface PushOptions {
 export async function pushSecret(store: SecretStore, request: PushRequest, options: PushOptions): Promise<PushResult> {
   const { secretId, payload } = request;
   const secretPath = store.secretPath(secretId);
-  const step: Step = (operation, message, fn, version) => runStep(operation, message, fn, options, version);
+  const step: Step = (operation, message, fn, version, level) => runStep(operation, message, fn, options, version, level);
   const call = { signal: options.signal };
-  const readLatest = () => step('access-latest', 'Read newest enabled version', () => accessLatestOrMissing(store, secretId, call));
+  const readLatest = () => step('access-latest', 'Read newest enabled version', () => accessLatestOrMissing(store, secretId, call), undefined, 'debug');
   const unchanged = (latest: SecretPayload): PushResult => ({ outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data });
 
   const first = await readLatest();
@@ -113,7 +114,7 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
     created = metadata !== undefined;
   }
   // Not created by us (it existed without a version, or a concurrent run created it): use theirs.
-  metadata ??= await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call));
+  metadata ??= await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call), undefined, 'debug');
   if (metadata === undefined) {
     if (request.dryRun && first === NO_SECRET) return { outcome: 'created', secretPath };
     throw new PullSecretError('SECRET_NOT_FOUND', `secret ${secretPath} vanished while it was being written`, { retryable: true });
@@ -177,7 +178,7 @@ async function accessLatestOrMissing(store: SecretStore, secretId: string, call:
   }
 }
 
-type Step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined) => Promise<T>;
+type Step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined, level?: PushEvent['level']) => Promise<T>;
 
 /**
  * One compare-and-add step: adds `payload` only while `ifLatest` is still the newest enabled version.
@@ -237,7 +238,14 @@ function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<strin
 }
 
 /** Runs one store step with its own retries and reports it once it succeeds. */
-async function runStep<T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, options: PushOptions, version?: (value: T) => string | undefined): Promise<T> {
+async function runStep<T>(
+  operation: string,
+  message: string | ((value: T) => string),
+  fn: (attempt: number) => Promise<T>,
+  options: PushOptions,
+  version?: (value: T) => string | undefined,
+  level?: PushEvent['level'],
+): Promise<T> {
   const started = performance.now();
   const value = await withRetry(options.retry, fn, {
     signal: options.signal,
@@ -251,6 +259,6 @@ async function runStep<T>(operation: string, message: string | ((value: T) => st
         error_code: error instanceof PullSecretError ? error.code : 'INTERNAL',
       }),
   });
-  options.onEvent?.({ operation, message: typeof message === 'function' ? message(value) : message, duration_ms: Math.round(performance.now() - started), version: version?.(value) });
+  options.onEvent?.({ operation, level, message: typeof message === 'function' ? message(value) : message, duration_ms: Math.round(performance.now() - started), version: version?.(value) });
   return value;
 }
