@@ -6,6 +6,7 @@ import { conditionOf, startAdapterStack, type AdapterStack } from './support/ada
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { until } from './support/until.js';
 
 // The adapter with its production parts: GCP Secret Manager (real SDK, gRPC test server) and the
 // Kubernetes API (real client, HTTPS test server), in-process and in Job mode.
@@ -44,15 +45,12 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     assert.equal(Buffer.from(secret.data?.['.dockerconfigjson'] ?? '', 'base64').toString(), VALID_PULL_SECRET);
 
     // The first reconcile's last line is written after its status: wait for it before the no-op.
-    const statusLogged = async (from: number) => {
-      for (let wait = 0; wait < 250; wait++) {
+    const statusLogged = (from: number) =>
+      until('a "Status reported" line', () => {
         const lines = stack.logs.slice(from).map((l) => JSON.parse(l) as { level: string; message: string; cluster_id?: string });
         const end = lines.findIndex((l) => l.message === 'Status reported' && l.cluster_id === cluster.id);
-        if (end >= 0) return { lines: lines.slice(0, end + 1).filter((l) => l.cluster_id === cluster.id), next: from + end + 1 };
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      return assert.fail('no "Status reported" line');
-    };
+        return end >= 0 && { lines: lines.slice(0, end + 1).filter((l) => l.cluster_id === cluster.id), next: from + end + 1 };
+      });
     const { next } = await statusLogged(0);
     gcp.resetCalls();
     kube.resetCalls();

@@ -133,6 +133,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private readonly timer: NodeJS.Timeout;
+  private readonly service: string;
+  private readonly maxBytes: number;
   private readonly onAbort = () => this.settle(aborted(this.request, this.request.signal?.reason), true);
 
   constructor(
@@ -140,8 +142,9 @@ class Attempt implements Dispatcher.DispatchHandler {
     private readonly resolve: (response: RawResponse) => void,
     private readonly reject: (error: Error) => void,
   ) {
-    const service = (request.service ?? HYPERFLEET).name;
-    this.timer = setTimeout(() => this.settle(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the ${service} within ${request.timeoutMs} ms (${request.operation})`), true), request.timeoutMs);
+    this.service = (request.service ?? HYPERFLEET).name;
+    this.maxBytes = request.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+    this.timer = setTimeout(() => this.settle(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the ${this.service} within ${request.timeoutMs} ms (${request.operation})`), true), request.timeoutMs);
     request.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -158,13 +161,10 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.size += chunk.length;
-    if (this.size <= (this.request.maxResponseBytes ?? MAX_RESPONSE_BYTES)) this.chunks.push(chunk);
+    if (this.size <= this.maxBytes) this.chunks.push(chunk);
     else {
-      const operation = `${(this.request.service ?? HYPERFLEET).name}, ${this.request.operation}`;
-      this.settle(
-        new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response (${operation}): body larger than ${this.request.maxResponseBytes ?? MAX_RESPONSE_BYTES} bytes`, { httpStatus: this.status }),
-        true,
-      );
+      const message = `unexpected response (${this.service}, ${this.request.operation}): body larger than ${this.maxBytes} bytes`;
+      this.settle(new HyperFleetApiError('API_REQUEST_INVALID', message, { httpStatus: this.status }), true);
     }
   }
 
