@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccountServiceClient, type AccountServiceClient } from '../src/account-service/client.js';
@@ -8,6 +9,7 @@ import { applyTransfer, checkTransfer, type TransferDecision } from '../src/acco
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
 import { PullSecretError } from '../src/errors/index.js';
 import { canonicalize } from '../src/pullsecret/canonical.js';
+import { TOKEN_RECHECK_MS } from '../src/hyperfleet/token-source.js';
 import { generateTestPki } from './servers/kubernetes/tls.js';
 import { CANARY_NEEDLES, CANARY_PULL_SECRET } from './support/fixtures.js';
 
@@ -186,6 +188,8 @@ describe('pull secret source against the stand-in', () => {
       assert.equal((await https.source({ organizationId: 'org-1', clusterId: CLUSTER })).toString('utf8'), CURRENT);
       await assert.rejects(https.source({ organizationId: 'org-2', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_REFUSED' && /404/.test(err.message));
       await writeFile(tokenFile, 'token-two-bbbbbbbb\n');
+      // The file is looked at again once the re-check interval has passed.
+      await sleep(TOKEN_RECHECK_MS + 100);
       await assert.rejects(https.source({ organizationId: 'org-1', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_REFUSED' && /403/.test(err.message));
       const untrusted = createAccountServiceClient({ baseUrl: secure.url, tokenFile });
       await assert.rejects(

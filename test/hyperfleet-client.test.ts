@@ -5,6 +5,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -12,6 +13,7 @@ import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev
 import { PullSecretError } from '../src/errors/index.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createHyperFleetClient, type AdapterStatusReport, type Cluster, type HyperFleetClientOptions } from '../src/hyperfleet/index.js';
+import { TOKEN_RECHECK_MS } from '../src/hyperfleet/token-source.js';
 import { generateTestPki } from './servers/kubernetes/tls.js';
 import { jsonFixture } from './support/fixtures.js';
 
@@ -160,20 +162,18 @@ describe('HyperFleet client against the API stand-in', () => {
     assert.equal(api.calls.getCluster, 1);
   });
 
-  it('re-reads the token file after rotation, and only then', async () => {
+  it('re-reads the token file after a 401 at once, after a rotation within the re-check interval', async () => {
     const c = client();
-    const fixed = new Date(1_700_000_000_000);
-    await utimes(tokenFile, fixed, fixed);
     assert.ok(await c.getCluster(seeded.id));
-    // Rotate on the server and in the file, but keep the old mtime: the cached token is still sent.
+    // Rotated on the server and in the file at once: the cached token is still sent.
     api.setTokens([TOKEN_B]);
     await writeFile(tokenFile, `${TOKEN_B}\n`);
-    await utimes(tokenFile, fixed, fixed);
     await assert.rejects(c.getCluster(seeded.id), isCode('API_UNAUTHENTICATED'));
-    // The 401 dropped the cache; a new mtime would have done the same.
+    // The 401 dropped the cache.
     assert.ok(await c.getCluster(seeded.id));
+    // Rotated in the file first, as a re-mounted Secret does: sent once the interval has passed.
     await writeFile(tokenFile, `${TOKEN_A}\n`);
-    await utimes(tokenFile, fixed, new Date(fixed.getTime() + 1_000));
+    await sleep(TOKEN_RECHECK_MS + 100);
     api.setTokens([TOKEN_A]);
     assert.ok(await c.getCluster(seeded.id));
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
@@ -31,7 +32,8 @@ describe('token file', () => {
     const atime = new Date(1_700_000_000_000);
     const mtime = new Date(1_700_000_000_000);
     await utimes(file, atime, mtime);
-    const source = createTokenSource(file);
+    // Checked on every call (no time bound), to see the mtime rule alone.
+    const source = createTokenSource(file, 'HyperFleet API', 0);
     assert.equal(await source.token(), 'token-aaaaaaaa');
     // Same size, same mtime: the cached token is used (only a stat per request).
     await writeFile(file, 'token-bbbbbbbb\n');
@@ -44,6 +46,32 @@ describe('token file', () => {
     await utimes(file, atime, new Date(mtime.getTime() + 5_000));
     source.invalidate();
     assert.equal(await source.token(), 'token-cccccccc');
+  });
+
+  it('looks at the file at most once per re-check interval; a 401 looks again at once', async () => {
+    const file = join(dir, 'bounded');
+    await writeFile(file, 'token-dddddddd\n');
+    const source = createTokenSource(file, 'HyperFleet API', 60_000);
+    // Concurrent first calls share one read.
+    assert.deepEqual(await Promise.all([source.token(), source.token(), source.token()]), ['token-dddddddd', 'token-dddddddd', 'token-dddddddd']);
+    // Rotated within the interval: not seen yet, and the file is not even looked at (a missing one does not fail).
+    await writeFile(file, 'token-eeeeeeeeee\n');
+    assert.equal(await source.token(), 'token-dddddddd');
+    await rm(file);
+    assert.equal(await source.token(), 'token-dddddddd');
+    await writeFile(file, 'token-ffffffffff\n');
+    source.invalidate();
+    assert.equal(await source.token(), 'token-ffffffffff');
+  });
+
+  it('looks at the file again once the interval has passed', async () => {
+    const file = join(dir, 'interval');
+    await writeFile(file, 'token-gggggggg\n');
+    const source = createTokenSource(file, 'HyperFleet API', 30);
+    assert.equal(await source.token(), 'token-gggggggg');
+    await writeFile(file, 'token-hhhhhhhhhh\n');
+    await sleep(60);
+    assert.equal(await source.token(), 'token-hhhhhhhhhh');
   });
 
   it('registers the token with the redactor', async () => {

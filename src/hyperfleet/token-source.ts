@@ -15,14 +15,51 @@ export interface TokenSource {
 const TOKEN = /^[\x21-\x7e]+$/;
 
 /**
- * Reads the bearer token from `file` and caches it until the file's mtime, size or inode changes, so a
- * rotated token (a re-mounted Kubernetes Secret swaps the file) is picked up without a restart and an
- * unchanged one costs a `stat` only. The token is registered with the redactor and never logged.
+ * How long a token read from its file is used before the file is looked at again. A rotated token
+ * (a re-mounted Kubernetes Secret swaps the file) is picked up within this time, and at once after a
+ * 401. Looking on every request cost a `stat` per API call, two per event.
+ */
+export const TOKEN_RECHECK_MS = 1_000;
+
+/**
+ * Reads the bearer token from `file` and caches it: the file is looked at again at most once per
+ * `recheckMs`, and read again only when its mtime, size or inode changed, so a rotated token is picked
+ * up without a restart. Concurrent callers share one look. The token is registered with the redactor
+ * and never logged.
  *
  * `service` names the caller in messages. `token()` throws CONFIG_INVALID when the file cannot be read, is empty or holds more than one line.
  */
-export function createTokenSource(file: string | undefined, service = 'HyperFleet API'): TokenSource {
-  let cached: { key: string; token: string } | undefined;
+export function createTokenSource(file: string | undefined, service = 'HyperFleet API', recheckMs = TOKEN_RECHECK_MS): TokenSource {
+  let cached: { key: string; token: string; checkedAt: number } | undefined;
+  let looking: Promise<string> | undefined;
+
+  /** Stats the file and reads it when it changed since the cached token. */
+  const look = async (): Promise<string> => {
+    const checkedAt = performance.now();
+    let key: string;
+    let text: string;
+    try {
+      const info = await stat(file as string);
+      key = `${info.mtimeMs}:${info.size}:${info.ino}`;
+      if (cached?.key === key) {
+        cached = { ...cached, checkedAt };
+        return cached.token;
+      }
+      text = await readFile(file as string, 'utf8');
+    } catch (err) {
+      const reason = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+      throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} token file ${file} (${reason})`, { cause: err });
+    }
+    const token = text.trim();
+    if (token === '') throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} is empty`);
+    if (!TOKEN.test(token)) {
+      throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} must hold one token of printable characters`);
+    }
+    redactor.register([token]);
+    cached = { key, token, checkedAt };
+    return token;
+  };
+
   return {
     file,
     invalidate: () => {
@@ -30,25 +67,11 @@ export function createTokenSource(file: string | undefined, service = 'HyperFlee
     },
     async token() {
       if (file === undefined) return undefined;
-      let key: string;
-      let text: string;
-      try {
-        const info = await stat(file);
-        key = `${info.mtimeMs}:${info.size}:${info.ino}`;
-        if (cached?.key === key) return cached.token;
-        text = await readFile(file, 'utf8');
-      } catch (err) {
-        const reason = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-        throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} token file ${file} (${reason})`, { cause: err });
-      }
-      const token = text.trim();
-      if (token === '') throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} is empty`);
-      if (!TOKEN.test(token)) {
-        throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} must hold one token of printable characters`);
-      }
-      redactor.register([token]);
-      cached = { key, token };
-      return token;
+      if (cached !== undefined && performance.now() - cached.checkedAt < recheckMs) return cached.token;
+      looking ??= look().finally(() => {
+        looking = undefined;
+      });
+      return looking;
     },
   };
 }
