@@ -49,18 +49,21 @@ export class ApiOperations {
     const labels = parseLabelSelector(options.labelSelector);
     const fields = parseFieldSelector(options.fieldSelector);
     const after = options.continueToken ? Buffer.from(options.continueToken, 'base64url').toString('utf8') : '';
-    const matching = this.store
-      .list(rt, namespace)
-      .filter((o) => labels(o.metadata.labels))
-      .filter((o) => fields({ 'metadata.name': o.metadata.name ?? '', 'metadata.namespace': o.metadata.namespace ?? '' }))
-      .filter((o) => after === '' || `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}` > after);
-    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : matching.length;
-    const page = matching.slice(0, limit);
+    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : Infinity;
+    const { items: page, matched } = this.store.page(
+      rt,
+      namespace,
+      (o) =>
+        labels(o.metadata.labels) &&
+        fields({ 'metadata.name': o.metadata.name ?? '', 'metadata.namespace': o.metadata.namespace ?? '' }) &&
+        (after === '' || `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}` > after),
+      limit,
+    );
     const metadata: Record<string, unknown> = { resourceVersion: this.store.currentResourceVersion() };
     const last = page[page.length - 1];
-    if (matching.length > page.length && last !== undefined) {
+    if (matched > page.length && last !== undefined) {
       metadata.continue = Buffer.from(`${last.metadata.namespace ?? ''}/${last.metadata.name ?? ''}`).toString('base64url');
-      metadata.remainingItemCount = matching.length - page.length;
+      metadata.remainingItemCount = matched - page.length;
     }
     // List items carry no apiVersion/kind, as the API server serves them.
     const items = page.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);

@@ -62,6 +62,25 @@ export class ObjectStore {
       .map(([, v]) => clone(v));
   }
 
+  /**
+   * One page of the objects of a type that `match` accepts, in `list` order: the first `limit` of
+   * them, cloned, and how many matched in all. `match` sees the stored objects (it must not change
+   * them), so a page of a large store clones only its own objects.
+   */
+  page(rt: ResourceType, namespace: string | undefined, match: (obj: KubeObject) => boolean, limit: number): { items: KubeObject[]; matched: number } {
+    const prefix = `${rt.resource}.${rt.group}/${rt.namespaced && namespace !== undefined ? `${namespace}/` : ''}`;
+    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+    const items: KubeObject[] = [];
+    let matched = 0;
+    for (const key of keys) {
+      const obj = this.objects.get(key) as KubeObject;
+      if (!match(obj)) continue;
+      matched++;
+      if (items.length < limit) items.push(clone(obj));
+    }
+    return { items, matched };
+  }
+
   /** Stores a new object, assigning uid (unless preset), creationTimestamp, resourceVersion, generation. */
   create(rt: ResourceType, obj: KubeObject): KubeObject {
     const stored = clone(obj);
