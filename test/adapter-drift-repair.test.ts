@@ -77,6 +77,42 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     );
   });
 
+  test('a start takes events only once the managed Secrets are listed: its first no-op makes no Kubernetes call', async () => {
+    const id = await provisioned();
+    // The new replica's list of Secrets (its first secrets GET) answers late.
+    kube.injectFault({ method: 'GET', resource: 'secrets', delayMs: 500 });
+    const replica = await stack.startReplica();
+    try {
+      kube.resetCalls();
+      const sent = Date.now();
+      await stack.publish({ id, generation: 1 }, replica.adapter);
+      await stack.waitForStatus(id, (s) => Date.parse(s.last_report_time) >= sent && conditionOf(s, 'Applied') === 'True/SecretUpToDate');
+      assert.deepEqual(
+        kube.requests().filter((r) => r.method !== 'WATCH'),
+        [],
+      );
+      assert.ok(replica.logs.some((l) => l.includes('Kubernetes Secrets listed')));
+    } finally {
+      await replica.adapter.stop();
+    }
+  });
+
+  test('a list that does not answer within informer.listWaitSeconds delays the start no longer: events are taken, applies read with GET', async () => {
+    const id = await provisioned();
+    kube.injectFault({ method: 'GET', resource: 'secrets', delayMs: 3_000 });
+    const replica = await stack.startReplica((config) => ({ ...config, informer: { ...config.informer, listWaitSeconds: 1 } }));
+    try {
+      assert.ok(replica.logs.some((l) => l.includes('"level":"warn"') && l.includes('Kubernetes Secrets not listed within 1 s')));
+      kube.resetCalls();
+      const sent = Date.now();
+      await stack.publish({ id, generation: 1 }, replica.adapter);
+      await stack.waitForStatus(id, (s) => Date.parse(s.last_report_time) >= sent && conditionOf(s, 'Applied') === 'True/SecretUpToDate');
+      assert.ok(kube.requests().some((r) => r.method === 'GET' && r.name === `${id}-pull-secret`));
+    } finally {
+      await replica.adapter.stop();
+    }
+  });
+
   test('a deleted managed Secret is restored without a broker event, counted and logged without its data', async () => {
     const id = await provisioned();
     const before = await drift('deleted');

@@ -106,3 +106,33 @@ describe('Secret writer with the informer cache', () => {
     assert.equal(cache.lookup(WATCHED, name), undefined);
   });
 });
+
+describe('waiting for the first list', () => {
+  let server: KubernetesTestServer;
+  let kubeConfig: KubeConfig;
+  before(async () => {
+    server = await startKubernetesTestServer({ namespaces: [WATCHED] });
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(server.kubeconfigPath);
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('answers false when the time passes first, true once listed, false once stopped', async () => {
+    const cache = new SecretCache({ kubeConfig, namespaces: [WATCHED] });
+    assert.equal(await cache.whenListed(30), false, 'not started: never listed');
+    server.injectFault({ method: 'GET', resource: 'secrets', delayMs: 300 });
+    cache.start();
+    const waiting = cache.whenListed(10_000);
+    assert.equal(cache.synced, false);
+    assert.equal(await waiting, true);
+    assert.equal(cache.synced, true);
+    assert.equal(await cache.whenListed(0), true, 'listed before: at once');
+    await cache.stop();
+    const never = new SecretCache({ kubeConfig, namespaces: [WATCHED] });
+    const stopped = never.whenListed(60_000);
+    await never.stop();
+    assert.equal(await stopped, false);
+  });
+});

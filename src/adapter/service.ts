@@ -20,7 +20,7 @@ import { StoreProvider, type StoreTarget } from './store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { createAdapterEntitlements, type AdapterEntitlements } from './entitlements.js';
 import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
-import { startWatches } from './watches.js';
+import { startWatches, waitForSecretList } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
 import { startShares, type RunningShares } from '../shares/start.js';
 import { startStoreNotifications, type RunningStoreNotifications } from '../notifications/store-notifications.js';
@@ -154,7 +154,8 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
 
   let draining = false;
-  const ready = () => !draining && broker.isReady();
+  let listing = false;
+  const ready = () => !draining && !listing && broker.isReady();
   const servers: RunningServer[] = [];
   const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
   const adminDeps = {
@@ -169,9 +170,20 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
   };
   const admin = track(await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }), (a) => a.close());
   servers.push(
-    track(await startHealthServer({ port: config.server.healthPort, host: config.server.host, ready: () => ({ ready: ready(), reason: draining ? 'draining' : 'broker not connected' }) }), (s) => s.close()),
+    track(
+      await startHealthServer({
+        port: config.server.healthPort,
+        host: config.server.host,
+        ready: () => ({ ready: ready(), reason: draining ? 'draining' : listing ? 'listing the managed Kubernetes Secrets' : 'broker not connected' }),
+      }),
+      (s) => s.close(),
+    ),
   );
   servers.push(track(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }), (s) => s.close()));
+  // No work before the Secrets are listed (nothing yet to drain if the pod is stopped meanwhile).
+  listing = true;
+  await waitForSecretList(watches, config.informer.listWaitSeconds, logger);
+  listing = false;
   // Before the broker: the first events' clusters join the schedule.
   transfers?.start(pipeline);
   entitlements?.start(pipeline);

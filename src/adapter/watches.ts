@@ -19,6 +19,23 @@ export interface AdapterWatches {
 const NONE: AdapterWatches = { track: (e) => e, attach: () => undefined, stop: () => Promise.resolve() };
 
 /**
+ * Waits up to `seconds` (0: not at all) for the Secret informer's first list, when it runs, as a
+ * controller waits for its cache before it works: an event taken earlier reads its Secret with a GET,
+ * and after a restart the Sentinel's re-sent fleet would do so by the thousand while the list runs.
+ * Past the wait, events are taken anyway (a list refused for lack of the grant must not stop the
+ * adapter). Logs how it ended; never throws.
+ */
+export async function waitForSecretList(watches: AdapterWatches, seconds: number, logger: Logger): Promise<void> {
+  if (watches.secrets === undefined || seconds === 0) return;
+  const started = performance.now();
+  if (await watches.secrets.whenListed(seconds * 1000)) {
+    logger.info({ operation: 'start', secrets: watches.secrets.size, duration_ms: Math.round(performance.now() - started) }, 'Kubernetes Secrets listed');
+  } else {
+    logger.warn({ operation: 'start', wait_seconds: seconds }, `Kubernetes Secrets not listed within ${seconds} s; taking events, each apply reads its Secret with a GET until the list succeeds`);
+  }
+}
+
+/**
  * Starts the Secret informer when the Kubernetes target is `api` and `informer.enabled` (the
  * default), and prepares drift repair (in-process mode, `informer.driftRepair`) and Job reports
  * (Job mode). Makes no API call itself: the watches list in the background and retry for ever,

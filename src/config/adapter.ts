@@ -51,6 +51,8 @@ export const adapterConfigSchema = z
         enabled: z.boolean().default(true),
         namespaces: z.array(managementNamespaceSchema).default([]),
         driftRepair: z.boolean().default(true),
+        /** How long a start waits for the first list of the managed Secrets before it takes events. */
+        listWaitSeconds: count(0, 600).default(30),
       })
       .strict()
       .prefault({}),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { MANAGED_BY } from '../pullsecret/identifiers.js';
 import type { RetryPolicy } from '../util/retry.js';
@@ -128,11 +129,15 @@ export class SecretCache {
   private readonly core: CoreV1Api;
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
+  /** Resolved by the first list that leaves every scope listed. */
+  private readonly listed: Promise<true>;
+  private markListed: () => void = () => undefined;
 
   constructor(private readonly options: SecretCacheOptions) {
     this.scopes = options.namespaces && options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [undefined];
     this.unsynced = new Set(this.scopes);
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
+    this.listed = new Promise<true>((resolve) => (this.markListed = () => resolve(true)));
   }
 
   /** True once every scope is listed and its watch is up. */
@@ -142,6 +147,20 @@ export class SecretCache {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /**
+   * Resolves true once every scope has been listed for the first time (at once if it has), false
+   * when `timeoutMs` passes first or the cache is stopped.
+   */
+  async whenListed(timeoutMs: number): Promise<boolean> {
+    const timer = new AbortController();
+    const waited = sleep(timeoutMs, false as const, { signal: AbortSignal.any([timer.signal, this.controller.signal]) }).catch(() => false as const);
+    try {
+      return await Promise.race([this.listed, waited]);
+    } finally {
+      timer.abort();
+    }
   }
 
   /** Called for every change after the first list (not for the first list itself). */
@@ -239,6 +258,7 @@ export class SecretCache {
       if (reason !== 'initial') this.emit({ previous, ours: this.deleting.delete(key) });
     }
     this.unsynced.delete(scope);
+    if (this.unsynced.size === 0) this.markListed();
     this.options.onSize?.(this.entries.size);
   }
 

@@ -20,14 +20,14 @@ export interface AdapterStack {
   logs: string[];
   /** Seeds a cluster that meets the default preconditions; `spec` entries override the fixture's. */
   seedCluster(spec?: Record<string, unknown>, conditions?: Cluster['status']['conditions']): Promise<Cluster>;
-  /** Publishes a `com.redhat.hyperfleet.cluster.reconcile` event for the cluster. */
-  publish(cluster: Pick<Cluster, 'id' | 'generation'>): Promise<void>;
+  /** Publishes a `com.redhat.hyperfleet.cluster.reconcile` event for the cluster (to `to`'s broker; default: the stack's adapter). */
+  publish(cluster: Pick<Cluster, 'id' | 'generation'>, to?: RunningAdapter): Promise<void>;
   /** Waits until the adapter's status for the cluster satisfies `accept`. */
   waitForStatus(clusterId: string, accept: (status: AdapterStatus) => boolean, timeoutMs?: number): Promise<AdapterStatus>;
   /** Calls the stand-in's REST API (PATCH, DELETE). */
   request(method: string, path: string, body?: unknown): Promise<Response>;
-  /** Starts another adapter with the same configuration (a second replica); stopped with the stack. */
-  startReplica(): Promise<{ adapter: RunningAdapter; logs: string[] }>;
+  /** Starts another adapter with the same configuration, or `change`d (a second replica); stopped with the stack. */
+  startReplica(change?: (config: AdapterConfig) => AdapterConfig): Promise<{ adapter: RunningAdapter; logs: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -112,7 +112,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
         status: { conditions: conditions ?? fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })) },
       });
     },
-    async publish(cluster) {
+    async publish(cluster, to = adapter) {
       const event = {
         specversion: '1.0',
         id: `evt-${++eventCounter}`,
@@ -121,7 +121,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
         datacontenttype: 'application/json',
         data: { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation },
       };
-      await adapter.broker.publish(Buffer.from(JSON.stringify(event)));
+      await to.broker.publish(Buffer.from(JSON.stringify(event)));
     },
     async waitForStatus(clusterId, accept, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
@@ -134,9 +134,9 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     },
     request: (method, path, body) =>
       fetch(`${api.baseUrl}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }),
-    async startReplica() {
+    async startReplica(change = (c) => c) {
       const captured = captureLogs();
-      const replica = await startAdapter(config, createLogger({ level: 'debug', destination: captured.sink }));
+      const replica = await startAdapter(change(config), createLogger({ level: 'debug', destination: captured.sink }));
       replicas.push(replica);
       return { adapter: replica, logs: captured.logs };
     },
