@@ -33,19 +33,19 @@ export function createTokenSource(file: string | undefined, service = 'HyperFlee
   let cached: { key: string; token: string; checkedAt: number } | undefined;
   let looking: Promise<string> | undefined;
 
-  /** Stats the file and reads it when it changed since the cached token. */
-  const look = async (): Promise<string> => {
+  /** Stats `path` and reads it when it changed since the cached token. */
+  const look = async (path: string): Promise<string> => {
     const checkedAt = performance.now();
     let key: string;
     let text: string;
     try {
-      const info = await stat(file as string);
+      const info = await stat(path);
       key = `${info.mtimeMs}:${info.size}:${info.ino}`;
       if (cached?.key === key) {
         cached = { ...cached, checkedAt };
         return cached.token;
       }
-      text = await readFile(file as string, 'utf8');
+      text = await readFile(path, 'utf8');
     } catch (err) {
       const reason = (err as NodeJS.ErrnoException).code ?? 'unreadable';
       throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} token file ${file} (${reason})`, { cause: err });
@@ -68,7 +68,7 @@ export function createTokenSource(file: string | undefined, service = 'HyperFlee
     async token() {
       if (file === undefined) return undefined;
       if (cached !== undefined && performance.now() - cached.checkedAt < recheckMs) return cached.token;
-      looking ??= look().finally(() => {
+      looking ??= look(file).finally(() => {
         looking = undefined;
       });
       return looking;
