@@ -55,11 +55,7 @@ export class ObjectStore {
 
   /** Objects of a type, in one namespace or all, sorted by namespace then name. */
   list(rt: ResourceType, namespace?: string): KubeObject[] {
-    const prefix = `${rt.resource}.${rt.group}/${rt.namespaced && namespace !== undefined ? `${namespace}/` : ''}`;
-    return [...this.objects.entries()]
-      .filter(([k]) => k.startsWith(prefix))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, v]) => clone(v));
+    return this.page(rt, namespace, () => true, Infinity).items;
   }
 
   /**
