@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import * as k8s from '@kubernetes/client-node';
 import type {
   V1ClusterRole,
   V1ConfigMap,
@@ -24,16 +23,11 @@ import type {
   V1ServiceAccount,
   V1ValidatingAdmissionPolicy,
 } from '@kubernetes/client-node';
-import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import { Deployment } from 'kubernetes-models/apps/v1';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
 import { buildPullSecretJob, JOB_DEFAULTS } from '../src/kube/job-manifest.js';
 import { admit } from './support/admission-policy.js';
+import { MODELS, unknownFields } from './support/k8s-schema.js';
 import { ServiceMonitor as ServiceMonitorModel } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -44,21 +38,6 @@ interface ServiceMonitor extends Obj {
   spec: { selector: { matchLabels: Record<string, string> }; namespaceSelector: { matchNames: string[] }; endpoints: Array<{ port: string; path?: string }> };
 }
 
-/** kind → [kubernetes-models class, @kubernetes/client-node model for the unknown-field check]. */
-const MODELS: Record<string, [new (data: never) => { validate(): void }, string]> = {
-  'v1/ServiceAccount': [ServiceAccount, 'V1ServiceAccount'],
-  'v1/ConfigMap': [ConfigMap, 'V1ConfigMap'],
-  'v1/Service': [Service, 'V1Service'],
-  'apps/v1/Deployment': [Deployment, 'V1Deployment'],
-  'policy/v1/PodDisruptionBudget': [PodDisruptionBudget, 'V1PodDisruptionBudget'],
-  'rbac.authorization.k8s.io/v1/Role': [Role, 'V1Role'],
-  'rbac.authorization.k8s.io/v1/RoleBinding': [RoleBinding, 'V1RoleBinding'],
-  'rbac.authorization.k8s.io/v1/ClusterRole': [ClusterRole, 'V1ClusterRole'],
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': [ClusterRoleBinding, 'V1ClusterRoleBinding'],
-  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': [ValidatingAdmissionPolicy, 'V1ValidatingAdmissionPolicy'],
-  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': [ValidatingAdmissionPolicyBinding, 'V1ValidatingAdmissionPolicyBinding'],
-  'networking.k8s.io/v1/NetworkPolicy': [NetworkPolicy, 'V1NetworkPolicy'],
-};
 const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 /** The RBAC each overlay may grant, exactly: `kind/name ns: apiGroup/resource verbs`. Change only with a reason. */
@@ -80,22 +59,6 @@ async function render(overlay: string): Promise<Obj[]> {
   return parseAllDocuments(stdout)
     .map((d) => d.toJS() as Obj)
     .filter((o) => o !== null);
-}
-
-/** Field paths of `value` that model `type` does not know (what `kubectl --validate=strict` refuses). */
-function unknownFields(value: unknown, type: string, path: string): string[] {
-  if (value === null || value === undefined) return [];
-  const array = /^Array<(.+)>$/.exec(type);
-  if (array) return Array.isArray(value) ? value.flatMap((v: unknown, i) => unknownFields(v, array[1] ?? '', `${path}[${i}]`)) : [];
-  const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
-  if (map) return Object.entries(value).flatMap(([k, v]) => unknownFields(v, map[1] ?? '', `${path}.${k}`));
-  const model = (k8s as unknown as Record<string, { getAttributeTypeMap?: () => Array<{ baseName: string; type: string }> }>)[type];
-  if (typeof model?.getAttributeTypeMap !== 'function' || typeof value !== 'object') return [];
-  const attributes = new Map(model.getAttributeTypeMap().map((a) => [a.baseName, a.type]));
-  return Object.entries(value).flatMap(([key, v]) => {
-    const attr = attributes.get(key);
-    return attr === undefined ? [`${path}.${key}`] : unknownFields(v, attr, `${path}.${key}`);
-  });
 }
 
 function find<T = Obj>(objects: Obj[], kind: string, name?: string): T {
