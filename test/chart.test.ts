@@ -6,9 +6,11 @@
 // and values files with a typo or a wrong enum refused with the schema's message.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { V1ConfigMap, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
@@ -199,6 +201,18 @@ describe('optional objects and what a user sees', () => {
     assert.match(notes, /validate-config --config \/etc\/pull-secret\/adapter.yaml/);
     assert.match(notes, /identity.gcp.serviceAccount is empty/);
     assert.match(notes, /get jobs -l app=pullsecret-job/);
+  });
+
+  test('docs/helm-values.md is the reference scripts/helm-values-doc.mjs writes from the schema, every key with its default', async () => {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'helm-values-doc.mjs'), '--check']).catch((err: { stdout: string; stderr: string }) => err);
+    assert.equal(stderr, '', 'docs/helm-values.md is up to date');
+    assert.equal(stdout, '');
+    const doc = await readFile(join(ROOT, 'docs', 'helm-values.md'), 'utf8');
+    assert.deepEqual(
+      doc.split('\n').filter((l) => l.includes('| `none` |')),
+      ["| `global` | object | `none` | Helm's values shared with parent charts (unused by this chart). |"],
+      'values.yaml sets every key',
+    );
   });
 
   const refused: Array<[string, object, RegExp]> = [
