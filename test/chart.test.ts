@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { V1ConfigMap, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Deployment, V1NetworkPolicy, V1PodSpec } from '@kubernetes/client-node';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
 import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 import { parse } from 'yaml';
@@ -184,8 +184,28 @@ describe('helm lint and helm template over the values matrix', { concurrency: 4 
 
 describe('optional objects and what a user sees', () => {
   test('alerts, dashboard and identities: the repository files, for the Grafana sidecar and the Prometheus Operator', async () => {
-    const objects = await helmTemplate({ prometheusRule: { enabled: true }, dashboard: { enabled: true, namespace: 'monitoring' }, identity: IDENTITY.gcp });
+    const token = { name: 'hyperfleet-token', mountPath: '/var/run/hyperfleet', readOnly: true };
+    const objects = await helmTemplate({
+      prometheusRule: { enabled: true },
+      dashboard: { enabled: true, namespace: 'monitoring' },
+      identity: IDENTITY.gcp,
+      hyperfleetApi: { baseUrl: 'https://hyperfleet-api.example.com' },
+      extraVolumes: [{ name: 'hyperfleet-token', secret: { secretName: 'hyperfleet-api-token' } }],
+      extraVolumeMounts: [token],
+      extraConfig: { hyperfleetApi: { tokenFile: '/var/run/hyperfleet/token' } },
+    });
     assert.deepEqual((await Promise.all(objects.map(schemaErrors))).flat(), []);
+    const deployment = find<V1Deployment>(objects, 'Deployment');
+    assert.deepEqual(deployment.spec?.template.spec?.containers[0]?.volumeMounts?.at(-1), token);
+    const config = await adapterConfig(objects, deployment);
+    assert.equal(config.hyperfleetApi.tokenFile, '/var/run/hyperfleet/token', 'extraConfig is merged into the sections the chart writes');
+    assert.equal(config.hyperfleetApi.baseUrl, 'https://hyperfleet-api.example.com');
+    const egress = find<V1NetworkPolicy>(objects, 'NetworkPolicy', 'pullsecret-adapter').spec?.egress ?? [];
+    assert.ok(
+      egress.some((r) => JSON.stringify(r.ports) === '[{"port":443,"protocol":"TCP"}]'),
+      'egress to the port of the HyperFleet API URL (443 for https without a port)',
+    );
+    assert.ok(!JSON.stringify(egress).includes('8000'));
     const rule = find<{ spec: unknown }>(objects, 'PrometheusRule');
     assert.deepEqual(rule.spec, (parse(await readFile(join(ROOT, 'dashboards', 'prometheus-rule.yaml'), 'utf8')) as { spec: unknown }).spec);
     const dashboard = find<V1ConfigMap & K8sObject>(objects, 'ConfigMap', 'pullsecret-adapter-dashboard');
