@@ -108,5 +108,11 @@ else
   chmod 0755 "$bin_dir/helm" "$bin_dir/kubectl"
   touch "$bin_dir/helm" "$bin_dir/kubectl"
 fi
+# The older tests call `kubectl` from PATH (test/deploy-*.test.ts, the Kubernetes test server's
+# kubectl checks); a fresh machine has none: install the same binary system-wide, as apt would.
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "install-test-deps: no kubectl on PATH: installing $bin_dir/kubectl as /usr/local/bin/kubectl"
+  $sudo install -m 0755 "$bin_dir/kubectl" /usr/local/bin/kubectl
+fi
 "$bin_dir/helm" version --short
 "$bin_dir/kubectl" version --client | head -n 1
