@@ -146,7 +146,15 @@ describe('helm lint and helm template over the values matrix', { concurrency: 4 
       assert.deepEqual((await Promise.all(objects.map(schemaErrors))).flat(), [], 'every object validates');
 
       const deployment = find<V1Deployment>(objects, 'Deployment', 'pullsecret-adapter');
-      assertLockedDown(deployment.spec?.template.spec, 'adapter');
+      const podTemplates = objects.flatMap((o) => {
+        const pod = (o as { spec?: { template?: { spec?: V1PodSpec } } }).spec?.template?.spec;
+        return pod ? [[`${o.kind}/${o.metadata.name}`, pod] as const] : [];
+      });
+      assert.deepEqual(
+        podTemplates.map(([id]) => id),
+        ['Deployment/pullsecret-adapter'],
+      );
+      for (const [id, pod] of podTemplates) assertLockedDown(pod, id);
       assert.equal(deployment.spec?.replicas, c.keda ? undefined : 2, 'KEDA owns the replica count');
       const config = await adapterConfig(objects, deployment);
       assert.deepEqual([config.execution.mode, config.broker.type, config.store.type, config.shares.enabled], [c.mode, c.broker, c.store, c.shares]);
