@@ -243,6 +243,18 @@ describe('optional objects and what a user sees', () => {
     );
   });
 
+  test("the README's helm template command renders the chart", async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const command = /```sh\n(helm template [^`]+?)\n```/.exec(readme)?.[1];
+    assert.ok(command, 'the README shows helm template');
+    const args = command.replace(/\\\n/g, ' ').split(/\s+/).slice(1);
+    const rendered = await run(
+      'helm',
+      args.map((a) => (a === 'charts/pull-secret' ? CHART : a)),
+    );
+    assert.match(rendered, /kind: Deployment/);
+  });
+
   const refused: Array<[string, object, RegExp]> = [
     ['a typo at the top', { replica: 3 }, /additional properties 'replica' not allowed/],
     ['a typo inside a section', { keda: { enabled: true, minReplica: 3 } }, /at '\/keda': additional properties 'minReplica' not allowed/],
