@@ -95,6 +95,16 @@ async function adapterConfig(objects: K8sObject[], deployment: V1Deployment): Pr
   }
 }
 
+/** The failure of `helm template` with `values` (the test fails if it renders). */
+async function refusal(values: object): Promise<ToolError> {
+  const err = await helmTemplate(values).then(
+    () => assert.fail('rendered'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof ToolError, String(err));
+  return err;
+}
+
 const IDENTITY = {
   gcp: { gcp: { serviceAccount: 'pullsecret-manager@platform-project.iam.gserviceaccount.com' } },
   aws: { aws: { roleArn: 'arn:aws:iam::123456789012:role/pullsecret-adapter' } },
@@ -243,6 +253,11 @@ describe('optional objects and what a user sees', () => {
     );
   });
 
+  test('KEDA on Pub/Sub without the platform project is refused, naming the value', async () => {
+    const err = await refusal({ keda: { enabled: true } });
+    assert.match(err.stderr, /keda\.pubsub\.projectId: the platform project of the subscription/);
+  });
+
   test("the README's helm template command renders the chart", async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
     const command = /```sh\n(helm template [^`]+?)\n```/.exec(readme)?.[1];
@@ -263,11 +278,7 @@ describe('optional objects and what a user sees', () => {
   ];
   for (const [what, values, message] of refused) {
     test(`a values file with ${what} is refused with the schema's message`, async () => {
-      const err = await helmTemplate(values).then(
-        () => assert.fail('rendered'),
-        (e: unknown) => e,
-      );
-      assert.ok(err instanceof ToolError, String(err));
+      const err = await refusal(values);
       assert.match(err.stderr, /values don't meet the specifications of the schema/);
       assert.match(err.stderr, message);
     });
