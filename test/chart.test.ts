@@ -1,115 +1,15 @@
 // The Helm chart (charts/pull-secret) with the real helm v4: `helm lint` and `helm template` over a
 // matrix of values (each executor x broker x store, shares and KEDA on and off), every rendered
-// object validated against its schema (Kubernetes' via kubernetes-models with no unknown fields, the
-// Prometheus Operator's, KEDA's CRDs from test/fixtures/keda), the locked-down securityContext on
-// every pod template and on the Jobs the adapter launches, an adapter config the adapter accepts,
-// and values files with a typo or a wrong enum refused with the schema's message.
+// object validated against its schema, the locked-down securityContext on every pod template and on
+// the Jobs the adapter launches, the identity wiring of each store, and an adapter config the
+// adapter accepts. Optional objects and refused values: test/chart-values.test.ts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import type { V1ConfigMap, V1Deployment, V1NetworkPolicy, V1PodSpec } from '@kubernetes/client-node';
-import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
-import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
-import { parse } from 'yaml';
-import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
+import type { V1Deployment, V1PodSpec } from '@kubernetes/client-node';
 import { buildPullSecretJob } from '../src/kube/job-manifest.js';
-import { CHART, helmTemplate, NAMESPACE, ROOT, run, ToolError, withValues, type K8sObject } from './support/helm.js';
-import { MODELS as KUBERNETES_MODELS, unknownFields, type SchemaModel } from './support/k8s-schema.js';
+import { adapterConfig, assertLockedDown, find, IDENTITY, schemaErrors } from './support/chart-checks.js';
+import { CHART, helmTemplate, NAMESPACE, run, withValues } from './support/helm.js';
 
-/** apiVersion/kind → [schema model, @kubernetes/client-node model for unknown fields, or none]. */
-const MODELS: Record<string, [SchemaModel, string | undefined]> = {
-  ...KUBERNETES_MODELS,
-  'apiextensions.k8s.io/v1/CustomResourceDefinition': [CustomResourceDefinition, 'V1CustomResourceDefinition'],
-  'monitoring.coreos.com/v1/ServiceMonitor': [ServiceMonitor, undefined],
-  'monitoring.coreos.com/v1/PrometheusRule': [PrometheusRule, undefined],
-};
-const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CustomResourceDefinition']);
-// ajv-formats is CommonJS; under NodeNext its default export is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
-const keda = Promise.all(['scaledobject', 'triggerauthentication'].map(async (n) => ajv.compile(JSON.parse(await readFile(join(ROOT, 'test', 'fixtures', 'keda', `${n}.schema.json`), 'utf8')) as object)));
-
-/** Every schema error of `obj`, as `kind/name: what` lines. */
-async function schemaErrors(obj: K8sObject): Promise<string[]> {
-  const id = `${obj.kind}/${obj.metadata.name}`;
-  const namespaced = !CLUSTER_SCOPED.has(obj.kind);
-  const scope = (obj.metadata.namespace !== undefined) === namespaced ? [] : [`${id}: namespace ${String(obj.metadata.namespace)}`];
-  if (obj.apiVersion === 'keda.sh/v1alpha1') {
-    const [scaledObject, triggerAuthentication] = await keda;
-    const validate = obj.kind === 'ScaledObject' ? scaledObject : triggerAuthentication;
-    return validate?.(obj) ? scope : [...scope, `${id}: ${ajv.errorsText(validate?.errors)}`];
-  }
-  const entry = MODELS[`${obj.apiVersion}/${obj.kind}`];
-  if (!entry) return [`${id}: unexpected kind ${obj.apiVersion}/${obj.kind}`];
-  const [Kind, clientModel] = entry;
-  try {
-    new Kind(obj as never).validate();
-  } catch (err) {
-    return [...scope, `${id}: ${String(err)}`];
-  }
-  return [...scope, ...(clientModel ? unknownFields(obj, clientModel, id) : [])];
-}
-
-/** The upstream Job's pod rules: non-root UID 1000, read-only root with /tmp writable, no privileges. */
-function assertLockedDown(pod: V1PodSpec | undefined, what: string): void {
-  assert.ok(pod, `${what}: a pod spec`);
-  assert.equal(pod.securityContext?.runAsNonRoot, true, `${what}: runAsNonRoot`);
-  assert.equal(pod.securityContext?.seccompProfile?.type, 'RuntimeDefault', `${what}: seccomp RuntimeDefault`);
-  const emptyDirs = new Set((pod.volumes ?? []).filter((v) => v.emptyDir).map((v) => v.name));
-  for (const c of pod.containers) {
-    const sc = c.securityContext ?? {};
-    assert.equal(sc.runAsUser ?? pod.securityContext.runAsUser, 1000, `${what}/${c.name}: UID 1000`);
-    assert.equal(sc.allowPrivilegeEscalation, false, `${what}/${c.name}: allowPrivilegeEscalation`);
-    assert.equal(sc.readOnlyRootFilesystem, true, `${what}/${c.name}: readOnlyRootFilesystem`);
-    assert.notEqual(sc.privileged, true, `${what}/${c.name}: privileged`);
-    assert.deepEqual(sc.capabilities?.drop, ['ALL'], `${what}/${c.name}: drop ALL`);
-    assert.equal(sc.capabilities?.add, undefined, `${what}/${c.name}: no added capabilities`);
-    const tmp = c.volumeMounts?.find((m) => m.mountPath === '/tmp');
-    assert.ok(tmp && emptyDirs.has(tmp.name) && tmp.readOnly !== true, `${what}/${c.name}: /tmp is a writable emptyDir`);
-  }
-}
-
-function find<T = K8sObject>(objects: K8sObject[], kind: string, name?: string): T {
-  const found = objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
-  assert.ok(found, `no ${kind}${name ? ` ${name}` : ''} rendered`);
-  return found as T;
-}
-
-/** The config the adapter would load from the rendered ConfigMap, with the env its pod gets from Secrets. */
-async function adapterConfig(objects: K8sObject[], deployment: V1Deployment): Promise<AdapterConfig> {
-  const volume = deployment.spec?.template.spec?.volumes?.find((v) => v.configMap);
-  const text = find<V1ConfigMap>(objects, 'ConfigMap', volume?.configMap?.name).data?.['adapter.yaml'] ?? '';
-  const fromSecrets = (deployment.spec?.template.spec?.containers[0]?.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e): [string, string] => [e.name, 'amqp://u:p@rabbitmq.test:5672/']);
-  const dir = await mkdtemp(join(tmpdir(), 'chart-config-'));
-  try {
-    await writeFile(join(dir, 'adapter.yaml'), text);
-    return await loadAdapterConfig(join(dir, 'adapter.yaml'), Object.fromEntries(fromSecrets));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** The failure of `helm template` with `values` (the test fails if it renders). */
-async function refusal(values: object): Promise<ToolError> {
-  const err = await helmTemplate(values).then(
-    () => assert.fail('rendered'),
-    (e: unknown) => e,
-  );
-  assert.ok(err instanceof ToolError, String(err));
-  return err;
-}
-
-const IDENTITY = {
-  gcp: { gcp: { serviceAccount: 'pullsecret-manager@platform-project.iam.gserviceaccount.com' } },
-  aws: { aws: { roleArn: 'arn:aws:iam::123456789012:role/pullsecret-adapter' } },
-  azure: { azure: { clientId: '00000000-1111-2222-3333-444444444444' } },
-} as const;
 const ANNOTATION = { gcp: 'iam.gke.io/gcp-service-account', aws: 'eks.amazonaws.com/role-arn', azure: 'azure.workload.identity/client-id' } as const;
 
 interface Case {
@@ -196,91 +96,6 @@ describe('helm lint and helm template over the values matrix', { concurrency: 4 
       }
       const egress = JSON.stringify(find(objects, 'NetworkPolicy', 'pullsecret-adapter'));
       assert.equal(egress.includes('5672'), c.broker === 'rabbitmq', 'RabbitMQ egress with RabbitMQ only');
-    });
-  }
-});
-
-describe('optional objects and what a user sees', () => {
-  test('alerts, dashboard and identities: the repository files, for the Grafana sidecar and the Prometheus Operator', async () => {
-    const token = { name: 'hyperfleet-token', mountPath: '/var/run/hyperfleet', readOnly: true };
-    const objects = await helmTemplate({
-      prometheusRule: { enabled: true },
-      dashboard: { enabled: true, namespace: 'monitoring' },
-      identity: IDENTITY.gcp,
-      hyperfleetApi: { baseUrl: 'https://hyperfleet-api.example.com' },
-      extraVolumes: [{ name: 'hyperfleet-token', secret: { secretName: 'hyperfleet-api-token' } }],
-      extraVolumeMounts: [token],
-      extraConfig: { hyperfleetApi: { tokenFile: '/var/run/hyperfleet/token' } },
-    });
-    assert.deepEqual((await Promise.all(objects.map(schemaErrors))).flat(), []);
-    const deployment = find<V1Deployment>(objects, 'Deployment');
-    assert.deepEqual(deployment.spec?.template.spec?.containers[0]?.volumeMounts?.at(-1), token);
-    const config = await adapterConfig(objects, deployment);
-    assert.equal(config.hyperfleetApi.tokenFile, '/var/run/hyperfleet/token', 'extraConfig is merged into the sections the chart writes');
-    assert.equal(config.hyperfleetApi.baseUrl, 'https://hyperfleet-api.example.com');
-    const egress = find<V1NetworkPolicy>(objects, 'NetworkPolicy', 'pullsecret-adapter').spec?.egress ?? [];
-    assert.ok(
-      egress.some((r) => JSON.stringify(r.ports) === '[{"port":443,"protocol":"TCP"}]'),
-      'egress to the port of the HyperFleet API URL (443 for https without a port)',
-    );
-    assert.ok(!JSON.stringify(egress).includes('8000'));
-    const rule = find<{ spec: unknown }>(objects, 'PrometheusRule');
-    assert.deepEqual(rule.spec, (parse(await readFile(join(ROOT, 'dashboards', 'prometheus-rule.yaml'), 'utf8')) as { spec: unknown }).spec);
-    const dashboard = find<V1ConfigMap & K8sObject>(objects, 'ConfigMap', 'pullsecret-adapter-dashboard');
-    assert.equal(dashboard.metadata.namespace, 'monitoring');
-    assert.equal(dashboard.metadata.labels?.grafana_dashboard, '1', 'the label the Grafana sidecar looks for');
-    const json = await readFile(join(ROOT, 'dashboards', 'pull-secret-adapter.json'), 'utf8');
-    assert.deepEqual(JSON.parse(dashboard.data?.['pull-secret-adapter.json'] ?? ''), JSON.parse(json));
-  });
-
-  test('the defaults render without a cloud identity, and NOTES say what to check next', async () => {
-    const notes = await run('helm', ['install', 'pull-secret', CHART, '--namespace', NAMESPACE, '--dry-run=client', '--set', 'execution.mode=job']);
-    assert.match(notes, /rollout status deploy\/pullsecret-adapter/);
-    assert.match(notes, /validate-config --config \/etc\/pull-secret\/adapter.yaml/);
-    assert.match(notes, /identity.gcp.serviceAccount is empty/);
-    assert.match(notes, /get jobs -l app=pullsecret-job/);
-  });
-
-  test('docs/helm-values.md is the reference scripts/helm-values-doc.mjs writes from the schema, every key with its default', async () => {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'helm-values-doc.mjs'), '--check']).catch((err: { stdout: string; stderr: string }) => err);
-    assert.equal(stderr, '', 'docs/helm-values.md is up to date');
-    assert.equal(stdout, '');
-    const doc = await readFile(join(ROOT, 'docs', 'helm-values.md'), 'utf8');
-    assert.deepEqual(
-      doc.split('\n').filter((l) => l.includes('| `none` |')),
-      ["| `global` | object | `none` | Helm's values shared with parent charts (unused by this chart). |"],
-      'values.yaml sets every key',
-    );
-  });
-
-  test('KEDA on Pub/Sub without the platform project is refused, naming the value', async () => {
-    const err = await refusal({ keda: { enabled: true } });
-    assert.match(err.stderr, /keda\.pubsub\.projectId: the platform project of the subscription/);
-  });
-
-  test("the README's helm template command renders the chart", async () => {
-    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    const command = /```sh\n(helm template [^`]+?)\n```/.exec(readme)?.[1];
-    assert.ok(command, 'the README shows helm template');
-    const args = command.replace(/\\\n/g, ' ').split(/\s+/).slice(1);
-    const rendered = await run(
-      'helm',
-      args.map((a) => (a === 'charts/pull-secret' ? CHART : a)),
-    );
-    assert.match(rendered, /kind: Deployment/);
-  });
-
-  const refused: Array<[string, object, RegExp]> = [
-    ['a typo at the top', { replica: 3 }, /additional properties 'replica' not allowed/],
-    ['a typo inside a section', { keda: { enabled: true, minReplica: 3 } }, /at '\/keda': additional properties 'minReplica' not allowed/],
-    ['a wrong enum', { broker: { type: 'kafka' } }, /at '\/broker\/type': value must be one of 'pubsub', 'rabbitmq'/],
-    ['a wrong type', { replicas: '2' }, /at '\/replicas': got string, want integer/],
-  ];
-  for (const [what, values, message] of refused) {
-    test(`a values file with ${what} is refused with the schema's message`, async () => {
-      const err = await refusal(values);
-      assert.match(err.stderr, /values don't meet the specifications of the schema/);
-      assert.match(err.stderr, message);
     });
   }
 });
