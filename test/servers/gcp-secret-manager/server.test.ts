@@ -97,12 +97,12 @@ describe('secrets', () => {
     assert.equal(server.state.findSecret('n')?.name, `${N()}/secrets/n`);
   });
 
-  test('update changes labels or annotations under update_mask with a new etag; stale etags are ABORTED', async () => {
+  test('update changes labels or annotations under update_mask with a new etag; stale etags are FAILED_PRECONDITION', async () => {
     const created = await rpc('CreateSecret', { parent: P, secretId: 's', secret: { ...AUTO, labels: { a: '1' } } });
     const updated = await rpc('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { b: '2' }, etag: created.etag }, updateMask: { paths: ['labels'] } });
     assert.deepEqual(updated.labels, { b: '2' });
     assert.notEqual(updated.etag, created.etag);
-    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {}, etag: created.etag }, updateMask: { paths: ['labels'] } }, grpc.status.ABORTED);
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {}, etag: created.etag }, updateMask: { paths: ['labels'] } }, grpc.status.FAILED_PRECONDITION);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {} } }, grpc.status.INVALID_ARGUMENT, /update_mask/);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { B: 'x' } }, updateMask: { paths: ['labels'] } }, grpc.status.INVALID_ARGUMENT);
 
@@ -112,11 +112,11 @@ describe('secrets', () => {
     });
     assert.deepEqual(annotated.annotations, { 'hyperfleet-write-intent': 'writer=w;expires=x', keep: 'me' });
     assert.deepEqual(annotated.labels, { b: '2' }, 'fields outside the mask are kept');
-    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: {}, etag: updated.etag }, updateMask: { paths: ['annotations'] } }, grpc.status.ABORTED);
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: {}, etag: updated.etag }, updateMask: { paths: ['annotations'] } }, grpc.status.FAILED_PRECONDITION);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: { 'hyperfleet.io/x': '1' } }, updateMask: { paths: ['annotations'] } }, grpc.status.INVALID_ARGUMENT, /Annotation key/);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: { big: 'x'.repeat(16_384) } }, updateMask: { paths: ['annotations'] } }, grpc.status.INVALID_ARGUMENT, /16384/);
 
-    await rpcFails('DeleteSecret', { name: `${P}/secrets/s`, etag: created.etag }, grpc.status.ABORTED);
+    await rpcFails('DeleteSecret', { name: `${P}/secrets/s`, etag: created.etag }, grpc.status.FAILED_PRECONDITION);
     await rpc('DeleteSecret', { name: `${P}/secrets/s`, etag: annotated.etag });
     await rpcFails('DeleteSecret', { name: `${P}/secrets/s` }, grpc.status.NOT_FOUND);
   });
@@ -182,15 +182,28 @@ describe('versions', () => {
     assert.deepEqual([got.name, got.state], [`${N()}/secrets/s/versions/3`, 'DISABLED']);
   });
 
-  test('state machine: enable ⇄ disable, destroy is final and wipes the payload; etags change and are checked', async () => {
+  test('state machine: enable ⇄ disable, destroy is final and wipes the payload; etags change (no-ops too) and stale ones are FAILED_PRECONDITION', async () => {
     await createWithVersions('s', 'one');
     const name = `${P}/secrets/s/versions/1`;
     const before = await rpc('GetSecretVersion', { name });
     const disabled = await rpc('DisableSecretVersion', { name, etag: before.etag });
     assert.equal(disabled.state, 'DISABLED');
     assert.notEqual(disabled.etag, before.etag);
-    await rpcFails('EnableSecretVersion', { name, etag: before.etag }, grpc.status.ABORTED);
-    assert.equal((await rpc('EnableSecretVersion', { name })).state, 'ENABLED');
+    await rpcFails('EnableSecretVersion', { name, etag: before.etag }, grpc.status.FAILED_PRECONDITION, /etag/);
+    const enabled = await rpc('EnableSecretVersion', { name, etag: disabled.etag });
+    assert.equal(enabled.state, 'ENABLED');
+    // A no-op change renews the etag too, so a writer holding the old one loses (docs: etags).
+    const again = await rpc('EnableSecretVersion', { name });
+    assert.equal(again.state, 'ENABLED');
+    assert.notEqual(again.etag, enabled.etag);
+    await rpcFails('DisableSecretVersion', { name, etag: enabled.etag }, grpc.status.FAILED_PRECONDITION);
+    // The version's etag is its own: updating the secret leaves it as it is, and the other way round.
+    const secret = await rpc('GetSecret', { name: `${P}/secrets/s` });
+    await rpc('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { x: 'y' } }, updateMask: { paths: ['labels'] } });
+    assert.equal((await rpc('GetSecretVersion', { name })).etag, again.etag);
+    await rpc('DisableSecretVersion', { name, etag: again.etag });
+    await rpc('EnableSecretVersion', { name });
+    assert.notEqual((await rpc('GetSecret', { name: `${P}/secrets/s` })).etag, secret.etag, 'changed by the update only');
     const destroyed = await rpc('DestroySecretVersion', { name });
     assert.equal(destroyed.state, 'DESTROYED');
     assert.ok(destroyed.destroyTime);

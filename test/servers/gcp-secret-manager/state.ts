@@ -79,6 +79,8 @@ export class SecretManagerState {
     assertLabelsRule(labels);
     assertAnnotationsRule(annotations);
     const name = canonicalName(ref.name);
+    // ALREADY_EXISTS (HTTP 409) for an id in use (AIP-133; the live service's 409 ALREADY_EXISTS:
+    // https://github.com/ansible-collections/google.cloud/issues/768).
     if (this.secrets.has(name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${name}] already exists.`);
     const secret: StoredSecret = {
       project: projectNumberOf(ref.project),
@@ -112,7 +114,7 @@ export class SecretManagerState {
     return [...this.secrets.values()].filter((s) => s.project === number);
   }
 
-  /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, ABORTED (etag), INVALID_ARGUMENT. */
+  /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, FAILED_PRECONDITION (etag), INVALID_ARGUMENT. */
   updateSecret(ref: SecretRef, changes: { labels?: Record<string, string>; annotations?: Record<string, string> }, etag: string | undefined): StoredSecret {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
@@ -124,7 +126,7 @@ export class SecretManagerState {
     return secret;
   }
 
-  /** Deletes a secret and its versions. @throws NOT_FOUND, ABORTED (etag). */
+  /** Deletes a secret and its versions. @throws NOT_FOUND, FAILED_PRECONDITION (etag). */
   deleteSecret(ref: SecretRef, etag: string | undefined): void {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
@@ -148,7 +150,10 @@ export class SecretManagerState {
   }
 
   /**
-   * Resolves a version; `latest` is the most recently created version whatever its state.
+   * Resolves a version; `latest` is the most recently created version whatever its state (API
+   * reference: "an alias to the most recently created SecretVersion"; the live service answering
+   * `versions/latest` with version 4 DESTROYED while 3 is ENABLED:
+   * https://github.com/google-github-actions/get-secretmanager-secrets/issues/268).
    * @throws NOT_FOUND (for `latest`: "not found or has no versions", as the service says).
    */
   getVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion } {
@@ -164,7 +169,12 @@ export class SecretManagerState {
     return { secret, version };
   }
 
-  /** The payload of an ENABLED version. @throws NOT_FOUND, FAILED_PRECONDITION ("... is in DISABLED state."). */
+  /**
+   * The payload of an ENABLED version. A missing secret or version is NOT_FOUND; a DISABLED or
+   * DESTROYED one is FAILED_PRECONDITION "Secret Version [...] is in DISABLED state." (the live
+   * service's answers: https://github.com/external-secrets/external-secrets/issues/4042).
+   * @throws NOT_FOUND, FAILED_PRECONDITION.
+   */
   accessVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion; data: Buffer } {
     const { secret, version } = this.getVersion(ref);
     if (version.state !== 'ENABLED' || version.data === undefined) {
@@ -177,7 +187,8 @@ export class SecretManagerState {
    * Moves a version to `target`. Destroyed versions cannot change (FAILED_PRECONDITION); destroying
    * wipes the payload, or, on a secret with `version_destroy_ttl`, disables the version and sets its
    * `scheduledDestroyTime` (payload kept; this server never runs the scheduled wipe itself).
-   * @throws NOT_FOUND, FAILED_PRECONDITION, ABORTED (etag).
+   * A request that changes nothing still renews the version's etag (https://cloud.google.com/secret-manager/docs/etags).
+   * @throws NOT_FOUND, FAILED_PRECONDITION (destroyed, or a stale etag).
    */
   setVersionState(ref: VersionRef, target: VersionState, etag?: string): StoredVersion {
     const { secret, version } = this.getVersion(ref);
@@ -193,7 +204,10 @@ export class SecretManagerState {
       version.etag = newEtag();
       return version;
     }
-    if (version.state === target) return version;
+    if (version.state === target) {
+      version.etag = newEtag();
+      return version;
+    }
     if (target === 'DESTROYED' && secret.versionDestroyTtlSeconds !== undefined) {
       version.state = 'DISABLED';
       version.scheduledDestroyTime = new Date(Date.now() + secret.versionDestroyTtlSeconds * 1000);
@@ -254,9 +268,10 @@ export class SecretManagerState {
   }
 
   private checkEtag(current: string, given: string | undefined, name: string): void {
-    // AIP-154: a stale etag is a failed test-and-set, answered with ABORTED (HTTP 409).
+    // Secret Manager answers a stale etag with FAILED_PRECONDITION (HTTP 400), not AIP-154's ABORTED;
+    // no etag means no check: https://cloud.google.com/secret-manager/docs/etags
     if (given !== undefined && given !== '' && given !== current) {
-      throw new RpcError(status.ABORTED, `The etag provided for [${name}] does not match the current etag of the resource.`);
+      throw new RpcError(status.FAILED_PRECONDITION, `The etag provided for [${name}] does not match the current etag of the resource.`);
     }
   }
 }
