@@ -1,21 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redactor } from '../pullsecret/redact.js';
+import { CAN_SWITCH_UID, readAs, STATUS_REPORTER_UID } from '../../test/support/read-as.js';
 import { RESULT_MESSAGE_MAX, RESULT_REASON_MAX, writeResultFile } from './result-file.js';
-
-/** HyperFleet's status-reporter image runs as the distroless `nonroot` user. */
-const STATUS_REPORTER_UID = 65532;
-
-/** Reads `path` in a child process running as `uid`/`gid`: its text, or the error code it met. */
-async function readAs(uid: number, path: string): Promise<string> {
-  const script = 'try { process.stdout.write(require("fs").readFileSync(process.argv[1], "utf8")) } catch (e) { process.stdout.write("ERROR " + e.code) }';
-  return (await promisify(execFile)(process.execPath, ['-e', script, path], { uid, gid: uid, env: {} })).stdout;
-}
 
 test('the result file keeps the sidecar contract: status, reason ≤ 128, message ≤ 1024, extra data kept', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'ps-result-'));
@@ -54,7 +44,7 @@ test('a credential near the cut is redacted before the message is shortened, so 
   }
 });
 
-test('the status-reporter sidecar reads the result file as another non-root UID (65532), whatever the umask', { skip: process.getuid?.() !== 0 && 'needs root to start a reader as another UID' }, async () => {
+test('the status-reporter sidecar reads the result file as another non-root UID (65532), whatever the umask', { skip: !CAN_SWITCH_UID && 'needs root to start a reader as another UID' }, async () => {
   // A directory that UID may traverse, like the pod's shared `/results` emptyDir.
   const dir = await mkdtemp(join(tmpdir(), 'ps-result-'));
   const umask = process.umask(0o077);
