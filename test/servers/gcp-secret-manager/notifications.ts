@@ -99,8 +99,8 @@ export class NotificationPublisher {
       return () => this.publish(topics, { eventType, secretId: secret.name }, data);
     }
     return (response) => {
-      if (method === 'CreateSecret') this.topicConfigured(str((response as { name?: unknown }).name), state);
       const name = str((response as { name?: unknown }).name);
+      if (method === 'CreateSecret') this.topicConfigured(name, state);
       const secretName = name.replace(/\/versions\/[^/]+$/, '');
       const secret = state.lookup(secretName);
       if (secret?.topics === undefined) return;
