@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
+import { until } from './support/until.js';
 
 // The adapter end to end on the embedded broker: API stand-in (validating every request against the
 // contract), local store, manifest directory.
@@ -92,6 +93,30 @@ test('malformed events are rejected without a crash and counted', async () => {
   const cluster = await stack.seedCluster();
   await stack.publish(cluster);
   await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+});
+
+test('events about another kind of resource (a NodePool) are acknowledged and counted ignored, never reconciled', async () => {
+  assert.match(await metric('pullsecret_events_total'), /result="ignored"\} 0/, 'pre-created');
+  const invalid = async () => /result="invalid"\} (\d+)/.exec(await metric('pullsecret_events_total'))?.[1];
+  const invalidBefore = await invalid();
+  // The worst case: the node pool event names an existing cluster's id.
+  const cluster = await stack.seedCluster();
+  const nodePool = (type: string, n: number) => ({
+    specversion: '1.0',
+    id: `evt-nodepool-${n}`,
+    source: 'hyperfleet-sentinel',
+    type,
+    datacontenttype: 'application/json',
+    data: { id: cluster.id, kind: 'NodePool', href: `/api/hyperfleet/v1/clusters/${cluster.id}/nodepools/${cluster.id}`, generation: 1 },
+  });
+  // The Sentinel names the type after the kind in some releases (com.redhat.hyperfleet.{Kind}.reconcile).
+  await stack.adapter.broker.publish(Buffer.from(JSON.stringify(nodePool('com.redhat.hyperfleet.cluster.reconcile', 1))));
+  await stack.adapter.broker.publish(Buffer.from(JSON.stringify(nodePool('com.redhat.hyperfleet.NodePool.reconcile', 2))));
+  await until('both counted ignored', async () => /result="ignored"\} 2/.test(await metric('pullsecret_events_total')));
+  assert.deepEqual(stack.api.listStatuses(cluster.id), [], 'no status PUT');
+  assert.ok(!(await readdir(join(stack.dir, 'store', 'secrets')).catch(() => [])).some((f) => f.includes(cluster.id)), 'nothing stored');
+  assert.ok(stack.logs.some((l) => l.includes('Ignored an event about another kind of resource') && l.includes('"event_kind":"NodePool"')));
+  assert.equal(await invalid(), invalidBefore, 'not dead-lettered as invalid either');
 });
 
 test('API 5xx then recovery: the event is retried until the status lands', async () => {

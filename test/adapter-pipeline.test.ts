@@ -56,7 +56,7 @@ describe('event pipeline and the executor contract', () => {
   before(async () => (api = await startHyperFleetApiStandIn({ onReport: (clusterId, report) => reports.push({ clusterId, finalized: report.conditions.find((c) => c.type === 'Finalized')?.status }) })));
   after(async () => api.stop());
 
-  function pipeline(executor: Executor): EventPipeline {
+  function pipeline(executor: Executor, metrics = new Metrics()): EventPipeline {
     const logger = createLogger({ level: 'error', destination: sink });
     return new EventPipeline({
       api: createHyperFleetClient({ baseUrl: api.url, timeoutMs: 2000, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, logger }),
@@ -64,7 +64,7 @@ describe('event pipeline and the executor contract', () => {
       routes: new ProviderRoutes(config.providers, config.preconditions.rules),
       fieldPaths: config.preconditions.fieldPaths,
       scheduler: new ClusterScheduler<Disposition>(4),
-      metrics: new Metrics(),
+      metrics,
       logger,
       writesKubernetes: false,
     });
@@ -121,5 +121,18 @@ describe('event pipeline and the executor contract', () => {
       [{ clusterId: cluster.id, finalized: 'True' }],
     );
     assert.equal(api.getCluster(cluster.id), undefined, 'the API let the cluster go');
+  });
+  it('an event about a NodePool is acknowledged and counted ignored: no work, no report', async () => {
+    const cluster = await seed();
+    const executor = new WaitingExecutor();
+    const metrics = new Metrics();
+    const reportsBefore = reports.length;
+    const event = { specversion: '1.0', id: 'np-1', source: 'test', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: cluster.id, kind: 'NodePool', generation: 2 } };
+    const disposition = await pipeline(executor, metrics).handle({ id: 'm-np', body: Buffer.from(JSON.stringify(event)), attributes: {}, deliveryAttempt: 1 });
+    assert.equal(disposition, 'ack');
+    assert.equal(executor.calls, 0);
+    assert.equal(reports.length, reportsBefore);
+    const results = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'pullsecret_events_total')?.values ?? [];
+    assert.equal(results.find((v) => v.labels.result === 'ignored')?.value, 1);
   });
 });

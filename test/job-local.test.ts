@@ -1,10 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, readdir } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baseEnv, finalLine, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { CAN_SWITCH_UID, readAs, STATUS_REPORTER_UID } from './support/read-as.js';
 
 // The pull secret job end to end through the CLI on the embedded local store.
 
@@ -123,6 +124,23 @@ test('RESULTS_PATH receives the outcome for a status reporter', async () => {
   assert.equal(failure.status, 'failure');
   assert.equal(failure.reason, 'InvalidPullSecret');
   assert.match(String(failure.message), /^invalid pull secret format: not valid JSON/);
+});
+
+test('the status-reporter sidecar, running as its own non-root UID, reads the result of a success and of a failure', { skip: !CAN_SWITCH_UID && 'needs root to start a reader as another UID' }, async () => {
+  // Like the pod's `/results` emptyDir: a directory every UID may traverse.
+  const results = join(dir, 'shared-results');
+  await mkdir(results);
+  await chmod(dir, 0o755);
+  await chmod(results, 0o777);
+  const resultsPath = join(results, 'adapter-result.json');
+  const ok = await runCli(['run-job', 'pull-secret'], env(join(dir, 'sidecar-store'), { RESULTS_PATH: resultsPath }));
+  assert.equal(ok.code, 0, ok.stderr);
+  const success = await readAs(STATUS_REPORTER_UID, resultsPath);
+  assert.equal((JSON.parse(success.startsWith('ERROR') ? '{}' : success) as { status?: string }).status, 'success', success);
+  const failed = await runCli(['run-job', 'pull-secret'], env(join(dir, 'sidecar-store'), { RESULTS_PATH: resultsPath, PULL_SECRET_DATA: 'nope' }));
+  assert.equal(failed.code, 2);
+  const failure = await readAs(STATUS_REPORTER_UID, resultsPath);
+  assert.equal((JSON.parse(failure.startsWith('ERROR') ? '{}' : failure) as { reason?: string }).reason, 'InvalidPullSecret', failure);
 });
 
 test('usage errors exit 2; --help and --version exit 0', async () => {

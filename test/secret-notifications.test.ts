@@ -161,15 +161,18 @@ describe('reading Secret Manager notifications', () => {
 
   test('our secrets trigger on version, rotation, update and delete events; others are ignored or foreign', () => {
     for (const eventType of ['SECRET_VERSION_ADD', 'SECRET_VERSION_DISABLE', 'SECRET_VERSION_DESTROY', 'SECRET_ROTATE', 'SECRET_DELETE']) {
-      assert.deepEqual(readNotification(message({ eventType, secretId: ours, dataFormat: 'JSON' }, { name: `${ours}/versions/3` })), { eventType, outcome: 'triggered', clusterId: 'cls-abc123' });
+      assert.deepEqual(readNotification(message({ eventType, secretId: ours, dataFormat: 'JSON_API_V1' }, { name: `${ours}/versions/3` })), { eventType, outcome: 'triggered', clusterId: 'cls-abc123' });
     }
-    assert.equal(readNotification(message({ eventType: 'SECRET_CREATE', secretId: ours, dataFormat: 'JSON' })).outcome, 'ignored');
+    assert.equal(readNotification(message({ eventType: 'SECRET_CREATE', secretId: ours, dataFormat: 'JSON_API_V1' })).outcome, 'ignored');
     assert.equal(readNotification({ data: Buffer.alloc(0), attributes: { eventType: 'TOPIC_CONFIGURED' } }).outcome, 'ignored');
-    assert.equal(readNotification(message({ eventType: 'SECRET_VERSION_ADD', secretId: 'projects/p/secrets/db-password', dataFormat: 'JSON' })).outcome, 'foreign');
-    assert.equal(readNotification(message({ eventType: 'SECRET_VERSION_ADD', secretId: 'projects/p/secrets/hyperfleet-UPPER-pull-secret', dataFormat: 'JSON' })).outcome, 'foreign');
+    assert.equal(readNotification(message({ eventType: 'SECRET_VERSION_ADD', secretId: 'projects/p/secrets/db-password', dataFormat: 'JSON_API_V1' })).outcome, 'foreign');
+    assert.equal(readNotification(message({ eventType: 'SECRET_VERSION_ADD', secretId: 'projects/p/secrets/hyperfleet-UPPER-pull-secret', dataFormat: 'JSON_API_V1' })).outcome, 'foreign');
     // The service names the project by number; data naming it by id is the same secret.
-    assert.equal(readNotification(message({ eventType: 'SECRET_ROTATE', secretId: ours, dataFormat: 'JSON' }, { name: 'projects/p-1/secrets/hyperfleet-cls-abc123-pull-secret' })).outcome, 'triggered');
-    assert.equal(readNotification(message({ eventType: 'SECRET_SOMETHING_NEW', secretId: ours, dataFormat: 'JSON' })).eventType, 'other');
+    assert.equal(readNotification(message({ eventType: 'SECRET_ROTATE', secretId: ours, dataFormat: 'JSON_API_V1' }, { name: 'projects/p-1/secrets/hyperfleet-cls-abc123-pull-secret' })).outcome, 'triggered');
+    assert.equal(readNotification(message({ eventType: 'SECRET_SOMETHING_NEW', secretId: ours, dataFormat: 'JSON_API_V1' })).eventType, 'other');
+    // The service's attributes in full (event-notifications page): a timestamp and, on version events, versionId.
+    const full = { eventType: 'SECRET_VERSION_ADD', dataFormat: 'JSON_API_V1', secretId: ours, versionId: `${ours}/versions/2`, timestamp: '2021-01-20T11:17:45.081104-08:00' };
+    assert.deepEqual(readNotification(message(full, { name: `${ours}/versions/2`, state: 'ENABLED' })), { eventType: 'SECRET_VERSION_ADD', outcome: 'triggered', clusterId: 'cls-abc123' });
   });
 
   test('clusterIdOfSecretId inverts defaultSecretId and refuses other names', () => {
@@ -182,10 +185,11 @@ describe('reading Secret Manager notifications', () => {
     const cases = [
       message({ secretId: ours }),
       message({ eventType: 'SECRET_VERSION_ADD', secretId: 'hyperfleet-cls-abc123-pull-secret' }),
-      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON' }, 'not json {'),
-      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON' }, { name: 'projects/p/secrets/other' }),
+      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON_API_V1' }, 'not json {'),
+      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON_API_V1' }, { name: 'projects/p/secrets/other' }),
       message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'YAML' }),
-      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON' }, [1, 2]),
+      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON' }),
+      message({ eventType: 'SECRET_VERSION_ADD', secretId: ours, dataFormat: 'JSON_API_V1' }, [1, 2]),
     ];
     for (const c of cases) {
       const reading = readNotification(c);
@@ -285,6 +289,8 @@ describe('store notifications through the adapter (GCP test server publishing to
     await sdk.addSecretVersion({ parent: `projects/${PROJECT}/secrets/db-password`, payload: { data: Buffer.from('hunter2-foreign-payload') } });
     await until('the foreign notification counted', async () => (await notified('SECRET_VERSION_ADD', 'foreign')) > before);
     assert.ok((await notified('SECRET_CREATE', 'foreign')) >= 1);
+    // Created with topics: the service's test message first, which needs no reconcile.
+    await until('TOPIC_CONFIGURED counted', async () => (await notified('TOPIC_CONFIGURED', 'ignored')) >= 1);
     const since = stack.logs.slice(logged);
     assert.ok(!since.some((l) => l.includes('db-password') || l.includes('hunter2')), 'no foreign name or payload in logs');
   });
@@ -294,7 +300,7 @@ describe('store notifications through the adapter (GCP test server publishing to
     const before = await notified('other', 'malformed');
     const beforeAdd = await notified('SECRET_VERSION_ADD', 'malformed');
     await topic.publishMessage({ data: Buffer.from('garbage-without-attributes') });
-    await topic.publishMessage({ data: Buffer.from('{not json'), attributes: { eventType: 'SECRET_VERSION_ADD', secretId: `projects/${PROJECT}/secrets/hyperfleet-x1-pull-secret`, dataFormat: 'JSON' } });
+    await topic.publishMessage({ data: Buffer.from('{not json'), attributes: { eventType: 'SECRET_VERSION_ADD', secretId: `projects/${PROJECT}/secrets/hyperfleet-x1-pull-secret`, dataFormat: 'JSON_API_V1' } });
     await topic.publishMessage({ data: Buffer.from('{}'), attributes: { eventType: 'SECRET_VERSION_ADD', secretId: 'no-secret-name' } });
     await until('three malformed counted', async () => (await notified('other', 'malformed')) - before + (await notified('SECRET_VERSION_ADD', 'malformed')) - beforeAdd === 3);
     assert.ok(stack.logs.some((l) => l.includes('Ignored a malformed store notification') && l.includes('data is not JSON')));
@@ -371,12 +377,17 @@ describe('store notifications through the adapter (GCP test server publishing to
     await sdk.deleteSecret({ name });
     await until('SECRET_DELETE counted', async () => (await notified('SECRET_DELETE', 'triggered')) > deleted);
     await gcp.notifications?.flush();
-    const mine = (gcp.notifications?.published ?? []).filter((n) => n.attributes.secretId === name);
+    // As the service sends them: the project number in names, dataFormat JSON_API_V1, a timestamp.
+    const numbered = `projects/${gcp.projectNumber}/secrets/${secretId}`;
+    const mine = (gcp.notifications?.published ?? []).filter((n) => n.attributes.secretId === numbered);
+    const withoutTime = ({ timestamp, ...rest }: Record<string, string>) => (Number.isNaN(Date.parse(timestamp ?? '')) ? { ...rest, timestamp } : rest);
     const destroy = mine.find((n) => n.attributes.eventType === 'SECRET_VERSION_DESTROY');
-    assert.deepEqual(destroy?.attributes, { eventType: 'SECRET_VERSION_DESTROY', secretId: name, versionId: `${name}/versions/1`, dataFormat: 'JSON' });
+    const destroyAttributes = { eventType: 'SECRET_VERSION_DESTROY', secretId: numbered, versionId: `${numbered}/versions/1`, dataFormat: 'JSON_API_V1' };
+    assert.deepEqual(withoutTime(destroy?.attributes ?? {}), destroyAttributes);
+    assert.equal((JSON.parse(destroy?.data ?? '{}') as { name?: string; state?: string }).name, `${numbered}/versions/1`);
     assert.equal((JSON.parse(destroy?.data ?? '{}') as { state?: string }).state, 'DESTROYED');
     const deletion = mine.find((n) => n.attributes.eventType === 'SECRET_DELETE');
-    assert.deepEqual(deletion?.attributes, { eventType: 'SECRET_DELETE', secretId: name, dataFormat: 'JSON' });
+    assert.deepEqual(withoutTime(deletion?.attributes ?? {}), { eventType: 'SECRET_DELETE', secretId: numbered, dataFormat: 'JSON_API_V1' });
     assert.equal((JSON.parse(deletion?.data ?? '{}') as { rotation?: { rotationPeriod?: string } }).rotation?.rotationPeriod, '86400s');
     assert.equal(gcp.notifications?.failures, 0);
   });

@@ -1,6 +1,6 @@
 import type { Disposition, InboundMessage } from '../brokers/broker.js';
 import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
-import { decodeClusterEvent, type ClusterEvent } from '../events/cluster-event.js';
+import { decodeEvent, type ClusterEvent } from '../events/cluster-event.js';
 import type { Cluster, HyperFleetClient } from '../hyperfleet/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventResult, Metrics } from '../observability/metrics.js';
@@ -126,7 +126,14 @@ export class EventPipeline {
     const { metrics, logger } = this.deps;
     let event: ClusterEvent;
     try {
-      event = decodeClusterEvent(message.body);
+      const decoded = decodeEvent(message.body);
+      if ('other' in decoded) {
+        // A node pool's (or another resource's) event on the same topic: not ours to reconcile.
+        logger.info({ operation: 'decode-event', message_id: message.id, event_id: decoded.other.eventId, event_kind: decoded.other.kind }, 'Ignored an event about another kind of resource');
+        metrics.events.inc({ result: 'ignored' });
+        return 'ack';
+      }
+      event = decoded.cluster;
       assertClusterId(event.clusterId);
     } catch (err) {
       logger.warn({ operation: 'decode-event', message_id: message.id, delivery_attempt: message.deliveryAttempt, ...describeError(err) }, 'Rejected an invalid event');

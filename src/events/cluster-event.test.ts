@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { PullSecretError } from '../errors/index.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
-import { decodeClusterEvent, MAX_EVENT_BYTES } from './cluster-event.js';
+import { decodeClusterEvent, decodeEvent, MAX_EVENT_BYTES } from './cluster-event.js';
 
 function fixture(name: string): Record<string, unknown> {
   const url = new URL(`../../test/fixtures/events/${name}`, import.meta.url);
@@ -155,5 +155,32 @@ describe('decodeClusterEvent', () => {
 
   it('rejects a non-string href', () => {
     assertInvalid(encode(withData(reconcile, { id: 'cls-a', href: 5 })), /data\.href must be a string/);
+  });
+});
+
+describe('decodeEvent: the kind of resource', () => {
+  const nodePool = { ...reconcile, data: { ...(reconcile.data as Record<string, unknown>), kind: 'NodePool' } };
+
+  it('an event whose data.kind is not Cluster is another kind of resource, whatever its type', () => {
+    assert.deepEqual(decodeEvent(encode(nodePool)), { other: { eventId: reconcile.id, kind: 'NodePool' } });
+    const typed = { ...nodePool, type: 'com.redhat.hyperfleet.NodePool.reconcile' };
+    assert.deepEqual(decodeEvent(encode(typed)), { other: { eventId: reconcile.id, kind: 'NodePool' } });
+    // A kind that is not a kind name is not logged as it is (a body is untrusted).
+    const odd = { ...reconcile, data: { ...(reconcile.data as Record<string, unknown>), kind: 'user:pa ss' } };
+    assert.deepEqual(decodeEvent(encode(odd)), { other: { eventId: reconcile.id } });
+    assertInvalid(encode(nodePool), /is about another kind of resource than a cluster/);
+  });
+
+  it('kind Cluster (any case) or no kind at all is a cluster event; a kind that is not a string is invalid', () => {
+    const clusterId = (reconcile.data as { id: string }).id;
+    for (const kind of ['Cluster', 'cluster', undefined]) {
+      const event = { ...reconcile, data: { ...(reconcile.data as Record<string, unknown>), kind } };
+      const decoded = decodeEvent(encode(event));
+      assert.ok('cluster' in decoded, String(kind));
+      assert.equal(decoded.cluster.clusterId, clusterId);
+    }
+    assert.ok('cluster' in decodeEvent(encode(seedCreate)));
+    const numeric = { ...reconcile, data: { ...(reconcile.data as Record<string, unknown>), kind: 7 } };
+    assert.throws(() => decodeEvent(encode(numeric)), /data\.kind must be a string/);
   });
 });

@@ -34,6 +34,23 @@ export interface ClusterEvent {
   readonly time?: string;
 }
 
+/** `data.kind` of a cluster's events (compared ignoring case); an event without `kind` (seed 001's) is a cluster's too. */
+export const CLUSTER_KIND = 'Cluster';
+
+/**
+ * An event about another kind of HyperFleet resource (`data.kind` e.g. `NodePool`): the adapter
+ * acknowledges and counts it, and never reconciles it. Frozen.
+ */
+export interface OtherKindEvent {
+  /** As `ClusterEvent.eventId`. */
+  readonly eventId: string;
+  /** `data.kind` when it has the form of a kind name (letters and digits), otherwise `undefined`. */
+  readonly kind?: string;
+}
+
+/** What a message body holds: a cluster's event, or an event about another kind of resource. */
+export type DecodedEvent = { readonly cluster: ClusterEvent } | { readonly other: OtherKindEvent };
+
 const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
 
 /**
@@ -44,6 +61,7 @@ const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
 const SAFE_EVENT_ID = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z0-9][a-z0-9.-]{0,63})$/;
 const SAFE_TYPE = /^[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,10}$/;
 const SAFE_ATTRIBUTE = /^[a-z0-9]{1,20}$/;
+const SAFE_KIND = /^[A-Za-z][A-Za-z0-9]{0,62}$/;
 
 function loggableEventId(eventId: string): string {
   return SAFE_EVENT_ID.test(eventId) ? eventId : `sha256:${createHash('sha256').update(eventId, 'utf8').digest('hex').slice(0, 16)}`;
@@ -129,27 +147,36 @@ function readClusterId(data: Record<string, unknown>, type: ClusterEventType, ev
 }
 
 /**
- * Decodes a structured-mode CloudEvents 1.0 JSON message body into a frozen `ClusterEvent`.
- * The envelope is validated with the official CloudEvents SDK; the cluster id's format is not
- * checked here (the pipeline does it, so it can report the cluster).
+ * Decodes a structured-mode CloudEvents 1.0 JSON message body: a frozen `ClusterEvent`, or, when
+ * `data.kind` names another kind of resource than `Cluster` (whatever the event type: the Sentinel
+ * may name it after the kind), a frozen `OtherKindEvent`. The envelope is validated with the
+ * official CloudEvents SDK; the cluster id's format is not checked here (the pipeline does it, so
+ * it can report the cluster).
  *
  * @throws PullSecretError EVENT_INVALID for a body over 256 KiB, not JSON (or with duplicate keys, or
  *   nested deeper than 64 levels), not an object, a missing or
- *   invalid `specversion` / `id` / `source` / `type`, an unknown type, missing `data`, a missing or
- *   non-string cluster id, or a `generation` that is not a non-negative integer. Messages name fields
- *   and quote ids only in their expected form (UUID, slug), never the body.
+ *   invalid `specversion` / `id` / `source` / `type`, a `data.kind` that is not a string, an unknown
+ *   type, missing `data`, a missing or non-string cluster id, or a `generation` that is not a
+ *   non-negative integer. Messages name fields and quote ids only in their expected form (UUID,
+ *   slug), never the body.
  */
-export function decodeClusterEvent(body: Buffer): ClusterEvent {
+export function decodeEvent(body: Buffer): DecodedEvent {
   const event = parseBody(body);
   checkEnvelope(event);
   const eventId = event.id as string;
   validateWithSdk(event, eventId);
 
+  const data = event.data;
+  const kind = isPlainObject(data) ? data.kind : undefined;
+  if (kind !== undefined && (typeof kind !== 'string' || kind.toLowerCase() !== CLUSTER_KIND.toLowerCase())) {
+    if (typeof kind !== 'string') throw invalid(`${eventRef(eventId)}: data.kind must be a string`);
+    const other: OtherKindEvent = { eventId: loggableEventId(eventId), ...(SAFE_KIND.test(kind) ? { kind } : {}) };
+    return Object.freeze({ other: Object.freeze(other) });
+  }
   const type = event.type as string;
   if (!isClusterEventType(type)) {
     throw invalid(`${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`);
   }
-  const data = event.data;
   if (!isPlainObject(data)) throw invalid(`${eventRef(eventId)}: "data" is missing or not a JSON object`);
 
   const clusterId = readClusterId(data, type, eventId);
@@ -170,5 +197,15 @@ export function decodeClusterEvent(body: Buffer): ClusterEvent {
     ...(href === undefined ? {} : { href }),
     ...(typeof event.time === 'string' ? { time: event.time } : {}),
   };
-  return Object.freeze(decoded);
+  return Object.freeze({ cluster: Object.freeze(decoded) });
+}
+
+/**
+ * `decodeEvent` for callers that handle clusters only.
+ * @throws PullSecretError EVENT_INVALID as `decodeEvent`, and for an event about another kind of resource.
+ */
+export function decodeClusterEvent(body: Buffer): ClusterEvent {
+  const decoded = decodeEvent(body);
+  if ('cluster' in decoded) return decoded.cluster;
+  throw invalid(`${eventRef(decoded.other.eventId)} is about another kind of resource than a cluster`);
 }

@@ -1,3 +1,4 @@
+import { chmod } from 'node:fs/promises';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { redactor } from '../pullsecret/redact.js';
 import type { VerificationSummary } from '../verification/index.js';
@@ -70,7 +71,18 @@ export function terminationMessage(result: JobResultFile): string {
   return text;
 }
 
-/** Writes the result file atomically with mode 0600 (through the redactor, as a last guard). */
+/**
+ * Mode of the result file: readable by every UID. The status-reporter sidecar runs as its image's
+ * own non-root user (65532, distroless `nonroot`) unless the pod forces one UID on every container,
+ * and the file holds no credential (openshift-hyperfleet/status-reporter README).
+ */
+export const RESULT_FILE_MODE = 0o644;
+
+/**
+ * Writes the result file atomically with mode 0644 (set explicitly, so a restrictive umask cannot
+ * hide it from the sidecar), through the redactor as a last guard.
+ */
 export async function writeResultFile(path: string, result: JobResultFile): Promise<void> {
-  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`));
+  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`), { mode: RESULT_FILE_MODE });
+  await chmod(path, RESULT_FILE_MODE);
 }

@@ -1,10 +1,18 @@
 import { clusterIdOfSecretId } from '../pullsecret/identifiers.js';
 
 /**
- * Reads one Secret Manager event notification (a Pub/Sub message): attributes `eventType`,
- * `secretId` (`projects/P/secrets/S`, P the project number or id), `dataFormat` (`JSON`), and as
- * data the Secret or SecretVersion resource in JSON. Pure; never returns or logs the data.
+ * Reads one Secret Manager event notification (a Pub/Sub message) in the service's format
+ * (https://cloud.google.com/secret-manager/docs/event-notifications, "Notification format"):
+ * attributes `eventType`, `dataFormat` = `JSON_API_V1`, `secretId` = `projects/P/secrets/S`,
+ * `timestamp`, and `versionId` on version events; as data the Secret or SecretVersion resource in
+ * proto3 JSON. `TOPIC_CONFIGURED` is a test message with `eventType` only. P is the project
+ * *number* (the configured store names the project by id): the cluster comes from the secret id S
+ * alone, and the reconcile it triggers reads everything again from the configured project, so no
+ * number-to-id lookup is needed. Pure; never returns or logs the data.
  */
+
+/** The only `dataFormat` Secret Manager sends. */
+export const NOTIFICATION_DATA_FORMAT = 'JSON_API_V1';
 
 /** Event types Secret Manager sends (docs: "Event notifications"); anything else counts as `other`. */
 export const STORE_EVENT_TYPES = [
@@ -76,8 +84,7 @@ export function readNotification(message: { data: Buffer; attributes: Readonly<R
 
 /** The data must be the JSON of the secret named by `secretId`, or of one of its versions. */
 function dataProblem(message: { data: Buffer; attributes: Readonly<Record<string, string>> }, secretName: string): string | undefined {
-  const format = message.attributes.dataFormat;
-  if (format !== undefined && format !== 'JSON') return 'dataFormat attribute is not JSON';
+  if (message.attributes.dataFormat !== NOTIFICATION_DATA_FORMAT) return `dataFormat attribute is not ${NOTIFICATION_DATA_FORMAT}`;
   if (message.data.length > MAX_DATA_BYTES) return 'data is larger than a resource';
   let resource: unknown;
   try {
@@ -87,7 +94,7 @@ function dataProblem(message: { data: Buffer; attributes: Readonly<Record<string
   }
   const name = typeof resource === 'object' && resource !== null && !Array.isArray(resource) ? (resource as { name?: unknown }).name : undefined;
   if (typeof name !== 'string') return 'data is not a Secret or SecretVersion resource';
-  // The service may name the project by number in one place and by id in another: compare the secret id.
+  // Both names carry the project number, but the id would name the same project: compare the secret id.
   const ownSecret = secretName.slice(secretName.indexOf('/secrets/'));
   const named = name.replace(/\/versions\/[^/]+$/, '');
   if (!named.endsWith(ownSecret) || !/^projects\/[^/]+\/secrets\/[^/]+$/.test(named)) return 'data names another secret than secretId';

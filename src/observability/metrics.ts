@@ -7,8 +7,11 @@ import type { TokenBucket } from '../util/token-bucket.js';
 import { ShareMetrics } from '../shares/metrics.js';
 import { NOTIFICATION_OUTCOMES, STORE_EVENT_TYPES } from '../notifications/read-notification.js';
 
-/** Results of one event, as counted in `pullsecret_events_total{result}`. */
-export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized'] as const;
+/**
+ * Results of one event, as counted in `pullsecret_events_total{result}`. `ignored`: an event about
+ * another kind of resource than a cluster (e.g. a NodePool), acknowledged and never reconciled.
+ */
+export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized', 'ignored'] as const;
 export type EventResult = (typeof EVENT_RESULTS)[number];
 
 const JOB_RESULTS = ['success', 'failure', 'skipped'] as const;

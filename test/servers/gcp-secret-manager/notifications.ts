@@ -5,10 +5,13 @@ import type { MethodName } from './types.js';
 /**
  * Secret Manager's event notifications, published for real: a secret with `topics` gets one Pub/Sub
  * message per topic on every change of the secret or its versions (Get, List and Access publish
- * nothing), with the service's attributes (`eventType`, `dataFormat=JSON`, `secretId` = the
- * secret's full name, and `versionId` = the version's full name on version events) and as data the
- * proto3 JSON of the Secret or SecretVersion. Published with the official client to the Pub/Sub
- * emulator the test names. Payload bytes are never part of a notification (a SecretVersion
+ * nothing). Format, as https://cloud.google.com/secret-manager/docs/event-notifications
+ * ("Notification format") gives it: attributes `eventType`, `dataFormat` = `JSON_API_V1`,
+ * `secretId` = the secret's full name with the project *number* (names.ts), `timestamp` (RFC 3339)
+ * and, on version events, `versionId` = the version's full name; data the proto3 JSON of the Secret
+ * or SecretVersion. A secret created with topics first gets `TOPIC_CONFIGURED` on each: a test
+ * message with no data and no attribute but `eventType`. Published with the official client to the
+ * Pub/Sub emulator the test names. Payload bytes are never part of a notification (a SecretVersion
  * resource holds none).
  */
 
@@ -97,6 +100,7 @@ export class NotificationPublisher {
     }
     return (response) => {
       const name = str((response as { name?: unknown }).name);
+      if (method === 'CreateSecret') this.topicConfigured(name, state);
       const secretName = name.replace(/\/versions\/[^/]+$/, '');
       const secret = state.lookup(secretName);
       if (secret?.topics === undefined) return;
@@ -117,6 +121,11 @@ export class NotificationPublisher {
     this.publish(secret.topics, { eventType: 'SECRET_ROTATE', secretId: secret.name }, secretJson(secret));
   }
 
+  /** The test message sent to each topic of a secret created with topics (docs: "Event types"). */
+  private topicConfigured(name: string, state: SecretManagerState): void {
+    for (const topic of state.lookup(name)?.topics ?? []) this.send(topic, { eventType: 'TOPIC_CONFIGURED' }, '');
+  }
+
   /** Waits for publishes under way. */
   async flush(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
@@ -129,17 +138,19 @@ export class NotificationPublisher {
 
   private publish(topics: readonly string[], attributes: Record<string, string>, resource: Record<string, unknown>): void {
     const data = JSON.stringify(resource);
-    for (const topic of topics) {
-      const all = { ...attributes, dataFormat: 'JSON' };
-      const sent = this.client
-        .topic(topic)
-        .publishMessage({ data: Buffer.from(data), attributes: all })
-        .then(
-          () => void this.published.push({ topic, attributes: all, data }),
-          () => void (this.failures += 1),
-        );
-      this.pending.add(sent);
-      void sent.finally(() => this.pending.delete(sent));
-    }
+    const all = { ...attributes, dataFormat: 'JSON_API_V1', timestamp: new Date().toISOString() };
+    for (const topic of topics) this.send(topic, all, data);
+  }
+
+  private send(topic: string, attributes: Record<string, string>, data: string): void {
+    const sent = this.client
+      .topic(topic)
+      .publishMessage({ data: Buffer.from(data), attributes })
+      .then(
+        () => void this.published.push({ topic, attributes, data }),
+        () => void (this.failures += 1),
+      );
+    this.pending.add(sent);
+    void sent.finally(() => this.pending.delete(sent));
   }
 }

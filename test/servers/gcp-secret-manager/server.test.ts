@@ -12,6 +12,8 @@ type Message = Record<string, unknown>;
 let server: SecretManagerTestServer;
 let client: grpc.Client;
 const P = 'projects/test-project';
+/** Answers name the project by its number, whatever the request named it by (names.ts). */
+const N = () => `projects/${server.projectNumber}`;
 const AUTO = { replication: { automatic: {} } };
 
 function rpc(method: string, request: Message): Promise<Message> {
@@ -57,7 +59,7 @@ beforeEach(() => {
 describe('secrets', () => {
   test('create enforces the id, replication and label rules', async () => {
     const created = await rpc('CreateSecret', { parent: P, secretId: 'a_B-9', secret: { ...AUTO, labels: { 'managed-by': 'hyperfleet', empty: '' } } });
-    assert.equal(created.name, `${P}/secrets/a_B-9`);
+    assert.equal(created.name, `${N()}/secrets/a_B-9`);
     assert.match(String(created.etag), /^"[0-9a-f]{14}"$/);
     assert.ok(Number((created.createTime as { seconds: string }).seconds) > 1_600_000_000);
     await rpc('CreateSecret', { parent: P, secretId: 'x'.repeat(255), secret: AUTO });
@@ -76,15 +78,31 @@ describe('secrets', () => {
     await rpc('CreateSecret', { parent: P, secretId: 'labels', secret: { ...AUTO, labels: many(64) } });
     await rpcFails('CreateSecret', { parent: P, secretId: 'labels', secret: AUTO }, grpc.status.ALREADY_EXISTS, /already exists/);
     await rpcFails('CreateSecret', { parent: 'organizations/1', secretId: 'x', secret: AUTO }, grpc.status.INVALID_ARGUMENT);
-    await rpcFails('GetSecret', { name: `${P}/secrets/missing` }, grpc.status.NOT_FOUND, /Secret \[projects\/test-project\/secrets\/missing\] not found/);
+    await rpcFails('GetSecret', { name: `${P}/secrets/missing` }, grpc.status.NOT_FOUND, new RegExp(`^Secret \\[${N()}/secrets/missing\\] not found\\.$`));
   });
 
-  test('update changes labels or annotations under update_mask with a new etag; stale etags are ABORTED', async () => {
+  test('names: the project id and its number reach the same secret; answers carry the number', async () => {
+    const created = await rpc('CreateSecret', { parent: P, secretId: 'n', secret: AUTO });
+    assert.equal(created.name, `${N()}/secrets/n`);
+    assert.match(server.projectNumber, /^[0-9]{12}$/);
+    assert.equal((await rpc('GetSecret', { name: `${N()}/secrets/n` })).name, `${N()}/secrets/n`);
+    const version = await rpc('AddSecretVersion', { parent: `${N()}/secrets/n`, payload: { data: Buffer.from('x') } });
+    assert.equal(version.name, `${N()}/secrets/n/versions/1`);
+    assert.equal((await rpc('AccessSecretVersion', { name: `${P}/secrets/n/versions/latest` })).name, `${N()}/secrets/n/versions/1`);
+    await rpcFails('CreateSecret', { parent: N(), secretId: 'n', secret: AUTO }, grpc.status.ALREADY_EXISTS, new RegExp(`^Secret \\[${N()}/secrets/n\\] already exists\\.$`));
+    assert.deepEqual(
+      ((await rpc('ListSecrets', { parent: N() })).secrets as Message[]).map((x) => x.name),
+      [`${N()}/secrets/n`],
+    );
+    assert.equal(server.state.findSecret('n')?.name, `${N()}/secrets/n`);
+  });
+
+  test('update changes labels or annotations under update_mask with a new etag; stale etags are FAILED_PRECONDITION', async () => {
     const created = await rpc('CreateSecret', { parent: P, secretId: 's', secret: { ...AUTO, labels: { a: '1' } } });
     const updated = await rpc('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { b: '2' }, etag: created.etag }, updateMask: { paths: ['labels'] } });
     assert.deepEqual(updated.labels, { b: '2' });
     assert.notEqual(updated.etag, created.etag);
-    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {}, etag: created.etag }, updateMask: { paths: ['labels'] } }, grpc.status.ABORTED);
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {}, etag: created.etag }, updateMask: { paths: ['labels'] } }, grpc.status.FAILED_PRECONDITION);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: {} } }, grpc.status.INVALID_ARGUMENT, /update_mask/);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { B: 'x' } }, updateMask: { paths: ['labels'] } }, grpc.status.INVALID_ARGUMENT);
 
@@ -94,11 +112,11 @@ describe('secrets', () => {
     });
     assert.deepEqual(annotated.annotations, { 'hyperfleet-write-intent': 'writer=w;expires=x', keep: 'me' });
     assert.deepEqual(annotated.labels, { b: '2' }, 'fields outside the mask are kept');
-    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: {}, etag: updated.etag }, updateMask: { paths: ['annotations'] } }, grpc.status.ABORTED);
+    await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: {}, etag: updated.etag }, updateMask: { paths: ['annotations'] } }, grpc.status.FAILED_PRECONDITION);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: { 'hyperfleet.io/x': '1' } }, updateMask: { paths: ['annotations'] } }, grpc.status.INVALID_ARGUMENT, /Annotation key/);
     await rpcFails('UpdateSecret', { secret: { name: `${P}/secrets/s`, annotations: { big: 'x'.repeat(16_384) } }, updateMask: { paths: ['annotations'] } }, grpc.status.INVALID_ARGUMENT, /16384/);
 
-    await rpcFails('DeleteSecret', { name: `${P}/secrets/s`, etag: created.etag }, grpc.status.ABORTED);
+    await rpcFails('DeleteSecret', { name: `${P}/secrets/s`, etag: created.etag }, grpc.status.FAILED_PRECONDITION);
     await rpc('DeleteSecret', { name: `${P}/secrets/s`, etag: annotated.etag });
     await rpcFails('DeleteSecret', { name: `${P}/secrets/s` }, grpc.status.NOT_FOUND);
   });
@@ -108,18 +126,18 @@ describe('secrets', () => {
     const first = await rpc('ListSecrets', { parent: P, pageSize: 2 });
     assert.deepEqual(
       (first.secrets as Message[]).map((s) => s.name),
-      [`${P}/secrets/a`, `${P}/secrets/b`],
+      [`${N()}/secrets/a`, `${N()}/secrets/b`],
     );
     const second = await rpc('ListSecrets', { parent: P, pageSize: 2, pageToken: first.nextPageToken });
     assert.deepEqual(
       (second.secrets as Message[]).map((s) => s.name),
-      [`${P}/secrets/c`],
+      [`${N()}/secrets/c`],
     );
     assert.equal(second.nextPageToken ?? '', '');
     const kept = await rpc('ListSecrets', { parent: P, filter: 'labels.keep=yes' });
     assert.deepEqual(
       (kept.secrets as Message[]).map((s) => s.name),
-      [`${P}/secrets/a`, `${P}/secrets/c`],
+      [`${N()}/secrets/a`, `${N()}/secrets/c`],
     );
     await rpcFails('ListSecrets', { parent: P, pageToken: first.nextPageToken, filter: 'labels.keep=yes' }, grpc.status.INVALID_ARGUMENT);
   });
@@ -130,11 +148,11 @@ describe('versions', () => {
     await rpc('CreateSecret', { parent: P, secretId: 's', secret: AUTO });
     const data = Buffer.from('payload');
     const v1 = await rpc('AddSecretVersion', { parent: `${P}/secrets/s`, payload: { data, dataCrc32c: crc32c(data) } });
-    assert.equal(v1.name, `${P}/secrets/s/versions/1`);
+    assert.equal(v1.name, `${N()}/secrets/s/versions/1`);
     assert.equal(v1.state, 'ENABLED');
     assert.equal(v1.clientSpecifiedPayloadChecksum, true);
     const v2 = await rpc('AddSecretVersion', { parent: `${P}/secrets/s`, payload: { data: Buffer.alloc(65_536) } });
-    assert.equal(v2.name, `${P}/secrets/s/versions/2`);
+    assert.equal(v2.name, `${N()}/secrets/s/versions/2`);
     assert.equal(v2.clientSpecifiedPayloadChecksum ?? false, false);
     await rpcFails('AddSecretVersion', { parent: `${P}/secrets/s`, payload: { data: Buffer.alloc(65_537) } }, grpc.status.INVALID_ARGUMENT, /65536/);
     await rpcFails('AddSecretVersion', { parent: `${P}/secrets/s`, payload: { data, dataCrc32c: crc32c(data) + 1 } }, grpc.status.INVALID_ARGUMENT, /[Cc]hecksum/);
@@ -146,7 +164,7 @@ describe('versions', () => {
   test('access by number and latest returns data and its CRC-32C; latest is the newest whatever its state', async () => {
     await createWithVersions('s', 'one', 'two', 'three');
     const latest = await rpc('AccessSecretVersion', { name: `${P}/secrets/s/versions/latest` });
-    assert.equal(latest.name, `${P}/secrets/s/versions/3`);
+    assert.equal(latest.name, `${N()}/secrets/s/versions/3`);
     const payload = latest.payload as { data: Buffer; dataCrc32c: string };
     assert.equal(payload.data.toString(), 'three');
     assert.equal(Number(payload.dataCrc32c), crc32c(Buffer.from('three')));
@@ -154,30 +172,38 @@ describe('versions', () => {
     assert.equal((one.payload as { data: Buffer }).data.toString(), 'one');
 
     await rpc('DisableSecretVersion', { name: `${P}/secrets/s/versions/3` });
-    await rpcFails(
-      'AccessSecretVersion',
-      { name: `${P}/secrets/s/versions/latest` },
-      grpc.status.FAILED_PRECONDITION,
-      /^Secret Version \[projects\/test-project\/secrets\/s\/versions\/3\] is in DISABLED state\.$/,
-    );
+    await rpcFails('AccessSecretVersion', { name: `${P}/secrets/s/versions/latest` }, grpc.status.FAILED_PRECONDITION, new RegExp(`^Secret Version \\[${N()}/secrets/s/versions/3\\] is in DISABLED state\\.$`));
     await rpcFails('AccessSecretVersion', { name: `${P}/secrets/s/versions/9` }, grpc.status.NOT_FOUND);
     await rpcFails('AccessSecretVersion', { name: `${P}/secrets/s/versions/0` }, grpc.status.INVALID_ARGUMENT);
     await rpc('CreateSecret', { parent: P, secretId: 'empty', secret: AUTO });
     await rpcFails('AccessSecretVersion', { name: `${P}/secrets/empty/versions/latest` }, grpc.status.NOT_FOUND, /not found or has no versions/);
     await rpcFails('AccessSecretVersion', { name: `${P}/secrets/missing/versions/latest` }, grpc.status.NOT_FOUND, /not found or has no versions/);
     const got = await rpc('GetSecretVersion', { name: `${P}/secrets/s/versions/latest` });
-    assert.deepEqual([got.name, got.state], [`${P}/secrets/s/versions/3`, 'DISABLED']);
+    assert.deepEqual([got.name, got.state], [`${N()}/secrets/s/versions/3`, 'DISABLED']);
   });
 
-  test('state machine: enable ⇄ disable, destroy is final and wipes the payload; etags change and are checked', async () => {
+  test('state machine: enable ⇄ disable, destroy is final and wipes the payload; etags change (no-ops too) and stale ones are FAILED_PRECONDITION', async () => {
     await createWithVersions('s', 'one');
     const name = `${P}/secrets/s/versions/1`;
     const before = await rpc('GetSecretVersion', { name });
     const disabled = await rpc('DisableSecretVersion', { name, etag: before.etag });
     assert.equal(disabled.state, 'DISABLED');
     assert.notEqual(disabled.etag, before.etag);
-    await rpcFails('EnableSecretVersion', { name, etag: before.etag }, grpc.status.ABORTED);
-    assert.equal((await rpc('EnableSecretVersion', { name })).state, 'ENABLED');
+    await rpcFails('EnableSecretVersion', { name, etag: before.etag }, grpc.status.FAILED_PRECONDITION, /etag/);
+    const enabled = await rpc('EnableSecretVersion', { name, etag: disabled.etag });
+    assert.equal(enabled.state, 'ENABLED');
+    // A no-op change renews the etag too, so a writer holding the old one loses (docs: etags).
+    const again = await rpc('EnableSecretVersion', { name });
+    assert.equal(again.state, 'ENABLED');
+    assert.notEqual(again.etag, enabled.etag);
+    await rpcFails('DisableSecretVersion', { name, etag: enabled.etag }, grpc.status.FAILED_PRECONDITION);
+    // The version's etag is its own: updating the secret leaves it as it is, and the other way round.
+    const secret = await rpc('GetSecret', { name: `${P}/secrets/s` });
+    await rpc('UpdateSecret', { secret: { name: `${P}/secrets/s`, labels: { x: 'y' } }, updateMask: { paths: ['labels'] } });
+    assert.equal((await rpc('GetSecretVersion', { name })).etag, again.etag);
+    await rpc('DisableSecretVersion', { name, etag: again.etag });
+    await rpc('EnableSecretVersion', { name });
+    assert.notEqual((await rpc('GetSecret', { name: `${P}/secrets/s` })).etag, secret.etag, 'changed by the update only');
     const destroyed = await rpc('DestroySecretVersion', { name });
     assert.equal(destroyed.state, 'DESTROYED');
     assert.ok(destroyed.destroyTime);

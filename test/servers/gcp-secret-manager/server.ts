@@ -4,6 +4,7 @@ import { CallCounter, type CallRecord } from './calls.js';
 import { FaultInjector, type Fault, type FaultSpec } from './faults.js';
 import { buildMethods, type MethodSpec } from './handlers.js';
 import { NotificationPublisher } from './notifications.js';
+import { projectNumberOf } from './names.js';
 import { MAX_PAGE_SIZE } from './paging.js';
 import { QuotaEnforcer, statusDetails, type QuotaSettings } from './quotas.js';
 import { secretManagerServiceDefinition } from './service-definition.js';
@@ -36,8 +37,10 @@ export interface SecretManagerTestServer {
   readonly port: number;
   /** `127.0.0.1:PORT`, e.g. for `SECRET_MANAGER_ENDPOINT`. */
   readonly address: string;
-  /** Default project of the seeding helpers. */
+  /** Default project of the seeding helpers (an id). */
   readonly project: string;
+  /** Its project number, which every name in answers carries (names.ts). */
+  readonly projectNumber: string;
   /** The in-memory model: seed (`seedSecret`, `setState`) and inspect (`findSecret`, `listVersions`). */
   readonly state: SecretManagerState;
   /** Live call counts by method, e.g. `calls.AddSecretVersion`. */
@@ -109,6 +112,7 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
     port,
     address: `127.0.0.1:${port}`,
     project,
+    projectNumber: projectNumberOf(project),
     state,
     calls: counter.calls,
     get totalCalls() {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { crc32c } from '../../../src/stores/gcp-secret-manager/crc32c.js';
-import { secretName, type SecretRef, type VersionRef } from './names.js';
+import { canonicalName, projectNumberOf, secretName, type SecretRef, type VersionRef } from './names.js';
 import { assertAnnotationsRule, assertLabelsRule } from './rules.js';
 import { RpcError, type VersionState, type WireReplication } from './types.js';
 
@@ -27,6 +27,7 @@ export interface StoredVersion {
 }
 
 export interface StoredSecret {
+  /** The project number (names carry it: names.ts). */
   project: string;
   secretId: string;
   name: string;
@@ -77,11 +78,14 @@ export class SecretManagerState {
   ): StoredSecret {
     assertLabelsRule(labels);
     assertAnnotationsRule(annotations);
-    if (this.secrets.has(ref.name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${ref.name}] already exists.`);
+    const name = canonicalName(ref.name);
+    // ALREADY_EXISTS (HTTP 409) for an id in use (AIP-133; the live service's 409 ALREADY_EXISTS:
+    // https://github.com/ansible-collections/google.cloud/issues/768).
+    if (this.secrets.has(name)) throw new RpcError(status.ALREADY_EXISTS, `Secret [${name}] already exists.`);
     const secret: StoredSecret = {
-      project: ref.project,
+      project: projectNumberOf(ref.project),
       secretId: ref.secretId,
-      name: ref.name,
+      name,
       labels: { ...labels },
       annotations: { ...annotations },
       replication,
@@ -92,23 +96,25 @@ export class SecretManagerState {
       ...(notify.topics === undefined || notify.topics.length === 0 ? {} : { topics: [...notify.topics] }),
       ...(notify.versionDestroyTtlSeconds === undefined ? {} : { versionDestroyTtlSeconds: notify.versionDestroyTtlSeconds }),
     };
-    this.secrets.set(ref.name, secret);
+    this.secrets.set(name, secret);
     return secret;
   }
 
   /** @throws NOT_FOUND. */
   getSecret(ref: SecretRef): StoredSecret {
-    const secret = this.secrets.get(ref.name);
-    if (secret === undefined) throw notFound(`Secret [${ref.name}] not found.`);
+    const name = canonicalName(ref.name);
+    const secret = this.secrets.get(name);
+    if (secret === undefined) throw notFound(`Secret [${name}] not found.`);
     return secret;
   }
 
-  /** Secrets of a project, in creation order. */
+  /** Secrets of a project (id or number), in creation order. */
   listSecrets(project: string): StoredSecret[] {
-    return [...this.secrets.values()].filter((s) => s.project === project);
+    const number = projectNumberOf(project);
+    return [...this.secrets.values()].filter((s) => s.project === number);
   }
 
-  /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, ABORTED (etag), INVALID_ARGUMENT. */
+  /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, FAILED_PRECONDITION (etag), INVALID_ARGUMENT. */
   updateSecret(ref: SecretRef, changes: { labels?: Record<string, string>; annotations?: Record<string, string> }, etag: string | undefined): StoredSecret {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
@@ -120,11 +126,11 @@ export class SecretManagerState {
     return secret;
   }
 
-  /** Deletes a secret and its versions. @throws NOT_FOUND, ABORTED (etag). */
+  /** Deletes a secret and its versions. @throws NOT_FOUND, FAILED_PRECONDITION (etag). */
   deleteSecret(ref: SecretRef, etag: string | undefined): void {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
-    this.secrets.delete(ref.name);
+    this.secrets.delete(secret.name);
   }
 
   /** Adds an ENABLED version numbered one past the newest. @throws NOT_FOUND. */
@@ -144,22 +150,31 @@ export class SecretManagerState {
   }
 
   /**
-   * Resolves a version; `latest` is the most recently created version whatever its state.
+   * Resolves a version; `latest` is the most recently created version whatever its state (API
+   * reference: "an alias to the most recently created SecretVersion"; the live service answering
+   * `versions/latest` with version 4 DESTROYED while 3 is ENABLED:
+   * https://github.com/google-github-actions/get-secretmanager-secrets/issues/268).
    * @throws NOT_FOUND (for `latest`: "not found or has no versions", as the service says).
    */
   getVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion } {
-    const secret = this.secrets.get(ref.name);
+    const name = canonicalName(ref.name);
+    const secret = this.secrets.get(name);
     if (ref.version === 'latest') {
       const latest = secret?.versions.at(-1);
-      if (secret === undefined || latest === undefined) throw notFound(`Secret [${ref.name}] not found or has no versions.`);
+      if (secret === undefined || latest === undefined) throw notFound(`Secret [${name}] not found or has no versions.`);
       return { secret, version: latest };
     }
     const version = secret?.versions.find((v) => v.number === ref.version);
-    if (secret === undefined || version === undefined) throw notFound(`Secret Version [${ref.name}/versions/${ref.version}] not found.`);
+    if (secret === undefined || version === undefined) throw notFound(`Secret Version [${name}/versions/${ref.version}] not found.`);
     return { secret, version };
   }
 
-  /** The payload of an ENABLED version. @throws NOT_FOUND, FAILED_PRECONDITION ("... is in DISABLED state."). */
+  /**
+   * The payload of an ENABLED version. A missing secret or version is NOT_FOUND; a DISABLED or
+   * DESTROYED one is FAILED_PRECONDITION "Secret Version [...] is in DISABLED state." (the live
+   * service's answers: https://github.com/external-secrets/external-secrets/issues/4042).
+   * @throws NOT_FOUND, FAILED_PRECONDITION.
+   */
   accessVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion; data: Buffer } {
     const { secret, version } = this.getVersion(ref);
     if (version.state !== 'ENABLED' || version.data === undefined) {
@@ -172,7 +187,8 @@ export class SecretManagerState {
    * Moves a version to `target`. Destroyed versions cannot change (FAILED_PRECONDITION); destroying
    * wipes the payload, or, on a secret with `version_destroy_ttl`, disables the version and sets its
    * `scheduledDestroyTime` (payload kept; this server never runs the scheduled wipe itself).
-   * @throws NOT_FOUND, FAILED_PRECONDITION, ABORTED (etag).
+   * A request that changes nothing still renews the version's etag (https://cloud.google.com/secret-manager/docs/etags).
+   * @throws NOT_FOUND, FAILED_PRECONDITION (destroyed, or a stale etag).
    */
   setVersionState(ref: VersionRef, target: VersionState, etag?: string): StoredVersion {
     const { secret, version } = this.getVersion(ref);
@@ -188,7 +204,10 @@ export class SecretManagerState {
       version.etag = newEtag();
       return version;
     }
-    if (version.state === target) return version;
+    if (version.state === target) {
+      version.etag = newEtag();
+      return version;
+    }
     if (target === 'DESTROYED' && secret.versionDestroyTtlSeconds !== undefined) {
       version.state = 'DISABLED';
       version.scheduledDestroyTime = new Date(Date.now() + secret.versionDestroyTtlSeconds * 1000);
@@ -213,7 +232,7 @@ export class SecretManagerState {
   /** Seeds a secret with labels and versions in any state (for tests). @throws like the RPCs. */
   seedSecret(secretId: string, seed: SeedSecret = {}): StoredSecret {
     const project = seed.project ?? this.defaultProject;
-    const ref = { project, secretId, name: secretName(project, secretId) };
+    const ref = { project: projectNumberOf(project), secretId, name: secretName(project, secretId) };
     const secret = this.createSecret(ref, seed.labels ?? {}, { automatic: {} });
     for (const v of seed.versions ?? []) {
       const data = Buffer.from(v.data);
@@ -228,19 +247,19 @@ export class SecretManagerState {
     return this.secrets.get(secretName(project, secretId));
   }
 
-  /** A secret by its full name `projects/P/secrets/S`, or `undefined`. */
+  /** A secret by its full name `projects/P/secrets/S` (P an id or a number), or `undefined`. */
   lookup(name: string): StoredSecret | undefined {
-    return this.secrets.get(name);
+    return this.secrets.get(canonicalName(name));
   }
 
   /** A secret's versions newest first, by id (for assertions). @throws NOT_FOUND. */
   versionsOf(secretId: string, project = this.defaultProject): StoredVersion[] {
-    return this.listVersions({ project, secretId, name: secretName(project, secretId) });
+    return this.listVersions({ project: projectNumberOf(project), secretId, name: secretName(project, secretId) });
   }
 
   /** Sets a version's state by id and number (for tests). */
   setState(secretId: string, version: number, state: VersionState, project = this.defaultProject): StoredVersion {
-    return this.setVersionState({ project, secretId, name: secretName(project, secretId), version }, state);
+    return this.setVersionState({ project: projectNumberOf(project), secretId, name: secretName(project, secretId), version }, state);
   }
 
   /** Removes every secret. */
@@ -249,9 +268,10 @@ export class SecretManagerState {
   }
 
   private checkEtag(current: string, given: string | undefined, name: string): void {
-    // AIP-154: a stale etag is a failed test-and-set, answered with ABORTED (HTTP 409).
+    // Secret Manager answers a stale etag with FAILED_PRECONDITION (HTTP 400), not AIP-154's ABORTED;
+    // no etag means no check: https://cloud.google.com/secret-manager/docs/etags
     if (given !== undefined && given !== '' && given !== current) {
-      throw new RpcError(status.ABORTED, `The etag provided for [${name}] does not match the current etag of the resource.`);
+      throw new RpcError(status.FAILED_PRECONDITION, `The etag provided for [${name}] does not match the current etag of the resource.`);
     }
   }
 }
