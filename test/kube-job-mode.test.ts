@@ -61,11 +61,13 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
     storeDir = join(dir, 'store');
     server = await startKubernetesTestServer({
       namespaces: [NS],
+      // The Job overlay's RBAC: the launcher acts as the adapter's service account, pods as the Job's.
+      rbac: ['overlays/job'],
       // LOCAL_STORE_DIR stands in for a volume the real cluster would mount.
       runJobs: { command: [process.execPath, '--import', TSX, MAIN], env: { LOCAL_STORE_DIR: storeDir } },
     });
     const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(server.kubeconfigPath);
+    kubeConfig.loadFromFile(await server.serviceAccountKubeconfig(NS, 'pullsecret-adapter'));
     launcher = new PullSecretJobLauncher({ kubeConfig, logger });
     const controller = await new Watch(kubeConfig).watch(
       `/apis/batch/v1/namespaces/${NS}/jobs`,
@@ -77,8 +79,11 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
   });
   after(async () => {
     stopWatch?.();
+    // Every call the launcher and the Jobs made was one their service account may make.
+    const forbidden = server.forbidden();
     await server.close();
     await rm(dir, { recursive: true, force: true });
+    assert.deepEqual(forbidden, []);
   });
 
   function request(clusterId: string, pullSecret: string, extra: Partial<JobLaunchRequest> = {}): JobLaunchRequest {
