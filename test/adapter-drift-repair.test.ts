@@ -54,8 +54,8 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
   }
 
   before(async () => {
-    kube = await startKubernetesTestServer();
-    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath } });
+    kube = await startKubernetesTestServer({ rbac: ['overlays/in-process'] });
+    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') } });
     const kc = new KubeConfig();
     kc.loadFromFile(kube.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);

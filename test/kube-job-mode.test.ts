@@ -179,6 +179,20 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
     });
   });
 
+  it(
+    "recreates a managed Secret of another type as the Job's service account (delete, then create)",
+    { skip: JOB_WRITES_KUBERNETES_SECRET ? false : 'src/job does not read KUBERNETES_TARGET yet' },
+    async () => {
+      const id = 'cls-job-retype';
+      server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${id}-pull-secret`, namespace: `clusters-${id}`, labels: { 'managed-by': 'hyperfleet', 'cluster-id': id } }, type: 'Opaque', data: {} });
+      const result = await launcher.launch(request(id, VALID_PULL_SECRET, { kubernetesSecret: {} }), { timeoutMs: 60_000 });
+      assert.equal(result.outcome, 'succeeded', `${result.message} ${JSON.stringify(server.forbidden())}`);
+      assert.equal(server.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`)?.type, 'kubernetes.io/dockerconfigjson');
+      const jobUser = 'system:serviceaccount:hyperfleet-system:pullsecret-adapter-job';
+      assert.ok(server.requests().some((r) => r.method === 'DELETE' && r.resource === 'secrets' && r.user === jobUser && r.status === 200));
+    },
+  );
+
   it('reports a failed Job with its reason: invalid input fails at once, other errors after the retries', async () => {
     const invalid = await launcher.launch(request('cls-job-invalid', '{"auths":{}}'), { timeoutMs: 60_000 });
     assert.equal(invalid.outcome, 'failed');
