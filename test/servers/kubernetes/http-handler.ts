@@ -10,7 +10,7 @@ import { badRequest, internalError, methodNotAllowed, StatusError, statusForCode
 import type { ObjectStore } from './store.js';
 import { toTable, wantsTable } from './table.js';
 import type { KubeObject } from './types.js';
-import { serveWatch } from './watch.js';
+import { serveWatch, type OpenWatch } from './watch.js';
 import { reviewAccess } from './access-review.js';
 import { authorizeRequest, type Identity } from './authorizer.js';
 
@@ -24,8 +24,10 @@ export interface HandlerContext {
   identities: ReadonlyMap<string, Identity>;
   /** `host:port`, for discovery's serverAddressByClientCIDRs. */
   address: string;
-  /** Enders of open watch streams, so the server can close them. */
-  watches: Set<() => void>;
+  /** Open watch streams, so the server can close them or send bookmarks. */
+  watches: Set<OpenWatch>;
+  /** Interval of watch bookmarks (when a client allows them). */
+  bookmarkIntervalMs?: number;
 }
 
 /** The API server's request body limit. */
@@ -83,9 +85,9 @@ function dispatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse
     return send(res, 201, reviewAccess(ctx.store, body));
   }
   if (verb === 'WATCH') {
-    const end = serveWatch(res, ctx.store, { rt, namespace, params });
-    ctx.watches.add(end);
-    res.on('close', () => ctx.watches.delete(end));
+    const watch = serveWatch(res, ctx.store, { rt, namespace, params, bookmarkIntervalMs: ctx.bookmarkIntervalMs });
+    ctx.watches.add(watch);
+    res.on('close', () => ctx.watches.delete(watch));
     return;
   }
   if (name === undefined) {

@@ -12,6 +12,7 @@ import { writeKubeconfig } from './kubeconfig.js';
 import { deployRbac } from './kustomize.js';
 import { ApiOperations } from './operations.js';
 import { ObjectStore } from './store.js';
+import type { OpenWatch } from './watch.js';
 import { generateTestPki } from './tls.js';
 import { RESOURCE_TYPES, resourceByKind, type KubeObject, type ResourceType } from './types.js';
 
@@ -31,6 +32,8 @@ export interface KubernetesTestServerOptions {
   rbac?: string[];
   /** Namespaces that exist from the start (besides `default`). */
   namespaces?: string[];
+  /** How often watches that allow bookmarks get one; default a minute, as the API server. */
+  bookmarkIntervalMs?: number;
   /** Run created Jobs as child processes (see JobRunner); without it Jobs are stored, not run. */
   runJobs?: RunJobsOptions;
 }
@@ -53,8 +56,10 @@ export class KubernetesTestServer {
   private readonly callLog = new CallLog();
   private readonly store = new ObjectStore();
   private readonly ops = new ApiOperations(this.store);
-  private readonly watches = new Set<() => void>();
+  private readonly watches = new Set<OpenWatch>();
   private readonly identities = new Map<string, Identity>();
+  /** Terminating namespaces kept until released (`holdNamespaceTermination`); undefined: none held. */
+  private heldNamespaces: Set<string> | undefined;
   private jobRunner: JobRunner | undefined;
   private tlsConnections = 0;
 
@@ -98,7 +103,12 @@ export class KubernetesTestServer {
       const kubeconfigPath = await writeKubeconfig({ dir, server: url, caPem: pki.caPem, token });
       const instance = new KubernetesTestServer(server, url, kubeconfigPath, token, pki.caPem, dir);
       instance.identities.set(token, ADMIN);
-      holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, identities: instance.identities, address: `127.0.0.1:${port}`, watches: instance.watches };
+      instance.ops.onNamespaceTerminating = (name) => {
+        if (instance.heldNamespaces !== undefined) instance.heldNamespaces.add(name);
+        // The namespace controller finishes soon after, not within the DELETE call.
+        else setImmediate(() => instance.ops.finalizeNamespace(name));
+      };
+      holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, identities: instance.identities, address: `127.0.0.1:${port}`, watches: instance.watches, bookmarkIntervalMs: options.bookmarkIntervalMs };
       for (const ns of ['default', ...(options.namespaces ?? [])]) instance.createNamespace(ns);
       for (const obj of bootstrapPolicy()) instance.seed(obj);
       for (const overlay of options.rbac ?? []) for (const obj of deployRbac(overlay)) instance.apply(obj);
@@ -129,6 +139,18 @@ export class KubernetesTestServer {
     const token = existing?.[0] ?? randomBytes(16).toString('hex');
     this.identities.set(token, identity);
     return writeKubeconfig({ dir: this.dir, server: this.url, caPem: this.caPem, token, file });
+  }
+
+  /**
+   * Keeps namespaces deleted from now on `Terminating` (creates in them are refused with 403) until
+   * the returned function is called, which lets the namespace controller finish them.
+   */
+  holdNamespaceTermination(): () => void {
+    const held = (this.heldNamespaces ??= new Set());
+    return () => {
+      this.heldNamespaces = undefined;
+      for (const name of held) this.ops.finalizeNamespace(name);
+    };
   }
 
   /** Requests answered 403 Forbidden, oldest first: calls the caller's RBAC does not allow. */
@@ -223,7 +245,12 @@ export class KubernetesTestServer {
 
   /** Ends every open watch stream cleanly, as the API server does at a watch's timeout. */
   endWatches(): void {
-    for (const end of [...this.watches]) end();
+    for (const watch of [...this.watches]) watch.end();
+  }
+
+  /** Sends a BOOKMARK (the current resourceVersion) now on every open watch that allows bookmarks. */
+  sendBookmarks(): void {
+    for (const watch of this.watches) watch.bookmark();
   }
 
   /**
@@ -259,7 +286,7 @@ export class KubernetesTestServer {
   /** Ends watches, closes connections and removes the temp directory. Safe to call twice. */
   async close(): Promise<void> {
     await this.jobRunner?.stop();
-    for (const end of [...this.watches]) end();
+    for (const watch of [...this.watches]) watch.end();
     if (this.server.listening) {
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
       this.server.closeAllConnections();
