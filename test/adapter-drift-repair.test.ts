@@ -199,6 +199,16 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     await restored(id);
   });
 
+  test('managed-by taken off is drift kind labels, not deleted (the watch sends the previous, still labelled object)', async () => {
+    const id = await provisioned();
+    const [deleted, labels] = await Promise.all(['deleted', 'labels'].map(drift));
+    await edit(id, (s) => ({ ...s, metadata: { ...s.metadata, labels: { 'cluster-id': id } } }));
+    await until('the label drift is counted', async () => (await drift('labels')) === (labels ?? 0) + 1);
+    assert.equal(await drift('deleted'), deleted);
+    // The repair reconcile refuses to adopt a Secret that is not ours any more.
+    await until('the refusal is reported', () => stack.logs.some((l) => l.includes(id) && l.includes('SECRET_UNMANAGED')));
+  });
+
   test('a Secret without managed-by=hyperfleet is never touched', async () => {
     const cluster = await stack.seedCluster();
     const ns = `clusters-${cluster.id}`;
