@@ -5,7 +5,15 @@
  * Kubernetes Secret from the adapter process itself, which a real API server refuses there (403), so
  * the combination is refused at start instead of failing on every transfer or refresh.
  */
-export function jobModeGrantProblems(config: { execution: { mode: string }; kubernetes: { target: string }; accountService?: unknown; entitlements: { enabled: boolean } }): string[] {
+/** The sections the check reads. */
+interface JobModeSections {
+  execution: { mode: string };
+  kubernetes: { target: string };
+  accountService?: unknown;
+  entitlements: { enabled: boolean };
+}
+
+export function jobModeGrantProblems(config: JobModeSections): string[] {
   if (config.execution.mode !== 'job' || config.kubernetes.target !== 'api') return [];
   const writers = [];
   if (config.accountService !== undefined) writers.push('accountService (ownership transfers)');

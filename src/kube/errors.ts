@@ -106,8 +106,8 @@ export function classifyKubeError(err: unknown, op: KubeOperation): PullSecretEr
   const failure = apiFailure(err);
   if (failure !== undefined) {
     if (failure.code === 403 && failure.causeReasons.includes(NAMESPACE_TERMINATING_CAUSE)) {
-      const message = `Kubernetes API refused ${what}: namespace ${quoteIdentifier(op.namespace)} is being deleted (Terminating)`;
-      return new PullSecretError('NAMESPACE_NOT_FOUND', message, { cause: err });
+      const going = `namespace ${quoteIdentifier(op.namespace)} is being deleted (Terminating)`;
+      return new PullSecretError('NAMESPACE_NOT_FOUND', `Kubernetes API refused ${what}: ${going}`, { cause: err });
     }
     const status = `HTTP ${failure.code}${failure.reason ? ` ${trimServerText(failure.reason, 40)}` : ''}`;
     const fields = failure.fields.length > 0 ? ` (fields: ${failure.fields.map((f) => quoteIdentifier(f)).join(', ')})` : '';

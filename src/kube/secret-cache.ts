@@ -271,8 +271,9 @@ export class SecretCache {
       this.entries.delete(key);
       this.written.delete(key);
       const ours = this.deleting.delete(key);
-      if (ours) this.emit({ previous: previous ?? current, ours });
-      else void this.released(current).then((released) => this.controller.signal.aborted || this.emit({ previous: previous ?? current, released, ours }));
+      const removed = previous ?? current;
+      if (ours) this.emit({ previous: removed, ours });
+      else void this.emitRemoval(removed, current);
     } else {
       this.entries.set(key, current);
       this.emit({ previous, current, written: this.written.get(key) });
@@ -287,9 +288,15 @@ export class SecretCache {
    * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go), so one
    * GET does. A failed GET falls back to what the event shows.
    */
+  private async emitRemoval(previous: SecretSummary, seen: SecretSummary): Promise<void> {
+    const released = await this.released(seen);
+    if (!this.controller.signal.aborted) this.emit({ previous, released, ours: false });
+  }
+
   private async released(seen: SecretSummary): Promise<boolean> {
     try {
-      const now = await this.core.readNamespacedSecret({ namespace: seen.namespace, name: seen.name }, withSignal(this.controller.signal));
+      const request = { namespace: seen.namespace, name: seen.name };
+      const now = await this.core.readNamespacedSecret(request, withSignal(this.controller.signal));
       return now.metadata?.labels?.[MANAGED_BY.key] !== MANAGED_BY.value;
     } catch (err) {
       if (apiFailure(err)?.code === 404) return false;

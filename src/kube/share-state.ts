@@ -268,7 +268,8 @@ export class ShareState {
           if (labels !== undefined && isTerminating(object as Meta)) this.terminating.add(name);
           else this.terminating.delete(name);
           // Only labels and termination select consumers: any other change (annotations) requeues nothing.
-          if (!sameLabels(before, labels) || wasTerminating !== this.terminating.has(name)) this.options.onChange({ kind: 'namespaces' });
+          const terminatingChanged = wasTerminating !== this.terminating.has(name);
+          if (terminatingChanged || !sameLabels(before, labels)) this.options.onChange({ kind: 'namespaces' });
         },
       }),
       runListWatch<unknown>({

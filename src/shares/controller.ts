@@ -10,6 +10,9 @@ import { SHARE_API_VERSION, SHARE_CONTENT_ANNOTATION, SHARE_KIND, SHARE_LABEL, t
 import { parseShareSpec } from './validate.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 
+/** A consumer namespace's status, or undefined for one left out. */
+type Consumer = ConsumerStatus | undefined;
+
 /**
  * The share controller: for every PullSecretShare, every consumer namespace gets a copy of the
  * source cluster's pull secret Secret only while a SubjectAccessReview says one of its service
@@ -184,7 +187,7 @@ export class ShareController {
       await this.report(share, 'SourceNotFound', `the pull secret Secret of cluster ${spec.source.clusterId} was not found`, []);
       return;
     }
-    const found: (ConsumerStatus | undefined)[] = [];
+    const found: Consumer[] = [];
     await forEachLimited(this.consumerNamespaces(spec), this.concurrency, async (ns, i) => {
       found[i] = await this.consumer(share, spec, source, ns);
     });
@@ -216,8 +219,8 @@ export class ShareController {
     return allowed;
   }
 
-  /** One consumer namespace's result; undefined for a namespace found being deleted meanwhile (the watch says so next). */
-  private async consumer(share: ShareObject, spec: ShareSpec, source: SourceSecret, namespace: string): Promise<ConsumerStatus | undefined> {
+  /** One consumer namespace's result; undefined for a namespace found being deleted (its watch event follows). */
+  private async consumer(share: ShareObject, spec: ShareSpec, source: SourceSecret, namespace: string): Promise<Consumer> {
     const secretName = spec.target.secretName;
     try {
       if (!this.state.namespaces.has(namespace)) return { namespace, result: 'error', message: `namespace ${namespace} not found` };
