@@ -54,8 +54,8 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
   }
 
   before(async () => {
-    kube = await startKubernetesTestServer();
-    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath } });
+    kube = await startKubernetesTestServer({ rbac: ['overlays/in-process'] });
+    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') } });
     const kc = new KubeConfig();
     kc.loadFromFile(kube.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
@@ -197,6 +197,16 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     // And it is live again: the next deletion is seen by the watch.
     kube.deleteObject('secrets', `clusters-${id}`, `${id}-pull-secret`);
     await restored(id);
+  });
+
+  test('managed-by taken off is drift kind labels, not deleted (the watch sends the previous, still labelled object)', async () => {
+    const id = await provisioned();
+    const [deleted, labels] = await Promise.all(['deleted', 'labels'].map(drift));
+    await edit(id, (s) => ({ ...s, metadata: { ...s.metadata, labels: { 'cluster-id': id } } }));
+    await until('the label drift is counted', async () => (await drift('labels')) === (labels ?? 0) + 1);
+    assert.equal(await drift('deleted'), deleted);
+    // The repair reconcile refuses to adopt a Secret that is not ours any more.
+    await until('the refusal is reported', () => stack.logs.some((l) => l.includes(id) && l.includes('SECRET_UNMANAGED')));
   });
 
   test('a Secret without managed-by=hyperfleet is never touched', async () => {

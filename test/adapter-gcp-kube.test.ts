@@ -22,16 +22,19 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
   let stack: AdapterStack;
   before(async () => {
     gcp = await startSecretManagerTestServer({ project: PROJECT });
-    kube = await startKubernetesTestServer();
+    // The adapter acts as its service account, with the in-process overlay's RBAC.
+    kube = await startKubernetesTestServer({ rbac: ['overlays/in-process'] });
     stack = await startAdapterStack({
       store: { type: 'gcp', settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 5000 } },
-      kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+      kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') },
     });
   });
   after(async () => {
     await stack?.stop();
+    const forbidden = kube?.forbidden() ?? [];
     await kube?.close();
     await gcp?.stop();
+    assert.deepEqual(forbidden, [], 'every call is one the shipped RBAC allows');
   });
 
   test("stored in the cluster's project, Secret in its namespace, no-op makes no writes", async () => {
@@ -105,16 +108,20 @@ describe('Job mode', () => {
   before(async () => {
     kube = await startKubernetesTestServer({
       namespaces: ['hyperfleet-system'],
+      // The Job overlay's RBAC: the adapter acts as its service account, the Jobs' pods as theirs.
+      rbac: ['overlays/job'],
       runJobs: { command: [process.execPath, '--import', TSX, MAIN] },
     });
     stack = await startAdapterStack({
-      kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+      kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') },
       execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
     });
   });
   after(async () => {
     await stack?.stop();
+    const forbidden = kube?.forbidden() ?? [];
     await kube?.close();
+    assert.deepEqual(forbidden, [], 'every call is one the shipped RBAC allows');
   });
 
   test('the cluster is provisioned through a Job and reported JobSucceeded; an invalid secret launches no Job', async () => {

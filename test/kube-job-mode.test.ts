@@ -61,11 +61,13 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
     storeDir = join(dir, 'store');
     server = await startKubernetesTestServer({
       namespaces: [NS],
+      // The Job overlay's RBAC: the launcher acts as the adapter's service account, pods as the Job's.
+      rbac: ['overlays/job'],
       // LOCAL_STORE_DIR stands in for a volume the real cluster would mount.
       runJobs: { command: [process.execPath, '--import', TSX, MAIN], env: { LOCAL_STORE_DIR: storeDir } },
     });
     const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(server.kubeconfigPath);
+    kubeConfig.loadFromFile(await server.serviceAccountKubeconfig(NS, 'pullsecret-adapter'));
     launcher = new PullSecretJobLauncher({ kubeConfig, logger });
     const controller = await new Watch(kubeConfig).watch(
       `/apis/batch/v1/namespaces/${NS}/jobs`,
@@ -77,8 +79,11 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
   });
   after(async () => {
     stopWatch?.();
+    // Every call the launcher and the Jobs made was one their service account may make.
+    const forbidden = server.forbidden();
     await server.close();
     await rm(dir, { recursive: true, force: true });
+    assert.deepEqual(forbidden, []);
   });
 
   function request(clusterId: string, pullSecret: string, extra: Partial<JobLaunchRequest> = {}): JobLaunchRequest {
@@ -173,6 +178,20 @@ describe('Job mode end to end (launcher → test API server → pull-secret run-
       assert.equal(runsOf(jobName).length, 1, 'the pod ran once');
     });
   });
+
+  it(
+    "recreates a managed Secret of another type as the Job's service account (delete, then create)",
+    { skip: JOB_WRITES_KUBERNETES_SECRET ? false : 'src/job does not read KUBERNETES_TARGET yet' },
+    async () => {
+      const id = 'cls-job-retype';
+      server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${id}-pull-secret`, namespace: `clusters-${id}`, labels: { 'managed-by': 'hyperfleet', 'cluster-id': id } }, type: 'Opaque', data: {} });
+      const result = await launcher.launch(request(id, VALID_PULL_SECRET, { kubernetesSecret: {} }), { timeoutMs: 60_000 });
+      assert.equal(result.outcome, 'succeeded', `${result.message} ${JSON.stringify(server.forbidden())}`);
+      assert.equal(server.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`)?.type, 'kubernetes.io/dockerconfigjson');
+      const jobUser = 'system:serviceaccount:hyperfleet-system:pullsecret-adapter-job';
+      assert.ok(server.requests().some((r) => r.method === 'DELETE' && r.resource === 'secrets' && r.user === jobUser && r.status === 200));
+    },
+  );
 
   it('reports a failed Job with its reason: invalid input fails at once, other errors after the retries', async () => {
     const invalid = await launcher.launch(request('cls-job-invalid', '{"auths":{}}'), { timeoutMs: 60_000 });

@@ -136,3 +136,40 @@ describe('waiting for the first list', () => {
     assert.equal(await stopped, false);
   });
 });
+
+describe('the informer follows watch bookmarks (allowWatchBookmarks)', () => {
+  /**
+   * After a change the cache's selection does not see, a bookmark is the only way its watch learns the
+   * newer resourceVersion. Compaction then makes the old version 410 Gone: a cache that took the
+   * bookmark resumes without a list, one that did not must list again.
+   */
+  async function relistsAfterCompaction(sendBookmark: boolean): Promise<string[]> {
+    const server = await startKubernetesTestServer({ namespaces: [WATCHED] });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(server.kubeconfigPath);
+    const relists: string[] = [];
+    const cache = new SecretCache({ kubeConfig, retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 }, onRelist: (reason) => relists.push(reason) });
+    try {
+      cache.start();
+      assert.equal(await cache.whenListed(10_000), true);
+      await until('the watch is open', () => server.calls('WATCH', 'secrets') >= 1);
+      server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-ours', namespace: WATCHED }, data: {} });
+      if (sendBookmark) server.sendBookmarks();
+      server.compact();
+      server.endWatches();
+      await until('the watch is back', () => server.calls('WATCH', 'secrets') >= 2);
+      const core = kubeConfig.makeApiClient(CoreV1Api);
+      await core.createNamespacedSecret({ namespace: WATCHED, body: desired(WATCHED, V1) });
+      await until('the cache sees a new Secret', () => cache.lookup(WATCHED, `${WATCHED.slice('clusters-'.length)}-pull-secret`) !== undefined);
+      return relists;
+    } finally {
+      await cache.stop();
+      await server.close();
+    }
+  }
+
+  it('resumes from a bookmark without listing again; without one, the compacted version is listed again', async () => {
+    assert.deepEqual(await relistsAfterCompaction(true), []);
+    assert.deepEqual(await relistsAfterCompaction(false), ['expired']);
+  });
+});

@@ -254,6 +254,17 @@ describe('Kubernetes secret writer against the test API server', () => {
     assert.equal(server.getObject('namespaces', undefined, c.ns), undefined);
   });
 
+  it('reads a namespace being deleted (403 from NamespaceLifecycle) as the namespace going, not RBAC', async () => {
+    const c = cluster();
+    const release = server.holdNamespaceTermination();
+    try {
+      server.deleteObject('namespaces', undefined, c.ns);
+      await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => err instanceof PullSecretError && err.code === 'NAMESPACE_NOT_FOUND' && err.retryable && /being deleted/.test(err.message));
+    } finally {
+      release();
+    }
+  });
+
   it('classifies 403 and 401', async () => {
     const c = cluster();
     server.injectFault({ method: 'GET', resource: 'secrets', status: 403 });

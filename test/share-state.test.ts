@@ -1,6 +1,6 @@
 // The share controller's view of the cluster (src/kube/share-state.ts) against the Kubernetes test
 // server: a namespace event requeues the shares only when the namespace's labels (what selects
-// consumers) changed, or the namespace appeared or went.
+// consumers) changed, or the namespace appeared, started terminating or went.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -40,9 +40,15 @@ test('a namespace event requeues the shares only when its labels changed or it a
     await until('the label is known', () => state.namespaces.get('team-a')?.tier === 'gold');
     assert.equal(requeues(), 2, 'a label change requeues the shares');
 
+    // Deleting a namespace: it is Terminating first (no consumer any more), then gone.
+    const release = server.holdNamespaceTermination();
     await core.deleteNamespace({ name: 'team-b' });
+    await until('team-b is terminating', () => state.terminating.has('team-b'));
+    assert.equal(requeues(), 3, 'a namespace that starts terminating requeues the shares');
+    release();
     await until('team-b is gone', () => !state.namespaces.has('team-b'));
-    assert.equal(requeues(), 3, 'a namespace that went requeues the shares');
+    assert.equal(requeues(), 4, 'a namespace that went requeues the shares');
+    assert.equal(state.terminating.has('team-b'), false);
   } finally {
     await state.stop();
     await server.close();

@@ -15,8 +15,9 @@ describe('adapter with shares.enabled (in-process, Kubernetes API)', () => {
   let stack: AdapterStack;
 
   before(async () => {
-    kube = await startKubernetesTestServer({ namespaces: ['team-a', 'team-b'] });
-    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath }, shares: { enabled: true, recheckSeconds: 10 } });
+    kube = await startKubernetesTestServer({ namespaces: ['team-a', 'team-b'], rbac: ['overlays/in-process-shares'] });
+    const kubeconfig = await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter');
+    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig }, shares: { enabled: true, recheckSeconds: 10 } });
   });
   after(async () => {
     await stack?.stop();

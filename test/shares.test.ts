@@ -196,6 +196,27 @@ describe('PullSecretShare controller', () => {
     await until('copy removed with the share', () => copy('team-b', 'flaky') === undefined);
   });
 
+  it('leaves out a consumer namespace being deleted: no ConsumersFailed for its 403 (NamespaceLifecycle)', async () => {
+    server.createNamespace('leaving');
+    grant(server, 'leaving', 'going');
+    grant(server, 'team-a', 'going');
+    const release = server.holdNamespaceTermination();
+    try {
+      server.deleteObject('namespaces', undefined, 'leaving');
+      server.seed(share('going', { source: { clusterId: 'c1' }, consumers: { namespaces: ['leaving', 'team-a'] } }));
+      await until('the share reported', () => statusOf('going').conditions?.[0]?.reason !== undefined);
+      assert.equal(statusOf('going').conditions?.[0]?.reason, 'Projected', JSON.stringify(statusOf('going')));
+      assert.deepEqual(
+        statusOf('going').consumers?.map((c) => `${c.namespace} ${c.result}`),
+        ['team-a granted'],
+      );
+    } finally {
+      release();
+    }
+    server.deleteObject('pullsecretshares', undefined, 'going');
+    await until('copy removed with the share', () => copy('team-a', 'going') === undefined);
+  });
+
   it('makes no Kubernetes call for unchanged consumers on a resync', async () => {
     await controller.idle();
     server.resetCalls();

@@ -12,6 +12,7 @@ import { adminSectionSchema } from './admin.js';
 import { retentionSectionSchema } from './retention.js';
 import { entitlementsProblems, entitlementsSectionSchema } from './entitlements.js';
 import { issueLines } from './problems.js';
+import { jobModeGrantProblems } from './job-mode-grants.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
@@ -139,6 +140,7 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
     ),
   );
   problems.push(...entitlementsProblems(config));
+  problems.push(...jobModeGrantProblems(config));
   try {
     new Preconditions(rules);
   } catch (err) {

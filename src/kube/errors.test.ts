@@ -33,6 +33,22 @@ describe('classifyKubeError', () => {
     });
   }
 
+  it('reads the 403 of a create in a Terminating namespace as the namespace going, not RBAC', () => {
+    const body = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      message: 'secrets "a-pull-secret" is forbidden: unable to create new content in namespace clusters-a because it is being terminated',
+      reason: 'Forbidden',
+      code: 403,
+      details: { name: 'a-pull-secret', kind: 'secrets', causes: [{ reason: 'NamespaceTerminating', message: 'namespace clusters-a is being terminated', field: 'metadata.namespace' }] },
+    };
+    const err = classifyKubeError(new ApiException(403, 'Forbidden', JSON.stringify(body), {}), { ...OP, verb: 'create' });
+    assert.equal(err.code, 'NAMESPACE_NOT_FOUND');
+    assert.equal(err.retryable, true);
+    assert.match(err.message, /namespace "?clusters-a"? is being deleted \(Terminating\)/);
+  });
+
   it('names fields but never repeats the server message', () => {
     const err = classifyKubeError(apiError(422, 'Invalid', 'Invalid value: "dXNlcjpwYXNz"'), OP);
     assert.match(err.message, /data\[\.dockerconfigjson\]/);

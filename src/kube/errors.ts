@@ -18,7 +18,15 @@ export interface ApiFailure {
   detailsKind?: string;
   /** Field paths from `details.causes` (never their messages). */
   fields: string[];
+  /** `details.causes[].reason` (the cause type, e.g. `NamespaceTerminating`). */
+  causeReasons: string[];
 }
+
+/**
+ * The cause the NamespaceLifecycle admission plugin adds to its 403 on a create in a namespace being
+ * deleted (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go).
+ */
+export const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
 
 const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|ALTNAME/;
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -47,6 +55,7 @@ export function apiFailure(err: unknown): ApiFailure | undefined {
     reason: typeof status?.reason === 'string' ? status.reason : undefined,
     detailsKind: typeof details?.kind === 'string' ? details.kind : undefined,
     fields: causes.map((c) => record(c)?.field).filter((f): f is string => typeof f === 'string'),
+    causeReasons: causes.map((c) => record(c)?.reason).filter((r): r is string => typeof r === 'string'),
   };
 }
 
@@ -84,7 +93,8 @@ function causeText(err: unknown, name: string): string {
 
 /**
  * Turns anything the client throws into a PullSecretError: 401 → KUBE_UNAUTHENTICATED,
- * 403 → KUBE_FORBIDDEN (RBAC), 404 → KUBE_NOT_FOUND, 409 → KUBE_CONFLICT (retryable),
+ * 403 → KUBE_FORBIDDEN (RBAC), except a create in a namespace being deleted → NAMESPACE_NOT_FOUND
+ * (retryable; not an RBAC problem), 404 → KUBE_NOT_FOUND, 409 → KUBE_CONFLICT (retryable),
  * 429 → KUBE_THROTTLED (retryable), 504 and timeouts → KUBE_TIMEOUT (retryable), other 5xx and
  * socket errors → KUBE_UNAVAILABLE (retryable), other 4xx → KUBE_INVALID_REQUEST, TLS verification
  * failures → KUBE_TLS_FAILED, aborts → ABORTED, anything else → KUBE_FAILED with the cause's
@@ -95,6 +105,10 @@ export function classifyKubeError(err: unknown, op: KubeOperation): PullSecretEr
   const what = `${op.verb} of ${describeTarget(op)}`;
   const failure = apiFailure(err);
   if (failure !== undefined) {
+    if (failure.code === 403 && failure.causeReasons.includes(NAMESPACE_TERMINATING_CAUSE)) {
+      const going = `namespace ${quoteIdentifier(op.namespace)} is being deleted (Terminating)`;
+      return new PullSecretError('NAMESPACE_NOT_FOUND', `Kubernetes API refused ${what}: ${going}`, { cause: err });
+    }
     const status = `HTTP ${failure.code}${failure.reason ? ` ${trimServerText(failure.reason, 40)}` : ''}`;
     const fields = failure.fields.length > 0 ? ` (fields: ${failure.fields.map((f) => quoteIdentifier(f)).join(', ')})` : '';
     return new PullSecretError(codeForStatus(failure.code), `Kubernetes API refused ${what}: ${status}${fields}`, { cause: err });

@@ -4,7 +4,7 @@ import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-no
 import { MANAGED_BY } from '../pullsecret/identifiers.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { makeApiClient, withSignal } from './client.js';
-import { classifyKubeError } from './errors.js';
+import { apiFailure, classifyKubeError } from './errors.js';
 import { JOB_APP_LABEL } from './job-manifest.js';
 import { listPages, runListWatch, type Listed, type RelistReason } from './list-watch.js';
 import { ANNOTATIONS, DOCKERCONFIGJSON_KEY, type PullSecretManifest } from './pull-secret-manifest.js';
@@ -270,13 +270,38 @@ export class SecretCache {
     if (type === 'DELETED') {
       this.entries.delete(key);
       this.written.delete(key);
-      this.emit({ previous: previous ?? current, released: current.labels[MANAGED_BY.key] !== MANAGED_BY.value, ours: this.deleting.delete(key) });
+      const ours = this.deleting.delete(key);
+      const removed = previous ?? current;
+      if (ours) this.emit({ previous: removed, ours });
+      else void this.emitRemoval(removed, current);
     } else {
       this.entries.set(key, current);
       this.emit({ previous, current, written: this.written.get(key) });
     }
     this.pruneDeleting();
     this.options.onSize?.(this.entries.size);
+  }
+
+  /**
+   * Whether a Secret the watch reported DELETED left the selection (lost `managed-by`) rather than
+   * being deleted. The event cannot tell: it carries the object as it was before, still labelled
+   * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go), so one
+   * GET does. A failed GET falls back to what the event shows.
+   */
+  private async emitRemoval(previous: SecretSummary, seen: SecretSummary): Promise<void> {
+    const released = await this.released(seen);
+    if (!this.controller.signal.aborted) this.emit({ previous, released, ours: false });
+  }
+
+  private async released(seen: SecretSummary): Promise<boolean> {
+    try {
+      const request = { namespace: seen.namespace, name: seen.name };
+      const now = await this.core.readNamespacedSecret(request, withSignal(this.controller.signal));
+      return now.metadata?.labels?.[MANAGED_BY.key] !== MANAGED_BY.value;
+    } catch (err) {
+      if (apiFailure(err)?.code === 404) return false;
+      return seen.labels[MANAGED_BY.key] !== MANAGED_BY.value;
+    }
   }
 
   /** Announced deletions whose event never came (the Secret was already gone) are dropped after a minute. */

@@ -61,7 +61,16 @@ const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 1, baseDelayMs: 250, maxDelayM
 const RBAC_KINDS = ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'] as const;
 
 interface Meta {
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: number; labels?: Record<string, string>; ownerReferences?: { uid?: string }[] };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    ownerReferences?: { uid?: string }[];
+    deletionTimestamp?: unknown;
+  };
 }
 
 function toShare(obj: unknown): ShareObject | undefined {
@@ -86,10 +95,20 @@ function sameLabels(a: Readonly<Record<string, string>> | undefined, b: Readonly
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
 }
 
+/** A namespace being deleted (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/). */
+function isTerminating(ns: Meta & { status?: { phase?: string } }): boolean {
+  return ns.metadata?.deletionTimestamp !== undefined || ns.status?.phase === 'Terminating';
+}
+
 /** The shares' view of the cluster. Call `start`, then read once `synced()`. */
 export class ShareState {
   readonly shares = new Map<string, ShareObject>();
   readonly namespaces = new Map<string, Readonly<Record<string, string>>>();
+  /**
+   * Namespaces being deleted (`deletionTimestamp` set, phase Terminating): the API server refuses new
+   * content there until they are gone, so they are no consumers (also in `namespaces` until then).
+   */
+  readonly terminating = new Set<string>();
   /** clusterId → namespace → source Secret. */
   private readonly sources = new Map<string, Map<string, SourceSecret>>();
   /** `{namespace}/{name}` → copy. */
@@ -232,7 +251,11 @@ export class ShareState {
         onList: (items) => {
           first('namespaces');
           this.namespaces.clear();
-          for (const item of items as Meta[]) this.namespaces.set(item.metadata?.name ?? '', { ...(item.metadata?.labels ?? {}) });
+          this.terminating.clear();
+          for (const item of items as Meta[]) {
+            this.namespaces.set(item.metadata?.name ?? '', { ...(item.metadata?.labels ?? {}) });
+            if (isTerminating(item)) this.terminating.add(item.metadata?.name ?? '');
+          }
           this.options.onChange({ kind: 'namespaces' });
         },
         onEvent: (type, object) => {
@@ -241,8 +264,12 @@ export class ShareState {
           const labels = type === 'DELETED' ? undefined : { ...((object as Meta).metadata?.labels ?? {}) };
           if (labels === undefined) this.namespaces.delete(name);
           else this.namespaces.set(name, labels);
-          // Only labels select consumers: any other change (status, annotations) requeues nothing.
-          if (!sameLabels(before, labels)) this.options.onChange({ kind: 'namespaces' });
+          const wasTerminating = this.terminating.has(name);
+          if (labels !== undefined && isTerminating(object as Meta)) this.terminating.add(name);
+          else this.terminating.delete(name);
+          // Only labels and termination select consumers: any other change (annotations) requeues nothing.
+          const terminatingChanged = wasTerminating !== this.terminating.has(name);
+          if (terminatingChanged || !sameLabels(before, labels)) this.options.onChange({ kind: 'namespaces' });
         },
       }),
       runListWatch<unknown>({

@@ -10,6 +10,9 @@ import { SHARE_API_VERSION, SHARE_CONTENT_ANNOTATION, SHARE_KIND, SHARE_LABEL, t
 import { parseShareSpec } from './validate.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 
+/** A consumer namespace's status, or undefined for one left out. */
+type Consumer = ConsumerStatus | undefined;
+
 /**
  * The share controller: for every PullSecretShare, every consumer namespace gets a copy of the
  * source cluster's pull secret Secret only while a SubjectAccessReview says one of its service
@@ -184,22 +187,26 @@ export class ShareController {
       await this.report(share, 'SourceNotFound', `the pull secret Secret of cluster ${spec.source.clusterId} was not found`, []);
       return;
     }
-    const consumers: ConsumerStatus[] = [];
+    const found: Consumer[] = [];
     await forEachLimited(this.consumerNamespaces(spec), this.concurrency, async (ns, i) => {
-      consumers[i] = await this.consumer(share, spec, source, ns);
+      found[i] = await this.consumer(share, spec, source, ns);
     });
+    const consumers = found.filter((c) => c !== undefined);
     const granted = new Set(consumers.filter((c) => c.result === 'granted').map((c) => c.namespace));
     await this.removeCopies(name, { uid: share.uid, spec }, granted, 'unselected', spec.target.secretName);
     const failed = consumers.some((c) => c.result === 'conflict' || c.result === 'error');
     await this.report(share, failed ? 'ConsumersFailed' : 'Projected', summarize(consumers), consumers);
   }
 
-  /** Namespaces named (existing or not) and existing namespaces the selector matches, sorted. */
+  /**
+   * Namespaces named (existing or not) and existing namespaces the selector matches, sorted; not the
+   * ones being deleted (nothing new can be created there, and their copies go with them).
+   */
   private consumerNamespaces(spec: ShareSpec): string[] {
     const out = new Set(spec.consumers.namespaces ?? []);
     const selector = spec.consumers.namespaceSelector;
     if (selector !== undefined) for (const [ns, labels] of this.state.namespaces) if (matchesSelector(selector, labels)) out.add(ns);
-    return [...out].sort();
+    return [...out].filter((ns) => !this.state.terminating.has(ns)).sort();
   }
 
   private async mayUse(share: string, namespace: string, sa: string): Promise<boolean> {
@@ -212,7 +219,8 @@ export class ShareController {
     return allowed;
   }
 
-  private async consumer(share: ShareObject, spec: ShareSpec, source: SourceSecret, namespace: string): Promise<ConsumerStatus> {
+  /** One consumer namespace's result; undefined for a namespace found being deleted (its watch event follows). */
+  private async consumer(share: ShareObject, spec: ShareSpec, source: SourceSecret, namespace: string): Promise<Consumer> {
     const secretName = spec.target.secretName;
     try {
       if (!this.state.namespaces.has(namespace)) return { namespace, result: 'error', message: `namespace ${namespace} not found` };
@@ -236,6 +244,8 @@ export class ShareController {
       return status;
     } catch (err) {
       const e = toPullSecretError(err);
+      // A 403 from the NamespaceLifecycle admission (src/kube/errors.ts): the namespace is going, not failing.
+      if (e.code === 'NAMESPACE_NOT_FOUND' && this.state.namespaces.has(namespace)) return undefined;
       this.options.logger.warn({ operation: 'share', share: share.name, namespace, ...describeError(e) }, 'Share consumer failed');
       return { namespace, result: 'error', message: e.message };
     }

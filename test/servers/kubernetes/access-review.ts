@@ -1,8 +1,8 @@
-import { RBAC_GROUP } from './extra-types.js';
-import { authorize, type AccessRequest, type RbacObjects } from './rbac.js';
+import { rbacObjects } from './authorizer.js';
+import { authorize, type AccessRequest } from './rbac.js';
 import { badRequest, invalid } from './status.js';
 import type { ObjectStore } from './store.js';
-import { isRecord, resourceByPath, type KubeObject } from './types.js';
+import { isRecord, type KubeObject } from './types.js';
 
 /**
  * `POST /apis/authorization.k8s.io/v1/subjectaccessreviews`: the review is not stored; the answer
@@ -10,16 +10,6 @@ import { isRecord, resourceByPath, type KubeObject } from './types.js';
  * objects in the store. As on the API server, the groups are the ones the request names: nothing
  * is inferred from a service account user name.
  */
-
-/** The RBAC objects that can decide a request in `namespace` (namespaced ones of that namespace only). */
-function rbacObjects(store: ObjectStore, namespace: string | undefined): RbacObjects {
-  const of = (resource: string, namespaced: boolean) => {
-    const rt = resourceByPath(RBAC_GROUP, 'v1', resource);
-    if (rt === undefined || (namespaced && namespace === undefined)) return [];
-    return store.list(rt, namespaced ? namespace : undefined);
-  };
-  return { roles: of('roles', true), roleBindings: of('rolebindings', true), clusterRoles: of('clusterroles', false), clusterRoleBindings: of('clusterrolebindings', false) };
-}
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 

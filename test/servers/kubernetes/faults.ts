@@ -31,6 +31,8 @@ export interface RequestRecord {
   name?: string;
   subresource?: string;
   path: string;
+  /** The authenticated user (absent when authentication failed). */
+  user?: string;
   /** HTTP status answered (0 for a reset connection). */
   status: number;
 }

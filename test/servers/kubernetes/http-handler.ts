@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
 import { discoveryDocument } from './discovery.js';
-import type { CallLog, FaultInjector } from './faults.js';
+import type { CallLog, FaultInjector, RequestRecord } from './faults.js';
 import { openApiDocument } from './openapi.js';
 import { targetOf, type ApiOperations } from './operations.js';
 import { parseRoute, type ResourceRoute } from './router.js';
@@ -10,8 +10,9 @@ import { badRequest, internalError, methodNotAllowed, StatusError, statusForCode
 import type { ObjectStore } from './store.js';
 import { toTable, wantsTable } from './table.js';
 import type { KubeObject } from './types.js';
-import { serveWatch } from './watch.js';
+import { serveWatch, type OpenWatch } from './watch.js';
 import { reviewAccess } from './access-review.js';
+import { authorizeRequest, type Identity } from './authorizer.js';
 
 /** What the request handler needs from the server. */
 export interface HandlerContext {
@@ -19,11 +20,14 @@ export interface HandlerContext {
   store: ObjectStore;
   faults: FaultInjector;
   calls: CallLog;
-  token: string;
+  /** Bearer token → who it authenticates as. */
+  identities: ReadonlyMap<string, Identity>;
   /** `host:port`, for discovery's serverAddressByClientCIDRs. */
   address: string;
-  /** Enders of open watch streams, so the server can close them. */
-  watches: Set<() => void>;
+  /** Open watch streams, so the server can close them or send bookmarks. */
+  watches: Set<OpenWatch>;
+  /** Interval of watch bookmarks (when a client allows them). */
+  bookmarkIntervalMs?: number;
 }
 
 /** The API server's request body limit. */
@@ -81,9 +85,9 @@ function dispatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse
     return send(res, 201, reviewAccess(ctx.store, body));
   }
   if (verb === 'WATCH') {
-    const end = serveWatch(res, ctx.store, { rt, namespace, params });
-    ctx.watches.add(end);
-    res.on('close', () => ctx.watches.delete(end));
+    const watch = serveWatch(res, ctx.store, { rt, namespace, params, bookmarkIntervalMs: ctx.bookmarkIntervalMs });
+    ctx.watches.add(watch);
+    res.on('close', () => ctx.watches.delete(watch));
     return;
   }
   if (name === undefined) {
@@ -127,17 +131,22 @@ function dispatch(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse
 }
 
 /**
- * Handles one HTTPS request: bearer-token check (401 Status otherwise), discovery, then resource
- * routes with fault injection and call accounting. Every failure is answered with a Status body.
+ * Handles one HTTPS request: bearer-token authentication (401 Status otherwise), authorization
+ * (403, `authorizer.ts`), discovery, then resource routes with fault injection and call accounting. Every failure is answered with a Status body.
  */
 export async function handleRequest(ctx: HandlerContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'https://127.0.0.1');
   const method = (req.method ?? 'GET').toUpperCase();
   const route = parseRoute(url.pathname);
   const verb = route === undefined ? method : verbOf(method, route, url.searchParams);
-  const record = { method: verb, resource: route?.rt.resource ?? '', namespace: route?.namespace, name: route?.name, subresource: route?.subresource, path: url.pathname, status: 200 };
+  const record: RequestRecord = { method: verb, resource: route?.rt.resource ?? '', namespace: route?.namespace, name: route?.name, subresource: route?.subresource, path: url.pathname, status: 200 };
   try {
-    if (req.headers.authorization !== `Bearer ${ctx.token}`) throw unauthorized();
+    const auth = req.headers.authorization ?? '';
+    const identity = auth.startsWith('Bearer ') ? ctx.identities.get(auth.slice('Bearer '.length)) : undefined;
+    if (identity === undefined) throw unauthorized();
+    record.user = identity.user;
+    // Every request is authorized before anything else happens (RBAC denies by default).
+    authorizeRequest(ctx.store, identity, verb, url.pathname, route);
     if (route === undefined) {
       const doc = method === 'GET' ? (discoveryDocument(url.pathname, ctx.address) ?? openApiDocument(url.pathname)) : undefined;
       if (doc === undefined) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});

@@ -16,7 +16,7 @@ export interface RunJobsOptions {
   command: string[];
   /**
    * What the cluster would provide by other means (e.g. the path of a persistent volume). The Job's
-   * own env wins over it, as in a pod. KUBECONFIG is preset to the server's kubeconfig.
+   * own env wins over it, as in a pod. KUBECONFIG is preset (the Job's service account, or the administrator; see the server's `rbac`).
    */
   env?: Record<string, string>;
   /**
@@ -99,8 +99,8 @@ export class JobRunner {
   constructor(
     private readonly ops: ApiOperations,
     private readonly dir: string,
-    /** The server's kubeconfig: given to pods as KUBECONFIG, standing in for the service account token. */
-    private readonly kubeconfigPath: string,
+    /** The kubeconfig given to a pod as KUBECONFIG, standing in for its service account's token. */
+    private readonly kubeconfigOf: (namespace: string, serviceAccount: string) => Promise<string>,
     private readonly options: RunJobsOptions,
   ) {}
 
@@ -209,7 +209,8 @@ export class JobRunner {
     const podLabels = rec(rec(rec(rec(job.spec).template).metadata).labels);
     const injected = (this.options.webhooks ?? []).filter((w) => Object.entries(w.podLabels).every(([k, v]) => podLabels[k] === v)).map((w) => w.env);
     const webhookEnv: Record<string, string> = Object.assign({}, ...injected) as Record<string, string>;
-    const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, HOSTNAME: pod, KUBECONFIG: this.kubeconfigPath, ...this.options.env, ...webhookEnv, ...env, ...LOOPBACK_ENV };
+    const kubeconfig = await this.kubeconfigOf(namespace, str(podSpec.serviceAccountName) || 'default');
+    const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, HOSTNAME: pod, KUBECONFIG: kubeconfig, ...this.options.env, ...webhookEnv, ...env, ...LOOPBACK_ENV };
     const cwd = this.options.cwd ?? podDir;
     await mkdir(cwd, { recursive: true });
     // No readiness probes: a running container counts as ready.

@@ -11,6 +11,8 @@ export interface KubeconfigInput {
   token: string;
   /** Default namespace of the context. */
   namespace?: string;
+  /** File name in `dir`; default `kubeconfig`. */
+  file?: string;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function writeKubeconfig(input: KubeconfigInput): Promise<string> {
     'current-context': 'test',
     preferences: {},
   };
-  const path = join(input.dir, 'kubeconfig');
+  const path = join(input.dir, input.file ?? 'kubeconfig');
   await writeFile(path, stringify(config), { mode: 0o600 });
   return path;
 }

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { applyCreateDefaults, applyDefaults } from './defaults.js';
 import { parseFieldSelector, parseLabelSelector } from './label-selector.js';
 import { applyPatch } from './patch.js';
-import { alreadyExists, badRequest, conflict, notFound, success, type Target } from './status.js';
+import { alreadyExists, badRequest, conflict, namespaceTerminating, notFound, success, type Target } from './status.js';
 import type { ObjectStore } from './store.js';
 import { apiVersionOf, clone, isRecord, RESOURCE_TYPES, sameJson, type KubeObject, type ResourceType } from './types.js';
 import { validateObject, validateUpdate } from './validate.js';
@@ -35,6 +35,9 @@ export function targetOf(rt: ResourceType, name: string): Target {
  * resourceVersion, 422 Invalid, 400). Used by the HTTP layer and by the test helpers alike.
  */
 export class ApiOperations {
+  /** Called when a namespace starts terminating; the namespace controller's part (`finalizeNamespace`) is the server's. */
+  onNamespaceTerminating: (name: string) => void = () => undefined;
+
   constructor(readonly store: ObjectStore) {}
 
   /** @throws StatusError 404 NotFound. */
@@ -95,8 +98,10 @@ export class ApiOperations {
     const obj = this.normalize(rt, namespace, body);
     for (const field of SERVER_FIELDS) delete obj.metadata[field];
     if (!obj.metadata.name && obj.metadata.generateName) obj.metadata.name = `${obj.metadata.generateName}${randomBytes(3).toString('hex').slice(0, 5)}`;
-    if (rt.namespaced && namespace !== undefined && this.store.get(NAMESPACES, undefined, namespace) === undefined) {
-      throw notFound(targetOf(NAMESPACES, namespace));
+    if (rt.namespaced && namespace !== undefined) {
+      const ns = this.store.get(NAMESPACES, undefined, namespace);
+      if (ns === undefined) throw notFound(targetOf(NAMESPACES, namespace));
+      if (ns.metadata.deletionTimestamp !== undefined) throw namespaceTerminating(targetOf(rt, obj.metadata.name ?? ''), namespace);
     }
     const uid = randomUUID();
     const prepared = applyCreateDefaults(obj, uid);
@@ -163,6 +168,16 @@ export class ApiOperations {
     return this.replace(rt, namespace, name, { ...obj, status: merged }, { status: true });
   }
 
+  /** The namespace controller's work on a Terminating namespace: deletes its content, then the namespace. */
+  finalizeNamespace(name: string): void {
+    const ns = this.store.get(NAMESPACES, undefined, name);
+    if (ns?.metadata.deletionTimestamp === undefined) return;
+    for (const inner of RESOURCE_TYPES.filter((r) => r.namespaced)) {
+      for (const o of this.store.list(inner, name)) this.store.delete(inner, name, o.metadata.name ?? '');
+    }
+    this.store.delete(NAMESPACES, undefined, name);
+  }
+
   private commitUpdate(rt: ResourceType, old: KubeObject, obj: KubeObject, options: WriteOptions): KubeObject {
     let next = obj;
     if (options.status) next = { ...old, status: obj.status };
@@ -208,11 +223,13 @@ export class ApiOperations {
       return this.store.update(rt, { ...old, metadata: { ...old.metadata, deletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), finalizers } });
     }
     if (rt === NAMESPACES) {
-      for (const inner of RESOURCE_TYPES.filter((r) => r.namespaced)) {
-        for (const o of this.store.list(inner, name)) this.store.delete(inner, name, o.metadata.name ?? '');
-      }
-      const gone = this.store.delete(rt, undefined, name) ?? old;
-      return { ...gone, status: { phase: 'Terminating' } };
+      // A namespace is not gone at once: it is Terminating (deletionTimestamp, finalizer `kubernetes`)
+      // until the namespace controller has deleted its content (pkg/controller/namespace/deletion).
+      if (old.metadata.deletionTimestamp !== undefined) return old;
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const terminating = this.store.update(rt, { ...old, metadata: { ...old.metadata, deletionTimestamp: now }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Terminating' } });
+      this.onNamespaceTerminating(name);
+      return terminating;
     }
     this.store.delete(rt, namespace, name);
     return success({ name, group: rt.group || undefined, kind: rt.resource, uid: old.metadata.uid });

@@ -7,8 +7,15 @@ import { invalidValue, required } from './validate-meta.js';
  * ClusterRoleBindings the test server stores: a request is allowed when a ClusterRoleBinding, or a
  * RoleBinding in the request's namespace, binds a subject matching the user or one of its groups
  * to a role with a rule that covers the verb, API group, resource (and subresource) and name.
- * Deny rules do not exist in RBAC; aggregation (`aggregationRule`) is not modelled.
+ * Deny rules do not exist in RBAC. Members of `system:masters` are always allowed (kube-apiserver puts
+ * the privileged-group authorizer before RBAC: kubernetes/kubernetes pkg/kubeapiserver/authorizer/config.go).
+ * An aggregated ClusterRole has the rules of the ClusterRoles its `aggregationRule.clusterRoleSelectors`
+ * select, as the aggregation controller writes them (pkg/controller/clusterroleaggregation).
+ * Rule matching: kubernetes/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go (`RuleAllows`).
  */
+
+/** The group whose members every request is allowed to (`user.SystemPrivilegedGroup`). */
+export const PRIVILEGED_GROUP = 'system:masters';
 
 /** The attributes an authorizer decides on (a SubjectAccessReview's spec, flattened). */
 export interface AccessRequest {
@@ -53,7 +60,31 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
-function rulesOf(role: KubeObject | undefined): Rule[] {
+function selects(selector: unknown, labels: Record<string, string> = {}): boolean {
+  if (!isRecord(selector)) return false;
+  const match = isRecord(selector.matchLabels) ? selector.matchLabels : {};
+  const expressions = Array.isArray(selector.matchExpressions) ? (selector.matchExpressions as unknown[]).filter(isRecord) : [];
+  return (
+    Object.entries(match).every(([k, v]) => labels[k] === v) &&
+    expressions.every((e) => {
+      const key = String(e.key);
+      const values = strings(e.values);
+      const value = labels[key];
+      if (e.operator === 'In') return value !== undefined && values.includes(value);
+      if (e.operator === 'NotIn') return value === undefined || !values.includes(value);
+      return e.operator === 'Exists' ? key in labels : !(key in labels);
+    })
+  );
+}
+
+/** The rules of a role: an aggregated ClusterRole's are those of the ClusterRoles it selects. */
+function rulesOf(role: KubeObject | undefined, clusterRoles: readonly KubeObject[] = []): Rule[] {
+  const aggregation = isRecord(role?.aggregationRule) ? role.aggregationRule : undefined;
+  if (role !== undefined && aggregation !== undefined) {
+    const selectors = Array.isArray(aggregation.clusterRoleSelectors) ? (aggregation.clusterRoleSelectors as unknown[]) : [];
+    const members = clusterRoles.filter((r) => r.metadata.name !== role.metadata.name && selectors.some((s) => selects(s, r.metadata.labels)));
+    return members.flatMap((r) => rulesOf(r));
+  }
   const rules = Array.isArray(role?.rules) ? (role.rules as unknown[]) : [];
   return rules.filter(isRecord).map((r) => ({
     verbs: strings(r.verbs),
@@ -100,8 +131,9 @@ function subjectMatches(subject: Subject, req: AccessRequest, bindingNamespace: 
     case 'Group':
       return req.groups.includes(subject.name);
     case 'ServiceAccount': {
-      const namespace = subject.namespace ?? bindingNamespace ?? '';
-      return req.user === `system:serviceaccount:${namespace}:${subject.name}`;
+      // An empty namespace is the binding's (pkg/registry/rbac/validation/rule.go `appliesToUser`).
+      const namespace = subject.namespace || bindingNamespace || '';
+      return namespace !== '' && req.user === `system:serviceaccount:${namespace}:${subject.name}`;
     }
     default:
       return false;
@@ -109,7 +141,7 @@ function subjectMatches(subject: Subject, req: AccessRequest, bindingNamespace: 
 }
 
 function describeSubject(subject: Subject, bindingNamespace: string | undefined): string {
-  return subject.kind === 'ServiceAccount' ? `ServiceAccount "${subject.name}/${subject.namespace ?? bindingNamespace ?? ''}"` : `${subject.kind} "${subject.name}"`;
+  return subject.kind === 'ServiceAccount' ? `ServiceAccount "${subject.name}/${subject.namespace || bindingNamespace || ''}"` : `${subject.kind} "${subject.name}"`;
 }
 
 function roleRefOf(binding: KubeObject): { kind: string; name: string } {
@@ -121,6 +153,7 @@ function roleRefOf(binding: KubeObject): { kind: string; name: string } {
  * Decides a request like the API server's RBAC authorizer. Pure: reads only `objects`.
  */
 export function authorize(objects: RbacObjects, req: AccessRequest): AccessDecision {
+  if (req.groups.includes(PRIVILEGED_GROUP)) return { allowed: true, reason: '' };
   const namespace = req.resource?.namespace || undefined;
   const candidates: { binding: KubeObject; namespace?: string }[] = objects.clusterRoleBindings.map((binding) => ({ binding }));
   if (namespace !== undefined) {
@@ -136,7 +169,7 @@ export function authorize(objects: RbacObjects, req: AccessRequest): AccessDecis
         : bindingNs !== undefined && ref.kind === 'Role'
           ? objects.roles.find((r) => r.metadata.namespace === bindingNs && r.metadata.name === ref.name)
           : undefined;
-    if (!rulesOf(role).some((rule) => ruleAllows(rule, req))) continue;
+    if (!rulesOf(role, objects.clusterRoles).some((rule) => ruleAllows(rule, req))) continue;
     const bindingName = bindingNs === undefined ? `ClusterRoleBinding "${binding.metadata.name ?? ''}"` : `RoleBinding "${binding.metadata.name ?? ''}/${bindingNs}"`;
     return { allowed: true, reason: `RBAC: allowed by ${bindingName} of ${ref.kind} "${ref.name}" to ${describeSubject(subject, bindingNs)}` };
   }

@@ -153,6 +153,60 @@ describe('Kubernetes test server: watches and Jobs', () => {
     await batch.deleteNamespacedJob({ namespace: 'w', name: 'watched' });
   });
 
+  it('sends an object leaving the selection as DELETED with its previous labels and the new resourceVersion (cache_watcher.go)', async () => {
+    const objects: { type: string; labels?: Record<string, string>; rv?: string }[] = [];
+    const controller = await new Watch(kc).watch(
+      '/api/v1/namespaces/w/secrets',
+      { labelSelector: 'managed-by=hyperfleet' },
+      (type: string, obj: { metadata?: { labels?: Record<string, string>; resourceVersion?: string } }) => void objects.push({ type, labels: obj.metadata?.labels, rv: obj.metadata?.resourceVersion }),
+      () => undefined,
+    );
+    await core.createNamespacedSecret({ namespace: 'w', body: { metadata: { name: 'released', labels: { 'managed-by': 'hyperfleet' } }, data: {} } });
+    const current = await core.readNamespacedSecret({ namespace: 'w', name: 'released' });
+    const updated = await core.replaceNamespacedSecret({ namespace: 'w', name: 'released', body: { ...current, metadata: { ...current.metadata, labels: {} } } });
+    for (let i = 0; i < 200 && objects.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    assert.deepEqual(objects[1], { type: 'DELETED', labels: { 'managed-by': 'hyperfleet' }, rv: updated.metadata?.resourceVersion });
+  });
+
+  it('sends BOOKMARK events only to watches that allow them (api-concepts, watch bookmarks)', async () => {
+    const from = (await core.listNamespacedSecret({ namespace: 'w' })).metadata?.resourceVersion ?? '';
+    const allowed = await collect(kc, '/api/v1/namespaces/w/secrets', { allowWatchBookmarks: 'true', resourceVersion: from });
+    const plain = await collect(kc, '/api/v1/namespaces/w/secrets', { resourceVersion: from });
+    await core.createNamespacedSecret({ namespace: 'hyperfleet-system', body: { metadata: { name: 'elsewhere' }, data: {} } });
+    server.sendBookmarks();
+    for (let i = 0; i < 200 && allowed.events.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const bookmark = allowed.events.find((e) => e.type === 'BOOKMARK');
+    assert.ok(bookmark, JSON.stringify(allowed.events));
+    assert.equal(bookmark.rv, server.getObject('secrets', 'hyperfleet-system', 'elsewhere')?.metadata.resourceVersion);
+    allowed.stop();
+    plain.stop();
+    assert.deepEqual(plain.events, []);
+  });
+
+  it('keeps a deleted namespace Terminating, refusing creates in it with 403 (NamespaceLifecycle admission)', async () => {
+    server.createNamespace('doomed');
+    const release = server.holdNamespaceTermination();
+    const deleted = await core.deleteNamespace({ name: 'doomed' });
+    assert.equal((deleted as { status?: { phase?: string } }).status?.phase, 'Terminating');
+    assert.equal((server.getObject('namespaces', undefined, 'doomed')?.status as { phase?: string }).phase, 'Terminating');
+    const err = await core.createNamespacedSecret({ namespace: 'doomed', body: { metadata: { name: 'late' }, data: {} } }).catch((e: unknown) => e);
+    assert.ok(err instanceof ApiException);
+    assert.deepEqual(JSON.parse(err.body as string), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'secrets "late" is forbidden: unable to create new content in namespace doomed because it is being terminated',
+      reason: 'Forbidden',
+      details: { name: 'late', kind: 'secrets', causes: [{ reason: 'NamespaceTerminating', message: 'namespace doomed is being terminated', field: 'metadata.namespace' }] },
+      code: 403,
+    });
+    release();
+    assert.equal(server.getObject('namespaces', undefined, 'doomed'), undefined);
+    await assert.rejects(core.createNamespacedSecret({ namespace: 'doomed', body: { metadata: { name: 'later' }, data: {} } }), (e: unknown) => e instanceof ApiException && e.code === 404);
+  });
+
   it('works with kubectl get, create and apply', { skip: existsSync('/usr/bin/kubectl') ? false : 'kubectl not installed' }, async () => {
     const home = join(server.dir, 'home');
     await mkdir(home, { recursive: true });

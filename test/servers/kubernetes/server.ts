@@ -4,12 +4,15 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ADMIN, bootstrapPolicy, serviceAccountIdentity, type Identity } from './authorizer.js';
 import { CallLog, FaultInjector, type FaultSpec, type RequestRecord } from './faults.js';
 import { handleRequest, type HandlerContext } from './http-handler.js';
 import { JobRunner, type JobRun, type RunJobsOptions } from './job-runner.js';
 import { writeKubeconfig } from './kubeconfig.js';
+import { deployRbac } from './kustomize.js';
 import { ApiOperations } from './operations.js';
 import { ObjectStore } from './store.js';
+import type { OpenWatch } from './watch.js';
 import { generateTestPki } from './tls.js';
 import { RESOURCE_TYPES, resourceByKind, type KubeObject, type ResourceType } from './types.js';
 
@@ -18,10 +21,19 @@ export type { JobRun, RunJobsOptions } from './job-runner.js';
 export type { KubeObject } from './types.js';
 
 export interface KubernetesTestServerOptions {
-  /** Bearer token clients must send; random by default. */
+  /** Bearer token of the server's kubeconfig (an administrator: group `system:masters`); random by default. */
   token?: string;
+  /**
+   * Kustomizations under the repository's `deploy/` (e.g. `overlays/job`) whose ServiceAccounts and
+   * RBAC objects are loaded at start, so clients given `serviceAccountKubeconfig` act with exactly
+   * the grants the deployment ships. With it, Jobs' pods act as their service account; without it,
+   * as the administrator.
+   */
+  rbac?: string[];
   /** Namespaces that exist from the start (besides `default`). */
   namespaces?: string[];
+  /** How often watches that allow bookmarks get one; default a minute, as the API server. */
+  bookmarkIntervalMs?: number;
   /** Run created Jobs as child processes (see JobRunner); without it Jobs are stored, not run. */
   runJobs?: RunJobsOptions;
 }
@@ -44,7 +56,10 @@ export class KubernetesTestServer {
   private readonly callLog = new CallLog();
   private readonly store = new ObjectStore();
   private readonly ops = new ApiOperations(this.store);
-  private readonly watches = new Set<() => void>();
+  private readonly watches = new Set<OpenWatch>();
+  private readonly identities = new Map<string, Identity>();
+  /** Terminating namespaces kept until released (`holdNamespaceTermination`); undefined: none held. */
+  private heldNamespaces: Set<string> | undefined;
   private jobRunner: JobRunner | undefined;
   private tlsConnections = 0;
 
@@ -87,10 +102,20 @@ export class KubernetesTestServer {
       const url = `https://127.0.0.1:${port}`;
       const kubeconfigPath = await writeKubeconfig({ dir, server: url, caPem: pki.caPem, token });
       const instance = new KubernetesTestServer(server, url, kubeconfigPath, token, pki.caPem, dir);
-      holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, token, address: `127.0.0.1:${port}`, watches: instance.watches };
+      instance.identities.set(token, ADMIN);
+      instance.ops.onNamespaceTerminating = (name) => {
+        if (instance.heldNamespaces !== undefined) instance.heldNamespaces.add(name);
+        // The namespace controller finishes soon after, not within the DELETE call.
+        else setImmediate(() => instance.ops.finalizeNamespace(name));
+      };
+      holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, identities: instance.identities, address: `127.0.0.1:${port}`, watches: instance.watches, bookmarkIntervalMs: options.bookmarkIntervalMs };
       for (const ns of ['default', ...(options.namespaces ?? [])]) instance.createNamespace(ns);
+      for (const obj of bootstrapPolicy()) instance.seed(obj);
+      for (const overlay of options.rbac ?? []) for (const obj of deployRbac(overlay)) instance.apply(obj);
       if (options.runJobs !== undefined) {
-        instance.jobRunner = new JobRunner(instance.ops, join(dir, 'jobs'), kubeconfigPath, options.runJobs);
+        // With the deployment's RBAC loaded, a pod acts as its Job's service account, as on a cluster.
+        const podKubeconfig = options.rbac === undefined ? async () => kubeconfigPath : (ns: string, sa: string) => instance.serviceAccountKubeconfig(ns, sa);
+        instance.jobRunner = new JobRunner(instance.ops, join(dir, 'jobs'), podKubeconfig, options.runJobs);
         instance.jobRunner.start();
       }
       return instance;
@@ -100,8 +125,49 @@ export class KubernetesTestServer {
     }
   }
 
-  /** Adds a fault; see FaultSpec. Faults apply after authentication, in the order added. */
-  /** Injects a fault; the returned function removes just this one. */
+  /**
+   * A kubeconfig whose token authenticates as the service account `namespace/name` (user
+   * `system:serviceaccount:{namespace}:{name}` and its groups), allowed only what RBAC grants it.
+   */
+  async serviceAccountKubeconfig(namespace: string, name: string): Promise<string> {
+    return this.kubeconfigFor(serviceAccountIdentity(namespace, name), `kubeconfig-sa-${namespace}-${name}`);
+  }
+
+  /** A kubeconfig with a new token that authenticates as `identity`. */
+  async kubeconfigFor(identity: Identity, file = `kubeconfig-${randomBytes(4).toString('hex')}`): Promise<string> {
+    const existing = [...this.identities].find(([, id]) => id.user === identity.user && id.groups.join() === identity.groups.join());
+    const token = existing?.[0] ?? randomBytes(16).toString('hex');
+    this.identities.set(token, identity);
+    return writeKubeconfig({ dir: this.dir, server: this.url, caPem: this.caPem, token, file });
+  }
+
+  /**
+   * Keeps namespaces deleted from now on `Terminating` (creates in them are refused with 403) until
+   * the returned function is called, which lets the namespace controller finish them.
+   */
+  holdNamespaceTermination(): () => void {
+    const held = (this.heldNamespaces ??= new Set());
+    return () => {
+      this.heldNamespaces = undefined;
+      for (const name of held) this.ops.finalizeNamespace(name);
+    };
+  }
+
+  /** Requests answered 403 Forbidden, oldest first: calls the caller's RBAC does not allow. */
+  forbidden(): RequestRecord[] {
+    return this.callLog.all().filter((r) => r.status === 403);
+  }
+
+  /** Creates the object, or replaces the stored one of that name (as `kubectl apply` of a manifest). */
+  apply(object: KubeObject): KubeObject {
+    const rt = resourceByKind(object.apiVersion, object.kind);
+    if (rt === undefined) throw new Error(`the test server does not serve ${object.apiVersion} ${object.kind}`);
+    const namespace = rt.namespaced ? (object.metadata.namespace ?? 'default') : undefined;
+    if (this.store.get(rt, namespace, object.metadata.name ?? '') === undefined) return this.seed(object);
+    return this.ops.replace(rt, namespace, object.metadata.name ?? '', object);
+  }
+
+  /** Injects a fault; the returned function removes just this one. Faults apply after authorization, in the order added. */
   injectFault(spec: FaultSpec): () => void {
     return this.faults.add(spec);
   }
@@ -179,7 +245,12 @@ export class KubernetesTestServer {
 
   /** Ends every open watch stream cleanly, as the API server does at a watch's timeout. */
   endWatches(): void {
-    for (const end of [...this.watches]) end();
+    for (const watch of [...this.watches]) watch.end();
+  }
+
+  /** Sends a BOOKMARK (the current resourceVersion) now on every open watch that allows bookmarks. */
+  sendBookmarks(): void {
+    for (const watch of this.watches) watch.bookmark();
   }
 
   /**
@@ -215,7 +286,7 @@ export class KubernetesTestServer {
   /** Ends watches, closes connections and removes the temp directory. Safe to call twice. */
   async close(): Promise<void> {
     await this.jobRunner?.stop();
-    for (const end of [...this.watches]) end();
+    for (const watch of [...this.watches]) watch.end();
     if (this.server.listening) {
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
       this.server.closeAllConnections();

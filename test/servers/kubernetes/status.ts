@@ -109,6 +109,20 @@ export function forbidden(verb: string, t: Target, namespace?: string): StatusEr
   });
 }
 
+/**
+ * A create in a namespace being deleted, as the NamespaceLifecycle admission plugin refuses it
+ * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go):
+ * 403 Forbidden naming the resource, with a `NamespaceTerminating` cause on `metadata.namespace`.
+ */
+export function namespaceTerminating(t: Target, namespace: string): StatusError {
+  return new StatusError(403, 'Forbidden', `${qualified(t)} "${t.name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
+    name: t.name,
+    group: t.group || undefined,
+    kind: t.resource,
+    causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+  });
+}
+
 export function methodNotAllowed(method: string): StatusError {
   return new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`);
 }

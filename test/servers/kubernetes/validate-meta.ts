@@ -1,3 +1,4 @@
+import { RBAC_GROUP } from './extra-types.js';
 import type { StatusCause } from './status.js';
 import type { ObjectMeta, ResourceType } from './types.js';
 
@@ -77,11 +78,22 @@ function checkAnnotations(annotations: unknown): StatusCause[] {
   return causes;
 }
 
+/**
+ * RBAC object names are path segments, not DNS names (`system:discovery` is valid):
+ * pkg/apis/rbac/validation/validation.go `ValidateRBACName` → apimachinery `path.IsValidPathSegmentName`.
+ */
+function checkPathSegmentName(name: string): StatusCause[] {
+  if (name === '.' || name === '..') return [invalidValue('metadata.name', name, `may not be '${name}'`)];
+  const bad = ['/', '%'].find((c) => name.includes(c));
+  return bad === undefined ? [] : [invalidValue('metadata.name', name, `may not contain '${bad}'`)];
+}
+
 /** Metadata rules common to every kind. */
 export function checkObjectMeta(rt: ResourceType, meta: ObjectMeta): StatusCause[] {
   const causes: StatusCause[] = [];
   const name = meta.name ?? '';
   if (name === '') causes.push(required('metadata.name', 'name or generateName is required'));
+  else if (rt.group === RBAC_GROUP) causes.push(...checkPathSegmentName(name));
   else causes.push(...checkDnsName('metadata.name', name, rt.maxNameLength <= 63, rt.maxNameLength));
   if (rt.namespaced && !meta.namespace) causes.push(required('metadata.namespace'));
   causes.push(...checkLabels('metadata.labels', meta.labels));
