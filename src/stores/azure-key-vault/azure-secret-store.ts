@@ -82,8 +82,8 @@ export class AzureSecretStore implements SecretStore {
 
   /**
    * Sets the disabled placeholder version with `labels` as tags (see the class comment); first
-   * checks that no live secret has the name (one list call), so nothing is ever written to a secret
-   * whose ownership was not checked. `undefined` when the secret exists, or when a soft-deleted
+   * checks that no live secret has the name (one list call: an empty page means none), so nothing is
+   * ever written to a secret whose ownership was not checked. `undefined` when the secret exists, or when a soft-deleted
    * secret of ours was recovered (the caller reads it). Calls: 2; 5+ when recovering.
    *
    * @throws SECRET_UNMANAGED for a soft-deleted secret that is not ours (it must be purged or
@@ -93,10 +93,7 @@ export class AzureSecretStore implements SecretStore {
     const path = this.checkedPath(secretId);
     assertLabels(labels);
     assertTags(labels);
-    const live = await callExpecting(this.target('GetSecretVersions', path), this.callOptions(options), [404], (abortSignal) =>
-      this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: 1 }).next(),
-    );
-    if (live.ok) return undefined;
+    if ((await this.listVersions(secretId, options, 1)) !== undefined) return undefined;
     const set = await callExpecting(this.target('SetSecret', path), this.callOptions(options), [409], (abortSignal) =>
       this.client.setSecret(secretId, PLACEHOLDER_VALUE, { abortSignal, enabled: false, contentType: PLACEHOLDER_CONTENT_TYPE, tags: labels }),
     );
@@ -242,15 +239,22 @@ export class AzureSecretStore implements SecretStore {
     return result.status === 404 ? 'missing' : 'disabled';
   }
 
-  /** Every version's properties, newest first; `undefined` when no live secret has the name. */
-  private async listVersions(secretId: string, options: CallOptions | undefined): Promise<SecretProperties[] | undefined> {
+  /**
+   * Every version's properties (with `firstPageOnly`, one page of that size), newest first; `undefined` when no
+   * live secret has the name. Key Vault answers a name without a live secret (never set, or soft-deleted) with
+   * 200 and an empty list, not 404 (the SDK's recordings of the live service): an empty list means "no secret".
+   */
+  private async listVersions(secretId: string, options: CallOptions | undefined, firstPageOnly?: number): Promise<SecretProperties[] | undefined> {
     const path = this.secretPath(secretId);
     const result = await callExpecting(this.target('GetSecretVersions', path), this.callOptions(options), [404], async (abortSignal) => {
       const all: SecretProperties[] = [];
-      for await (const page of this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: PAGE_SIZE })) all.push(...page);
+      for await (const page of this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: firstPageOnly ?? PAGE_SIZE })) {
+        all.push(...page);
+        if (firstPageOnly !== undefined) break;
+      }
       return all;
     });
-    return result.ok ? newestFirst(result.value) : undefined;
+    return result.ok && result.value.length > 0 ? newestFirst(result.value) : undefined;
   }
 
   /** The newest enabled version's id (`version: undefined` when none); `undefined` when the secret is gone. */
