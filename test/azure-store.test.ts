@@ -51,7 +51,12 @@ async function counted<T>(work: () => Promise<T>): Promise<{ value: T; calls: nu
 test('first run, no-op (one call, no write), changed content (one new version); tags and content type set', async () => {
   const first = await counted(() => push(VALID_PULL_SECRET));
   assert.equal(first.value.outcome, 'created');
-  assert.equal(first.writes, 2, 'the placeholder that makes the secret, then the version');
+  assert.equal(first.writes, 1, 'one SetSecret holding the pull secret makes the secret');
+  assert.deepEqual(
+    server.state.secrets.get(secretId)?.versions.map((v) => [v.contentType, v.enabled]),
+    [['application/json', true]],
+    'no disabled placeholder version',
+  );
   assert.ok(first.calls <= 8, `first run made ${first.calls} calls`);
   const [version] = versionsOf();
   assert.deepEqual(version?.tags, managedLabels(cluster));

@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, isManaged } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { awsCall, awsCallExpecting, type AwsApiCallOptions } from './api-call.js';
 import { AWS_PAYLOAD_LIMIT_BYTES, awsLocation, type AwsStoreConfig } from './config.js';
 import { classifyAwsError, isMarkedForDeletion, type AwsMethod } from './errors.js';
@@ -75,25 +75,37 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /**
-   * CreateSecret with `labels` as tags, no value, and the configured KMS key. `undefined` when it
-   * exists already (a concurrent creator won), or when it was scheduled for deletion and was ours
-   * for this cluster: then it is restored (RestoreSecret) with its versions, and the caller reads it.
+   * CreateSecret with `labels` as tags and the configured KMS key; with `options.payload`, holding it
+   * as the first version (AWSCURRENT, its `ClientRequestToken` derived from the content: names.ts),
+   * one write. `undefined` when it exists already (a concurrent creator won; nothing is written to
+   * it), or when it was scheduled for deletion and was ours for this cluster: then it is restored
+   * (RestoreSecret) with its versions, and the caller reads it.
    *
-   * @throws IDENTIFIER_INVALID (no call made); SECRET_UNMANAGED for a secret scheduled for deletion
-   *   that is not managed by HyperFleet for the same cluster (it is left alone).
+   * @throws IDENTIFIER_INVALID, PAYLOAD_TOO_LARGE (no call made); SECRET_UNMANAGED for a secret
+   *   scheduled for deletion that is not managed by HyperFleet for the same cluster (it is left alone).
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined> {
+  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
     const path = this.checkedPath(secretId);
     assertLabels(labels);
     assertAwsTags(labels);
+    const data = options?.payload;
+    const token = data === undefined ? undefined : versionToken(data, null);
     const Tags: Tag[] = Object.entries(labels).map(([Key, Value]) => ({ Key, Value }));
-    const input = { Name: secretId, Tags, ...(this.config.kmsKeyId === undefined ? {} : { KmsKeyId: this.config.kmsKeyId }) };
+    const input = {
+      Name: secretId,
+      Tags,
+      ...(this.config.kmsKeyId === undefined ? {} : { KmsKeyId: this.config.kmsKeyId }),
+      ...(data === undefined ? {} : { ...this.secretValue(data), ClientRequestToken: token }),
+    };
     const result = await awsCallExpecting(this.target('CreateSecret', path), this.callOptions(options), ['ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
       this.client.send(new CreateSecretCommand(input), { abortSignal }),
     );
     if (result.ok) {
       this.checkArn(result.value.ARN, 'CreateSecret');
-      return { name: secretId, path, labels: { ...labels }, createdTime: new Date().toISOString() };
+      const arn = result.value.ARN ?? path;
+      const metadata = { name: secretId, path: arn, labels: { ...labels }, createdTime: new Date().toISOString() };
+      if (token === undefined) return metadata;
+      return { ...metadata, version: { version: token, path: this.versionPath(arn, token), state: 'ENABLED', createdTime: metadata.createdTime } };
     }
     if (result.code === 'ResourceExistsException') return undefined;
     if (!isMarkedForDeletion(result.error)) throw this.classified(result.error, 'CreateSecret', path);
@@ -150,14 +162,10 @@ export class AwsSecretStore implements SecretStore {
    */
   async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
-    if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`);
-    }
+    const value = this.secretValue(data);
     const conditional = options?.ifLatest !== undefined;
     const ifLatest = options?.ifLatest ?? null;
     let token = conditional ? versionToken(data, ifLatest) : randomUUID();
-    const text = data.toString('utf8');
-    const value = Buffer.from(text, 'utf8').equals(data) ? { SecretString: text } : { SecretBinary: new Uint8Array(data) };
     const putWith = (ClientRequestToken: string) =>
       awsCallExpecting(this.target('PutSecretValue', path), this.callOptions(options), ['ResourceNotFoundException', 'ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
         this.client.send(new PutSecretValueCommand({ SecretId: secretId, ClientRequestToken, ...value, ...(conditional ? { VersionStages: [PENDING] } : {}) }), { abortSignal }),
@@ -308,6 +316,18 @@ export class AwsSecretStore implements SecretStore {
     if (!result.ok && result.code === 'InvalidRequestException' && !isMarkedForDeletion(result.error)) throw this.classified(result.error, 'GetSecretValue', path);
     if (result.ok) this.checkArn(result.value.ARN, 'GetSecretValue');
     return result;
+  }
+
+  /**
+   * The value field of a create or put: SecretString when the bytes are UTF-8 text, else SecretBinary.
+   * @throws PAYLOAD_TOO_LARGE beyond Secrets Manager's 65,536 bytes.
+   */
+  private secretValue(data: Buffer): { SecretString: string } | { SecretBinary: Uint8Array } {
+    if (data.length > this.maxPayloadBytes) {
+      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`);
+    }
+    const text = data.toString('utf8');
+    return Buffer.from(text, 'utf8').equals(data) ? { SecretString: text } : { SecretBinary: new Uint8Array(data) };
   }
 
   private toPayload(path: string, value: GetSecretValueCommandOutput): SecretPayload {
