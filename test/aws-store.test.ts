@@ -48,7 +48,8 @@ describe('AWS store: versions', () => {
     const first = await push(A);
     const second = await push(B);
     assert.deepEqual([first.outcome, second.outcome], ['created', 'updated']);
-    assert.deepEqual(stagesOf(), { [A.toString()]: ['AWSPREVIOUS'], [B.toString()]: ['AWSCURRENT', 'AWSPENDING'] });
+    // No AWSPENDING is left behind (tools and RotateSecret read it as a rotation in progress).
+    assert.deepEqual(stagesOf(), { [A.toString()]: ['AWSPREVIOUS'], [B.toString()]: ['AWSCURRENT'] });
     server.resetCalls();
     assert.equal((await push(B)).outcome, 'unchanged');
     assert.deepEqual([server.totalCalls, server.writeCalls], [1, 0]);
@@ -164,14 +165,39 @@ describe('AWS store: rules, deletion, KMS, account', () => {
     }
   });
 
-  test('an answer for another account is refused before any value is written', async () => {
+  test('credentials of another account are refused before the first write: STS is asked, nothing is written anywhere', async () => {
     const wrong = await awsStoreFactory.create({ accountId: '111122223333', region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000 });
     try {
-      await assert.rejects(push(A, wrong), (err: Error & { code?: string }) => err.code === 'CONFIG_INVALID' && /answered for account 123456789012/.test(err.message));
-      assert.equal(server.calls.PutSecretValue, 0);
+      await assert.rejects(push(A, wrong), (err: Error & { code?: string; retryable?: boolean }) => {
+        assert.deepEqual([err.code, err.retryable], ['CONFIG_INVALID', false]);
+        assert.match(err.message, /credentials belong to account 123456789012, but the store is configured for account 111122223333/);
+        return true;
+      });
+      assert.deepEqual([server.writeCalls, server.stsCalls], [0, 1]);
+      assert.equal(stored(), undefined, "no secret left behind in the credentials' account");
     } finally {
       await wrong.close();
     }
+    // The right account: asked once per client, then never again.
+    const right = await make();
+    try {
+      await push(A, right);
+      await push(B, right);
+      assert.equal(server.stsCalls, 2);
+    } finally {
+      await right.close();
+    }
+  });
+
+  test("status and result carry the secret's real ARN (AWS's 6-character suffix), on a first run, an update and a no-op", async () => {
+    const arn = () => stored()?.arn ?? '';
+    const results = [await push(A), await push(B), await push(B)];
+    assert.match(arn(), /-[A-Za-z0-9]{6}$/);
+    for (const result of results) {
+      assert.equal(result.secretPath, arn(), result.outcome);
+      assert.ok(result.versionPath?.startsWith(`${arn()}/versions/`), result.outcome);
+    }
+    assert.equal((await store.getSecret(secretId()))?.path, arn());
   });
 
   test('classification: throttling is retryable QUOTA_EXCEEDED, 5xx retryable, access denied permanent and names the action', async () => {

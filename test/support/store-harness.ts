@@ -134,7 +134,7 @@ export async function awsHarness(): Promise<StoreHarness> {
       server.injectFault({ operation: AWS_OPERATION[operation], type: 'AccessDeniedException' });
     },
     calls: () => server.totalCalls,
-    extraCalls: { addVersion: 1 },
+    extraCalls: { addVersion: 2 },
     accessPermission: /secretsmanager:GetSecretValue/,
     second: clients.second,
     async dispose() {

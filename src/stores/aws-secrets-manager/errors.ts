@@ -7,7 +7,17 @@ import { trimServerText } from '../../errors/server-text.js';
  */
 
 /** The Secrets Manager operations this store makes. */
-export type AwsMethod = 'CreateSecret' | 'DescribeSecret' | 'GetSecretValue' | 'PutSecretValue' | 'UpdateSecretVersionStage' | 'ListSecretVersionIds' | 'DeleteSecret' | 'RestoreSecret';
+export type AwsMethod =
+  | 'CreateSecret'
+  | 'DescribeSecret'
+  | 'GetSecretValue'
+  | 'PutSecretValue'
+  | 'UpdateSecretVersionStage'
+  | 'ListSecretVersionIds'
+  | 'DeleteSecret'
+  | 'RestoreSecret'
+  /** STS, before the first write: needs no permission (docs/aws-identity.md). */
+  | 'GetCallerIdentity';
 
 /** Where a failed call was aimed, for the message: an ARN, never payload bytes. */
 export interface AwsCallTarget {
