@@ -93,6 +93,8 @@ export interface SecretStore {
   readonly maxPayloadBytes: number;
   /** Where secrets live, for logs and status (`projects/p`, or the local directory). */
   readonly location: string;
+  /** Writes a `createSecret` holding a payload makes at the store when more than one (GCP: 2); pacing counts them. */
+  readonly writesPerCreate?: number;
 
   /** Resource path of a secret id in this store. */
   secretPath(secretId: string): string;

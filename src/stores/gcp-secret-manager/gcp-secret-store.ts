@@ -35,6 +35,8 @@ const PAGE_SIZE = 100;
 export class GcpSecretStore implements SecretStore {
   readonly kind = 'gcp';
   readonly maxPayloadBytes = GCP_MAX_PAYLOAD_BYTES;
+  /** CreateSecret, then AddSecretVersion of the first payload. */
+  readonly writesPerCreate = 2;
   readonly location: string;
   private closed = false;
   /** This client's id in write intents. */
@@ -65,8 +67,8 @@ export class GcpSecretStore implements SecretStore {
    * configured), the configured rotation and topics (rotation.ts), the delayed destruction
    * `versionDestroyTtl` (destroy-ttl.ts) and `labels`; `undefined` on ALREADY_EXISTS. With `payload`,
    * then `addVersion` on the new secret (`ifLatest: null`): Secret Manager has no create with a value.
-   * When that add fails, the secret stays without a version; a retried create answers "exists" and the
-   * caller adds the version to it.
+   * When that add fails, the secret stays without a version: a retried create answers "exists" (one
+   * more CreateSecret, a write) and the caller adds the version to it.
    */
   async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions & GcpCallOptions): Promise<CreatedSecret | undefined> {
     const name = this.checkedPath(secretId);
