@@ -8,7 +8,7 @@ import { pushSecret } from '../src/stores/push.js';
 import { awsStoreFactory, versionToken } from '../src/stores/aws-secrets-manager/index.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { awsTestEnv } from './support/store-harness.js';
-import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { CANARY_NEEDLES, CANARY_PULL_SECRET, VALID_PULL_SECRET } from './support/fixtures.js';
 import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
 
 const ACCOUNT = TEST_CREDENTIALS.accountId;
@@ -198,6 +198,18 @@ describe('AWS store: rules, deletion, KMS, account', () => {
       assert.ok(result.versionPath?.startsWith(`${arn()}/versions/`), result.outcome);
     }
     assert.equal((await store.getSecret(secretId()))?.path, arn());
+  });
+
+  test('a create now holds the value: a server answer echoing it never reaches the error (as for PutSecretValue)', async () => {
+    for (const operation of ['CreateSecret', 'PutSecretValue'] as const) {
+      if (operation === 'PutSecretValue') await push(A);
+      server.injectFault({ operation, type: 'ValidationException', message: `bad value ${CANARY_PULL_SECRET}` });
+      await assert.rejects(push(Buffer.from(CANARY_PULL_SECRET)), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'STORE_INVALID_REQUEST', operation);
+        for (const needle of CANARY_NEEDLES) assert.ok(!err.message.includes(needle), `${operation} message carries the pull secret`);
+        return true;
+      });
+    }
   });
 
   test('classification: throttling is retryable QUOTA_EXCEEDED, 5xx retryable, access denied permanent and names the action', async () => {
