@@ -69,8 +69,10 @@ describe('one adapter, clusters on GCP, AWS, Azure and the local store at once',
     assert.equal(awsStatus.data?.store, 'aws');
     assert.equal(awsStatus.data?.location, `arn:aws:secretsmanager:eu-west-1:${ACCOUNT}`);
     assert.deepEqual([awsStatus.data?.awsAccountId, awsStatus.data?.awsRegion], [ACCOUNT, 'eu-west-1']);
-    assert.equal(awsStatus.data?.secretPath, `arn:aws:secretsmanager:eu-west-1:${ACCOUNT}:secret:hyperfleet-${onAws.id}-pull-secret`);
     const stored = aws.state.find(ACCOUNT, `hyperfleet-${onAws.id}-pull-secret`);
+    // The secret's real ARN: AWS appends "-" and 6 random characters to the name.
+    assert.equal(awsStatus.data?.secretPath, stored?.arn);
+    assert.match(stored?.arn ?? '', new RegExp(`^arn:aws:secretsmanager:eu-west-1:${ACCOUNT}:secret:hyperfleet-${onAws.id}-pull-secret-[A-Za-z0-9]{6}$`));
     assert.equal(stored?.kmsKeyId, 'alias/customer-pull-secrets', "created under the cluster's key");
     assert.equal(stored?.versions[0]?.string, VALID_PULL_SECRET);
     assert.equal(aws.state.list(ACCOUNT).length, 1, 'nothing of the other clusters in AWS');
@@ -135,7 +137,9 @@ describe('one adapter, clusters on GCP, AWS, Azure and the local store at once',
     }
     for (const c of [onGcp, onGcp2, onAzure]) assert.equal(aws.state.find(ACCOUNT, `hyperfleet-${c.id}-pull-secret`), undefined);
     for (const c of [onGcp, onGcp2, onAws, onAws2]) assert.throws(() => azure.state.live(`hyperfleet-${c.id}-pull-secret`));
-    assert.deepEqual([gcpWrites() - gcpWrites0, aws.writeCalls - awsWrites0, azure.writes - azureWrites0], [4, 6, 2]);
+    assert.equal(awsStatus.data?.secretPath, awsSecret?.arn, "the secret's ARN, with the suffix AWS added");
+    // A new secret is created holding its value: GCP CreateSecret + AddSecretVersion, AWS CreateSecret, Key Vault one SetSecret.
+    assert.deepEqual([gcpWrites() - gcpWrites0, aws.writeCalls - awsWrites0, azure.writes - azureWrites0], [4, 2, 1]);
 
     // Paced per scope: the two GCP projects and the vault each had a bucket of their own (no wait);
     // the two AWS clusters of one account and region shared one bucket of two writes, so some waited.

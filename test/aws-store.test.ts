@@ -8,7 +8,7 @@ import { pushSecret } from '../src/stores/push.js';
 import { awsStoreFactory, versionToken } from '../src/stores/aws-secrets-manager/index.js';
 import type { SecretStore } from '../src/stores/store.js';
 import { awsTestEnv } from './support/store-harness.js';
-import { VALID_PULL_SECRET } from './support/fixtures.js';
+import { CANARY_NEEDLES, CANARY_PULL_SECRET, VALID_PULL_SECRET } from './support/fixtures.js';
 import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
 
 const ACCOUNT = TEST_CREDENTIALS.accountId;
@@ -48,7 +48,8 @@ describe('AWS store: versions', () => {
     const first = await push(A);
     const second = await push(B);
     assert.deepEqual([first.outcome, second.outcome], ['created', 'updated']);
-    assert.deepEqual(stagesOf(), { [A.toString()]: ['AWSPREVIOUS'], [B.toString()]: ['AWSCURRENT', 'AWSPENDING'] });
+    // No AWSPENDING is left behind (tools and RotateSecret read it as a rotation in progress).
+    assert.deepEqual(stagesOf(), { [A.toString()]: ['AWSPREVIOUS'], [B.toString()]: ['AWSCURRENT'] });
     server.resetCalls();
     assert.equal((await push(B)).outcome, 'unchanged');
     assert.deepEqual([server.totalCalls, server.writeCalls], [1, 0]);
@@ -164,13 +165,50 @@ describe('AWS store: rules, deletion, KMS, account', () => {
     }
   });
 
-  test('an answer for another account is refused before any value is written', async () => {
+  test('credentials of another account are refused before the first write: STS is asked, nothing is written anywhere', async () => {
     const wrong = await awsStoreFactory.create({ accountId: '111122223333', region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000 });
     try {
-      await assert.rejects(push(A, wrong), (err: Error & { code?: string }) => err.code === 'CONFIG_INVALID' && /answered for account 123456789012/.test(err.message));
-      assert.equal(server.calls.PutSecretValue, 0);
+      await assert.rejects(push(A, wrong), (err: Error & { code?: string; retryable?: boolean }) => {
+        assert.deepEqual([err.code, err.retryable], ['CONFIG_INVALID', false]);
+        assert.match(err.message, /credentials belong to account 123456789012, but the store is configured for account 111122223333/);
+        return true;
+      });
+      assert.deepEqual([server.writeCalls, server.stsCalls], [0, 1]);
+      assert.equal(stored(), undefined, "no secret left behind in the credentials' account");
     } finally {
       await wrong.close();
+    }
+    // The right account: asked once per client, then never again.
+    const right = await make();
+    try {
+      await push(A, right);
+      await push(B, right);
+      assert.equal(server.stsCalls, 2);
+    } finally {
+      await right.close();
+    }
+  });
+
+  test("status and result carry the secret's real ARN (AWS's 6-character suffix), on a first run, an update and a no-op", async () => {
+    const arn = () => stored()?.arn ?? '';
+    const results = [await push(A), await push(B), await push(B)];
+    assert.match(arn(), /-[A-Za-z0-9]{6}$/);
+    for (const result of results) {
+      assert.equal(result.secretPath, arn(), result.outcome);
+      assert.ok(result.versionPath?.startsWith(`${arn()}/versions/`), result.outcome);
+    }
+    assert.equal((await store.getSecret(secretId()))?.path, arn());
+  });
+
+  test('a create now holds the value: a server answer echoing it never reaches the error (as for PutSecretValue)', async () => {
+    for (const operation of ['CreateSecret', 'PutSecretValue'] as const) {
+      if (operation === 'PutSecretValue') await push(A);
+      server.injectFault({ operation, type: 'ValidationException', message: `bad value ${CANARY_PULL_SECRET}` });
+      await assert.rejects(push(Buffer.from(CANARY_PULL_SECRET)), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'STORE_INVALID_REQUEST', operation);
+        for (const needle of CANARY_NEEDLES) assert.ok(!err.message.includes(needle), `${operation} message carries the pull secret`);
+        return true;
+      });
     }
   });
 

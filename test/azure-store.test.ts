@@ -51,7 +51,12 @@ async function counted<T>(work: () => Promise<T>): Promise<{ value: T; calls: nu
 test('first run, no-op (one call, no write), changed content (one new version); tags and content type set', async () => {
   const first = await counted(() => push(VALID_PULL_SECRET));
   assert.equal(first.value.outcome, 'created');
-  assert.equal(first.writes, 2, 'the placeholder that makes the secret, then the version');
+  assert.equal(first.writes, 1, 'one SetSecret holding the pull secret makes the secret');
+  assert.deepEqual(
+    server.state.secrets.get(secretId)?.versions.map((v) => [v.contentType, v.enabled]),
+    [['application/json', true]],
+    'no disabled placeholder version',
+  );
   assert.ok(first.calls <= 8, `first run made ${first.calls} calls`);
   const [version] = versionsOf();
   assert.deepEqual(version?.tags, managedLabels(cluster));
@@ -229,8 +234,38 @@ test('credentials the token endpoint refuses: STORE_UNAUTHENTICATED, permanent',
   await assert.rejects(bad.getSecret(secretId), (err: Error & { code?: string; retryable?: boolean }) => {
     assert.equal(err.code, 'STORE_UNAUTHENTICATED');
     assert.equal(err.retryable, false);
+    // The identity exists but its federation does not match: the provider's code, and advice about the federated credential.
+    assert.match(err.message, /Microsoft Entra ID refused the credentials \(AADSTS70021\): the managed identity exists, but none of its federated credentials matches/);
+    assert.match(err.message, /az identity federated-credential list/);
+    assert.doesNotMatch(err.message, /enable workload identity/);
     return true;
   });
+});
+
+test('an unknown client id keeps AADSTS700016 and points at the client id and tenant', async () => {
+  const saved = process.env.AZURE_CLIENT_ID;
+  process.env.AZURE_CLIENT_ID = '99999999-9999-4999-8999-999999999999';
+  const { azureStoreFactory } = await import('../src/stores/azure-key-vault/index.js');
+  const bad = await azureStoreFactory.create({ vaultUrl: server.url, caFile: server.caFile, callTimeoutMs: 5000, recoverPollMs: 10 });
+  process.env.AZURE_CLIENT_ID = saved;
+  await assert.rejects(bad.getSecret(secretId), (err: Error & { code?: string; retryable?: boolean }) => {
+    assert.deepEqual([err.code, err.retryable], ['STORE_UNAUTHENTICATED', false]);
+    assert.match(err.message, /\(AADSTS700016\): no application or managed identity with the client id AZURE_CLIENT_ID exists in the tenant AZURE_TENANT_ID/);
+    return true;
+  });
+});
+
+test('an untrusted vault certificate is a configuration error, not retried, naming the CA file to set', async () => {
+  const { azureStoreFactory } = await import('../src/stores/azure-key-vault/index.js');
+  const untrusting = await azureStoreFactory.create({ vaultUrl: server.url, callTimeoutMs: 5000, recoverPollMs: 10 });
+  const calls = server.totalCalls + server.challenges;
+  await assert.rejects(push(VALID_PULL_SECRET, undefined, untrusting), (err: Error & { code?: string; retryable?: boolean }) => {
+    assert.deepEqual([err.code, err.retryable], ['CONFIG_INVALID', false]);
+    assert.match(err.message, /TLS trust failure \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT)\)/);
+    assert.match(err.message, /set AZURE_KEY_VAULT_CA_FILE \(adapter: store\.settings\.caFile\) to the PEM file of the CA/);
+    return true;
+  });
+  assert.equal(server.totalCalls + server.challenges, calls, 'no request got through the TLS handshake');
 });
 
 test('leak canary: failed writes and their events never carry the pull secret', async () => {

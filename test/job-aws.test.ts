@@ -40,7 +40,7 @@ function env(extra: Record<string, string | undefined> = {}) {
 }
 const secretName = () => `hyperfleet-${cluster}-pull-secret`;
 
-test('first run: 5 calls, tagged, KMS key passed; no-op run: one GetSecretValue and no write', async () => {
+test('first run: 3 calls (the secret created with its value), tagged, KMS key passed, its real ARN reported; no-op run: one GetSecretValue and no write', async () => {
   const first = await runCli(['run-job', 'pull-secret'], env({ AWS_SECRETS_KMS_KEY_ID: 'alias/customer-pull-secrets' }));
   assert.equal(first.code, 0, first.stderr);
   assert.equal(first.stderr, '');
@@ -50,9 +50,10 @@ test('first run: 5 calls, tagged, KMS key passed; no-op run: one GetSecretValue 
   assert.equal(done?.aws_region, server.region);
   assert.deepEqual(
     server.callLog.map((c) => `${c.operation} ${c.code}`),
-    ['GetSecretValue ResourceNotFoundException', 'CreateSecret OK', 'PutSecretValue OK', 'UpdateSecretVersionStage OK', 'GetSecretValue OK'],
+    ['GetSecretValue ResourceNotFoundException', 'CreateSecret OK', 'GetSecretValue OK'],
   );
   const secret = server.state.find(ACCOUNT, secretName());
+  assert.deepEqual([...(secret?.versions[0]?.stages ?? [])], ['AWSCURRENT']);
   assert.equal(secret?.kmsKeyId, 'alias/customer-pull-secrets');
   assert.deepEqual(Object.fromEntries((secret?.tags ?? []).map((t) => [t.Key, t.Value])), {
     'managed-by': 'hyperfleet',
@@ -83,7 +84,9 @@ test('the result file says success with the ARN-style path; a refused action exi
     assert.equal(ok.code, 0, ok.stderr);
     const written = JSON.parse(await readFile(results, 'utf8')) as Record<string, unknown>;
     assert.equal(written.status, 'success');
-    assert.match(JSON.stringify(written), new RegExp(`arn:aws:secretsmanager:${server.region}:${ACCOUNT}:secret:${secretName()}`));
+    const arn = server.state.find(ACCOUNT, secretName())?.arn ?? '';
+    assert.match(arn, new RegExp(`^arn:aws:secretsmanager:${server.region}:${ACCOUNT}:secret:${secretName()}-[A-Za-z0-9]{6}$`));
+    assert.ok(JSON.stringify(written).includes(`"${arn}"`), "the result names the secret's ARN, with the suffix AWS added");
 
     cluster = `cls-aws-${++n}`;
     server.resetCalls();
@@ -101,8 +104,9 @@ test('the result file says success with the ARN-style path; a refused action exi
 test('credentials of another account are refused before any value is written (exit 2)', async () => {
   const result = await runCli(['run-job', 'pull-secret'], env({ AWS_ACCESS_KEY_ID: OTHER.accessKeyId, AWS_SECRET_ACCESS_KEY: OTHER.secretAccessKey }));
   assert.equal(result.code, 2, result.stderr);
-  assert.match(result.stderr, /answered for account 210987654321 .* the credentials belong to another account/);
-  assert.equal(server.calls.PutSecretValue, 0);
+  assert.match(result.stderr, /the AWS credentials belong to account 210987654321, but the store is configured for account 123456789012/);
+  assert.equal(server.writeCalls, 0, 'nothing written, in either account');
+  assert.equal(server.state.find(OTHER.accountId, secretName()), undefined, 'no empty secret left behind');
 });
 
 test('a wrong secret key is refused by the signature check (exit 1, not retried)', async () => {

@@ -346,12 +346,12 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
 
     assert.equal((await store.enableVersion?.(secretId, v1))?.state, 'ENABLED');
     assert.equal((await store.accessVersion(secretId, v1)).data.toString(), content(1));
-    assert.deepEqual(server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages, { [v1]: ['AWSPREVIOUS'], [v2]: ['AWSPENDING', 'AWSCURRENT'] });
+    assert.deepEqual(server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages, { [v1]: ['AWSPREVIOUS'], [v2]: ['AWSCURRENT'] });
 
     // A label someone else put there is not ours: AWSPREVIOUS goes, the custom label stays and so does the service of the version.
     server.state.updateSecretVersionStage(TEST_CREDENTIALS.accountId, { SecretId: secretId, VersionStage: 'BLUE', MoveToVersionId: v1 });
     assert.equal((await store.disableVersion?.(secretId, v1))?.state, 'ENABLED');
-    assert.deepEqual(server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages, { [v1]: ['BLUE'], [v2]: ['AWSPENDING', 'AWSCURRENT'] });
+    assert.deepEqual(server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages, { [v1]: ['BLUE'], [v2]: ['AWSCURRENT'] });
     assert.equal((await store.accessVersion(secretId, v1)).data.toString(), content(1));
 
     await assert.rejects(store.disableVersion?.(secretId, '00000000-0000-4000-8000-000000000000') ?? Promise.reject(new Error('no disableVersion')), code('SECRET_NOT_FOUND'));
@@ -373,7 +373,7 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     assert.equal(server.callLog.filter((c) => c.operation === 'UpdateSecretVersionStage').at(-1)?.code, 'InvalidParameterException', 'AWS refused the stale move');
     const stagesNow = server.state.describeSecret(TEST_CREDENTIALS.accountId, { SecretId: secretId }).VersionIdsToStages as Record<string, string[]>;
     assert.equal(stagesNow[v1], undefined, 'v1 is deprecated');
-    assert.deepEqual(stagesNow[v2], ['AWSPENDING', 'AWSPREVIOUS'], "the concurrent writer's AWSPREVIOUS is left where AWS put it");
+    assert.deepEqual(stagesNow[v2], ['AWSPREVIOUS'], "the concurrent writer's AWSPREVIOUS is left where AWS put it");
   });
 
   test('grace (AWSPREVIOUS) → disable (AWSPREVIOUS removed) → nothing more after the retention; keep-N leaves versions deprecated; rollback from a retired version', async () => {
@@ -394,8 +394,8 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     const first = await write(1);
     server.resetCalls();
     const second = await write(2);
-    // An update with retention on: the push (GetSecretValue, DescribeSecret, PutSecretValue, UpdateSecretVersionStage, GetSecretValue back) + the listing.
-    assert.deepEqual(wire(), { GetSecretValue: 2, DescribeSecret: 2, PutSecretValue: 1, UpdateSecretVersionStage: 1, ListSecretVersionIds: 1 });
+    // An update with retention on: the push (GetSecretValue, DescribeSecret, PutSecretValue, UpdateSecretVersionStage twice (AWSCURRENT moved, AWSPENDING removed), GetSecretValue back) + the listing.
+    assert.deepEqual(wire(), { GetSecretValue: 2, DescribeSecret: 2, PutSecretValue: 1, UpdateSecretVersionStage: 2, ListSecretVersionIds: 1 });
     assert.equal(second.retention?.previous?.version, first.version);
     assert.equal(second.retention?.previous?.state, 'ENABLED');
     assert.deepEqual(await statesOf(secretId, names), ['v1:ENABLED', 'v2:ENABLED']);

@@ -35,6 +35,7 @@ export function instrumented(store: SecretStore, onApiCall: ApiCallHook): Secret
   return {
     kind: store.kind,
     maxPayloadBytes: store.maxPayloadBytes,
+    ...(store.writesPerCreate === undefined ? {} : { writesPerCreate: store.writesPerCreate }),
     location: store.location,
     secretPath: (id) => store.secretPath(id),
     close: () => store.close(),

@@ -3,7 +3,7 @@ import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { sameContent } from '../pullsecret/canonical.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { backoffDelay, withRetry, type RetryPolicy } from '../util/retry.js';
-import type { PushOutcome, SecretMetadata, SecretPayload, SecretStore } from './store.js';
+import type { CreatedSecret, PushOutcome, SecretMetadata, SecretPayload, SecretStore } from './store.js';
 
 /** What to store. `payload` is stored exactly as given. */
 export interface PushRequest {
@@ -67,13 +67,17 @@ export interface PushOptions {
  * Stores a pull secret idempotently (the contract in docs/architecture.md). It first reads the newest
  * enabled version (GCP: AccessSecretVersion of `latest`, which has its own, large quota): when that
  * already holds the payload (compared in canonical form) there is nothing to write and nothing else
- * is read. Only a push that writes reads the metadata and checks ownership: it creates the secret
- * with labels when missing (ALREADY_EXISTS from a concurrent run is fine), refuses one not managed
- * by HyperFleet or managed for another cluster, adds a version, then reads it back and compares bytes.
+ * is read. Only a push that writes reads the metadata and checks ownership: a missing secret is
+ * created with its labels and the payload as its first version (ALREADY_EXISTS from a concurrent run
+ * is fine: nothing is written, and the existing secret is read and decided on); an existing one is
+ * refused when not managed by HyperFleet or managed for another cluster, else gets a new version.
+ * The written version is read back and its bytes compared.
  *
- * Calls: no-op 1 (access), first run 4 (access, create, add, access), update 4 (access, get, add, access).
+ * Contract calls: no-op 1 (access), first run 3 (access, create with the first version, access),
+ * update 4 (access, get, add, access); what each costs at the store: docs/architecture.md.
  * Each step is retried on its own; a retried add first re-reads the newest version, so a write whose
- * answer was lost is never repeated as a duplicate version.
+ * answer was lost is never repeated as a duplicate version (a retried create answers "exists", and
+ * the content found is then the create's own: reported `created`).
  *
  * Ownership on the no-op path: a secret whose newest enabled version already holds exactly this
  * content is reported `unchanged` without its labels being read, even when it is not ours (no
@@ -96,7 +100,14 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   const step: Step = (operation, message, fn, version, level) => runStep(operation, message, fn, options, version, level);
   const call = { signal: options.signal };
   const readLatest = () => step('access-latest', 'Read newest enabled version', () => accessLatestOrMissing(store, secretId, call), undefined, 'debug');
-  const unchanged = (latest: SecretPayload): PushResult => ({ outcome: 'unchanged', secretPath, version: latest.version, versionPath: latest.path, stored: latest.data });
+  // `made`: a create of ours whose answer was lost may be what the next read finds holding the payload.
+  const unchanged = (latest: SecretPayload, made = false): PushResult => ({
+    outcome: made ? 'created' : 'unchanged',
+    secretPath: latest.secretPath ?? secretPath,
+    version: latest.version,
+    versionPath: latest.path,
+    stored: latest.data,
+  });
 
   const first = await readLatest();
   if (first !== NO_SECRET && first !== undefined && sameContent(first.data, payload)) return unchanged(first);
@@ -105,13 +116,22 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   // Something to write: only now are the secret's metadata and ownership read.
   let metadata: SecretMetadata | undefined;
   let created = false;
+  let added: { version: string; path: string } | undefined;
+  let createRetried = false;
   if (first === NO_SECRET && !request.dryRun) {
-    metadata = await step(
+    // The secret is created holding the payload as its first version, in one write where the store allows it.
+    const made = await step<CreatedSecret | undefined>(
       'create-secret',
       (m) => (m ? 'Created secret' : 'Secret already exists'),
-      () => store.createSecret(secretId, request.labels, call),
+      (attempt) => {
+        createRetried = attempt > 1;
+        return store.createSecret(secretId, request.labels, { ...call, payload });
+      },
+      (m) => m?.version?.path,
     );
-    created = metadata !== undefined;
+    metadata = made;
+    created = made !== undefined;
+    added = made?.version;
   }
   // Not created by us (it existed without a version, or a concurrent run created it): use theirs.
   metadata ??= await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call), undefined, 'debug');
@@ -125,7 +145,6 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   // yet); a secret someone else created since may already hold theirs: read again.
   let latest = first === NO_SECRET ? undefined : first;
   const firstHolds = first !== NO_SECRET || created;
-  let added: { version: string; path: string } | undefined;
   let outcome: PushOutcome = 'created';
   const waitUntil = Date.now() + (options.conflictWaitMs ?? DEFAULT_CONFLICT_WAIT_MS);
   for (let round = 1; added === undefined; round++) {
@@ -133,7 +152,7 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
       const now = await readLatest();
       // The metadata was read, so NOT_FOUND here means "no version"; a deleted secret fails the add.
       latest = now === NO_SECRET ? undefined : now;
-      if (latest !== undefined && sameContent(latest.data, payload)) return unchanged(latest);
+      if (latest !== undefined && sameContent(latest.data, payload)) return unchanged(latest, createRetried && round === 1);
     }
     outcome = latest === undefined ? 'created' : 'updated';
     if (request.dryRun) return { outcome, secretPath };
@@ -158,7 +177,7 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
   if (!readBack.data.equals(payload)) {
     throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${written.path} does not hold the bytes that were written`);
   }
-  return { outcome, secretPath, version: written.version, versionPath: written.path, stored: readBack.data };
+  return { outcome, secretPath: readBack.secretPath ?? secretPath, version: written.version, versionPath: written.path, stored: readBack.data };
 }
 
 /** `accessLatestOrMissing`'s answer when the secret does not exist, or (GCP) exists with no version at all. */

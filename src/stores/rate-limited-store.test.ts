@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PullSecretError } from '../errors/index.js';
+import { instrumented } from './instrumented-store.js';
 import { LocalStore } from './local/index.js';
 import { quotaLimits, withRateLimits, type PacingObserver, type QuotaKind } from './rate-limited-store.js';
 import type { SecretStore } from './store.js';
@@ -50,6 +51,20 @@ test('every call takes a token from the bucket of the quota it counts against', 
     await store.accessVersion('s1', '1');
     await store.deleteSecret('s1');
     assert.deepEqual({ reads: buckets.reads.taken, writes: buckets.writes.taken, accesses: buckets.accesses.taken }, { reads: 2, writes: 3, accesses: 2 });
+  });
+});
+
+test("a create holding a payload takes the store's writesPerCreate write tokens (GCP: create and add); without one, one", async () => {
+  await withLocalStore(async (local) => {
+    const buckets = { reads: countingBucket(), writes: countingBucket(), accesses: countingBucket() };
+    const twoWrites: SecretStore = { ...instrumented(local, () => undefined), writesPerCreate: 2 };
+    const store = withRateLimits(twoWrites, buckets);
+    assert.equal(store.writesPerCreate, 2);
+    await store.createSecret('s3', { 'managed-by': 'hyperfleet' }, { payload: Buffer.from('{"auths":{}}') });
+    assert.equal(buckets.writes.taken, 2);
+    await store.createSecret('s4', { 'managed-by': 'hyperfleet' });
+    assert.equal(buckets.writes.taken, 3);
+    assert.equal((await local.accessLatestEnabled('s3'))?.data.toString(), '{"auths":{}}');
   });
 });
 

@@ -57,16 +57,18 @@ export function quotaLimits(declared: StoreQuotas, overrides: StoreQuotas = {}, 
  * of that call included, waits for fresh tokens instead of only for its backoff.
  *
  * One token per store method: `getSecret`, `describe` → reads; `accessLatestEnabled`,
- * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` and the version-lifecycle methods → writes. A method
- * whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
+ * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` and the version-lifecycle methods → writes,
+ * except a `createSecret` holding a payload, which takes the store's `writesPerCreate` (GCP: CreateSecret and
+ * AddSecretVersion). A method whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
  */
 export function withRateLimits(store: SecretStore, limits: RateLimits, observer?: Pick<PacingObserver, 'waited'>): SecretStore {
   const paced =
     (kind: QuotaKind) =>
-    async <R>(options: CallOptions | undefined, fn: () => Promise<R>): Promise<R> => {
+    async <R>(options: CallOptions | undefined, fn: () => Promise<R>, tokens = 1): Promise<R> => {
       const bucket = limits[kind];
       if (bucket === undefined) return fn();
-      if (await bucket.acquire(options?.signal)) observer?.waited(store.kind, kind);
+      // Each token waited for is one wait (a create holding a payload may take two).
+      for (let taken = 0; taken < tokens; taken++) if (await bucket.acquire(options?.signal)) observer?.waited(store.kind, kind);
       try {
         return await fn();
       } catch (err) {
@@ -80,6 +82,7 @@ export function withRateLimits(store: SecretStore, limits: RateLimits, observer?
   return {
     kind: store.kind,
     maxPayloadBytes: store.maxPayloadBytes,
+    ...(store.writesPerCreate === undefined ? {} : { writesPerCreate: store.writesPerCreate }),
     location: store.location,
     secretPath: (id) => store.secretPath(id),
     close: () => store.close(),
@@ -87,7 +90,7 @@ export function withRateLimits(store: SecretStore, limits: RateLimits, observer?
     describe: (id, o) => read(o, () => store.describe(id, o)),
     accessLatestEnabled: (id, o) => access(o, () => store.accessLatestEnabled(id, o)),
     accessVersion: (id, v, o) => access(o, () => store.accessVersion(id, v, o)),
-    createSecret: (id, labels, o) => write(o, () => store.createSecret(id, labels, o)),
+    createSecret: (id, labels, o) => write(o, () => store.createSecret(id, labels, o), o?.payload === undefined ? 1 : (store.writesPerCreate ?? 1)),
     addVersion: (id, data, o) => write(o, () => store.addVersion(id, data, o)),
     deleteSecret: (id, o) => write(o, () => store.deleteSecret(id, o)),
     ...lifecycle(store, (method) => (id, v, o) => write(o, () => method(id, v, o))),

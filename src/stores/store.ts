@@ -1,5 +1,5 @@
 /**
- * The secret store contract (docs/architecture.md, "Stores"). Every store (local, GCP Secret Manager, later AWS, Azure)
+ * The secret store contract (docs/architecture.md, "Stores"). Every store (local, GCP Secret Manager, AWS, Azure)
  * implements `SecretStore`; nothing outside a store's folder imports its SDK.
  *
  * Errors: every method throws only `PullSecretError`, with the SDK error classified at the edge
@@ -13,6 +13,20 @@ export type PushOutcome = 'created' | 'updated' | 'unchanged';
 /** Options every store call takes. */
 export interface CallOptions {
   signal?: AbortSignal;
+}
+
+/** Options of `createSecret`. */
+export interface CreateSecretOptions extends CallOptions {
+  /**
+   * The first version's bytes, stored together with the secret (what a push does): no moment exists
+   * when the secret is there without its content. Absent: a secret with no version at all.
+   */
+  payload?: Buffer;
+}
+
+/** What `createSecret` made: the secret's metadata, and its first version when a payload was given. */
+export interface CreatedSecret extends SecretMetadata {
+  version?: SecretVersionInfo;
 }
 
 /** Options of `addVersion`. */
@@ -64,6 +78,8 @@ export interface SecretPayload {
   version: string;
   path: string;
   data: Buffer;
+  /** The secret's full name as the store answered it, where it differs from `secretPath(id)` (AWS: the ARN with its suffix). */
+  secretPath?: string;
 }
 
 /**
@@ -77,6 +93,8 @@ export interface SecretStore {
   readonly maxPayloadBytes: number;
   /** Where secrets live, for logs and status (`projects/p`, or the local directory). */
   readonly location: string;
+  /** Writes a `createSecret` holding a payload makes at the store when more than one (GCP: 2); pacing counts them. */
+  readonly writesPerCreate?: number;
 
   /** Resource path of a secret id in this store. */
   secretPath(secretId: string): string;
@@ -85,11 +103,14 @@ export interface SecretStore {
   getSecret(secretId: string, options?: CallOptions): Promise<SecretMetadata | undefined>;
 
   /**
-   * Creates the secret with the given labels (automatic replication where the store has a choice)
-   * and no versions. Returns `undefined` when it already exists (a concurrent creator won the race);
-   * the caller then reads it with `getSecret`.
+   * Creates the secret with the given labels (automatic replication where the store has a choice),
+   * holding `options.payload` as its first version (PAYLOAD_TOO_LARGE before any call), or no version
+   * without one. One write where the store's API allows it (Key Vault SetSecret, AWS CreateSecret with
+   * the value, the local store's one record); GCP needs CreateSecret then AddSecretVersion. Returns
+   * `undefined` when it already exists (a concurrent creator won the race): nothing is written to it,
+   * and the caller reads it with `getSecret`.
    */
-  createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined>;
+  createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined>;
 
   /**
    * Reads the newest ENABLED version's payload. `undefined` when the secret has no enabled version.

@@ -28,8 +28,8 @@ export interface StoreHarness {
   injectPermissionDenied?(operation: 'getSecret' | 'accessLatest'): void;
   /** Store calls made so far, when the store can count them. */
   calls?(): number;
-  /** Backend calls a contract method makes beyond one, where the store needs more (AWS: addVersion is two). */
-  extraCalls?: Partial<Record<'addVersion', number>>;
+  /** Backend calls a contract method makes beyond one, where the store needs more (GCP: a create with its first version is two). */
+  extraCalls?: Partial<Record<'createSecret' | 'addVersion', number>>;
   /** What a refused payload read names as missing (GCP: the IAM permission; AWS: the IAM action). */
   accessPermission?: RegExp;
   /** Some contract methods make a varying number of backend calls (Key Vault), so `calls` is not counted per method. */
@@ -89,6 +89,7 @@ export async function gcpHarness(): Promise<StoreHarness> {
       server.injectFault({ method: GRPC_METHOD[operation], code: status.PERMISSION_DENIED });
     },
     calls: () => server.totalCalls,
+    extraCalls: { createSecret: 1 },
     accessPermission: /secretmanager\.versions\.access/,
     second: clients.second,
     async dispose() {
@@ -133,7 +134,7 @@ export async function awsHarness(): Promise<StoreHarness> {
       server.injectFault({ operation: AWS_OPERATION[operation], type: 'AccessDeniedException' });
     },
     calls: () => server.totalCalls,
-    extraCalls: { addVersion: 1 },
+    extraCalls: { addVersion: 2 },
     accessPermission: /secretsmanager:GetSecretValue/,
     second: clients.second,
     async dispose() {

@@ -13,9 +13,11 @@ import {
   type SecretsManagerClient,
   type Tag,
 } from '@aws-sdk/client-secrets-manager';
+import type { STSClient } from '@aws-sdk/client-sts';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, isManaged } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import { AccountCheck } from './account-check.js';
 import { awsCall, awsCallExpecting, type AwsApiCallOptions } from './api-call.js';
 import { AWS_PAYLOAD_LIMIT_BYTES, awsLocation, type AwsStoreConfig } from './config.js';
 import { classifyAwsError, isMarkedForDeletion, type AwsMethod } from './errors.js';
@@ -47,20 +49,29 @@ const PAGE_SIZE = 100;
  * `enableVersion` gives it back; there is no `destroyVersion` (AWS has no per-version delete and
  * removes deprecated versions itself).
  *
- * Account safety: every ARN an answer carries is checked against the configured account and region,
- * so a credential of another account is refused (CONFIG_INVALID) before any secret value is written.
+ * Account safety: before its first write a client asks STS whose credentials these are
+ * (GetCallerIdentity, no permission needed; account-check.ts): another account's are refused
+ * (CONFIG_INVALID) with nothing written anywhere. Every ARN an answer carries is checked against the
+ * configured account and region too (a read in the wrong region, or with other credentials, is refused).
+ *
+ * ARNs: AWS appends `-` and 6 random characters to a secret's ARN. `secretPath` (for logs, before any
+ * call) is the ARN without them; every answer's real ARN is what metadata, payloads and versions
+ * carry (`SecretPayload.secretPath`), so status and the result file name the secret's real ARN.
  */
 export class AwsSecretStore implements SecretStore {
   readonly kind = 'aws';
   readonly maxPayloadBytes = AWS_PAYLOAD_LIMIT_BYTES;
   readonly location: string;
   private closed = false;
+  private readonly account: AccountCheck;
 
   constructor(
     private readonly client: SecretsManagerClient,
     private readonly config: AwsStoreConfig,
+    sts: STSClient,
   ) {
     this.location = awsLocation(config.accountId, config.region);
+    this.account = new AccountCheck(sts, config.accountId);
   }
 
   /** The secret's ARN without AWS's random suffix (`arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME`). */
@@ -75,25 +86,38 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /**
-   * CreateSecret with `labels` as tags, no value, and the configured KMS key. `undefined` when it
-   * exists already (a concurrent creator won), or when it was scheduled for deletion and was ours
-   * for this cluster: then it is restored (RestoreSecret) with its versions, and the caller reads it.
+   * CreateSecret with `labels` as tags and the configured KMS key; with `options.payload`, holding it
+   * as the first version (AWSCURRENT, its `ClientRequestToken` derived from the content: names.ts),
+   * one write. `undefined` when it exists already (a concurrent creator won; nothing is written to
+   * it), or when it was scheduled for deletion and was ours for this cluster: then it is restored
+   * (RestoreSecret) with its versions, and the caller reads it.
    *
-   * @throws IDENTIFIER_INVALID (no call made); SECRET_UNMANAGED for a secret scheduled for deletion
-   *   that is not managed by HyperFleet for the same cluster (it is left alone).
+   * @throws IDENTIFIER_INVALID, PAYLOAD_TOO_LARGE (no call made); SECRET_UNMANAGED for a secret
+   *   scheduled for deletion that is not managed by HyperFleet for the same cluster (it is left alone).
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined> {
+  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
     const path = this.checkedPath(secretId);
     assertLabels(labels);
     assertAwsTags(labels);
+    const data = options?.payload;
+    const token = data === undefined ? undefined : versionToken(data, null);
     const Tags: Tag[] = Object.entries(labels).map(([Key, Value]) => ({ Key, Value }));
-    const input = { Name: secretId, Tags, ...(this.config.kmsKeyId === undefined ? {} : { KmsKeyId: this.config.kmsKeyId }) };
+    const input = {
+      Name: secretId,
+      Tags,
+      ...(this.config.kmsKeyId === undefined ? {} : { KmsKeyId: this.config.kmsKeyId }),
+      ...(data === undefined ? {} : { ...this.secretValue(data), ClientRequestToken: token }),
+    };
+    await this.account.assert(this.callOptions(options));
     const result = await awsCallExpecting(this.target('CreateSecret', path), this.callOptions(options), ['ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
       this.client.send(new CreateSecretCommand(input), { abortSignal }),
     );
     if (result.ok) {
       this.checkArn(result.value.ARN, 'CreateSecret');
-      return { name: secretId, path, labels: { ...labels }, createdTime: new Date().toISOString() };
+      const arn = result.value.ARN ?? path;
+      const metadata = { name: secretId, path: arn, labels: { ...labels }, createdTime: new Date().toISOString() };
+      if (token === undefined) return metadata;
+      return { ...metadata, version: { version: token, path: this.versionPath(arn, token), state: 'ENABLED', createdTime: metadata.createdTime } };
     }
     if (result.code === 'ResourceExistsException') return undefined;
     if (!isMarkedForDeletion(result.error)) throw this.classified(result.error, 'CreateSecret', path);
@@ -138,9 +162,11 @@ export class AwsSecretStore implements SecretStore {
    * `ifLatest` (or, for `null`, is on any version). Concurrent writers of different content on the
    * same base: exactly one moves AWSCURRENT, the others get STORE_PRECONDITION_FAILED. Writers of
    * the same content on the same base share the token: one version. AWS moves AWSPREVIOUS to the
-   * replaced version, so the previous value stays readable. Two writes (within the 50/s write quota).
-   * A refused swap leaves the new version labelled AWSPENDING, never current (the next add moves
-   * AWSPENDING on; AWS removes unlabelled versions).
+   * replaced version, so the previous value stays readable. Moving AWSCURRENT leaves AWSPENDING where
+   * it is (it is a label of its own), so a third write removes it from the new version: no AWSPENDING
+   * stays behind, which tools (and RotateSecret) read as "a rotation is in progress". A refused swap
+   * removes it too; the version is then unlabelled, never current (AWS removes unlabelled versions).
+   * Three writes (within the 50/s write quota).
    *
    * Without `ifLatest` it is one PutSecretValue that makes the version current unconditionally,
    * with a random token (a retry may then add a second version: callers that need idempotence
@@ -150,18 +176,15 @@ export class AwsSecretStore implements SecretStore {
    */
   async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
-    if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`);
-    }
+    const value = this.secretValue(data);
     const conditional = options?.ifLatest !== undefined;
     const ifLatest = options?.ifLatest ?? null;
     let token = conditional ? versionToken(data, ifLatest) : randomUUID();
-    const text = data.toString('utf8');
-    const value = Buffer.from(text, 'utf8').equals(data) ? { SecretString: text } : { SecretBinary: new Uint8Array(data) };
     const putWith = (ClientRequestToken: string) =>
       awsCallExpecting(this.target('PutSecretValue', path), this.callOptions(options), ['ResourceNotFoundException', 'ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
         this.client.send(new PutSecretValueCommand({ SecretId: secretId, ClientRequestToken, ...value, ...(conditional ? { VersionStages: [PENDING] } : {}) }), { abortSignal }),
       );
+    await this.account.assert(this.callOptions(options));
     let put = await putWith(token);
     if (!put.ok && put.code === 'ResourceExistsException' && conditional) {
       // A version with this token holds the same content in other formatting (a concurrent writer, or one
@@ -176,17 +199,18 @@ export class AwsSecretStore implements SecretStore {
       throw this.classified(put.error, 'PutSecretValue', path);
     }
     this.checkArn(put.value.ARN, 'PutSecretValue');
-    const info: SecretVersionInfo = { version: token, path: this.versionPath(path, token), state: 'ENABLED', createdTime: new Date().toISOString() };
+    const arn = put.value.ARN ?? path;
+    const info: SecretVersionInfo = { version: token, path: this.versionPath(arn, token), state: 'ENABLED', createdTime: new Date().toISOString() };
     if (!conditional) return info;
     const move = await awsCallExpecting(this.target('UpdateSecretVersionStage', path), this.callOptions(options), ['InvalidParameterException'], (abortSignal) =>
       this.client.send(new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: CURRENT, MoveToVersionId: token, ...(ifLatest === null ? {} : { RemoveFromVersionId: ifLatest }) }), {
         abortSignal,
       }),
     );
-    if (move.ok) return info;
     // Refused: AWSCURRENT is not where the caller saw it, unless an earlier attempt of this very add already moved it.
-    const now = await this.describeRaw(secretId, options);
-    if (now?.VersionIdsToStages?.[token]?.includes(CURRENT) === true) return info;
+    const swapped = move.ok || (await this.describeRaw(secretId, options))?.VersionIdsToStages?.[token]?.includes(CURRENT) === true;
+    await this.moveStage(secretId, path, PENDING, { RemoveFromVersionId: token }, options);
+    if (swapped) return info;
     throw new PullSecretError('STORE_PRECONDITION_FAILED', `AWS Secrets Manager secret ${path}: AWSCURRENT moved since it was read (a concurrent writer); re-reading`);
   }
 
@@ -256,6 +280,7 @@ export class AwsSecretStore implements SecretStore {
    */
   async deleteSecret(secretId: string, options?: CallOptions): Promise<boolean> {
     const path = this.checkedPath(secretId);
+    await this.account.assert(this.callOptions(options));
     const result = await awsCallExpecting(this.target('DeleteSecret', path), this.callOptions(options), ['ResourceNotFoundException', 'InvalidRequestException'], (abortSignal) =>
       this.client.send(new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: RECOVERY_WINDOW_DAYS }), { abortSignal }),
     );
@@ -272,6 +297,7 @@ export class AwsSecretStore implements SecretStore {
     if (this.closed) return;
     this.closed = true;
     this.client.destroy();
+    this.account.close();
     return Promise.resolve();
   }
 
@@ -310,14 +336,28 @@ export class AwsSecretStore implements SecretStore {
     return result;
   }
 
+  /**
+   * The value field of a create or put: SecretString when the bytes are UTF-8 text, else SecretBinary.
+   * @throws PAYLOAD_TOO_LARGE beyond Secrets Manager's 65,536 bytes.
+   */
+  private secretValue(data: Buffer): { SecretString: string } | { SecretBinary: Uint8Array } {
+    if (data.length > this.maxPayloadBytes) {
+      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`);
+    }
+    const text = data.toString('utf8');
+    return Buffer.from(text, 'utf8').equals(data) ? { SecretString: text } : { SecretBinary: new Uint8Array(data) };
+  }
+
+  /** The payload, its paths from the answer's real ARN (with AWS's suffix). */
   private toPayload(path: string, value: GetSecretValueCommandOutput): SecretPayload {
     const version = value.VersionId ?? '';
     const data = value.SecretBinary !== undefined ? Buffer.from(value.SecretBinary) : Buffer.from(value.SecretString ?? '', 'utf8');
-    return { version, path: this.versionPath(path, version), data };
+    const arn = value.ARN ?? path;
+    return { version, path: this.versionPath(arn, version), data, secretPath: arn };
   }
 
   private toMetadata(secretId: string, described: DescribeSecretCommandOutput): SecretMetadata {
-    return { name: secretId, path: this.secretPath(secretId), labels: toLabels(described.Tags), createdTime: (described.CreatedDate ?? new Date(0)).toISOString() };
+    return { name: secretId, path: described.ARN ?? this.secretPath(secretId), labels: toLabels(described.Tags), createdTime: (described.CreatedDate ?? new Date(0)).toISOString() };
   }
 
   /**
@@ -364,6 +404,7 @@ export class AwsSecretStore implements SecretStore {
 
   /** UpdateSecretVersionStage of `stage`; false when AWS refuses the move because the label is not where the caller saw it. */
   private async moveStage(secretId: string, path: string, stage: string, move: { MoveToVersionId?: string; RemoveFromVersionId?: string }, options: CallOptions | undefined): Promise<boolean> {
+    await this.account.assert(this.callOptions(options));
     const result = await awsCallExpecting(
       this.target('UpdateSecretVersionStage', path),
       this.callOptions(options),

@@ -3,7 +3,7 @@ import type { StoreHooks } from '../factory.js';
 import type { SecretStore } from '../store.js';
 import { AwsSecretStore } from './aws-secret-store.js';
 import { awsStoreConfigSchema, type AwsStoreConfig } from './config.js';
-import { createAwsSdkClient } from './sdk-client.js';
+import { createAwsSdkClient, createStsClient } from './sdk-client.js';
 
 /**
  * Builds the AWS Secrets Manager store (the SDK-heavy half of the descriptor). Validates the config
@@ -19,5 +19,5 @@ export function createAwsStore(config: AwsStoreConfig, hooks: StoreHooks = {}): 
     return Promise.reject(new PullSecretError('CONFIG_INVALID', `invalid AWS store configuration: ${problems.join('; ')}`));
   }
   const valid = parsed.data;
-  return Promise.resolve().then(() => new AwsSecretStore(createAwsSdkClient(valid), valid));
+  return Promise.resolve().then(() => new AwsSecretStore(createAwsSdkClient(valid), valid, createStsClient(valid)));
 }

@@ -7,7 +7,17 @@ import { trimServerText } from '../../errors/server-text.js';
  */
 
 /** The Secrets Manager operations this store makes. */
-export type AwsMethod = 'CreateSecret' | 'DescribeSecret' | 'GetSecretValue' | 'PutSecretValue' | 'UpdateSecretVersionStage' | 'ListSecretVersionIds' | 'DeleteSecret' | 'RestoreSecret';
+export type AwsMethod =
+  | 'CreateSecret'
+  | 'DescribeSecret'
+  | 'GetSecretValue'
+  | 'PutSecretValue'
+  | 'UpdateSecretVersionStage'
+  | 'ListSecretVersionIds'
+  | 'DeleteSecret'
+  | 'RestoreSecret'
+  /** STS, before the first write: needs no permission (docs/aws-identity.md). */
+  | 'GetCallerIdentity';
 
 /** Where a failed call was aimed, for the message: an ARN, never payload bytes. */
 export interface AwsCallTarget {
@@ -120,7 +130,7 @@ function adviceFor(name: string, status: number | undefined, method: AwsMethod):
 /**
  * Turns an SDK error into a `PullSecretError` whose message names the operation, the resource and
  * the AWS error name, says what to do, and never carries payload bytes: the server's own text is
- * repeated (bounded by `trimServerText`) except for PutSecretValue, the one request holding secret bytes.
+ * repeated (bounded by `trimServerText`) except for CreateSecret and PutSecretValue, the requests holding secret bytes.
  */
 export function classifyAwsError(err: unknown, target: AwsCallTarget): PullSecretError {
   if (err instanceof PullSecretError) return err;
@@ -133,7 +143,8 @@ export function classifyAwsError(err: unknown, target: AwsCallTarget): PullSecre
   if (name === undefined) return new PullSecretError('STORE_FAILED', `${where}: unexpected client error.`, { cause: err });
   const [code, advice] = adviceFor(name, httpStatus(err), target.method);
   const message = (err as { message?: unknown }).message;
-  const detail = target.method === 'PutSecretValue' || typeof message !== 'string' ? '' : trimServerText(message);
+  const holdsValue = target.method === 'PutSecretValue' || target.method === 'CreateSecret';
+  const detail = holdsValue || typeof message !== 'string' ? '' : trimServerText(message);
   const shown = detail === '' || detail === name ? '' : ` (${detail})`;
   return new PullSecretError(code, `${where}: ${name}${shown}. ${advice}`, { cause: err });
 }

@@ -1,7 +1,7 @@
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, isManaged } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import { AZURE_PAYLOAD_LIMIT_BYTES, type AzureStoreConfig } from './config.js';
 import { isDisabledAnswer, type AzureMethod } from './errors.js';
@@ -32,10 +32,11 @@ const PAGE_SIZE = 25;
  *   labels are its newest version's tags, and each new version carries them over (others' tags
  *   included). Key Vault has no secret-level creation time or etag: `createdTime` is the newest
  *   version's, `etag` is absent.
- * - `createSecret`: Key Vault creates a secret by setting its first version. To keep the contract's
- *   "a secret with labels and no version" (so ownership is visible to every other writer and a crash
- *   after the create leaves a recognisable secret), it sets a disabled placeholder version holding a
- *   fixed text and our tags. Being disabled it is never read as content; `describe` omits it.
+ * - `createSecret`: Key Vault creates a secret by setting its first version, so a push's create is
+ *   one SetSecret holding the pull secret with our tags: no placeholder, nothing visible without its
+ *   content. Only a create without a payload (the contract's "a secret with no version", which no
+ *   push makes) sets a disabled placeholder version holding a fixed text; placeholders, also those
+ *   earlier releases set on every new secret, are never read as content and `describe` omits them.
  * - Soft delete: a name held by a soft-deleted secret cannot be set (409). `createSecret` then reads
  *   the deleted secret: ours (managed-by=hyperfleet, same cluster) is recovered, not recreated under
  *   another name; a foreign one is refused. `deleteSecret` soft-deletes and never purges.
@@ -81,26 +82,35 @@ export class AzureSecretStore implements SecretStore {
   }
 
   /**
-   * Sets the disabled placeholder version with `labels` as tags (see the class comment); first
-   * checks that no live secret has the name (one list call), so nothing is ever written to a secret
-   * whose ownership was not checked. `undefined` when the secret exists, or when a soft-deleted
-   * secret of ours was recovered (the caller reads it). Calls: 2; 5+ when recovering.
+   * Sets the first version: `options.payload` (enabled, content type `application/json`), or without
+   * one the disabled placeholder (see the class comment), with `labels` as tags. First checks that no
+   * live secret has the name (one list call: an empty page means none), so nothing is ever written
+   * to a secret whose ownership was not checked; within this process creates and adds of one secret
+   * are serialized. `undefined` when the secret exists, or when a soft-deleted secret of ours was
+   * recovered (the caller reads it). Calls: 2; 4 when recovering.
    *
-   * @throws SECRET_UNMANAGED for a soft-deleted secret that is not ours (it must be purged or
-   *   recovered by its owner); STORE_CONFLICT while a deletion is still in progress.
+   * @throws PAYLOAD_TOO_LARGE, PULL_SECRET_INVALID (before any call); SECRET_UNMANAGED for a
+   *   soft-deleted secret that is not ours (it must be purged or recovered by its owner);
+   *   STORE_CONFLICT while a deletion is still in progress.
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined> {
+  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
     const path = this.checkedPath(secretId);
     assertLabels(labels);
     assertTags(labels);
-    const live = await callExpecting(this.target('GetSecretVersions', path), this.callOptions(options), [404], (abortSignal) =>
-      this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: 1 }).next(),
-    );
-    if (live.ok) return undefined;
-    const set = await callExpecting(this.target('SetSecret', path), this.callOptions(options), [409], (abortSignal) =>
-      this.client.setSecret(secretId, PLACEHOLDER_VALUE, { abortSignal, enabled: false, contentType: PLACEHOLDER_CONTENT_TYPE, tags: labels }),
-    );
-    if (set.ok) return this.metadata(secretId, set.value.properties);
+    const value = options?.payload === undefined ? undefined : this.vaultValue(options.payload);
+    const set = await serialized(path, async () => {
+      if ((await this.listVersions(secretId, options, 1)) !== undefined) return undefined;
+      return callExpecting(this.target('SetSecret', path), this.callOptions(options), [409], (abortSignal) =>
+        value === undefined
+          ? this.client.setSecret(secretId, PLACEHOLDER_VALUE, { abortSignal, enabled: false, contentType: PLACEHOLDER_CONTENT_TYPE, tags: labels })
+          : this.client.setSecret(secretId, value, { abortSignal, enabled: true, contentType: PULL_SECRET_CONTENT_TYPE, tags: labels }),
+      );
+    });
+    if (set === undefined) return undefined;
+    if (set.ok) {
+      const metadata = this.metadata(secretId, set.value.properties);
+      return value === undefined ? metadata : { ...metadata, version: toVersionInfo(path, set.value.properties) };
+    }
     await this.recoverIfOurs(secretId, labels, options);
     return undefined;
   }
@@ -147,10 +157,7 @@ export class AzureSecretStore implements SecretStore {
    */
   async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
-    if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; Azure Key Vault holds at most ${this.maxPayloadBytes} bytes per secret value`);
-    }
-    const value = toVaultValue(data);
+    const value = this.vaultValue(data);
     return serialized(path, async () => {
       const latest = await this.getLatest(secretId, options);
       if (latest === 'missing') throw this.notFound(path);
@@ -242,15 +249,22 @@ export class AzureSecretStore implements SecretStore {
     return result.status === 404 ? 'missing' : 'disabled';
   }
 
-  /** Every version's properties, newest first; `undefined` when no live secret has the name. */
-  private async listVersions(secretId: string, options: CallOptions | undefined): Promise<SecretProperties[] | undefined> {
+  /**
+   * Every version's properties (with `firstPageOnly`, one page of that size), newest first; `undefined` when no
+   * live secret has the name. Key Vault answers a name without a live secret (never set, or soft-deleted) with
+   * 200 and an empty list, not 404 (the SDK's recordings of the live service): an empty list means "no secret".
+   */
+  private async listVersions(secretId: string, options: CallOptions | undefined, firstPageOnly?: number): Promise<SecretProperties[] | undefined> {
     const path = this.secretPath(secretId);
     const result = await callExpecting(this.target('GetSecretVersions', path), this.callOptions(options), [404], async (abortSignal) => {
       const all: SecretProperties[] = [];
-      for await (const page of this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: PAGE_SIZE })) all.push(...page);
+      for await (const page of this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: firstPageOnly ?? PAGE_SIZE })) {
+        all.push(...page);
+        if (firstPageOnly !== undefined) break;
+      }
       return all;
     });
-    return result.ok ? newestFirst(result.value) : undefined;
+    return result.ok && result.value.length > 0 ? newestFirst(result.value) : undefined;
   }
 
   /** The newest enabled version's id (`version: undefined` when none); `undefined` when the secret is gone. */
@@ -261,7 +275,7 @@ export class AzureSecretStore implements SecretStore {
   }
 
   /**
-   * After a 409 on the placeholder: the name is held by a soft-deleted secret. Ours is recovered
+   * After a 409 on the first SetSecret: the name is held by a soft-deleted secret. Ours is recovered
    * (and waited for); a foreign one is refused; one not listed yet is still being deleted.
    */
   private async recoverIfOurs(secretId: string, labels: Record<string, string>, options: CallOptions | undefined): Promise<void> {
@@ -291,6 +305,14 @@ export class AzureSecretStore implements SecretStore {
   private toPayload(path: string, secret: KeyVaultSecret): SecretPayload {
     const version = secret.properties.version ?? '';
     return { version, path: `${path}/${version}`, data: Buffer.from(secret.value ?? '', 'utf8') };
+  }
+
+  /** The text Key Vault stores for `data`. @throws PAYLOAD_TOO_LARGE, PULL_SECRET_INVALID */
+  private vaultValue(data: Buffer): string {
+    if (data.length > this.maxPayloadBytes) {
+      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; Azure Key Vault holds at most ${this.maxPayloadBytes} bytes per secret value`);
+    }
+    return toVaultValue(data);
   }
 
   private checkedPath(secretId: string): string {

@@ -64,3 +64,42 @@ test('a disabled version is told apart from a refused caller; SetSecret never re
   const get = classifyAzureError(restError(403, { code: 'Forbidden', message: 'Caller is not authorized.\r\nforged line' }), target);
   assert.match(get.message, /403 Forbidden \(Caller is not authorized\. forged line\)/);
 });
+
+test('identity refusals keep their AADSTS code, with advice that matches it; no code means no credential', () => {
+  const aggregate = (message: string) =>
+    Object.assign(new Error('ChainedTokenCredential authentication failed.'), {
+      name: 'AggregateAuthenticationError',
+      errors: [Object.assign(new Error('EnvironmentCredential is unavailable.'), { name: 'CredentialUnavailableError' }), Object.assign(new Error(message), { name: 'AuthenticationRequiredError' })],
+    });
+  const cases: Array<[string, RegExp]> = [
+    [
+      'invalid_client: Error(s): 70021 - Description: AADSTS70021: No matching federated identity record found for presented assertion.',
+      /\(AADSTS70021\): the managed identity exists, but none of its federated/,
+    ],
+    ['invalid_client: Description: AADSTS700213: No matching federated identity record found for presented assertion subject.', /\(AADSTS700213\): the managed identity exists/],
+    ["unauthorized_client: AADSTS700016: Application with identifier 'x' was not found", /\(AADSTS700016\): no application or managed identity with the client id/],
+    ['invalid_client: AADSTS700024: Client assertion is not within its valid time range.', /\(AADSTS700024\): the federated token/],
+    ['invalid_request: AADSTS50011: something else', /\(AADSTS50011\): see https:\/\/login\.microsoftonline\.com\/error\?code=50011/],
+  ];
+  for (const [message, expected] of cases) {
+    const error = classifyAzureError(aggregate(message), target);
+    assert.deepEqual([error.code, error.retryable], ['STORE_UNAUTHENTICATED', false], message);
+    assert.match(error.message, expected);
+    assert.doesNotMatch(error.message, /enable workload identity/);
+  }
+  const none = classifyAzureError(Object.assign(new Error('no credential'), { name: 'CredentialUnavailableError' }), target);
+  assert.match(none.message, /no usable Azure credentials \(CredentialUnavailableError\)\. On AKS enable workload identity/);
+});
+
+test('a TLS trust failure, of the vault or inside a credential error, is CONFIG_INVALID naming the CA file', () => {
+  const direct = restError(undefined, { code: 'SELF_SIGNED_CERT_IN_CHAIN', message: 'self-signed certificate in certificate chain' });
+  const wrapped = Object.assign(new Error('ChainedTokenCredential authentication failed.'), {
+    name: 'AggregateAuthenticationError',
+    errors: [Object.assign(new Error('request failed: unable to verify the first certificate'), { name: 'AuthenticationError' })],
+  });
+  for (const err of [direct, wrapped]) {
+    const error = classifyAzureError(err, target);
+    assert.deepEqual([error.code, error.retryable], ['CONFIG_INVALID', false]);
+    assert.match(error.message, /TLS trust failure .*set AZURE_KEY_VAULT_CA_FILE/);
+  }
+});

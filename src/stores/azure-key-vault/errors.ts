@@ -1,5 +1,6 @@
 import { PullSecretError, type ErrorCode } from '../../errors/index.js';
 import { trimServerText } from '../../errors/server-text.js';
+import { credentialAdvice, UNTRUSTED_ADVICE, untrustedCertificate } from './credential-advice.js';
 
 /**
  * Classification of Key Vault SDK errors (`RestError` from the HTTP pipeline, credential errors from
@@ -118,16 +119,15 @@ export function classifyAzureError(err: unknown, target: CallTarget): PullSecret
   const e = err as RestLike | null;
   const status = httpStatus(err);
   const name = typeof e?.name === 'string' ? e.name : '';
+  // A certificate no trusted CA vouches for (vault or token endpoint): configuration, not a passing fault.
+  const untrusted = untrustedCertificate(err);
+  if (untrusted !== undefined) return new PullSecretError('CONFIG_INVALID', `${where}: TLS trust failure (${untrusted}): ${UNTRUSTED_ADVICE}`, { cause: err });
   // Credential errors come from the token endpoint (their statusCode is Entra ID's, not the vault's).
   if (CREDENTIAL_ERRORS.has(name)) {
     if (status !== undefined && (status === 429 || status >= 500)) {
       return new PullSecretError('STORE_UNAVAILABLE', `${where}: the token endpoint answered ${status} (${name}); retrying.`, { cause: err });
     }
-    return new PullSecretError(
-      'STORE_UNAUTHENTICATED',
-      `${where}: no usable Azure credentials (${name}). On AKS enable workload identity for the pod's service account (docs/azure-identity.md); locally run \`az login\`.`,
-      { cause: err },
-    );
+    return new PullSecretError('STORE_UNAUTHENTICATED', `${where}: ${credentialAdvice(err, name)}`, { cause: err });
   }
   if (status === undefined) {
     const message = typeof e?.message === 'string' ? e.message : '';

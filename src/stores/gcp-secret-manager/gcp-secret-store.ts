@@ -1,7 +1,7 @@
 import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import type { CallOptions as GaxCallOptions } from 'google-gax';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
@@ -35,6 +35,8 @@ const PAGE_SIZE = 100;
 export class GcpSecretStore implements SecretStore {
   readonly kind = 'gcp';
   readonly maxPayloadBytes = GCP_MAX_PAYLOAD_BYTES;
+  /** CreateSecret, then AddSecretVersion of the first payload. */
+  readonly writesPerCreate = 2;
   readonly location: string;
   private closed = false;
   /** This client's id in write intents. */
@@ -63,16 +65,25 @@ export class GcpSecretStore implements SecretStore {
   /**
    * CreateSecret with automatic replication (under the customer-managed key `kmsKeyName` when
    * configured), the configured rotation and topics (rotation.ts), the delayed destruction
-   * `versionDestroyTtl` (destroy-ttl.ts) and `labels`; `undefined` on ALREADY_EXISTS.
+   * `versionDestroyTtl` (destroy-ttl.ts) and `labels`; `undefined` on ALREADY_EXISTS. With `payload`,
+   * then `addVersion` on the new secret (`ifLatest: null`): Secret Manager has no create with a value.
+   * When that add fails, the secret stays without a version: a retried create answers "exists" (one
+   * more CreateSecret, a write) and the caller adds the version to it.
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
+  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions & GcpCallOptions): Promise<CreatedSecret | undefined> {
     const name = this.checkedPath(secretId);
     assertLabels(labels);
+    const data = options?.payload;
+    if (data !== undefined) this.assertPayloadSize(data);
     const kmsKeyName = this.config.kmsKeyName;
     const automatic = kmsKeyName === undefined ? {} : { customerManagedEncryption: { kmsKeyName } };
     const request = { parent: this.location, secretId, secret: { replication: { automatic }, labels, ...rotationFields(this.config), ...destroyTtlFields(this.config) } };
     const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) => this.client.createSecret(request, o));
-    return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
+    if (!result.ok) return undefined;
+    const metadata = toSecretMetadata(secretId, name, result.value[0]);
+    if (data === undefined) return metadata;
+    const { payload: _payload, ...call } = options ?? {};
+    return { ...metadata, version: await this.addVersion(secretId, data, { ...call, ifLatest: null }) };
   }
 
   /**
@@ -122,9 +133,7 @@ export class GcpSecretStore implements SecretStore {
    */
   async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions & GcpCallOptions): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
-    if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`);
-    }
+    this.assertPayloadSize(data);
     const request = { parent: path, payload: { data, dataCrc32c: crc32c(data) } };
     const add = async (): Promise<SecretVersionInfo> => {
       const [version] = await call(this.target('AddSecretVersion', path), this.callOptions(options), (o) => this.client.addSecretVersion(request, o));
@@ -293,6 +302,13 @@ export class GcpSecretStore implements SecretStore {
       versions: versions.map((v) => toVersionInfo(secretPath, v)),
       ...(nextPageToken ? { nextPageToken } : {}),
     };
+  }
+
+  /** @throws PAYLOAD_TOO_LARGE beyond Secret Manager's 64 KiB per version. */
+  private assertPayloadSize(data: Buffer): void {
+    if (data.length > this.maxPayloadBytes) {
+      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`);
+    }
   }
 
   private checkedPath(secretId: string): string {

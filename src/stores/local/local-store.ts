@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId, quoteIdentifier } from '../../pullsecret/identifiers.js';
-import type { AddVersionOptions, CallOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type { AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
 import { decryptPayload, encryptPayload } from './crypto.js';
 import { nextVersionNumber, RECORD_FORMAT, type SecretRecord, type VersionRecord } from './secret-record.js';
 import { SecretFiles, type ActiveKey, type Change, type SecretFilesOptions } from './secret-files.js';
@@ -52,16 +52,22 @@ export class LocalStore implements SecretStore {
     return record === undefined ? undefined : this.#metadata(record);
   }
 
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CallOptions): Promise<SecretMetadata | undefined> {
+  /** One record write under the secret's lock: the labels and, with `payload`, version 1 holding it. */
+  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
     assertSecretId(secretId);
     assertLabels(labels);
     if (Object.keys(labels).length > MAX_LABELS) {
       throw new PullSecretError('STORE_INVALID_REQUEST', `a secret may carry at most ${MAX_LABELS} labels`);
     }
-    return this.#mutate(secretId, options, (current) => {
+    const data = options?.payload;
+    if (data !== undefined) assertPayloadSize(data);
+    return this.#mutate(secretId, options, (current, active) => {
       if (current !== undefined) return { result: undefined };
-      const record: SecretRecord = { format: RECORD_FORMAT, id: secretId, labels: { ...labels }, createTime: now(), etag: newEtag(), versions: [] };
-      return { write: record, result: this.#metadata(record) };
+      const first = data === undefined ? undefined : newVersion(secretId, 1, data, active);
+      const versions = first === undefined ? [] : [first];
+      const record: SecretRecord = { format: RECORD_FORMAT, id: secretId, labels: { ...labels }, createTime: now(), etag: newEtag(), versions };
+      const version = first === undefined ? {} : { version: this.#versionInfo(secretId, first) };
+      return { write: record, result: { ...this.#metadata(record), ...version } };
     });
   }
 
@@ -94,9 +100,7 @@ export class LocalStore implements SecretStore {
    */
   async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo> {
     assertSecretId(secretId);
-    if (data.length > LOCAL_MAX_PAYLOAD_BYTES) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `payload is ${data.length} bytes; a secret version holds at most ${LOCAL_MAX_PAYLOAD_BYTES} bytes`);
-    }
+    assertPayloadSize(data);
     return this.#mutate(secretId, options, (current, active) => {
       const record = this.#mustExist(secretId, current);
       if (options?.ifLatest !== undefined) {
@@ -106,9 +110,7 @@ export class LocalStore implements SecretStore {
           throw new PullSecretError('STORE_PRECONDITION_FAILED', `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`);
         }
       }
-      const number = nextVersionNumber(record);
-      const payload = encryptPayload(active.key, { secretId, version: number }, data);
-      const added: VersionRecord = { version: number, state: 'ENABLED', createTime: now(), keyId: active.keyId, payload };
+      const added = newVersion(secretId, nextVersionNumber(record), data, active);
       return { write: { ...record, versions: [...record.versions, added] }, result: this.#versionInfo(secretId, added) };
     });
   }
@@ -249,4 +251,16 @@ function now(): string {
 
 function newEtag(): string {
   return randomBytes(8).toString('hex');
+}
+
+/** A new ENABLED version holding `data`, encrypted with the active key. */
+function newVersion(secretId: string, version: number, data: Buffer, active: ActiveKey): VersionRecord {
+  return { version, state: 'ENABLED', createTime: now(), keyId: active.keyId, payload: encryptPayload(active.key, { secretId, version }, data) };
+}
+
+/** @throws PAYLOAD_TOO_LARGE beyond LOCAL_MAX_PAYLOAD_BYTES. */
+function assertPayloadSize(data: Buffer): void {
+  if (data.length > LOCAL_MAX_PAYLOAD_BYTES) {
+    throw new PullSecretError('PAYLOAD_TOO_LARGE', `payload is ${data.length} bytes; a secret version holds at most ${LOCAL_MAX_PAYLOAD_BYTES} bytes`);
+  }
 }

@@ -12,6 +12,7 @@ import {
   SecretsManagerClient,
   UpdateSecretVersionStageCommand,
 } from '@aws-sdk/client-secrets-manager';
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './index.js';
 
 let server: AwsSecretsManagerTestServer;
@@ -131,6 +132,33 @@ describe('rules', () => {
     assert.equal((await client.send(new GetSecretValueCommand({ SecretId: secret }))).SecretString, 'v');
     await client.send(new DeleteSecretCommand({ SecretId: secret, ForceDeleteWithoutRecovery: true }));
     assert.equal((await failure(client.send(new DescribeSecretCommand({ SecretId: secret })))).name, 'ResourceNotFoundException');
+  });
+});
+
+describe('STS and ARNs', () => {
+  test('GetCallerIdentity (AWS Query, signed for sts) names the account of the credentials; an unknown key is InvalidClientTokenId', async () => {
+    const sts = (credentials: { accessKeyId: string; secretAccessKey: string }) => new STSClient({ region: server.region, endpoint: server.endpoint, credentials, maxAttempts: 1 });
+    const mine = sts(TEST_CREDENTIALS);
+    const stranger = sts({ accessKeyId: 'AKIAUNKNOWNKEY000000', secretAccessKey: 'x'.repeat(40) });
+    try {
+      const identity = await mine.send(new GetCallerIdentityCommand({}));
+      assert.equal(identity.Account, TEST_CREDENTIALS.accountId);
+      assert.match(identity.Arn ?? '', new RegExp(`^arn:aws:sts::${TEST_CREDENTIALS.accountId}:`));
+      assert.equal((await failure(stranger.send(new GetCallerIdentityCommand({})))).name, 'InvalidClientTokenId');
+      assert.deepEqual([server.stsCalls, server.totalCalls], [2, 0], 'STS calls are counted apart from Secrets Manager calls');
+    } finally {
+      mine.destroy();
+      stranger.destroy();
+    }
+  });
+
+  test('a secret ARN ends in "-" and 6 random characters; CreateSecret with a value makes it AWSCURRENT under its token', async () => {
+    const secret = name();
+    const created = await client.send(new CreateSecretCommand({ Name: secret, SecretString: 'v', ClientRequestToken: token('e') }));
+    assert.match(created.ARN ?? '', new RegExp(`^arn:aws:secretsmanager:${server.region}:${TEST_CREDENTIALS.accountId}:secret:${secret}-[A-Za-z0-9]{6}$`));
+    assert.equal(created.VersionId, token('e'));
+    const value = await client.send(new GetSecretValueCommand({ SecretId: secret }));
+    assert.deepEqual([value.ARN, value.VersionStages], [created.ARN, ['AWSCURRENT']]);
   });
 });
 

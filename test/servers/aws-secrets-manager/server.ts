@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AwsError } from './errors.js';
 import { verifySigV4, type TestCredential } from './sigv4.js';
 import { SecretsManagerState } from './state.js';
+import { answerSts, isStsRequest } from './sts.js';
 
 /** The operations the server implements (`X-Amz-Target: secretsmanager.<Op>`). */
 export const OPERATIONS = ['CreateSecret', 'DescribeSecret', 'GetSecretValue', 'PutSecretValue', 'UpdateSecretVersionStage', 'ListSecretVersionIds', 'DeleteSecret', 'RestoreSecret'] as const;
@@ -59,6 +60,8 @@ export interface AwsSecretsManagerTestServer {
   /** Calls of the operations that write. */
   readonly writeCalls: number;
   readonly callLog: readonly AwsCallRecord[];
+  /** STS GetCallerIdentity calls (not in `calls`, `totalCalls` or `callLog`: those are Secrets Manager's). */
+  readonly stsCalls: number;
   resetCalls(): void;
   injectFault(spec: AwsFaultSpec): void;
   clearFaults(): void;
@@ -127,8 +130,16 @@ export async function startAwsSecretsManagerTestServer(options: AwsSecretsManage
     return entry.spec;
   };
 
+  let stsCalls = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const body = await readBody(req);
+    if (req.method === 'POST' && isStsRequest(req.headers)) {
+      stsCalls += 1;
+      const answer = answerSts({ headers: req.headers, body }, credentials, region);
+      res.writeHead(answer.status, { 'content-type': 'text/xml', 'x-amzn-requestid': randomUUID() });
+      res.end(answer.body);
+      return;
+    }
     const target = req.headers['x-amz-target'];
     const operation = typeof target === 'string' && target.startsWith('secretsmanager.') ? target.slice('secretsmanager.'.length) : '';
     const log = (secretId: string, code: string, accessKeyId: string) => callLog.push({ operation, secretId, code, accessKeyId });
@@ -203,9 +214,13 @@ export async function startAwsSecretsManagerTestServer(options: AwsSecretsManage
       return OPERATIONS.filter((o) => WRITES.has(o)).reduce((sum, o) => sum + calls[o], 0);
     },
     callLog,
+    get stsCalls() {
+      return stsCalls;
+    },
     resetCalls() {
       for (const o of OPERATIONS) calls[o] = 0;
       callLog.length = 0;
+      stsCalls = 0;
     },
     injectFault(spec) {
       faults.push({ spec, remaining: spec.times ?? 1 });

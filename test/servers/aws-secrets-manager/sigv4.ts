@@ -41,7 +41,13 @@ export function canonicalRequest(method: string, path: string, headers: Incoming
  * another region or service, an expired date, or a signature made with the wrong secret
  * (InvalidSignatureException).
  */
-export function verifySigV4(request: { method: string; path: string; headers: IncomingHttpHeaders; body: Buffer }, credentials: readonly TestCredential[], region: string, now = Date.now()): TestCredential {
+export function verifySigV4(
+  request: { method: string; path: string; headers: IncomingHttpHeaders; body: Buffer },
+  credentials: readonly TestCredential[],
+  region: string,
+  now = Date.now(),
+  expectedService = 'secretsmanager',
+): TestCredential {
   const authorization = request.headers.authorization;
   if (typeof authorization !== 'string' || authorization === '') throw new AwsError('MissingAuthenticationTokenException', 'Missing Authentication Token', 400);
   const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);
@@ -49,7 +55,7 @@ export function verifySigV4(request: { method: string; path: string; headers: In
   const [, accessKeyId = '', date = '', scopeRegion = '', service = '', signed = '', signature = ''] = match;
   const credential = credentials.find((c) => c.accessKeyId === accessKeyId);
   if (credential === undefined) throw new AwsError('UnrecognizedClientException', 'The security token included in the request is invalid.', 400);
-  if (service !== 'secretsmanager') throw new AwsError('InvalidSignatureException', `Credential should be scoped to correct service: 'secretsmanager'.`, 400);
+  if (service !== expectedService) throw new AwsError('InvalidSignatureException', `Credential should be scoped to correct service: '${expectedService}'.`, 400);
   if (scopeRegion !== region) throw new AwsError('InvalidSignatureException', `Credential should be scoped to a valid region. `, 400);
   const amzDate = request.headers['x-amz-date'];
   if (typeof amzDate !== 'string' || !amzDate.startsWith(date))

@@ -146,7 +146,11 @@ export class SecretsManagerState {
     };
   }
 
-  /** PutSecretValue, with `ClientRequestToken` idempotence: same token and value = that version again; other value = ResourceExistsException. */
+  /**
+   * PutSecretValue, with `ClientRequestToken` idempotence: same token and value = that version again; other value =
+   * ResourceExistsException. `VersionStages` given: only those labels, each moved off the version holding it;
+   * absent: AWSCURRENT (https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_PutSecretValue.html).
+   */
   putSecretValue(accountId: string, input: Json): Json {
     const secret = this.require(accountId, input, true);
     const value = secretValue(input, true) as { string?: string; binary?: Buffer };
@@ -164,7 +168,11 @@ export class SecretsManagerState {
     return { ARN: secret.arn, Name: secret.name, VersionId: version.id, VersionStages: [...version.stages] };
   }
 
-  /** UpdateSecretVersionStage: moves a label; a label attached elsewhere moves only with the matching RemoveFromVersionId. */
+  /**
+   * UpdateSecretVersionStage: moves one label; a label attached elsewhere moves only with the matching
+   * RemoveFromVersionId; moving AWSCURRENT puts AWSPREVIOUS on the version it left and touches no other label
+   * (AWSPENDING stays where it is): https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_UpdateSecretVersionStage.html
+   */
   updateSecretVersionStage(accountId: string, input: Json): Json {
     const secret = this.require(accountId, input, true);
     const stage = str(input, 'VersionStage') ?? '';
@@ -228,6 +236,11 @@ export class SecretsManagerState {
     return { ARN: secret.arn, Name: secret.name };
   }
 
+  /**
+   * A missing secret is ResourceNotFoundException; one scheduled for deletion answers InvalidRequestException to
+   * reads of its value and to writes, but DescribeSecret shows it with `DeletedDate`
+   * (https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html, "Errors").
+   */
   private require(accountId: string, input: Json, refuseDeleted: boolean): StoredSecret {
     const secret = this.find(accountId, str(input, 'SecretId') ?? '');
     if (secret === undefined) throw notFound();
@@ -235,6 +248,12 @@ export class SecretsManagerState {
     return secret;
   }
 
+  /**
+   * A secret's ARN ends in `-` and 6 random characters after its name ("Secrets Manager adds a hyphen
+   * and six random characters after the secret name at the end of the ARN":
+   * https://docs.aws.amazon.com/secretsmanager/latest/userguide/reference_iam-permissions.html#iam-resources;
+   * CreateSecret's answer carries it: https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_CreateSecret.html).
+   */
   private newSecret(accountId: string, name: string, tags: StoredSecret['tags'], kmsKeyId: string | undefined): StoredSecret {
     const suffix = randomBytes(6)
       .toString('base64')

@@ -6,7 +6,8 @@ export type Operation = (typeof OPERATIONS)[number];
  * Fault injection: the next `times` calls of an operation are answered with `status` (and Key
  * Vault's error body) instead of the real answer. `afterApply` applies the call first (the write
  * happens, the answer is lost); `drop` resets the connection instead of answering; `retryAfter`
- * sends a `Retry-After` header (seconds), as Key Vault does with 429; `delayMs` alone answers
+ * sends a `Retry-After` header (seconds), as Key Vault does with 429 (code Throttled; "Key Vault throttling
+ * guidance", https://learn.microsoft.com/azure/key-vault/general/overview-throttling); `delayMs` alone answers
  * normally, late.
  */
 export interface FaultSpec {

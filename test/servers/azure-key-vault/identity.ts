@@ -52,18 +52,31 @@ export class IdentityStandIn {
     };
   }
 
-  /** `POST /{tenant}/oauth2/v2.0/token` with a form body: the client-credentials grant with a client assertion. */
+  /**
+   * `POST /{tenant}/oauth2/v2.0/token` with a form body: the client-credentials grant with a client assertion.
+   * A refusal is 400 with `error`, an `error_description` starting `AADSTS<n>:` and `error_codes: [n]`, as Entra ID
+   * answers (https://learn.microsoft.com/entra/identity-platform/reference-error-codes, "Handling error codes");
+   * the codes are those of the workload identity errors listed at
+   * https://learn.microsoft.com/azure/devops/pipelines/release/troubleshoot-workload-identity (700016: no such
+   * application in the tenant; 70021: no federated identity record matches the presented assertion).
+   */
   token(form: URLSearchParams): TokenAnswer {
     this.tokenRequests += 1;
-    const fail = (error: string, description: string): TokenAnswer => ({ status: 400, body: { error, error_description: description, error_codes: [700016] } });
-    if (form.get('grant_type') !== 'client_credentials') return fail('unsupported_grant_type', 'AADSTS70003: only client_credentials is supported here.');
-    if (form.get('client_id') !== this.options.clientId) return fail('unauthorized_client', 'AADSTS700016: Application was not found in the directory.');
+    const fail = (error: string, code: number, description: string): TokenAnswer => ({
+      status: 400,
+      body: { error, error_description: `AADSTS${code}: ${description}`, error_codes: [code] },
+    });
+    if (form.get('grant_type') !== 'client_credentials') return fail('unsupported_grant_type', 70003, 'only client_credentials is supported here.');
+    const clientId = form.get('client_id') ?? '';
+    if (clientId !== this.options.clientId) {
+      return fail('unauthorized_client', 700016, `Application with identifier '${clientId}' was not found in the directory '${this.options.tenantId}'.`);
+    }
     if (form.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' || form.get('client_assertion') !== this.options.assertion) {
-      return fail('invalid_client', 'AADSTS700213: No matching federated identity record found for presented assertion.');
+      return fail('invalid_client', 70021, 'No matching federated identity record found for presented assertion.');
     }
     const scope = form.get('scope') ?? '';
     const resource = scope.split(' ').find((s) => s.endsWith('/.default'));
-    if (resource === undefined) return fail('invalid_scope', 'AADSTS1002012: The provided value for scope is not valid.');
+    if (resource === undefined) return fail('invalid_scope', 1002012, 'The provided value for scope is not valid.');
     const token = randomBytes(24).toString('base64url');
     this.tokens.set(token, resource.slice(0, -'/.default'.length));
     const lifetime = this.options.tokenLifetimeSeconds ?? 3600;

@@ -135,6 +135,50 @@ test('soft delete: the name is held (409) until recovered or purged', async () =
   assert.equal((await call('PUT', `/secrets/gone-1?${API}`, { value: 'y' })).status, 200, 'purged: the name is free');
 });
 
+test('missing name: every call the store makes, as the recordings of the live service answer it', async () => {
+  // GetSecretVersions of a name with no secret is 200 with an empty page (recording "can list secret versions (non existing)").
+  const list = await call('GET', `/secrets/never-1/versions?${API}`);
+  assert.deepEqual([list.status, list.body], [200, { value: [], nextLink: null }]);
+  const answers = await Promise.all([
+    call('GET', `/secrets/never-1/?${API}`),
+    call('GET', `/secrets/never-1/${'0'.repeat(32)}?${API}`),
+    call('PATCH', `/secrets/never-1/${'0'.repeat(32)}?${API}`, { attributes: { enabled: false } }),
+    call('DELETE', `/secrets/never-1?${API}`),
+    call('GET', `/deletedsecrets/never-1?${API}`),
+    call('POST', `/deletedsecrets/never-1/recover?${API}`),
+  ]);
+  assert.deepEqual(
+    answers.map((a) => [a.status, errorCode(a)]),
+    Array.from({ length: 6 }, () => [404, 'SecretNotFound']),
+  );
+});
+
+test('soft-deleted name: not listed, not read, not set (409); its deleted form is read and recovered', async () => {
+  await call('PUT', `/secrets/gone-2?${API}`, { value: 'x', tags: { owner: 'me' } });
+  await call('DELETE', `/secrets/gone-2?${API}`);
+  const list = await call('GET', `/secrets/gone-2/versions?${API}`);
+  assert.deepEqual([list.status, list.body], [200, { value: [], nextLink: null }]);
+  assert.deepEqual([(await call('GET', `/secrets/gone-2/?${API}`)).status, (await call('DELETE', `/secrets/gone-2?${API}`)).status], [404, 404]);
+  const set = await call('PUT', `/secrets/gone-2?${API}`, { value: 'y' });
+  assert.deepEqual([set.status, errorCode(set), innerCode(set)], [409, 'Conflict', 'ObjectIsDeletedButRecoverable']);
+  assert.equal((await call('GET', `/deletedsecrets/gone-2?${API}`)).status, 200);
+});
+
+test('disabled version: get is 403 SecretDisabled; list, update and a new set still work', async () => {
+  const first = await call('PUT', `/secrets/off-1?${API}`, { value: 'x', attributes: { enabled: false } });
+  const id = String(first.body.id).split('/').at(-1) as string;
+  const read = await call('GET', `/secrets/off-1/${id}?${API}`);
+  assert.deepEqual([read.status, errorCode(read), innerCode(read)], [403, 'Forbidden', 'SecretDisabled']);
+  const listed = (await call('GET', `/secrets/off-1/versions?${API}`)).body.value as Array<{ attributes: { enabled: boolean } }>;
+  assert.deepEqual(
+    listed.map((v) => v.attributes.enabled),
+    [false],
+  );
+  assert.equal((await call('PATCH', `/secrets/off-1/${id}?${API}`, { tags: { a: 'b' } })).status, 200);
+  assert.equal((await call('PUT', `/secrets/off-1?${API}`, { value: 'y' })).status, 200);
+  assert.equal((await call('GET', `/secrets/off-1/?${API}`)).body.value, 'y');
+});
+
 test('faults: 429 with Retry-After, and a write applied before its answer is lost', async () => {
   server.injectFault({ operation: 'GetSecret', status: 429, retryAfter: 3 });
   const throttled = await call('GET', `/secrets/app-1/?${API}`);

@@ -180,7 +180,13 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
       case 'UpdateSecret':
         return bundle(name, state.update(name, found.version, body), false);
       case 'GetSecretVersions': {
-        const secret = state.live(name);
+        // No live secret of that name (never set, or soft-deleted): 200 with an empty page, not 404. Recorded
+        // against the live service, test "can list secret versions (non existing)": https://github.com/Azure/
+        // azure-sdk-for-js/blob/06235ea4278808b45f12a1a13df10d39d88445ce/sdk/keyvault/keyvault-secrets/recordings/
+        // browsers/secret_client__list_secrets_in_various_ways/recording_can_list_secret_versions_non_existing.json
+        // (a soft-deleted name is read the same way: its versions are not listed until it is recovered).
+        const secret = state.liveOrUndefined(name);
+        if (secret === undefined) return { value: [], nextLink: null };
         // Key Vault documents no order; this server lists by version id, so clients must sort.
         const all = [...secret.versions].sort((a, b) => a.id.localeCompare(b.id));
         const max = Math.min(25, Math.max(1, Number(url.searchParams.get('maxresults') ?? 25) || 25));

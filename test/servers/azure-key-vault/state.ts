@@ -57,10 +57,14 @@ export class VaultState {
     return this.clock;
   }
 
-  /** The live secret `name`, or a 404 as Key Vault answers it (a soft-deleted secret is not live). */
+  /**
+   * The live secret `name`, or a 404 as Key Vault answers it (a soft-deleted secret is not live): recordings
+   * "can get a secret (non existing)", "can delete a secret (non existing)" in
+   * https://github.com/Azure/azure-sdk-for-js/tree/main/sdk/keyvault/keyvault-secrets/recordings/browsers/secret_client__create_read_update_and_delete_operations
+   */
   live(name: string): StoredSecret {
-    const secret = this.secrets.get(name);
-    if (secret === undefined || secret.deleted !== undefined || secret.versions.length === 0) {
+    const secret = this.liveOrUndefined(name);
+    if (secret === undefined) {
       throw new VaultError(
         404,
         'SecretNotFound',
@@ -70,7 +74,16 @@ export class VaultState {
     return secret;
   }
 
-  /** One version, or the newest when `id` is empty; 403 SecretDisabled for a disabled one. */
+  /** The live secret `name`, or undefined when none is live (never set, or soft-deleted). */
+  liveOrUndefined(name: string): StoredSecret | undefined {
+    const secret = this.secrets.get(name);
+    return secret === undefined || secret.deleted !== undefined || secret.versions.length === 0 ? undefined : secret;
+  }
+
+  /**
+   * One version, or the newest when `id` is empty; 403 Forbidden, inner code SecretDisabled, for a disabled one
+   * (recording "cant get a disabled secret", same folder as `live`).
+   */
   read(name: string, id: string): StoredVersion {
     const secret = this.live(name);
     const version = id === '' ? secret.versions.at(-1) : secret.versions.find((v) => v.id === id);
@@ -79,7 +92,11 @@ export class VaultState {
     return version;
   }
 
-  /** Sets a new version (creating the secret); 409 while the name is held by a soft-deleted secret. */
+  /**
+   * Sets a new version (creating the secret); 409 Conflict, inner code ObjectIsDeletedButRecoverable, while the
+   * name is held by a soft-deleted secret (https://learn.microsoft.com/azure/key-vault/general/soft-delete-overview;
+   * https://github.com/Azure/azure-sdk-for-net/blob/main/sdk/keyvault/Azure.Security.KeyVault.Secrets/samples/Sample4_ErrorResponse.md).
+   */
   set(name: string, body: { value?: unknown; contentType?: unknown; tags?: unknown; attributes?: { enabled?: unknown } }): StoredVersion {
     checkName(name);
     if (typeof body.value !== 'string') throw new VaultError(400, 'BadParameter', 'Property value is required.');
@@ -130,6 +147,7 @@ export class VaultState {
     return secret;
   }
 
+  /** GetDeletedSecret: 404 "Deleted Secret not found" unless soft-deleted (recording "can get a deleted secret (non existing)"). */
   deleted(name: string): StoredSecret {
     const secret = this.secrets.get(name);
     if (secret?.deleted === undefined) throw new VaultError(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
