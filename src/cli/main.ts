@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { inspectCommand } from './inspect.js';
 import { adapterCommand, validateConfigCommand } from './adapter.js';
@@ -14,8 +13,7 @@ import { tokenCommand } from './token.js';
 import { rollbackCommand } from './rollback.js';
 import { verifyCommand } from './verify.js';
 import { buildCliProgram, runCliProgram } from './program.js';
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+import { packageVersion } from './version.js';
 
 /** Builds the `pull-secret` command tree. Usage errors exit 2. */
 export function buildProgram(): Command {
@@ -35,7 +33,7 @@ export function buildProgram(): Command {
       rollbackCommand(),
       verifyCommand(),
     ],
-    version,
+    packageVersion(),
   );
 }
 
