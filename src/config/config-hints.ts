@@ -10,7 +10,8 @@ const SECTION_KEY: Readonly<Record<string, string>> = { hyperfleetApi: 'hyperfle
 
 /** `broker.rabbitmq.exchange_type` (hyperfleet-broker's key) → `broker.exchangeType` (ours). */
 function ourBrokerPath(libraryPath: string): string {
-  return libraryPath.replace(/^broker\.(rabbitmq|googlepubsub)\./, 'broker.').replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  const flat = libraryPath.replace(/^broker\.(rabbitmq|googlepubsub)\./, 'broker.');
+  return flat.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
 /**
@@ -42,7 +43,8 @@ export function explainProblem(line: string): string {
   const missing = /received undefined$/.test(rule);
   const key = missing ? (SECTION_KEY[path] ?? path) : path;
   const variables = variablesFor(key);
-  const where = variables.length > 0 ? `set ${key} in the config file, or ${variables.join(' or ')}` : `set ${key} in the config file`;
+  const inFile = `set ${key} in the config file`;
+  const where = variables.length > 0 ? `${inFile}, or ${variables.join(' or ')}` : inFile;
   return missing ? `${key}: missing: ${where}` : `${line} (${where})`;
 }
 
@@ -51,6 +53,8 @@ export function explainProblem(line: string): string {
  * alone), every problem explained, and the command that lists every setting.
  */
 export function adapterConfigMessage(problems: readonly string[], file: string | undefined): string {
-  const source = file === undefined ? 'no --config file: defaults and environment variables only' : `config file ${file} and environment variables`;
-  return [`invalid adapter configuration (${source}):`, ...problems.map((p) => `  ${explainProblem(p)}`), `Every setting, its key and its environment variable: ${SETTINGS_HELP}`].join('\n');
+  const source = file === undefined ? 'no --config file: defaults and environment variables only' : `config file ${file}`;
+  const lines = problems.map((p) => `  ${explainProblem(p)}`);
+  const all = `Every setting, its key and its environment variable: ${SETTINGS_HELP}`;
+  return [`invalid adapter configuration (${source}):`, ...lines, all].join('\n');
 }
