@@ -88,7 +88,7 @@ test('validate-config and --help cover providers: the served stores, a store thi
 test('no --config and no environment: says what to set, by key and variable, and where every setting is listed', async () => {
   const result = await runCli(['adapter'], baseEnv());
   assert.equal(result.code, 2, result.stderr);
-  assert.match(result.stderr, /invalid adapter configuration \(no --config file: defaults and environment variables only\)/);
+  assert.match(result.stderr, /invalid adapter configuration \(no --config FILE given: defaults and environment variables only; give --config or set the variables below\)/);
   assert.match(result.stderr, /hyperfleetApi\.baseUrl: missing: set hyperfleetApi\.baseUrl in the config file, or HYPERFLEET_API_URL or HYPERFLEET_API_BASE_URL/);
   assert.match(result.stderr, /broker\.type: missing: set broker\.type in the config file, or BROKER_TYPE/);
   assert.match(result.stderr, /Every setting, its key and its environment variable: pull-secret adapter --help\n$/);

@@ -48,12 +48,15 @@ export function explainProblem(line: string): string {
   return missing ? `${key}: missing: ${where}` : `${line} (${where})`;
 }
 
+/** The source of a configuration read without a file. */
+const NO_FILE = 'no --config FILE given: defaults and environment variables only; give --config or set the variables below';
+
 /**
  * The message of an invalid adapter configuration: where it came from (the file, or the environment
  * alone), every problem explained, and the command that lists every setting.
  */
 export function adapterConfigMessage(problems: readonly string[], file: string | undefined): string {
-  const source = file === undefined ? 'no --config file: defaults and environment variables only' : `config file ${file}`;
+  const source = file === undefined ? NO_FILE : `config file ${file}`;
   const lines = problems.map((p) => `  ${explainProblem(p)}`);
   const all = `Every setting, its key and its environment variable: ${SETTINGS_HELP}`;
   return [`invalid adapter configuration (${source}):`, ...lines, all].join('\n');
