@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: job runs per second, start-up time and peak memory of the pull secret job, on the
  * local store and on the GCP Secret Manager test server (through the real SDK), plus in-process push
- * throughput. Prints a table; asserts nothing (targets are listed next to the figures).
+ * throughput, the start-up of the CLI and the size of the image's runtime layout. Prints a table; asserts
+ * nothing (targets are listed next to the figures). BENCH_JOB_ONLY=1 stops after the job table.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ import { benchAwsStore } from './aws-store-bench.js';
 import { benchAzureStore } from './azure-store-bench.js';
 import { benchAdmin } from './admin-bench.js';
 import { benchVerification } from './verification-bench.js';
+import { imageLayoutSize, LAYOUT_TARGET_MB } from './image-layout.js';
 
 process.env.METADATA_SERVER_DETECTION = 'none';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -66,6 +68,12 @@ async function main(): Promise<void> {
     const rss = join(dir, 'rss');
 
     processRow('start-up: pull-secret --version', await benchProcesses(['--version'], base, RUNS, rss), '< 400 ms');
+    // The CLI on the image's runtime: --version and --help load no command's dependencies.
+    const startNode22 = node22Binary();
+    if (startNode22 !== undefined) {
+      processRow('start-up: pull-secret --version, Node.js 22', await benchProcesses(['--version'], base, RUNS, rss, startNode22), '<= 100 ms, <= 50 MB');
+      processRow('start-up: pull-secret --help, Node.js 22', await benchProcesses(['--help'], base, RUNS, rss, startNode22), '<= 100 ms, <= 50 MB');
+    }
     processRow('job, local store, first run (create)', await benchProcesses(['run-job', 'pull-secret'], { ...local, CLUSTER_ID: 'cls-bench-first', LOCAL_STORE_DIR: join(dir, 'first') }, 1, rss));
     processRow('job, local store, no-op run', await benchProcesses(['run-job', 'pull-secret'], local, RUNS, rss), '< 400 ms, < 80 MB');
     processRow('job, GCP test server, no-op run', await benchProcesses(['run-job', 'pull-secret'], gcp, RUNS, rss), '< 80 MB');
@@ -106,6 +114,9 @@ async function main(): Promise<void> {
     console.log(widths.map((w) => '-'.repeat(w)).join('  '));
     for (const r of rows) console.log(line(r));
     console.log(`\nSecret Manager calls made by one no-op job run: ${gcpCalls} (target 1: one access of the newest version)`);
+    const layout = await imageLayoutSize();
+    console.log(`Image runtime layout (scripts/assemble-image-layout.mjs): ${fmt(layout.mb)} MB in ${layout.files} files added to the base image (target <= ${LAYOUT_TARGET_MB} MB)`);
+    if (process.env.BENCH_JOB_ONLY === '1') return;
     const callRows = [
       ...(await storeCallRows('local store', PULL_SECRET, (hooks) => localStoreFactory.create(localStoreFactory.configSchema.parse({ dir: join(dir, 'calls') }), hooks))),
       ...(await storeCallRows('GCP test server', PULL_SECRET, (hooks) => gcpStoreFactory.create({ projectId: 'bench-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 }, hooks))),

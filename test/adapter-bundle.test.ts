@@ -1,6 +1,8 @@
 // The adapter's bundle (scripts/bundle.mjs, run by `npm run build`; the `pull-secret` executable runs
-// it for `adapter`): built here from src/cli/adapter-entry.ts into a temp dir and run through the
-// executable, which has no main.js to fall back on, on the production path: events from the real
+// it for `adapter`): built here from src/cli/adapter-entry.ts into a temp dir, assembled into the
+// image's layout (scripts/assemble-image-layout.mjs) and run from there alone through the executable,
+// which has no main.js to fall back on, as the image's user (UID 1000 when the tests run as root: the
+// layout is root's, 0755/0644), on the production path: events from the real
 // Pub/Sub emulator, GCP Secret Manager through the real SDK (gRPC test server), the Kubernetes API
 // through the real client (HTTPS test server), statuses to the HyperFleet API stand-in; AWS Secrets
 // Manager and Azure Key Vault (their SDKs, lazily loaded chunks) for clusters on those clouds. Every
@@ -20,7 +22,7 @@ import type { Broker } from '../src/brokers/broker.js';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
 import type { AdapterStatus, Cluster } from '../src/hyperfleet/index.js';
 import { baseEnv, runCli, runNode } from './support/cli.js';
-import { buildBundle, jsFiles, type BuiltBundle } from './support/bundle.js';
+import { buildBundle, imageUser, jsFiles, readableByImageUser, type BuiltBundle } from './support/bundle.js';
 import { jsonFixture, VALID_PULL_SECRET } from './support/fixtures.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
 import { until } from './support/until.js';
@@ -95,7 +97,7 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
 
   before(async () => {
     [bundle, emulator, api, gcp, kube, aws, azure] = await Promise.all([
-      buildBundle(['adapter']),
+      buildBundle(['run-job', 'adapter', 'main']),
       startPubSubEmulator(),
       startHyperFleetApiStandIn({}),
       startSecretManagerTestServer({ project: PROJECT }),
@@ -117,13 +119,16 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
       server: { healthPort: 0, metricsPort, host: '127.0.0.1', drainSeconds: 2 },
     };
     await writeFile(join(dir, 'adapter.yaml'), JSON.stringify(config));
+    const identity = azureIdentity(azure);
+    await readableByImageUser(join(dir, 'adapter.yaml'), kube.kubeconfigPath, azure.caFile, identity.AZURE_FEDERATED_TOKEN_FILE ?? azure.caFile);
     // Creates the topic and the subscription before the adapter listens, as the deployment's set-up does.
     publisher = await createBroker(brokerConfig());
     adapter = spawn(process.execPath, [bundle.executable, 'adapter', '--config', join(dir, 'adapter.yaml')], {
       // --pending-deprecation: Node.js 20 then warns where Node.js 22 (the image's runtime) does, e.g. a
       // dependency's require of the core `punycode` module (DEP0040), a non-JSON line in the pod's log.
-      env: baseEnv({ HOME: dir, NODE_OPTIONS: '--pending-deprecation', ...awsTestEnv(), ...azureIdentity(azure) }),
+      env: baseEnv({ HOME: dir, NODE_OPTIONS: '--pending-deprecation', ...awsTestEnv(), ...identity }),
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...imageUser(),
     });
     adapter.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     adapter.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -196,7 +201,7 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     // shows its new name only in a stack trace.)
     const renamed: string[] = [];
     const declaration = /\bclass\s+([A-Za-z_$][\w$]*\d)\b|\b([A-Za-z_$][\w$]*\d)=class\b/g;
-    for (const file of await jsFiles(join(bundle.dir, 'bundle', 'adapter'))) {
+    for (const file of await jsFiles(join(bundle.dir, 'bundle'))) {
       const lines = (await readFile(file, 'utf8')).split('\n');
       const map = new SourceMap(JSON.parse(await readFile(`${file}.map`, 'utf8')) as SourceMapPayload);
       lines.forEach((text, line) => {
@@ -219,7 +224,7 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
       ['adapter', '--no-such-option'],
     ];
     for (const args of cases) {
-      const [bundled, main] = await Promise.all([runNode([bundle.executable, ...args], baseEnv()), runCli(args, baseEnv())]);
+      const [bundled, main] = await Promise.all([runNode([bundle.executable, ...args], baseEnv(), imageUser()), runCli(args, baseEnv())]);
       assert.equal(bundled.code, main.code, args.join(' '));
       assert.equal(bundled.stdout, main.stdout, args.join(' '));
       assert.equal(bundled.stderr, main.stderr, args.join(' '));

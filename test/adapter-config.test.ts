@@ -41,7 +41,7 @@ test('every problem is reported together, with its path, and the adapter refuses
     assert.equal(overridden.code, 0, overridden.stderr);
     const broken = await runCli(['validate-config', '--config', join(dir, 'missing.yaml')], baseEnv());
     assert.equal(broken.code, 2);
-    assert.match(broken.stderr, /cannot read the config file/);
+    assert.match(broken.stderr, /the config file \S+ does not exist/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -82,5 +82,31 @@ test('validate-config and --help cover providers: the served stores, a store thi
     assert.match(help.stdout, /azure +store azure.*vaultUrl <- spec\.azure\.keyVaultUrl/);
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('no --config and no environment: says what to set, by key and variable, and where every setting is listed', async () => {
+  const result = await runCli(['adapter'], baseEnv());
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /invalid adapter configuration \(no --config FILE given: defaults and environment variables only; give --config or set the variables below\)/);
+  assert.match(result.stderr, /hyperfleetApi\.baseUrl: missing: set hyperfleetApi\.baseUrl in the config file, or HYPERFLEET_API_URL or HYPERFLEET_API_BASE_URL/);
+  assert.match(result.stderr, /broker\.type: missing: set broker\.type in the config file, or BROKER_TYPE/);
+  assert.match(result.stderr, /Every setting, its key and its environment variable: pull-secret adapter --help\n$/);
+  assert.doesNotMatch(result.stderr, /Invalid input|received undefined/, 'no raw schema text');
+});
+
+test('BROKER_TYPE=rabbitmq alone names the RabbitMQ URL variables', async () => {
+  const result = await runCli(['validate-config'], baseEnv({ BROKER_TYPE: 'rabbitmq', HYPERFLEET_API_BASE_URL: 'http://127.0.0.1:1' }));
+  assert.equal(result.code, 2, result.stderr);
+  assert.match(result.stderr, /broker\.url: missing: set broker\.url in the config file, or BROKER_URL or BROKER_RABBITMQ_URL/);
+  assert.doesNotMatch(result.stderr, /hyperfleetApi/);
+});
+
+test('a config file that does not exist says so in words', async () => {
+  const missing = join(tmpdir(), 'no-such-dir-ps', 'nope.yaml');
+  for (const command of ['validate-config', 'adapter']) {
+    const result = await runCli([command, '--config', missing], baseEnv());
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stderr, `pull-secret: the config file ${missing} does not exist\n`);
   }
 });

@@ -139,7 +139,7 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
     const fanout = await yamlFile({ broker: { rabbitmq: { exchange_type: 'fanout' } } });
     await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: fanout }), /exchange_type: must be topic/);
     await refused(loadAdapterConfig(file, { HYPERFLEET_API_VERSION: 'v2' }), /HYPERFLEET_API_VERSION: must be one of v1/);
-    await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: join(dir, 'absent.yaml') }), /cannot read the broker config file \(BROKER_CONFIG_FILE\)/);
+    await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: join(dir, 'absent.yaml') }), /the broker config file \(BROKER_CONFIG_FILE\) \S+ does not exist/);
   });
 });
 

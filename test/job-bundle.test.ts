@@ -1,5 +1,7 @@
 // The job's bundle (scripts/bundle.mjs, run by `npm run build`; the `pull-secret` executable runs
-// it for `run-job`): built here from src/cli/run-job-entry.ts into a temp dir, it must do what main.ts
+// it for `run-job`): built here from src/cli/run-job-entry.ts into a temp dir and assembled into the
+// image's layout (scripts/assemble-image-layout.mjs), run from there alone as the image's user (UID
+// 1000 when the tests run as root), it must do what main.ts
 // does, to the byte where it can: the same Secret Manager calls and outcome on the GCP test server, the
 // same help, usage errors and exit codes, and a stray error from a bundled dependency still names the
 // package it came from.
@@ -9,7 +11,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { baseEnv, finalLine, runCli, runNode, type CliResult } from './support/cli.js';
-import { buildBundle, type BuiltBundle } from './support/bundle.js';
+import { buildBundle, imageUser, type BuiltBundle } from './support/bundle.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
 import { describeStray } from '../src/observability/process-guard.js';
@@ -30,7 +32,7 @@ after(async () => {
 });
 
 /** Runs the bundle's entry, or with `executable` the `pull-secret` executable next to it (it has no main.js to fall back on). */
-const runBundle = (args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> => runNode([executable ? bundle.executable : entry, ...args], env);
+const runBundle = (args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> => runNode([executable ? bundle.executable : entry, ...args], env, imageUser());
 
 const gcpEnv = (cluster: string) =>
   baseEnv({ SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true', CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET });
@@ -95,7 +97,7 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
   test("a stray error raised in a bundled dependency still names the dependency's package", async () => {
     // A frame inside google-gax's code in the bundle: the chunk holding it, at the line and column of a
     // statement of google-gax's grpc.js (found by its text), as V8 would print it.
-    const chunks = join(bundle.dir, 'bundle', 'run-job', 'chunks');
+    const chunks = join(bundle.dir, 'bundle', 'chunks');
     for (const name of (await readdir(chunks)).filter((f) => f.endsWith('.js'))) {
       const lines = (await readFile(join(chunks, name), 'utf8')).split('\n');
       const line = lines.findIndex((l) => l.includes('googleProtoFilesDir='));

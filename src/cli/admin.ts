@@ -1,11 +1,12 @@
 import { Command, Option } from 'commander';
 import { printOut, reportFailure } from './output.js';
+import { outputOption, render, type OutputFormat } from './output-format.js';
 
 interface AdminOptions {
   server: string;
   tokenFile: string;
   caFile?: string;
-  output: 'table' | 'json';
+  output: OutputFormat;
   timeout: string;
 }
 
@@ -22,7 +23,7 @@ export function adminCommand(): Command {
       .requiredOption('--token-file <file>', 'file holding the admin token (first line); env PULL_SECRET_ADMIN_TOKEN_FILE', process.env.PULL_SECRET_ADMIN_TOKEN_FILE)
       .option('--ca-file <file>', 'PEM CA that signed the server certificate')
       .option('--timeout <seconds>', 'give up after this long', '60')
-      .addOption(new Option('-o, --output <format>', 'table or json').choices(['table', 'json']).default('table'))
+      .addOption(outputOption())
       .addHelpText('after', EXIT_HELP);
   admin.addCommand(common(new Command('get').argument('<cluster-id>').description('One cluster: store versions (no payload), last conditions, Kubernetes Secret.')).action(run('get')));
   admin.addCommand(
@@ -84,12 +85,15 @@ async function callAdmin(action: Action, clusterId: string | undefined, options:
     });
     const what = action === 'list' ? 'the cluster list' : action === 'get' ? `cluster ${clusterId ?? ''}` : action;
     const answered = expectOk(answer, what);
-    if (options.output === 'json') printOut(JSON.stringify(answered, null, 2));
-    else if (action === 'list') printOut(format.formatClusterList((answered as { items: Parameters<typeof format.formatClusterList>[0] }).items));
-    else if (action === 'get') printOut(format.formatClusterView(answered as Parameters<typeof format.formatClusterView>[0]));
-    else if (action === 'rollback') printOut(format.formatRollback(answered as Parameters<typeof format.formatRollback>[0]));
-    else if (action === 'transfer-check') printOut(format.formatTransferCheck(answered as Parameters<typeof format.formatTransferCheck>[0]));
-    else printOut(format.formatReconcile(answered as Parameters<typeof format.formatReconcile>[0]));
+    // The admin API's views have no extra columns: wide is the table.
+    const table = () => {
+      if (action === 'list') return format.formatClusterList((answered as { items: Parameters<typeof format.formatClusterList>[0] }).items);
+      if (action === 'get') return format.formatClusterView(answered as Parameters<typeof format.formatClusterView>[0]);
+      if (action === 'rollback') return format.formatRollback(answered as Parameters<typeof format.formatRollback>[0]);
+      if (action === 'transfer-check') return format.formatTransferCheck(answered as Parameters<typeof format.formatTransferCheck>[0]);
+      return format.formatReconcile(answered as Parameters<typeof format.formatReconcile>[0]);
+    };
+    printOut(await render(options.output, answered, table));
     return 0;
   } catch (err) {
     return reportFailure(err);

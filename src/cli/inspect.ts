@@ -6,6 +6,8 @@ import { createStore, parseStoreEnv, selectStoreKind, storeFactory } from '../st
 import type { SecretDescription } from '../stores/store.js';
 import { DEFAULT_RETENTION_POLICY, summarizeVersions } from '../retention/plan.js';
 import { printOut, reportFailure } from './output.js';
+import { outputOption, render, type OutputFormat } from './output-format.js';
+import { renderColumns } from '../status-view/status-table.js';
 
 /** The JSON `inspect` prints: metadata only, never a payload byte. */
 export function inspectView(d: SecretDescription, graceHours = DEFAULT_RETENTION_POLICY.graceHours) {
@@ -28,23 +30,51 @@ export function inspectView(d: SecretDescription, graceHours = DEFAULT_RETENTION
   };
 }
 
-/** `inspect`: prints a stored secret's metadata as JSON. */
+/** The table form of `inspectView`: one line per version (state, created), the secret's facts above. */
+function inspectTable(view: ReturnType<typeof inspectView>, wide: boolean): string {
+  const facts = [
+    ['NAME', view.name],
+    ['PATH', view.path],
+    ['CURRENT', view.current_version ?? '-'],
+    ['PREVIOUS', `${view.previous_version ?? '-'}${view.previous_version_state === null ? '' : ` (${view.previous_version_state})`}`],
+    ...(wide
+      ? [
+          ['GRACE ENDS', view.previous_grace_ends_at ?? '-'],
+          ['CREATED', view.created_time ?? '-'],
+          [
+            'LABELS',
+            Object.entries(view.labels)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(','),
+          ],
+        ]
+      : []),
+  ];
+  const versions = renderColumns(
+    ['VERSION', 'STATE', 'CREATED'],
+    view.versions.map((v) => [v.version, v.state, v.created_time ?? '-']),
+  );
+  return `${facts.map(([k, v]) => `${(k ?? '').padEnd(10)}  ${v ?? ''}`).join('\n')}\n\n${versions}`;
+}
+
+/** `inspect`: prints a stored secret's metadata (JSON unless `-o` says otherwise). */
 export function inspectCommand(): Command {
   return new Command('inspect')
-    .description("Print a stored pull secret's metadata as JSON (labels, versions); never the payload.")
+    .description("Print a stored pull secret's metadata (labels, versions; JSON unless -o says otherwise); never the payload.")
     .requiredOption('--cluster-id <id>', 'cluster id')
     .option('--secret-name <name>', 'cloud secret id (default hyperfleet-{cluster-id}-pull-secret)')
+    .addOption(outputOption('json'))
     .option('--grace-hours <n>', 'retention.graceHours of the adapter, for previous_grace_ends_at', String(DEFAULT_RETENTION_POLICY.graceHours))
     .addHelpText(
       'after',
       '\nThe store is chosen like for run-job: SECRET_STORE (or the store whose variables are set) and its settings\nfrom the environment, e.g. LOCAL_STORE_DIR. "not found" names the store and the directory or project searched.\nExit codes: 0 found, 1 not found or store failure, 2 usage or configuration error.',
     )
-    .action(async (options: { clusterId: string; secretName?: string; graceHours: string }) => {
-      process.exitCode = await inspect(options.clusterId, options.secretName, options.graceHours);
+    .action(async (options: { clusterId: string; secretName?: string; graceHours: string; output: OutputFormat }) => {
+      process.exitCode = await inspect(options.clusterId, options.secretName, options.graceHours, options.output);
     });
 }
 
-async function inspect(clusterId: string, secretName: string | undefined, graceText: string): Promise<number> {
+async function inspect(clusterId: string, secretName: string | undefined, graceText: string, output: OutputFormat): Promise<number> {
   try {
     assertClusterId(clusterId);
     const graceHours = Number(graceText);
@@ -61,7 +91,8 @@ async function inspect(clusterId: string, secretName: string | undefined, graceT
         // Say where it looked: the store, and its directory or project (the usual cause is another store).
         throw new PullSecretError('SECRET_NOT_FOUND', `secret ${name} not found in the ${storeFactory(kind).title} at ${store.location}`);
       }
-      printOut(JSON.stringify(inspectView(description, graceHours), null, 2));
+      const view = inspectView(description, graceHours);
+      printOut(await render(output, view, (wide) => inspectTable(view, wide)));
       return 0;
     } finally {
       await store.close();

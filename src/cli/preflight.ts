@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { PullSecretError } from '../errors/index.js';
 import { selectStoreKind, storeFactories, storeFactory } from '../stores/registry.js';
 import { printError, printOut, reportFailure } from './output.js';
+import { outputOption, render, type OutputFormat } from './output-format.js';
 
 /** The stores that declare preflight checks. */
 function withPreflight() {
@@ -18,7 +19,8 @@ export function preflightCommand(): Command {
   const command = new Command('preflight')
     .description(`Check a customer's setup before its first cluster (${stores.map((s) => `${s.kind}: ${s.preflight?.summary ?? ''}`).join('; ')}).`)
     .option('--store <kind>', `store to check (default SECRET_STORE, else the store whose options are given, else ${stores[0]?.kind ?? 'none'}; one of ${stores.map((s) => s.kind).join(' | ')})`)
-    .option('--json', 'print the report as JSON', false);
+    .addOption(outputOption())
+    .option('--json', 'same as -o json', false);
   const seen = new Set<string>();
   for (const store of stores) {
     for (const option of store.preflight?.options ?? []) {
@@ -65,8 +67,11 @@ async function preflight(options: Record<string, unknown>): Promise<number> {
     }
     // Loaded here: a store's checks pull in its SDK, which other commands must not pay for.
     const run = await store.preflight.load();
-    const outcome = await run(options, { env: process.env, signal: controller.signal });
-    printOut(outcome.output);
+    const format = options.json === true ? 'json' : (options.output as OutputFormat);
+    // The stores' reports come as text (table, wide) or JSON (json, yaml).
+    const structured = format === 'json' || format === 'yaml';
+    const outcome = await run({ ...options, json: structured }, { env: process.env, signal: controller.signal });
+    printOut(structured ? await render(format, JSON.parse(outcome.output) as unknown, () => outcome.output) : outcome.output);
     if (outcome.ok) return 0;
     const failed = outcome.failedChecks;
     printError(`preflight failed: ${failed} check${failed === 1 ? '' : 's'} failed; run the fix commands above, then preflight again`);

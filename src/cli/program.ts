@@ -1,7 +1,8 @@
 import { Command, CommanderError } from 'commander';
+import { writeSync } from 'node:fs';
 import { printError, reportFailure } from './output.js';
-import { createLogger } from '../observability/logger.js';
 import { installProcessGuard } from '../observability/process-guard.js';
+import { redactor } from '../pullsecret/redact.js';
 
 /**
  * The `pull-secret` program with `commands` (and their subcommands) configured alike: usage errors
@@ -28,9 +29,17 @@ export function buildCliProgram(commands: Command[], version?: string): Command 
  * classified JSON line instead; the job replaces what happens next (run-job.ts).
  */
 export async function runCliProgram(program: Command, argv: string[]): Promise<void> {
-  const guardLogger = createLogger({ level: 'error' });
-  installProcessGuard({ log: (fields, message) => guardLogger.error(fields, message) });
+  installProcessGuard({ log: guardLine });
   process.exitCode = await exitCodeOf(program, argv);
+}
+
+/**
+ * The guard's line on stdout, in the logger's shape (src/observability/logger.ts: level, timestamp,
+ * fields, message). Written directly: loading the logging library would cost every command, even
+ * `--version`, for a line that is rarely written.
+ */
+function guardLine(fields: object, message: string): void {
+  writeSync(1, redactor.redact(`${JSON.stringify({ level: 'error', timestamp: new Date().toISOString(), ...fields, message })}\n`));
 }
 
 async function exitCodeOf(program: Command, argv: string[]): Promise<number> {

@@ -5,6 +5,7 @@ import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
 import { printOut, reportFailure } from './output.js';
+import { factsTable, outputOption, render, type OutputFormat } from './output-format.js';
 import { configuredStore, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
 interface RollbackOptions extends ScopeFlags {
@@ -13,6 +14,7 @@ interface RollbackOptions extends ScopeFlags {
   toVersion?: string;
   secretName?: string;
   namespace?: string;
+  output: OutputFormat;
 }
 
 /** The sections `rollback` reads from the adapter's config file; the others are ignored. */
@@ -33,6 +35,7 @@ export function rollbackCommand(): Command {
     .option('--scope <setting=value...>', 'the scope settings of any scoped store (AWS: accountId=... region=...; Azure: vaultUrl=...)')
     .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
     .option('--namespace <ns>', 'namespace of the Kubernetes Secret (default clusters-{cluster-id})')
+    .addOption(outputOption('json'))
     .addHelpText(
       'after',
       [
@@ -41,7 +44,7 @@ export function rollbackCommand(): Command {
         "Kubernetes Secret when the config's kubernetes.target is api or manifests. Refused with VERSION_DESTROYED",
         'when that version was destroyed. A disabled version is enabled for the read and disabled again.',
         "The adapter's next reconcile of the cluster pushes the spec's pull secret again: fix the spec too.",
-        'Prints one JSON line (versions and outcomes, never a credential).',
+        'Prints the versions and outcomes (one JSON line unless -o says otherwise; never a credential).',
         'Exit codes: 0 done, 1 refused or a store/Kubernetes failure, 2 usage or configuration error.',
       ].join('\n'),
     )
@@ -76,7 +79,7 @@ async function runRollback(options: RollbackOptions): Promise<number> {
         outcome: result.push.outcome,
       };
       if (result.kubernetes !== undefined) shown.kubernetes = { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome };
-      printOut(JSON.stringify(shown));
+      printOut(await render(options.output, shown, () => factsTable(shown), { oneLine: true }));
       return 0;
     } finally {
       await store.close();

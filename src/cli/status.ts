@@ -1,6 +1,7 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { toPullSecretError } from '../errors/index.js';
 import { printError, printOut, reportFailure } from './output.js';
+import { outputOption, render, type OutputFormat } from './output-format.js';
 
 /** Where `status` looks when neither `--api` nor HYPERFLEET_API_URL says: the dev stack's API. */
 export const DEFAULT_STATUS_API = 'http://127.0.0.1:8000';
@@ -9,18 +10,18 @@ interface StatusOptions {
   api: string;
   tokenFile?: string;
   caFile?: string;
-  output: 'table' | 'wide' | 'json';
+  output: OutputFormat;
   adapter: string;
 }
 
-/** `status [--api URL] [--output table|wide|json]`: the pull secret status of every cluster. */
+/** `status [--api URL] [-o table|wide|json|yaml]`: the pull secret status of every cluster. */
 export function statusCommand(): Command {
   return new Command('status')
     .description("Show every cluster's pull secret status: generation, Applied/Available/Health with reasons, secret version, Kubernetes Secret.")
     .option('--api <url>', 'HyperFleet API (the dev stand-in or a real one); env HYPERFLEET_API_URL', process.env.HYPERFLEET_API_URL ?? DEFAULT_STATUS_API)
     .option('--token-file <file>', 'bearer token file; env HYPERFLEET_API_TOKEN_FILE', process.env.HYPERFLEET_API_TOKEN_FILE)
     .option('--ca-file <file>', 'PEM CA file for an https API with a private CA; env HYPERFLEET_API_CA_FILE', process.env.HYPERFLEET_API_CA_FILE)
-    .addOption(new Option('-o, --output <format>', 'table, wide (full ids) or json').choices(['table', 'wide', 'json']).default('table'))
+    .addOption(outputOption())
     .option('--adapter <name>', 'adapter whose status is shown', 'pullsecret')
     .addHelpText('after', '\nExit codes: 0 shown, 1 the API could not be read, 2 usage or configuration error.')
     .action(async (options: StatusOptions) => {
@@ -32,9 +33,9 @@ async function runStatus(options: StatusOptions): Promise<number> {
   try {
     // Loaded here, not at start-up: other commands must not pay for the status view.
     const { readStatusRows } = await import('../status-view/read-statuses.js');
-    const { formatStatusJson, formatStatusTable } = await import('../status-view/status-table.js');
+    const { formatStatusTable } = await import('../status-view/status-table.js');
     const rows = await readStatusRows({ apiUrl: options.api, tokenFile: options.tokenFile, caFile: options.caFile, adapter: options.adapter });
-    printOut(options.output === 'json' ? formatStatusJson(rows) : formatStatusTable(rows, { wide: options.output === 'wide' }));
+    printOut(await render(options.output, { clusters: rows }, (wide) => formatStatusTable(rows, { wide })));
     return 0;
   } catch (err) {
     const code = reportFailure(err);

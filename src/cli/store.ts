@@ -3,6 +3,7 @@ import { parseEnv, throwEnvProblems } from '../config/env.js';
 import { PullSecretError } from '../errors/index.js';
 import { localStoreConfigSchema, localStoreEnv } from '../stores/local/config.js';
 import { printOut, reportFailure } from './output.js';
+import { factsTable, outputOption, render, type OutputFormat } from './output-format.js';
 
 /** `store`: maintenance of the embedded local store. */
 export function storeCommand(): Command {
@@ -24,18 +25,19 @@ export function storeCommand(): Command {
           'The new key is written to {key file}.next first; every record is then re-encrypted and replaced one by one,',
           'and stays readable under either key meanwhile (jobs and the adapter may keep running). Finally the new key',
           'replaces the key file. If the command is interrupted, run it again: it finishes the rotation.',
-          'Prints a JSON summary (key ids are fingerprints, not keys).',
+          'Prints a summary, one JSON line unless -o says otherwise (key ids are fingerprints, not keys).',
           'Exit codes: 0 rotated, 1 store failure, 2 usage or configuration error.',
         ].join('\n'),
       )
-      .action(async () => {
-        process.exitCode = await rotateKey();
+      .addOption(outputOption('json'))
+      .action(async (options: { output: OutputFormat }) => {
+        process.exitCode = await rotateKey(options.output);
       }),
   );
   return store;
 }
 
-async function rotateKey(): Promise<number> {
+async function rotateKey(output: OutputFormat): Promise<number> {
   try {
     const parsed = parseEnv(localStoreConfigSchema, localStoreEnv, process.env);
     throwEnvProblems([parsed]);
@@ -46,16 +48,15 @@ async function rotateKey(): Promise<number> {
     // Loaded here, not at start-up: the local store's files and locks are not every command's.
     const { rotateStoreKey } = await import('../stores/local/rotate-key.js');
     const result = await rotateStoreKey({ dir: parsed.value.dir, ...(parsed.value.keyFile === undefined ? {} : { keyFile: parsed.value.keyFile }) });
-    printOut(
-      JSON.stringify({
-        rotated: true,
-        old_key_id: result.oldKeyId,
-        new_key_id: result.newKeyId,
-        secrets: result.secrets,
-        versions_reencrypted: result.reencrypted,
-        resumed: result.resumed,
-      }),
-    );
+    const summary = {
+      rotated: true,
+      old_key_id: result.oldKeyId,
+      new_key_id: result.newKeyId,
+      secrets: result.secrets,
+      versions_reencrypted: result.reencrypted,
+      resumed: result.resumed,
+    };
+    printOut(await render(output, summary, () => factsTable(summary), { oneLine: true }));
     return 0;
   } catch (err) {
     return reportFailure(err);

@@ -7,6 +7,7 @@ import { assertClusterId } from '../pullsecret/identifiers.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
 import { printOut, reportFailure } from './output.js';
+import { factsTable, outputOption, render, type OutputFormat } from './output-format.js';
 import { configuredStore, latestPullSecret, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
 export interface CheckOptions extends ScopeFlags {
@@ -14,6 +15,7 @@ export interface CheckOptions extends ScopeFlags {
   config: string;
   secretName?: string;
   retries: string;
+  output: OutputFormat;
 }
 
 /** The sections `transfer check` reads from the adapter's config file; the others are ignored. */
@@ -38,6 +40,7 @@ export function transferCommand(): Command {
       .option('--project <id>', 'the scope of a store with a one-setting scope (GCP: the project holding the secret)')
       .option('--scope <setting=value...>', 'the scope settings of any scoped store (AWS: accountId=123456789012 region=us-east-1; Azure: vaultUrl=https://NAME.vault.azure.net)')
       .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
+      .addOption(outputOption('json'))
       .option('--retries <n>', 'retries of a 5xx answer with the backoff of accountService.transfer.interval (0-5)', '0')
       .addHelpText(
         'after',
@@ -45,7 +48,7 @@ export function transferCommand(): Command {
           '',
           "Reads the cluster's current pull secret from the store, asks the account service with the cluster's",
           'cloud.openshift.com token, merges an accepted transfer by the transfer rules and prints the decision as',
-          'one JSON line (kind, reason, label, transfer id, registries replaced or added; never a credential).',
+          'one JSON line unless -o says otherwise (kind, reason, label, transfer id, registries replaced or added; never a credential).',
           'Exit codes: 0 decided (none, no-token, unchanged, update), 1 a problem to look at (current-invalid, multiple,',
           'corrupted, unexpected, refused, unreachable) or a store failure, 2 usage or configuration error.',
         ].join('\n'),
@@ -84,7 +87,7 @@ async function runCheck(options: CheckOptions): Promise<number> {
       if ('transferIds' in decision) shown.transfer_ids = decision.transferIds;
       if (decision.kind === 'update') Object.assign(shown, { replaced: decision.replaced, added: decision.added });
       if ('message' in decision) shown.message = decision.message;
-      printOut(JSON.stringify(shown));
+      printOut(await render(options.output, shown, () => factsTable(shown), { oneLine: true }));
       return PROBLEMS.has(decision.kind) ? 1 : 0;
     } finally {
       await store.close();

@@ -9,6 +9,7 @@ import { assertClusterId } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { printOut, reportFailure } from './output.js';
+import { outputOption, render, type OutputFormat } from './output-format.js';
 import { configuredStore, latestPullSecret, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
 interface VerifyOptions extends ScopeFlags {
@@ -19,6 +20,7 @@ interface VerifyOptions extends ScopeFlags {
   caFile?: string;
   registry?: string[];
   timeoutMs: string;
+  output: OutputFormat;
 }
 
 /** Largest pull secret file read (the largest store limit is 64 KiB; files are checked, not stored). */
@@ -40,6 +42,7 @@ export function verifyCommand(): Command {
     .option('--ca-file <file>', "PEM CA of the registries' certificates (default: verification.caFile of --config)")
     .option('--registry <host...>', 'check only these registries (auths keys or host[:port]); default every one (or verification.registries of --config)')
     .option('--timeout-ms <ms>', 'time limit of one HTTP request', '10000')
+    .addOption(outputOption())
     .addHelpText(
       'after',
       [
@@ -77,7 +80,8 @@ async function runVerify(options: VerifyOptions): Promise<number> {
     });
     try {
       const report = await verifier.verify(text);
-      for (const r of report.results) printOut(`${r.registry}\t${r.outcome}\t${r.detail}`);
+      const results = report.results.map((r) => ({ registry: r.registry, outcome: r.outcome, detail: r.detail }));
+      printOut(await render(options.output, { results }, () => results.map((r) => `${r.registry}\t${r.outcome}\t${r.detail}`).join('\n')));
       return report.results.some((r) => r.outcome === 'rejected' || r.outcome === 'unreachable') ? 1 : 0;
     } finally {
       verifier.close();

@@ -11,8 +11,9 @@ import { adapterEnvLayers } from './adapter-env.js';
 import { adminSectionSchema } from './admin.js';
 import { retentionSectionSchema } from './retention.js';
 import { entitlementsProblems, entitlementsSectionSchema } from './entitlements.js';
-import { issueLines } from './problems.js';
+import { issueLines, unreadableFile } from './problems.js';
 import { jobModeGrantProblems } from './job-mode-grants.js';
+import { adapterConfigMessage } from './config-hints.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
 import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
@@ -162,10 +163,10 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
  * default store.
  * @throws CONFIG_INVALID listing every problem, one per line, with its path.
  */
-export function validateAdapterConfig(raw: unknown, earlier: readonly string[] = []): AdapterConfig {
+export function validateAdapterConfig(raw: unknown, earlier: readonly string[] = [], file?: string): AdapterConfig {
   const parsed = adapterConfigSchema.safeParse(raw ?? {});
   const problems = [...earlier, ...(parsed.success ? [] : issueLines(parsed.error))];
-  if (!parsed.success) throw invalid(problems);
+  if (!parsed.success) throw invalid(problems, file);
   const data = parsed.data;
   const store = { ...data.store, type: data.store.type ?? DEFAULT_STORE_KIND };
   const { routes, problems: routeProblems } = resolveProviders({
@@ -177,12 +178,12 @@ export function validateAdapterConfig(raw: unknown, earlier: readonly string[] =
   // The seed's six rules pick GCP clusters for the one store; with providers, the provider does.
   const rules = data.preconditions.rules ?? (data.providers === undefined ? defaultPreconditions : sharedPreconditions)(data.pullSecretSource);
   problems.push(...routeProblems, ...crossChecks(data, store.type, routes, rules));
-  if (problems.length > 0) throw invalid(problems);
+  if (problems.length > 0) throw invalid(problems, file);
   return deepFreeze({ ...data, store, providers: routes, preconditions: { ...data.preconditions, rules } });
 }
 
-function invalid(problems: readonly string[]): PullSecretError {
-  return new PullSecretError('CONFIG_INVALID', ['invalid adapter configuration:', ...problems.map((p) => `  ${p}`)].join('\n'));
+function invalid(problems: readonly string[], file: string | undefined): PullSecretError {
+  return new PullSecretError('CONFIG_INVALID', adapterConfigMessage(problems, file));
 }
 
 /**
@@ -194,7 +195,7 @@ export async function readYamlLayer(path: string, what: string): Promise<Record<
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+    throw new PullSecretError('CONFIG_INVALID', unreadableFile(what, path, err), { cause: err });
   }
   // Loaded here, not at import: every CLI command (the job's run-job too) imports this module, and
   // only the ones that read a YAML file need the parser (about 40 ms of CPU and 70 files to load).
@@ -220,5 +221,5 @@ export async function loadAdapterConfig(path: string | undefined, env: NodeJS.Pr
   const file = path === undefined ? {} : await readYamlLayer(path, 'the config file');
   const brokerFile = env.BROKER_CONFIG_FILE ? await readYamlLayer(env.BROKER_CONFIG_FILE, 'the broker config file (BROKER_CONFIG_FILE)') : undefined;
   const { raw, problems } = adapterEnvLayers(file, brokerFile, env);
-  return validateAdapterConfig(raw, problems);
+  return validateAdapterConfig(raw, problems, path);
 }

@@ -16,3 +16,19 @@ export function schemaProblems(schema: z.ZodType, value: unknown, prefix = ''): 
   const parsed = schema.safeParse(value);
   return parsed.success ? [] : issueLines(parsed.error, prefix);
 }
+
+/**
+ * Why a file could not be read, in words (`the config file x.yaml does not exist`), never a bare
+ * errno code.
+ */
+export function unreadableFile(what: string, path: string, err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const why: Record<string, string> = {
+    ENOENT: 'does not exist',
+    EACCES: 'cannot be read: permission denied',
+    EPERM: 'cannot be read: permission denied',
+    EISDIR: 'is a directory, not a file',
+    ENOTDIR: 'does not exist (a part of its path is not a directory)',
+  };
+  return `${what} ${path} ${why[code ?? ''] ?? `cannot be read (${code ?? 'unknown error'})`}`;
+}

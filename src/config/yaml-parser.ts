@@ -4,3 +4,4 @@
  * exports in the bundles too: a dynamic import of the package itself gives a bundle only its default.
  */
 export { parse as parseYaml } from 'yaml';
+export { stringify as stringifyYaml } from 'yaml';
