@@ -108,7 +108,16 @@ export class KubernetesTestServer {
         // The namespace controller finishes soon after, not within the DELETE call.
         else setImmediate(() => instance.ops.finalizeNamespace(name));
       };
-      holder.ctx = { ops: instance.ops, store: instance.store, faults: instance.faults, calls: instance.callLog, identities: instance.identities, address: `127.0.0.1:${port}`, watches: instance.watches, bookmarkIntervalMs: options.bookmarkIntervalMs };
+      holder.ctx = {
+        ops: instance.ops,
+        store: instance.store,
+        faults: instance.faults,
+        calls: instance.callLog,
+        identities: instance.identities,
+        address: `127.0.0.1:${port}`,
+        watches: instance.watches,
+        bookmarkIntervalMs: options.bookmarkIntervalMs,
+      };
       for (const ns of ['default', ...(options.namespaces ?? [])]) instance.createNamespace(ns);
       for (const obj of bootstrapPolicy()) instance.seed(obj);
       for (const overlay of options.rbac ?? []) for (const obj of deployRbac(overlay)) instance.apply(obj);
