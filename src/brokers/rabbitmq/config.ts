@@ -39,7 +39,7 @@ export const rabbitMqBrokerConfigSchema = z
       .string()
       .regex(AMQP_NAME, { message: NAME_RULE })
       .refine((name) => !name.startsWith('amq.'), { message: 'must not start with "amq." (reserved by RabbitMQ)' }),
-    /** Type of the exchange when the broker has to declare it: `topic` as HyperFleet deploys it, or the library's default `fanout`. */
+    /** Type of an exchange the broker declares: `topic` as HyperFleet deploys it, or the library's default `fanout`. */
     exchangeType: z.enum(RABBITMQ_EXCHANGE_TYPES).default('topic'),
     topic: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
     /** Base of the queue name instead of `topic` (the library's `rabbitmq.queue`). */
@@ -51,14 +51,14 @@ export const rabbitMqBrokerConfigSchema = z
      * it; a topic exchange then routes only messages published with `""`), a topic pattern, or `#`.
      */
     bindingKey: z.string().regex(BINDING_KEY, { message: 'must be a topic binding key: up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).default(''),
-    /** Routing key of the broker's own publishes (the library's publisher `routing_key`); default: a plain bindingKey, else `""`. */
+    /** Key of the broker's own publishes (the library's `routing_key`); default: a plain bindingKey, else `""`. */
     routingKey: z.string().regex(BINDING_KEY, { message: 'must be up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).optional(),
     /**
      * Only for a queue the broker has to declare: unset declares it as the library does (durable, no
      * arguments); `quorum` adds `x-queue-type: quorum`. An existing queue is used as it is.
      */
     queueType: z.enum(RABBITMQ_QUEUE_TYPES).optional(),
-    /** Deliveries of one message before it is dead-lettered instead of retried again (counted by the broker, see message.ts). */
+    /** Deliveries of one message before it is dead-lettered instead of retried (counted by the broker: message.ts). */
     maxDeliveries: z.coerce.number().int().min(1).max(1000).default(10),
     /** Unacknowledged messages at once (the channel prefetch). */
     maxInFlight: z.coerce.number().int().min(1).max(65_535).default(8),
