@@ -8,7 +8,7 @@ import type { Broker, Disposition, InboundMessage, MessageHandler } from '../src
 import { createBroker } from '../src/brokers/registry.js';
 import { eventually, recorder } from './support/brokers.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
-import { startRabbitMq, type RabbitMqServer } from './support/rabbitmq.js';
+import { declared, startRabbitMq, type RabbitMqServer } from './support/rabbitmq.js';
 
 // The broker contract (src/brokers/broker.ts), written once and run against every broker: the
 // embedded one, a real rabbitmq-server and the real Pub/Sub emulator. Broker-specific behaviour
@@ -78,11 +78,14 @@ function rabbitMq(): BrokerUnderTest {
         open: (extra = {}) =>
           track(createBroker({ type: 'rabbitmq', url: server.url, ...names, maxInFlight: 4, maxDeliveries: MAX_DELIVERIES, retryDelayMs: 20, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1_000, ...extra })),
         async deadLetters(expected) {
+          // The broker declares the dead-letter queue with the first dead letter; a get on a missing queue closes the channel.
+          const dlq = `${names.topic}-pullsecret.dlq`;
+          await eventually('the dead-letter queue', () => declared(admin, 'queue', dlq));
           const channel = await admin.createChannel();
           const letters: Array<{ body: Buffer; attributes: Record<string, string> }> = [];
           try {
             await eventually('the dead letters', async () => {
-              const message = await channel.get(`${names.topic}-pullsecret.dlq`, { noAck: true });
+              const message = await channel.get(dlq, { noAck: true });
               if (message !== false) letters.push({ body: message.content, attributes: stringHeaders(message.properties.headers) });
               return letters.length >= expected;
             });

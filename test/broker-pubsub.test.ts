@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PubSub, type Message } from '@google-cloud/pubsub';
 import type { Broker } from '../src/brokers/broker.js';
+import { Writable } from 'node:stream';
 import { createBroker } from '../src/brokers/registry.js';
+import { createLogger } from '../src/observability/logger.js';
 import { eventually, recorder } from './support/brokers.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
 
@@ -98,6 +100,35 @@ describe('Pub/Sub broker (real emulator)', { timeout: 60_000 }, () => {
     await eventually('ready again', () => broker.isReady());
     await broker.publish(Buffer.from('after'));
     await eventually('a delivery on the re-opened stream', () => seen.length === 1);
+  });
+
+  it('createIfMissing off: adopts the subscription the platform created, warns about a missing {subscriptionId}-dlq, and leaves rejects to its dead-letter policy', async () => {
+    // As HyperFleet's Terraform creates it: the subscription with its own dead-letter policy on a
+    // topic `{topic}-dlq`, no `{subscriptionId}-dlq` topic
+    // (https://github.com/openshift-hyperfleet/hyperfleet-infra/blob/main/terraform/modules/pubsub/main.tf).
+    const names = uniqueNames();
+    const [platformDlq] = await admin.createTopic(`${names.topic}-dlq`);
+    const [dlqSubscription] = await platformDlq.createSubscription(`${names.topic}-dlq-sub`);
+    const [topic] = await admin.createTopic(names.topic);
+    const deadLetterPolicy = { deadLetterTopic: platformDlq.name, maxDeliveryAttempts: 5 };
+    await topic.createSubscription(names.subscriptionId, { deadLetterPolicy, retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } } });
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });
+    const broker = await createBroker({ type: 'pubsub', ...names, createIfMissing: false, maxInFlight: 4 }, { logger });
+    brokers.push(broker);
+    const { seen, handler } = recorder(() => 'reject');
+    await broker.start(handler);
+    const warning = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'warn' && l.dead_letter_topic === `${names.subscriptionId}-dlq`);
+    assert.ok(warning, `a warning names the missing topic: ${lines.join('')}`);
+    await broker.publish(Buffer.from('poison'));
+    const dead: Message[] = [];
+    dlqSubscription.on('message', (m: Message) => (dead.push(m), m.ack()));
+    await eventually("the dead letter, moved by the subscription's own policy", () => dead.length === 1, 30_000);
+    await dlqSubscription.close();
+    assert.equal(dead[0]?.data.toString(), 'poison');
+    assert.equal(seen.length, 5, 'nacked until the policy moved it');
+    const [metadata] = await admin.subscription(names.subscriptionId).getMetadata();
+    assert.equal(metadata.deadLetterPolicy?.deadLetterTopic, platformDlq.name, 'adopted as it is');
   });
 
   it('refuses missing resources when createIfMissing is off (CONFIG_INVALID)', async () => {

@@ -6,7 +6,7 @@ import { connect, type ChannelModel, type GetMessage } from 'amqplib';
 import type { Broker, InboundMessage } from '../src/brokers/broker.js';
 import { createBroker } from '../src/brokers/registry.js';
 import { eventually, recorder } from './support/brokers.js';
-import { startRabbitMq, type RabbitMqServer } from './support/rabbitmq.js';
+import { declared, startRabbitMq, type RabbitMqServer } from './support/rabbitmq.js';
 
 let server: RabbitMqServer;
 let admin: ChannelModel;
@@ -51,6 +51,8 @@ function uniqueNames(): { exchange: string; topic: string } {
 /** Takes one message off `queue`, waiting for it to arrive. */
 async function getOne(queue: string): Promise<GetMessage> {
   const channel = await admin.createChannel();
+  // A get on a queue not declared yet (the dead-letter queue comes with the first letter) closes the channel.
+  await eventually(`${queue} declared`, () => declared(admin, 'queue', queue));
   try {
     const deadline = Date.now() + 15_000;
     for (;;) {
@@ -99,7 +101,7 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     assert.ok((times[1] ?? 0) - (times[0] ?? 0) >= 180, 'held for the retry delay before requeueing');
   });
 
-  it('dead-letters to {queue}.dlq through {exchange}.dlx, naming why', async () => {
+  it('dead-letters to {queue}.dlq by publishing there itself, naming why, and declares nothing more', async () => {
     const names = uniqueNames();
     const broker = await rabbit(names);
     const malformed = Buffer.from([0xff, 0x00, 0x7b, 0x6e, 0x6f, 0x74]);
@@ -111,20 +113,33 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     const letter = await getOne(`${names.topic}-pullsecret.dlq`);
     assert.deepEqual(letter.content, malformed);
     assert.equal(letter.properties.headers?.reason, 'bad');
-    assert.equal(letter.properties.headers?.['x-first-death-reason'], 'rejected');
+    assert.equal(letter.properties.headers?.['x-pullsecret-death-reason'], 'rejected');
+    assert.equal(letter.properties.headers?.['x-pullsecret-source-queue'], `${names.topic}-pullsecret`);
     assert.equal(await queueDepth(`${names.topic}-pullsecret`), 0);
+    assert.equal(await declared(admin, 'exchange', `${names.exchange}.dlx`), false, 'no dead-letter exchange');
   });
 
-  it('refuses a queue that exists with other arguments (CONFIG_INVALID)', async () => {
+  it('uses a queue that exists with other settings as it is', async () => {
     const names = uniqueNames();
     const channel = await admin.createChannel();
-    await channel.assertQueue(`${names.topic}-pullsecret`, { durable: false });
+    await channel.assertQueue(`${names.topic}-pullsecret`, { durable: false, arguments: { 'x-max-length': 1000 } });
     await channel.close();
+    const { seen, handler } = recorder();
     const broker = await rabbit(names);
-    await assert.rejects(
-      broker.start(async () => 'ack'),
-      { code: 'CONFIG_INVALID' },
-    );
+    await broker.start(handler);
+    await broker.publish(Buffer.from('on the existing queue'));
+    await eventually('the delivery', () => seen.length === 1);
+  });
+
+  it('declares a missing exchange with exchangeType (fanout: any routing key reaches the queue)', async () => {
+    const names = uniqueNames();
+    const { seen, handler } = recorder();
+    await (await rabbit(names, { exchangeType: 'fanout' })).start(handler);
+    const channel = await admin.createConfirmChannel();
+    channel.publish(names.exchange, 'any.key', Buffer.from('fanned out'));
+    await channel.waitForConfirms();
+    await channel.close();
+    await eventually('the delivery', () => seen.length === 1);
   });
 
   it('binds with routing key "" by default: a message published with another key is dropped by the exchange', async () => {
@@ -164,11 +179,11 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     assert.deepEqual(seen.map((m) => m.body.toString()).sort(), ['key=', 'key=a.b.c', 'key=clusters.created', 'own publish']);
   });
 
-  it('declares a quorum queue whose delivery limit dead-letters a message its consumers keep dying on', async () => {
+  it('queueType quorum: counts the deliveries its consumers died on from x-delivery-count, then dead-letters', async () => {
     const names = uniqueNames();
     const seen: InboundMessage[] = [];
     for (let round = 1; round <= 2; round++) {
-      const consumer = await rabbit(names, { maxDeliveries: 2 });
+      const consumer = await rabbit(names, { maxDeliveries: 2, queueType: 'quorum' });
       await consumer.start(async (m, signal) => {
         seen.push(m);
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
@@ -178,17 +193,20 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
       await eventually(`delivery ${round}`, () => seen.length === round);
       await consumer.stop({ drainMs: 10 });
     }
+    const next = recorder();
+    await (await rabbit(names, { maxDeliveries: 2, queueType: 'quorum' })).start(next.handler);
     const letter = await getOne(`${names.topic}-pullsecret.dlq`);
     assert.equal(letter.content.toString(), 'poison');
-    // The queue itself gave up (x-delivery-limit), not a handler's reject.
-    assert.equal(letter.properties.headers?.['x-first-death-reason'], 'delivery_limit');
+    // Its deliveries were used up, not a handler's reject.
+    assert.equal(letter.properties.headers?.['x-pullsecret-death-reason'], 'delivery_limit');
+    assert.equal(next.seen.length, 0, 'not handled a third time');
     assert.deepEqual(
       seen.map((m) => m.deliveryAttempt),
       [1, 2],
     );
   });
 
-  it('refuses to turn an existing classic queue into a quorum queue; queueType classic keeps using it', async () => {
+  it('keeps using a classic queue an earlier version declared with dead-letter arguments, whatever queueType says', async () => {
     const names = uniqueNames();
     const queue = `${names.topic}-pullsecret`;
     // The queue as earlier versions declared it.
@@ -196,12 +214,8 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     await channel.assertQueue(queue, { durable: true, deadLetterExchange: `${names.exchange}.dlx`, deadLetterRoutingKey: queue });
     channel.sendToQueue(queue, Buffer.from('queued before the upgrade'), { persistent: true });
     await channel.close();
-    await assert.rejects(
-      (await rabbit(names)).start(async () => 'ack'),
-      { code: 'CONFIG_INVALID', message: /set queueType to classic/ },
-    );
     const { seen, handler } = recorder();
-    await (await rabbit(names, { queueType: 'classic' })).start(handler);
+    await (await rabbit(names, { queueType: 'quorum' })).start(handler);
     await eventually('the queued message', () => seen.length === 1);
     assert.equal(seen[0]?.body.toString(), 'queued before the upgrade');
   });

@@ -78,11 +78,13 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
     assert.equal(ours.hyperfleetApi.baseUrl, 'http://ours:8000');
   });
 
-  test('the RabbitMQ delivery settings: routing_key of a broker.yaml is the binding key; our variables win', async () => {
+  test('the RabbitMQ delivery settings: routing_key of a broker.yaml is the publisher key, as in the library; our variables win', async () => {
     const file = await yamlFile(RABBIT_FILE);
-    const brokerYaml = await yamlFile({ broker: { type: 'rabbitmq', rabbitmq: { url: 'amqp://brokeryaml@rabbit:5672', routing_key: 'clusters.#' } } });
+    const rabbitmq = { url: 'amqp://brokeryaml@rabbit:5672', routing_key: '#', queue: 'ns-clusters-pullsecret', exchange_type: 'fanout' };
+    const brokerYaml = await yamlFile({ broker: { type: 'rabbitmq', rabbitmq } });
     const fromFile = await loadAdapterConfig(file, { BROKER_CONFIG_FILE: brokerYaml });
-    assert.deepEqual(fromFile.broker.type === 'rabbitmq' && [fromFile.broker.bindingKey, fromFile.broker.queueType, fromFile.broker.maxDeliveries], ['clusters.#', 'quorum', 10]);
+    const settings = (b: typeof fromFile.broker) => b.type === 'rabbitmq' && [b.bindingKey, b.routingKey, b.queue, b.exchangeType, b.queueType, b.maxDeliveries];
+    assert.deepEqual(settings(fromFile.broker), ['', '#', 'ns-clusters-pullsecret', 'fanout', undefined, 10]);
     const ours = await loadAdapterConfig(file, { BROKER_CONFIG_FILE: brokerYaml, BROKER_BINDING_KEY: '#', BROKER_QUEUE_TYPE: 'classic', BROKER_MAX_DELIVERIES: '3' });
     assert.deepEqual(ours.broker.type === 'rabbitmq' && [ours.broker.bindingKey, ours.broker.queueType, ours.broker.maxDeliveries], ['#', 'classic', 3]);
   });
@@ -136,8 +138,8 @@ describe('precedence: our env > HyperFleet env > BROKER_CONFIG_FILE > config fil
     const typo = await yamlFile({ broker: { type: 'rabbitmq', rabbitmq: { urll: 'amqp://secret-password@x' } } });
     const message = await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: typo }), /hyperfleet-broker\.broker\.rabbitmq/);
     assert.ok(!message.includes('secret-password'));
-    const fanout = await yamlFile({ broker: { rabbitmq: { exchange_type: 'fanout' } } });
-    await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: fanout }), /exchange_type: must be topic/);
+    const headers = await yamlFile({ broker: { rabbitmq: { exchange_type: 'headers' } } });
+    await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: headers }), /exchange_type: must be topic or fanout/);
     await refused(loadAdapterConfig(file, { HYPERFLEET_API_VERSION: 'v2' }), /HYPERFLEET_API_VERSION: must be one of v1/);
     await refused(loadAdapterConfig(file, { BROKER_CONFIG_FILE: join(dir, 'absent.yaml') }), /the broker config file \(BROKER_CONFIG_FILE\) \S+ does not exist/);
   });

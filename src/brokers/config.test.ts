@@ -29,7 +29,7 @@ describe('parseBrokerConfig', () => {
     assert.equal(config.type, 'rabbitmq');
     assert.equal(config.type === 'rabbitmq' && config.maxInFlight, 16);
     assert.equal(config.type === 'rabbitmq' && config.reconnectMaxDelayMs, 30_000);
-    assert.deepEqual(config.type === 'rabbitmq' && [config.bindingKey, config.queueType, config.maxDeliveries], ['', 'quorum', 10]);
+    assert.deepEqual(config.type === 'rabbitmq' && [config.bindingKey, config.exchangeType, config.queueType, config.maxDeliveries], ['', 'topic', undefined, 10]);
   });
 
   it('takes a RabbitMQ binding key pattern and queue type, refusing others', () => {

@@ -31,7 +31,7 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   BROKER_TOPIC: { path: 'broker.topic', scope: 'adapter', help: 'Topic the Sentinel publishes to.' },
   BROKER_SUBSCRIPTION_ID: { path: 'broker.subscriptionId', scope: 'adapter', help: 'Subscription id shared by the replicas.' },
   BROKER_BINDING_KEY: { path: 'broker.bindingKey', scope: 'adapter', help: 'RabbitMQ binding key of the queue (default "", as upstream; "#" takes any routing key).' },
-  BROKER_QUEUE_TYPE: { path: 'broker.queueType', scope: 'adapter', help: 'RabbitMQ queue type: quorum (default; counts deliveries) | classic (a queue an earlier version declared).' },
+  BROKER_QUEUE_TYPE: { path: 'broker.queueType', scope: 'adapter', help: 'RabbitMQ: type of a queue the adapter declares: unset (no arguments, as HyperFleet) | quorum | classic.' },
   BROKER_MAX_DELIVERIES: { path: 'broker.maxDeliveries', scope: 'adapter', help: 'RabbitMQ and embedded: deliveries of one message before it is dead-lettered (default 10).' },
   EXECUTION_MODE: { path: 'execution.mode', scope: 'adapter', help: 'in-process | job.' },
   CONCURRENCY: { path: 'execution.concurrency', scope: 'adapter', help: 'Clusters worked on at once per replica.' },

@@ -129,7 +129,8 @@ const defined = (entries: Record<string, unknown>): Record<string, unknown> => O
  * Our broker settings from a hyperfleet-broker document: only what it sets, so lower layers and
  * defaults fill the rest. `googlepubsub` is our `pubsub`; `subscriber.parallelism` is the number of
  * messages in flight (it wins over `prefetch_count` / `max_outstanding_messages`, as in the library).
- * The RabbitMQ exchange defaults to the topic name, as the library names it.
+ * The RabbitMQ exchange defaults to the topic name, as the library names it; `queue` is the base of
+ * the queue name and `routing_key` the key of the broker's own publishes, as in the library.
  *
  * @returns the partial broker settings, and problems for values we cannot honour.
  */
@@ -139,12 +140,15 @@ export function translateHyperfleetBroker(doc: BrokerFile): { broker: Record<str
   const type = doc.broker?.type;
   const rabbit = doc.broker?.rabbitmq;
   const pubsub = doc.broker?.googlepubsub;
-  if (rabbit?.exchange_type !== undefined && rabbit.exchange_type !== '' && rabbit.exchange_type !== 'topic') {
-    problems.push('hyperfleet-broker.broker.rabbitmq.exchange_type: must be topic (the Sentinel publishes to a topic exchange)');
+  const exchangeType = rabbit?.exchange_type || undefined;
+  if (exchangeType !== undefined && exchangeType !== 'topic' && exchangeType !== 'fanout') {
+    problems.push('hyperfleet-broker.broker.rabbitmq.exchange_type: must be topic or fanout (the types the adapter declares a missing exchange with)');
   }
   const broker: Record<string, unknown> = defined({ type: type === 'googlepubsub' ? 'pubsub' : type });
   if (rabbit !== undefined && type !== 'googlepubsub') {
-    Object.assign(broker, defined({ url: rabbit.url, exchange: rabbit.exchange, bindingKey: rabbit.routing_key, maxInFlight: parallelism ?? (rabbit.prefetch_count || undefined) }));
+    // routing_key is the library's publisher key; its subscriber binds with "" (our bindingKey default).
+    const settings = { url: rabbit.url, exchange: rabbit.exchange, exchangeType, queue: rabbit.queue, routingKey: rabbit.routing_key };
+    Object.assign(broker, defined({ ...settings, maxInFlight: parallelism ?? (rabbit.prefetch_count || undefined) }));
   }
   if (pubsub !== undefined && type !== 'rabbitmq') {
     const create = [pubsub.create_topic_if_missing, pubsub.create_subscription_if_missing].filter((v) => v !== undefined);

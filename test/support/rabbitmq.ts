@@ -4,7 +4,7 @@ import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cleanUpOnExit, freePort, killGroup } from './process-group.js';
-import { connect } from 'amqplib';
+import { connect, type ChannelModel } from 'amqplib';
 
 /**
  * A throwaway RabbitMQ node for integration tests: the real `rabbitmq-server` (Debian package) on
@@ -184,4 +184,20 @@ export async function startRabbitMq(): Promise<RabbitMqServer> {
       await stopAll();
     },
   };
+}
+
+/**
+ * Whether an exchange or queue exists: a passive declare on a channel of its own, since a miss (404)
+ * closes the channel it was asked on.
+ */
+export async function declared(model: ChannelModel, kind: 'exchange' | 'queue', name: string): Promise<boolean> {
+  const channel = await model.createChannel();
+  channel.on('error', () => undefined);
+  try {
+    await (kind === 'exchange' ? channel.checkExchange(name) : channel.checkQueue(name));
+    await channel.close();
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -9,6 +9,7 @@ import type { PubSubBrokerConfig } from './config.js';
 import { classifyPubSubError, grpcCode } from './errors.js';
 import { createPubSubClient, loadCredentials } from './credentials.js';
 import { ensureTopology, type PubSubTopology } from './topology.js';
+import { routeProcessWarnings } from './warnings.js';
 
 const DEFAULT_DRAIN_MS = 10_000;
 
@@ -17,7 +18,7 @@ const DEFAULT_DRAIN_MS = 10_000;
  * consumes with flow control maxMessages = `maxInFlight`, and settles: 'ack' → ack, 'retry' → nack
  * (redelivered after the subscription's retry backoff), 'reject' → publish the original bytes and
  * attributes to `{subscriptionId}-dlq`, then ack (so a malformed message is never retried, even where
- * dead-letter policies are not enforced). The client library re-opens its streams by itself; this
+ * dead-letter policies are not enforced); without that topic, nack (see `ensureTopology`). The client library re-opens its streams by itself; this
  * class reports errors and tracks readiness.
  */
 export class PubSubBroker implements Broker {
@@ -40,6 +41,7 @@ export class PubSubBroker implements Broker {
     private readonly options: { logger?: Logger } = {},
   ) {
     this.probePolicy = { maxAttempts: Infinity, baseDelayMs: config.reconnectBaseDelayMs, maxDelayMs: config.reconnectMaxDelayMs };
+    if (options.logger !== undefined) routeProcessWarnings(options.logger);
   }
 
   /**
@@ -166,6 +168,13 @@ export class PubSubBroker implements Broker {
     const fields = { message_id: inbound.id, delivery_attempt: inbound.deliveryAttempt };
     try {
       const { deadLetterTopic } = await this.ensureTopology();
+      if (deadLetterTopic === undefined) {
+        // No dead-letter topic we may publish to: the subscription's own dead-letter policy moves it
+        // after its maximum attempts; without one it comes back after the subscription's retry backoff.
+        message.nack();
+        this.log('warn', fields, 'broker message rejected; nacked (no dead-letter topic)');
+        return;
+      }
       // The attribute names Pub/Sub itself puts on dead-lettered messages, so the queue reads the same.
       const attributes = {
         ...message.attributes,

@@ -16,13 +16,18 @@ function isAmqpUrl(value: string): boolean {
 /** A topic-exchange binding key: dot-separated words, `*` (one word) and `#` (zero or more words). */
 const BINDING_KEY = /^[A-Za-z0-9_.:*#-]{0,255}$/;
 
-/** Queue types the broker declares: quorum (bounded deliveries) or classic (queues declared before). */
+/** Queue types the broker may be asked to declare a missing queue with. */
 export const RABBITMQ_QUEUE_TYPES = ['quorum', 'classic'] as const;
 
+/** Exchange types the broker declares a missing exchange with (an existing one of any type is used as it is). */
+export const RABBITMQ_EXCHANGE_TYPES = ['topic', 'fanout'] as const;
+
 /**
- * Settings of the RabbitMQ broker (docs/configuration.md): a durable `topic` exchange, a durable queue
- * `{topic}-{subscriptionId}` bound with `bindingKey` (default `""`), and a dead-letter exchange /
- * queue. The URL may hold credentials, so no message here ever echoes it.
+ * Settings of the RabbitMQ broker (docs/configuration.md). The topology is HyperFleet's broker
+ * library's: a durable exchange and a durable queue `{queue or topic}-{subscriptionId}` bound with
+ * `bindingKey` (default `""`). What exists is used as it is; what is missing is declared as the
+ * library declares it. Dead letters go to `{queue}.dlq`, published by the broker itself. The URL may
+ * hold credentials, so no message here ever echoes it.
  */
 export const rabbitMqBrokerConfigSchema = z
   .object({
@@ -34,22 +39,26 @@ export const rabbitMqBrokerConfigSchema = z
       .string()
       .regex(AMQP_NAME, { message: NAME_RULE })
       .refine((name) => !name.startsWith('amq.'), { message: 'must not start with "amq." (reserved by RabbitMQ)' }),
+    /** Type of an exchange the broker declares: `topic` as HyperFleet deploys it, or the library's default `fanout`. */
+    exchangeType: z.enum(RABBITMQ_EXCHANGE_TYPES).default('topic'),
     topic: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
+    /** Base of the queue name instead of `topic` (the library's `rabbitmq.queue`). */
+    queue: z.string().regex(AMQP_NAME, { message: NAME_RULE }).optional(),
     /** Replicas with the same subscription id share one queue (competing consumers). */
     subscriptionId: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
     /**
-     * Binding key of the queue on the exchange: `""` as upstream (only messages published with an
-     * empty routing key), a topic pattern, or `#` for any routing key. A message no binding matches
-     * is dropped by the exchange.
+     * Binding key of the queue on the exchange: `""` as the library binds (a fanout exchange ignores
+     * it; a topic exchange then routes only messages published with `""`), a topic pattern, or `#`.
      */
     bindingKey: z.string().regex(BINDING_KEY, { message: 'must be a topic binding key: up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).default(''),
+    /** Key of the broker's own publishes (the library's `routing_key`); default: a plain bindingKey, else `""`. */
+    routingKey: z.string().regex(BINDING_KEY, { message: 'must be up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).optional(),
     /**
-     * `quorum` (default): RabbitMQ counts deliveries and dead-letters a message after `maxDeliveries`
-     * (also when the consumer died mid-message). `classic`: for a queue declared as classic before;
-     * RabbitMQ refuses to redeclare a queue with another type (see docs/deployment.md).
+     * Only for a queue the broker has to declare: unset declares it as the library does (durable, no
+     * arguments); `quorum` adds `x-queue-type: quorum`. An existing queue is used as it is.
      */
-    queueType: z.enum(RABBITMQ_QUEUE_TYPES).default('quorum'),
-    /** Deliveries of one message before it is dead-lettered instead of retried again. */
+    queueType: z.enum(RABBITMQ_QUEUE_TYPES).optional(),
+    /** Deliveries of one message before it is dead-lettered instead of retried (counted by the broker: message.ts). */
     maxDeliveries: z.coerce.number().int().min(1).max(1000).default(10),
     /** Unacknowledged messages at once (the channel prefetch). */
     maxInFlight: z.coerce.number().int().min(1).max(65_535).default(8),

@@ -8,7 +8,8 @@ const CONFIG_REPLY_CODES = new Set([
   530, // NOT_ALLOWED: e.g. the virtual host does not exist
 ]);
 
-function replyCode(err: unknown): number | undefined {
+/** The AMQP reply code of a channel or connection error, when it has one. */
+export function replyCode(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'number') return code;
@@ -29,7 +30,7 @@ export function classifyConnectError(err: unknown, address: string): PullSecretE
   if (code === 406) {
     return new PullSecretError(
       'CONFIG_INVALID',
-      `RabbitMQ at ${address} refused the topology: an exchange or queue of that name exists with other settings (type, durability, dead-letter arguments, or queue type: set queueType to classic for a queue declared as classic before)`,
+      `RabbitMQ at ${address} refused the topology: an exchange or queue of that name was declared with other settings while the adapter started; start again to use it as it is`,
       { cause: err },
     );
   }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ConsumeMessage } from 'amqplib';
-import { deliveryAttemptOf, headersToAttributes, toInboundMessage } from './message.js';
+import { copyHeaders, copyProperties, deliveryAttemptOf, DELIVERIES_HEADER, headersToAttributes, isUncountedRedelivery, toInboundMessage } from './message.js';
 import { publishRoutingKey, queueArguments, topologyNames } from './topology.js';
 import { brokerAddress } from './config.js';
 import { classifyConnectError } from './errors.js';
@@ -26,10 +26,25 @@ describe('RabbitMQ message mapping', () => {
     assert.deepEqual(headersToAttributes(undefined), {});
   });
 
-  it('derives the delivery attempt from x-delivery-count, else from the redelivered flag', () => {
+  it('derives the delivery attempt from its own count, x-delivery-count, else the redelivered flag', () => {
     assert.equal(deliveryAttemptOf(message({}, {})), 1);
     assert.equal(deliveryAttemptOf(message({ redelivered: true }, {})), 2);
     assert.equal(deliveryAttemptOf(message({ redelivered: true }, { headers: { 'x-delivery-count': 4 } })), 5);
+    assert.equal(deliveryAttemptOf(message({}, { headers: { [DELIVERIES_HEADER]: 3 } })), 4);
+    assert.equal(deliveryAttemptOf(message({ redelivered: true }, { headers: { [DELIVERIES_HEADER]: 3, 'x-delivery-count': 2 } })), 6);
+  });
+
+  it('tells a redelivery the queue did not count (classic) from one it counted (quorum)', () => {
+    assert.equal(isUncountedRedelivery(message({ redelivered: true }, {})), true);
+    assert.equal(isUncountedRedelivery(message({ redelivered: true }, { headers: { 'x-delivery-count': 1 } })), false);
+    assert.equal(isUncountedRedelivery(message({}, {})), false);
+  });
+
+  it("a re-published copy keeps headers and properties, not the queue's own count", () => {
+    const original = message({}, { headers: { kind: 'poison', 'x-delivery-count': 2 }, messageId: 'm-1', contentType: 'application/json', userId: 'guest' });
+    assert.deepEqual(copyHeaders(original, { [DELIVERIES_HEADER]: 3 }), { kind: 'poison', [DELIVERIES_HEADER]: 3 });
+    assert.deepEqual(copyProperties(original), { persistent: true, messageId: 'm-1', contentType: 'application/json' });
+    assert.deepEqual(toInboundMessage(message({}, { headers: { kind: 'x', [DELIVERIES_HEADER]: 1 } })).attributes, { kind: 'x' });
   });
 
   it('uses the message id when present, else the delivery tag', () => {
@@ -46,21 +61,24 @@ describe('RabbitMQ names and errors', () => {
     assert.deepEqual(topologyNames({ exchange: 'hyperfleet', topic: 'clusters', subscriptionId: 'pullsecret' }), {
       exchange: 'hyperfleet',
       queue: 'clusters-pullsecret',
-      deadLetterExchange: 'hyperfleet.dlx',
       deadLetterQueue: 'clusters-pullsecret.dlq',
     });
+    // The library's `rabbitmq.queue` is the base of the queue name when set.
+    assert.equal(topologyNames({ exchange: 'e', topic: 'clusters', queue: 'ns-clusters-pullsecret', subscriptionId: 'pullsecret' }).queue, 'ns-clusters-pullsecret-pullsecret');
   });
 
-  it('declares quorum queues with x-delivery-limit counting redeliveries, classic ones without', () => {
-    assert.deepEqual(queueArguments({ queueType: 'quorum', maxDeliveries: 10 }), { 'x-queue-type': 'quorum', 'x-delivery-limit': 9 });
-    assert.deepEqual(queueArguments({ queueType: 'classic', maxDeliveries: 10 }), {});
+  it('declares a missing queue with no arguments, as the library does, unless quorum is asked for', () => {
+    assert.deepEqual(queueArguments({}), {});
+    assert.deepEqual(queueArguments({ queueType: 'classic' }), {});
+    assert.deepEqual(queueArguments({ queueType: 'quorum' }), { 'x-queue-type': 'quorum' });
   });
 
-  it('publishes with a plain binding key, else with ""', () => {
-    assert.equal(publishRoutingKey(''), '');
-    assert.equal(publishRoutingKey('clusters'), 'clusters');
-    assert.equal(publishRoutingKey('#'), '');
-    assert.equal(publishRoutingKey('clusters.*'), '');
+  it('publishes with routingKey, else a plain binding key, else ""', () => {
+    assert.equal(publishRoutingKey({ bindingKey: '' }), '');
+    assert.equal(publishRoutingKey({ bindingKey: 'clusters' }), 'clusters');
+    assert.equal(publishRoutingKey({ bindingKey: '#' }), '');
+    assert.equal(publishRoutingKey({ bindingKey: 'clusters.*' }), '');
+    assert.equal(publishRoutingKey({ bindingKey: '', routingKey: 'clusters.reconcile' }), 'clusters.reconcile');
   });
 
   it('shows host:port, never credentials', () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
+import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options, type RecoveringChannelModel } from 'amqplib';
 import { PullSecretError, describeError } from '../../errors/index.js';
 import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
@@ -8,8 +8,8 @@ import type { Broker, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import { brokerAddress, type RabbitMqBrokerConfig } from './config.js';
 import { classifyConnectError } from './errors.js';
-import { toInboundMessage } from './message.js';
-import { declareTopology, publishRoutingKey, topologyNames, type RabbitMqTopology } from './topology.js';
+import { copyHeaders, copyProperties, deliveryAttemptOf, DELIVERIES_HEADER, isUncountedRedelivery, priorDeliveries, toInboundMessage } from './message.js';
+import { declareTopology, ensurePlainQueue, publishRoutingKey, topologyNames, type RabbitMqTopology } from './topology.js';
 
 /** Channels of one live connection; replaced as a whole on reconnect. */
 interface Session {
@@ -18,6 +18,8 @@ interface Session {
   readonly publisher: ConfirmChannel;
   consuming: boolean;
   consumerTag?: string;
+  /** The dead-letter queue, made sure of when the first dead letter comes. */
+  deadLetterQueue?: Promise<void>;
 }
 
 /** A message handed to the handler, settled on the channel it came from. */
@@ -29,12 +31,18 @@ interface Delivery {
 const DEFAULT_DRAIN_MS = 10_000;
 const CONTENT_TYPE = 'application/cloudevents+json';
 
+/** Why a message went to the dead-letter queue (header `x-pullsecret-death-reason`). */
+type DeathReason = 'rejected' | 'delivery_limit';
+
 /**
- * RabbitMQ broker (`amqplib`). Declares the topology on every (re)connect, consumes with
- * prefetch = `maxInFlight`, and settles: 'ack' → ack, 'reject' → nack without requeue (dead-lettered
- * to `{queue}.dlq`), 'retry' → nack with requeue after `retryDelayMs` so a failing message does not
- * spin, or dead-lettered once it had `maxDeliveries` deliveries. Reconnects with jittered exponential backoff; a handler that finishes after its connection
- * died settles nothing (the broker redelivers the message).
+ * RabbitMQ broker (`amqplib`). Makes sure of the topology on every (re)connect (an existing exchange
+ * and queue are used as they are), consumes with prefetch = `maxInFlight`, and settles: 'ack' → ack,
+ * 'reject' → dead-lettered, 'retry' → after `retryDelayMs` re-published to the queue with its
+ * delivery count, or dead-lettered once it had `maxDeliveries` deliveries. The broker counts
+ * deliveries and dead-letters itself (publish to `{queue}.dlq`, confirmed, then ack), so neither
+ * needs a queue argument the platform did not set; a redelivery the queue does not count (a classic
+ * queue after a consumer died) is counted by re-publishing it. Reconnects with jittered exponential
+ * backoff; a handler that finishes after its connection died settles nothing (RabbitMQ redelivers).
  */
 export class RabbitMqBroker implements Broker {
   readonly kind = 'rabbitmq';
@@ -46,7 +54,7 @@ export class RabbitMqBroker implements Broker {
   private session: Session | undefined;
   private handler: MessageHandler | undefined;
   private readonly inFlight = new InFlight<Delivery>();
-  private readonly delayed = new Map<NodeJS.Timeout, Delivery>();
+  private readonly delayed = new Map<NodeJS.Timeout, { delivery: Delivery; release: () => void }>();
   private readonly controller = new AbortController();
   private stopping: Promise<void> | undefined;
 
@@ -89,10 +97,15 @@ export class RabbitMqBroker implements Broker {
     const session = this.session;
     if (session === undefined) throw new PullSecretError('BROKER_UNAVAILABLE', `not connected to RabbitMQ at ${this.address} (reconnecting)`);
     const options = { persistent: true, contentType: CONTENT_TYPE, messageId: randomUUID(), timestamp: Math.floor(Date.now() / 1000), headers: attributes };
-    await new Promise<void>((resolve, reject) => {
+    await this.confirmedPublish(session, this.names.exchange, publishRoutingKey(this.config), body, options);
+  }
+
+  /** Publishes on the session's confirm channel and waits for the confirm. @throws BROKER_UNAVAILABLE. */
+  private confirmedPublish(session: Session, exchange: string, routingKey: string, body: Buffer, options: Options.Publish): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const fail = (cause: unknown): void => reject(new PullSecretError('BROKER_UNAVAILABLE', `RabbitMQ at ${this.address} did not confirm the message`, { cause }));
       try {
-        session.publisher.publish(this.names.exchange, publishRoutingKey(this.config.bindingKey), body, options, (err: unknown) => (err ? fail(err) : resolve()));
+        session.publisher.publish(exchange, routingKey, body, options, (err: unknown) => (err ? fail(err) : resolve()));
       } catch (err) {
         fail(err);
       }
@@ -119,9 +132,11 @@ export class RabbitMqBroker implements Broker {
     if (session?.consumerTag !== undefined) {
       await session.channel.cancel(session.consumerTag).catch(() => undefined);
     }
-    for (const [timer, delivery] of this.delayed) {
+    for (const [timer, { delivery, release }] of this.delayed) {
       clearTimeout(timer);
+      // Requeued by RabbitMQ: the delivery counts as one (x-delivery-count, or an uncounted redelivery).
       this.settleOn(delivery, (channel, message) => channel.nack(message, false, true));
+      release();
     }
     this.delayed.clear();
     if (!(await this.inFlight.waitIdle(drainMs))) {
@@ -175,7 +190,8 @@ export class RabbitMqBroker implements Broker {
       ch.on('error', (err: Error) => this.log('warn', { error: err.message }, 'broker channel error'));
       ch.on('close', () => this.onChannelClosed(session));
     }
-    await declareTopology(channel, this.names, this.config);
+    const declared = await declareTopology(connection, channel, this.names, this.config);
+    this.log('info', { exchange: this.names.exchange, queue: this.names.queue, exchange_declared: declared.exchange, queue_declared: declared.queue }, 'broker topology ready');
     await channel.prefetch(this.config.maxInFlight);
     this.session = session;
     if (this.handler !== undefined && this.stopping === undefined) await this.consume(session);
@@ -213,35 +229,85 @@ export class RabbitMqBroker implements Broker {
       return;
     }
     this.inFlight.add(delivery);
-    void this.handle(delivery, handler);
+    void this.dispatch(delivery, handler).finally(() => this.inFlight.delete(delivery));
+  }
+
+  /** Counts a delivery the queue did not, stops one that had all its deliveries, else handles it. */
+  private async dispatch(delivery: Delivery, handler: MessageHandler): Promise<void> {
+    const { message } = delivery;
+    const max = this.config.maxDeliveries;
+    if (isUncountedRedelivery(message)) {
+      // The consumer before stopped or died on this copy: count that delivery in a fresh copy.
+      const deliveries = priorDeliveries(message) + 1;
+      await (deliveries >= max ? this.deadLetter(delivery, 'delivery_limit', deliveries) : this.requeue(delivery, deliveries));
+      return;
+    }
+    const attempt = deliveryAttemptOf(message);
+    if (attempt > max) {
+      // Counted by the queue (x-delivery-count): its consumers kept dying on it.
+      await this.deadLetter(delivery, 'delivery_limit', attempt - 1);
+      return;
+    }
+    await this.handle(delivery, handler);
   }
 
   private async handle(delivery: Delivery, handler: MessageHandler): Promise<void> {
     const inbound = toInboundMessage(delivery.message);
     const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) => this.log('warn', fields, text));
     // Abandoned by a hard stop: leave it unacked so RabbitMQ redelivers it.
-    if (!this.inFlight.delete(delivery)) return;
+    if (!this.inFlight.has(delivery)) return;
     if (disposition === 'ack') {
       this.settleOn(delivery, (channel, message) => channel.ack(message));
     } else if (disposition === 'reject') {
-      this.log('warn', { message_id: inbound.id, delivery_attempt: inbound.deliveryAttempt, dead_letter_queue: this.names.deadLetterQueue }, 'broker message rejected; dead-lettered');
-      this.settleOn(delivery, (channel, message) => channel.nack(message, false, false));
+      await this.deadLetter(delivery, 'rejected', inbound.deliveryAttempt);
     } else if (inbound.deliveryAttempt >= this.config.maxDeliveries) {
-      // The last attempt: dead-letter now rather than requeue for the queue to do it (a classic queue
-      // never would). The quorum queue's own limit still covers a consumer that dies mid-message.
-      const fields = { message_id: inbound.id, delivery_attempt: inbound.deliveryAttempt, max_deliveries: this.config.maxDeliveries };
-      this.log('error', { ...fields, dead_letter_queue: this.names.deadLetterQueue }, 'broker message dead-lettered after its last delivery attempt');
-      this.settleOn(delivery, (channel, message) => channel.nack(message, false, false));
-    } else if (this.stopping !== undefined || this.config.retryDelayMs === 0) {
+      await this.deadLetter(delivery, 'delivery_limit', inbound.deliveryAttempt);
+    } else if (this.stopping !== undefined) {
       this.settleOn(delivery, (channel, message) => channel.nack(message, false, true));
     } else {
       // Held (still unacked, so it keeps its prefetch slot) so that a failing message does not spin hot.
-      const timer = setTimeout(() => {
-        this.delayed.delete(timer);
-        this.settleOn(delivery, (channel, message) => channel.nack(message, false, true));
-      }, this.config.retryDelayMs);
-      this.delayed.set(timer, delivery);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.delayed.delete(timer);
+          void this.requeue(delivery, inbound.deliveryAttempt).finally(resolve);
+        }, this.config.retryDelayMs);
+        this.delayed.set(timer, { delivery, release: resolve });
+      });
     }
+  }
+
+  /** Re-publishes a copy carrying `deliveries` to the back of the queue, then acks this one. */
+  private async requeue(delivery: Delivery, deliveries: number): Promise<void> {
+    const { message, session } = delivery;
+    const options = { ...copyProperties(message), headers: copyHeaders(message, { [DELIVERIES_HEADER]: deliveries }) };
+    try {
+      await this.confirmedPublish(session, '', this.names.queue, message.content, options);
+      this.settleOn(delivery, (channel, msg) => channel.ack(msg));
+    } catch (err) {
+      this.log('warn', { message_id: message.properties.messageId as unknown, ...describeError(err) }, 'broker retry publish failed; message requeued');
+      this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
+    }
+  }
+
+  /** Publishes a copy to `{queue}.dlq` (declared when missing), then acks this one; requeues it when that fails. */
+  private async deadLetter(delivery: Delivery, reason: DeathReason, deliveries: number): Promise<void> {
+    const { message, session } = delivery;
+    const queue = this.names.deadLetterQueue;
+    const fields = { message_id: message.properties.messageId as unknown, delivery_attempt: deliveries, max_deliveries: this.config.maxDeliveries, dead_letter_queue: queue };
+    const headers = copyHeaders(message, { [DELIVERIES_HEADER]: deliveries, 'x-pullsecret-death-reason': reason, 'x-pullsecret-source-queue': this.names.queue });
+    try {
+      session.deadLetterQueue ??= ensurePlainQueue(session.connection, queue);
+      await session.deadLetterQueue;
+      await this.confirmedPublish(session, '', queue, message.content, { ...copyProperties(message), headers });
+    } catch (err) {
+      session.deadLetterQueue = undefined;
+      this.log('error', { ...fields, ...describeError(classifyConnectError(err, this.address)) }, 'broker dead-letter publish failed; message requeued');
+      this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
+      return;
+    }
+    this.settleOn(delivery, (channel, msg) => channel.ack(msg));
+    if (reason === 'rejected') this.log('warn', fields, 'broker message rejected; dead-lettered');
+    else this.log('error', fields, 'broker message dead-lettered after its last delivery attempt');
   }
 
   /** Acks or nacks on the delivery's own channel; if that channel died, RabbitMQ already requeued it. */
