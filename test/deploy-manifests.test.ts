@@ -45,7 +45,7 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
   'in-process': ['ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,create,update,delete'],
   job: [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,delete',
-    'ClusterRole/pullsecret-job-managed-secrets -: /secrets get,create,update',
+    'ClusterRole/pullsecret-job-managed-secrets -: /secrets get,create,update,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /pods list',
