@@ -18,6 +18,12 @@ import { CANARY_NEEDLES, CANARY_PULL_SECRET } from './support/fixtures.js';
 
 const LIMITS = { maxBytes: 65_536, targetName: 'gcp store' };
 const CLUSTER = '019466a0-1111-7000-8000-000000000001';
+const OTHER_CLUSTER = '019466a0-2222-7000-8000-000000000002';
+/** An assert.rejects check: a PullSecretError with `code` whose message matches `pattern`. */
+const failsWith =
+  (code: string, pattern = /./) =>
+  (err: unknown) =>
+    err instanceof PullSecretError && err.code === code && pattern.test(err.message);
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const CLOUD = b64('cluster-bot:cloud-token-abcdef');
 const CURRENT = JSON.stringify({
@@ -175,7 +181,7 @@ describe('pull secret source against the stand-in', () => {
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it('fetches the organization pull secret with the bearer token from the file, re-read on change, over https with a private CA', async () => {
+  it('asks POST pull_secrets with the token file (re-read on change), over https with a private CA', async () => {
     const pki = await generateTestPki(dir);
     const caFile = join(dir, 'ca.pem');
     const tokenFile = join(dir, 'token');
@@ -183,30 +189,76 @@ describe('pull secret source against the stand-in', () => {
     await writeFile(tokenFile, 'token-one-aaaaaa\n');
     const secure = await startAccountServiceStandIn({ tokens: ['token-one-aaaaaa'], tls: { certPem: pki.certPem, keyPem: pki.keyPem } });
     try {
-      secure.setOrganizationPullSecret('org-1', CURRENT);
+      secure.setResourcePullSecret(CLUSTER, CURRENT);
       const https = createAccountServiceClient({ baseUrl: secure.url, tokenFile, caFile });
-      assert.equal((await https.source({ organizationId: 'org-1', clusterId: CLUSTER })).toString('utf8'), CURRENT);
-      await assert.rejects(https.source({ organizationId: 'org-2', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_REFUSED' && /404/.test(err.message));
+      assert.equal((await https.source(CLUSTER)).toString('utf8'), CURRENT);
+      // Another cluster: OCM creates its credentials on the first request.
+      assert.equal((await https.source(OTHER_CLUSTER)).toString('utf8'), secure.resourcePullSecret(OTHER_CLUSTER));
       await writeFile(tokenFile, 'token-two-bbbbbbbb\n');
       // The file is looked at again once the re-check interval has passed.
       await sleep(TOKEN_RECHECK_MS + 100);
-      await assert.rejects(https.source({ organizationId: 'org-1', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_REFUSED' && /403/.test(err.message));
+      await assert.rejects(https.source(CLUSTER), failsWith('ACCOUNT_SERVICE_REFUSED', /403 .*\(ACCT-MGMT-11\)/));
       const untrusted = createAccountServiceClient({ baseUrl: secure.url, tokenFile });
-      await assert.rejects(
-        untrusted.source({ organizationId: 'org-1', clusterId: CLUSTER }),
-        (err: unknown) => err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && /accountService\.caFile/.test(err.message),
-      );
+      await assert.rejects(untrusted.source(CLUSTER), failsWith('CONFIG_INVALID', /accountService\.caFile/));
     } finally {
       await secure.stop();
     }
   });
 
-  it('5xx is ACCOUNT_SERVICE_UNAVAILABLE (retryable); an invalid organization id never reaches the wire', async () => {
-    service.setOrganizationPullSecret('org-1', CURRENT);
-    service.injectFault({ route: 'source', status: 502 });
-    await assert.rejects(client.source({ organizationId: 'org-1', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'ACCOUNT_SERVICE_UNAVAILABLE' && err.retryable);
-    await assert.rejects(client.source({ organizationId: '../x', clusterId: CLUSTER }), (err: unknown) => err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID');
-    assert.equal(service.calls.source, 1);
+  it('5xx is ACCOUNT_SERVICE_UNAVAILABLE (retryable); an invalid cluster id never reaches the wire', async () => {
+    service.setResourcePullSecret(CLUSTER, CURRENT);
+    service.injectFault({ route: 'pullSecrets', status: 502 });
+    const unavailable = failsWith('ACCOUNT_SERVICE_UNAVAILABLE');
+    await assert.rejects(client.source(CLUSTER), (err: unknown) => unavailable(err) && (err as PullSecretError).retryable);
+    await assert.rejects(client.source('../x'), failsWith('IDENTIFIER_INVALID'));
+    assert.equal(service.calls.pullSecrets, 1);
+  });
+});
+
+describe('the stand-in serves the routes OCM has, as OCM answers them', () => {
+  const post = (path: string, body?: unknown) => {
+    const headers = { 'content-type': 'application/json' };
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    return fetch(`${service.url}${path}`, { method: 'POST', headers, body: text });
+  };
+
+  it('no organization pull secret route: 404 with an OCM error body', async () => {
+    const res = await fetch(`${service.url}/api/accounts_mgmt/v1/organizations/org-1/pull_secret`);
+    assert.equal(res.status, 404);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['code', 'href', 'id', 'kind', 'operation_id', 'reason']);
+    assert.equal(body.kind, 'Error');
+    assert.equal(body.code, 'ACCT-MGMT-7');
+    assert.equal(body.id, '7');
+    assert.equal(body.href, '/api/accounts_mgmt/v1/errors/7');
+  });
+
+  it('access_token and pull_secrets answer 201 {auths}; pull_secrets needs external_resource_id', async () => {
+    const own = await post('/api/accounts_mgmt/v1/access_token');
+    assert.equal(own.status, 201);
+    assert.ok(Object.keys(((await own.json()) as { auths: object }).auths).includes('cloud.openshift.com'));
+    const first = await post('/api/accounts_mgmt/v1/pull_secrets', { external_resource_id: OTHER_CLUSTER });
+    assert.equal(first.status, 201);
+    const again = await post('/api/accounts_mgmt/v1/pull_secrets', { external_resource_id: OTHER_CLUSTER });
+    assert.deepEqual(await again.json(), await first.json());
+    const missing = await post('/api/accounts_mgmt/v1/pull_secrets', {});
+    assert.equal(missing.status, 400);
+    assert.equal(((await missing.json()) as { kind: string }).kind, 'Error');
+  });
+
+  it('a configured bearer token is required: none 401 ACCOUNTS-MGMT-401, a foreign one 403 ACCT-MGMT-11', async () => {
+    const guarded = await startAccountServiceStandIn({ tokens: ['operator-token-1'] });
+    try {
+      const url = `${guarded.url}/api/accounts_mgmt/v1/access_token`;
+      const none = await fetch(url, { method: 'POST' });
+      assert.equal(none.status, 401);
+      assert.equal(((await none.json()) as { code: string }).code, 'ACCOUNTS-MGMT-401');
+      const foreign = await fetch(url, { method: 'POST', headers: { authorization: 'Bearer someone-else' } });
+      assert.equal(foreign.status, 403);
+      assert.equal(((await foreign.json()) as { code: string }).code, 'ACCT-MGMT-11');
+    } finally {
+      await guarded.stop();
+    }
   });
 });
 

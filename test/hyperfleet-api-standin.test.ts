@@ -139,24 +139,35 @@ describe('HyperFleet API stand-in', () => {
       assert.equal((await call('GET', `${B}/clusters/..%2F..%2Fclusters`)).status, 404);
     });
 
-    it('patch: spec changes bump the generation, label-only changes do not', async () => {
+    // hyperfleet-api pkg/services/cluster.go `Patch`: any change of spec or labels bumps the generation.
+    it('patch: spec or label changes bump the generation, a patch that changes nothing does not', async () => {
       const cluster = await createCluster({ provider: 'gcp' }, { env: 'dev' });
       const patch = (body: unknown) => call<Cluster & ProblemDetails>('PATCH', `${B}/clusters/${cluster.id}`, body);
       const labels = await patch({ labels: { env: 'prod' } });
       assert.equal(labels.status, 200);
-      assert.equal(labels.json.generation, 1);
+      assert.equal(labels.json.generation, 2, 'a label-only change bumps it');
       assert.deepEqual(labels.json.labels, { env: 'prod' });
-      assert.equal((await patch({ spec: { provider: 'gcp' } })).json.generation, 1, 'same spec: no bump');
+      assert.equal((await patch({ spec: { provider: 'gcp' }, labels: { env: 'prod' } })).json.generation, 2, 'same spec and labels: no bump');
       const changed = await patch({ spec: { provider: 'gcp', region: 'us-central1' }, labels: { env: 'prod' } });
-      assert.equal(changed.json.generation, 2);
+      assert.equal(changed.json.generation, 3);
       assert.deepEqual(changed.json.spec, { provider: 'gcp', region: 'us-central1' });
       assert.equal((await patch({})).status, 400);
       assert.equal((await patch({ name: 'renamed' })).json.errors?.[0]?.field, 'name');
     });
 
-    it('lists with page, size and total', async () => {
+    it('lists with page, size and total, newest first by default; size above 100 is 400 HYPERFLEET-VAL-004', async () => {
       await restart();
       for (let i = 0; i < 5; i++) await createCluster();
+      const created = (await call<{ items: Cluster[] }>('GET', `${B}/clusters?order=created_time%20asc`)).json.items.map((c) => c.id);
+      const newest = (await call<{ items: Cluster[] }>('GET', `${B}/clusters`)).json.items.map((c) => c.id);
+      assert.deepEqual(newest, [...created].reverse(), 'default order created_time desc');
+      assert.equal((await call('GET', `${B}/clusters?size=100`)).status, 200);
+      const tooBig = await call<ProblemDetails>('GET', `${B}/clusters?size=101`);
+      assert.equal(tooBig.status, 400);
+      assert.deepEqual([tooBig.json.code, tooBig.json.title, tooBig.json.type], ['HYPERFLEET-VAL-004', 'Value Out of Range', 'https://api.hyperfleet.io/errors/validation-error']);
+      assert.equal(tooBig.json.detail, 'Invalid size parameter: 101 exceeds maximum allowed value of 100');
+      assert.equal((await call<ProblemDetails>('GET', `${B}/clusters?page=0`)).json.code, 'HYPERFLEET-VAL-004');
+      assert.equal((await call<ProblemDetails>('GET', `${B}/clusters?size=abc`)).json.code, 'HYPERFLEET-VAL-003');
       const first = await call<{ page: number; size: number; total: number; items: Cluster[] }>('GET', `${B}/clusters?page=1&size=2`);
       assert.deepEqual([first.json.page, first.json.size, first.json.total, first.json.items.length], [1, 2, 5, 2]);
       const last = await call<{ size: number; items: Cluster[] }>('GET', `${B}/clusters?page=3&size=2`);
@@ -194,11 +205,26 @@ describe('HyperFleet API stand-in', () => {
       assert.match((reply.json as ProblemDetails).errors?.[0]?.message ?? '', /Health/);
     });
 
-    it('PUT bounds observed_time by a clock skew and an age window', async () => {
+    // hyperfleet-api pkg/handlers/validation.go `validateObservedTimeRange`: 5 minutes ahead, 30 minutes behind.
+    it('PUT bounds observed_time to 5 minutes ahead and 30 minutes behind the server clock', async () => {
       const { id } = await createCluster();
-      assert.equal((await put(id, report('pullsecret', 1, 'True', { time: new Date(Date.now() + 10 * 60_000) }))).status, 400);
-      assert.equal((await put(id, report('pullsecret', 1, 'True', { time: new Date(Date.now() - 2 * 3_600_000) }))).status, 400);
-      assert.equal((await put(id, report('pullsecret', 1, 'True', { time: new Date(Date.now() + 5_000) }))).status, 201);
+      const at = (minutes: number) => report('pullsecret', 1, 'True', { time: new Date(Date.now() + minutes * 60_000) });
+      const ahead = await put(id, at(6));
+      assert.equal(ahead.status, 400);
+      assert.equal((ahead.json as ProblemDetails).detail, 'observed_time must not be more than 5m0s in the future');
+      const old = await put(id, at(-31));
+      assert.equal(old.status, 400);
+      assert.equal((old.json as ProblemDetails).detail, 'observed_time must not be more than 30m0s in the past');
+      assert.equal((old.json as ProblemDetails).code, 'HYPERFLEET-VAL-000');
+      assert.equal((await put(id, at(-29))).status, 201);
+      assert.equal((await put(id, at(4))).status, 201);
+    });
+
+    // hyperfleet-api pkg/services/adapter_status_validation.go: a zero observed_time is discarded (204).
+    it('PUT with a zero observed_time is discarded (204)', async () => {
+      const { id } = await createCluster();
+      assert.equal((await put(id, { ...report('pullsecret', 1), observed_time: '0001-01-01T00:00:00Z' })).status, 204);
+      assert.equal(api.log.at(-1)?.discarded, 'zero-observed-time');
     });
 
     it('PUT on an unknown cluster is 404 HYPERFLEET-NTF-001', async () => {

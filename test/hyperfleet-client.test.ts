@@ -137,7 +137,7 @@ describe('HyperFleet client against the API stand-in', () => {
   it('does not retry a 400, and reports the problem details', async () => {
     api.resetCalls();
     const old = report(2, { observed_time: new Date(Date.now() - 2 * 3_600_000).toISOString() });
-    await assert.rejects(client().putStatus(seeded.id, old), isCode('API_REQUEST_INVALID', /Validation Failed.*HYPERFLEET-VAL-000.*observed_time/));
+    await assert.rejects(client().putStatus(seeded.id, old), isCode('API_REQUEST_INVALID', /Validation Failed: observed_time must not be more than 30m0s in the past \(HYPERFLEET-VAL-000\)/));
     assert.equal(api.calls.putStatus, 1);
   });
 
@@ -217,6 +217,35 @@ describe('HyperFleet client against the API stand-in', () => {
     assert.equal(page.total, 1);
     assert.equal(page.items[0]?.id, seeded.id);
     assert.equal((await client().listClusters({ page: 2, size: 10 })).items.length, 0);
+  });
+});
+
+describe('HyperFleet client: walking the cluster list', () => {
+  let api: HyperFleetApiStandIn;
+  before(async () => {
+    api = await startHyperFleetApiStandIn();
+  });
+  after(() => api.stop());
+
+  // hyperfleet-api lists newest first by default (pkg/services/types.go `NewListArguments`), so a walk
+  // in the default order sees a cluster created mid-walk push the last one seen onto the next page.
+  it('pages in creation order: a cluster created mid-walk neither repeats one nor hides one', async () => {
+    const client = createHyperFleetClient({ baseUrl: api.url, retry: FAST, timeoutMs: 2_000 });
+    const seed = (minute: number) => api.seedCluster({ spec: { provider: 'gcp' }, created_time: `2026-01-01T00:0${minute}:00.000Z` });
+    const first = [await seed(1), await seed(2), await seed(3)].map((c) => c.id);
+    const page1 = await client.listClusters({ page: 1, size: 2 });
+    const late = await seed(4);
+    const page2 = await client.listClusters({ page: 2, size: 2 });
+    const walked = [...page1.items, ...page2.items].map((c) => c.id);
+    assert.deepEqual(walked, [...first, late.id]);
+  });
+
+  it('refuses a page size above the API maximum of 100 before asking', async () => {
+    const client = createHyperFleetClient({ baseUrl: api.url, retry: FAST, timeoutMs: 2_000 });
+    api.resetCalls();
+    await assert.rejects(client.listClusters({ size: 101 }), isCode('CONFIG_INVALID', /size must be 1-100/));
+    assert.equal(api.calls.listClusters, 0);
+    assert.equal((await client.listClusters({ size: 100 })).total, 4);
   });
 });
 

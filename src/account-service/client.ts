@@ -12,8 +12,11 @@ import { isObject } from '../pullsecret/validate.js';
 
 /** The transfer route of OCM's `accounts_mgmt` v1 API, under the base URL. */
 export const TRANSFERS_PATH = '/api/accounts_mgmt/v1/cluster_transfers/';
-/** Default route of an organization's pull secret; `{organization_id}` and `{cluster_id}` are filled in. */
-export const DEFAULT_SOURCE_PATH = '/api/accounts_mgmt/v1/organizations/{organization_id}/pull_secret';
+
+/** OCM's `accounts_mgmt` v1 route that answers the caller's own pull secret (`POST`, no body). */
+export const ACCESS_TOKEN_PATH = '/api/accounts_mgmt/v1/access_token';
+/** OCM's `accounts_mgmt` v1 route that answers an external resource's pull secret (`POST {external_resource_id}`). */
+export const PULL_SECRETS_PATH = '/api/accounts_mgmt/v1/pull_secrets';
 
 /** OCM's `accounts_mgmt` v1 route that issues a cluster's entitlement certificate (simple content access). */
 export const CERTIFICATES_PATH = '/api/accounts_mgmt/v1/certificates';
@@ -21,20 +24,16 @@ export const CERTIFICATES_PATH = '/api/accounts_mgmt/v1/certificates';
 const SERVICE: ExchangeService = { name: 'account service', caSetting: 'accountService.caFile' };
 /** A transfer list or a pull secret is small; 1 MiB is the largest Kubernetes Secret. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
-/** Path segments we fill in: ids as OCM writes them (letters, digits, `-`, `_`). */
-const PATH_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface AccountServiceClientOptions {
   /** Origin (and optional prefix) of the account service, e.g. `https://api.openshift.com`. */
   baseUrl: string;
-  /** Bearer token file for `source` (re-read when it changes). Transfers use the cluster's own token. */
+  /** The operator's bearer token file for `source` (re-read when it changes). Transfers use the cluster's own token. */
   tokenFile?: string;
   /** PEM CA file(s) for an https service; read once, at creation. */
   caFile?: string;
   /** Per request, in ms (default 10 000). */
   timeoutMs?: number;
-  /** Route of an organization's pull secret (default `DEFAULT_SOURCE_PATH`). */
-  sourcePath?: string;
 }
 
 /** One accepted transfer as the client hands it on: `secret` is the new owner's pull secret JSON text. */
@@ -63,15 +62,17 @@ export interface EntitlementCertificate {
 export interface AccountServiceClient {
   readonly baseUrl: string;
   /**
-   * `GET {sourcePath}`: the pull secret of the cluster's organization, as the bytes the service sent
-   * (validate them like `spec.pullSecret.data` before use, and register `credentialStrings` of them
-   * with the redactor for as long as they are handled).
+   * `POST /api/accounts_mgmt/v1/pull_secrets` with `{"external_resource_id": clusterId}` and the
+   * operator's bearer token: the cluster's pull secret as OCM issues it for an external resource of
+   * the operator's organization (201 `{auths}`; docs/account-service.md says why this route), as the
+   * bytes the service sent (validate them like `spec.pullSecret.data` before use, and register
+   * `credentialStrings` of them with the redactor for as long as they are handled).
    *
    * @throws IDENTIFIER_INVALID, CONFIG_INVALID (token file), ACCOUNT_SERVICE_UNAVAILABLE (retryable:
    *   408/429/5xx, timeout, network), ACCOUNT_SERVICE_REFUSED (other 4xx; the message names the
-   *   status), ACCOUNT_SERVICE_UNEXPECTED (empty body), ABORTED
+   *   status and OCM's code), ACCOUNT_SERVICE_UNEXPECTED (empty body), ABORTED
    */
-  source(ids: { organizationId: string; clusterId: string }, signal?: AbortSignal): Promise<Buffer>;
+  source(clusterId: string, signal?: AbortSignal): Promise<Buffer>;
   /**
    * `GET /api/accounts_mgmt/v1/cluster_transfers/?search=cluster_uuid is '{id}' and status is 'accepted'`
    * with `Authorization: AccessToken {clusterId}:{cloudToken}`. One attempt, no retry: the caller owns
@@ -119,14 +120,10 @@ const listSchema = z.object({ page: z.number().int(), size: z.number().int(), to
  * (`hyperfleet/http-exchange.ts`: kept-alive connections, a timeout per request, a bounded body,
  * no redirects followed, https with a private CA).
  *
- * @throws CONFIG_INVALID at creation for a bad base URL or source path, or a CA file that is unreadable or set for http
+ * @throws CONFIG_INVALID at creation for a bad base URL, or a CA file that is unreadable or set for http
  */
 export function createAccountServiceClient(options: AccountServiceClientOptions): AccountServiceClient {
   const baseUrl = normalizeOrigin(options.baseUrl);
-  const sourcePath = options.sourcePath ?? DEFAULT_SOURCE_PATH;
-  if (!sourcePath.startsWith('/') || !sourcePath.includes('{organization_id}')) {
-    throw new PullSecretError('CONFIG_INVALID', 'the account service source path must start with "/" and hold {organization_id}');
-  }
   if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
     throw new PullSecretError('CONFIG_INVALID', `an account service CA file is set, but ${baseUrl} is not an https URL`);
   }
@@ -161,14 +158,14 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
   return {
     baseUrl,
 
-    async source({ organizationId, clusterId }, signal) {
+    async source(clusterId, signal) {
       assertClusterId(clusterId);
-      if (!PATH_ID.test(organizationId)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid organization id: must be 1-64 letters, digits, "_" or "-"');
-      const operation = `GET ${sourcePath}`;
-      const path = sourcePath.replaceAll('{organization_id}', organizationId).replaceAll('{cluster_id}', clusterId);
-      const response = await get(path, operation, { token: await tokens.token() }, signal);
+      const operation = `POST ${PULL_SECRETS_PATH}`;
+      const post = { body: { external_resource_id: clusterId } };
+      const response = await get(PULL_SECRETS_PATH, operation, { token: await tokens.token() }, signal, post);
       if (response.status === 401) tokens.invalidate();
-      if (response.status !== 200) throw errorForStatus(response, operation);
+      // 201 is OCM's answer (ocm-api-model openapi accounts_mgmt/v1 `pull_secrets` post); 200 is accepted too.
+      if (response.status !== 201 && response.status !== 200) throw errorForStatus(response, operation);
       if (response.text.trim() === '') throw unexpected(operation, 'empty body');
       return Buffer.from(response.text, 'utf8');
     },

@@ -12,8 +12,6 @@ export const fieldPathsSchema = z
     pullSecret: z.array(z.string().min(1)).default(['spec.pullSecret.data']),
     secretName: z.array(z.string().min(1)).default(['spec.pullSecret.secretName']),
     namespace: z.array(z.string().min(1)).default([]),
-    /** The organization whose pull secret the account service serves (`pullSecretSource: account-service`). */
-    organizationId: z.array(z.string().min(1)).default(['spec.organizationId', 'spec.organization_id']),
   })
   .strict();
 

@@ -58,7 +58,7 @@ export type ClusterRun<T> = { kind: 'done'; value: T } | { kind: 'gone' } | { ki
 
 /** Where the pipeline reads a cluster's pull secret when it is not the spec's (`pullSecretSource: account-service`). */
 export interface PullSecretSource {
-  /** True when the cluster says where to read it (its organization id): `params.hasPullSecret` of the preconditions. */
+  /** True when the source can serve the cluster: `params.hasPullSecret` of the preconditions. */
   has(cluster: Cluster): boolean;
   /** The pull secret text (a credential). @throws PullSecretError */
   read(cluster: Cluster, signal: AbortSignal): Promise<string>;
@@ -388,7 +388,7 @@ export class EventPipeline {
     return params.pullSecret;
   }
 
-  /** The params the preconditions see: with a source, `hasPullSecret` means the cluster names where to read it. */
+  /** The params the preconditions see: with a source, `hasPullSecret` means the source can serve the cluster. */
   private forPreconditions(cluster: Cluster, params: ClusterParams): ClusterParams {
     const source = this.deps.pullSecretSource;
     if (source === undefined) return params;

@@ -24,7 +24,8 @@ const adapterAvailable = (type: string, adapter: string): Precondition => ({
 
 /** The `pull-secret-data` rule, its message naming the source that lacks the data. */
 function pullSecretData(source: PullSecretSourceKind): Precondition {
-  const message = source === 'spec' ? 'the cluster spec has no pull secret data' : 'the cluster names no organization for the account-service pull secret source';
+  const spec = 'the cluster spec has no pull secret data';
+  const message = source === 'spec' ? spec : 'the account-service pull secret source cannot serve this cluster';
   return { name: 'pull-secret-data', expression: 'params.hasPullSecret', message };
 }
 

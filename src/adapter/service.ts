@@ -118,7 +118,6 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
           createAdapterTransfers({
             section: config.accountService,
             pullSecretSource: config.pullSecretSource,
-            fieldPaths: config.preconditions.fieldPaths,
             ...background,
             verification,
           }),

@@ -13,7 +13,6 @@ import type { AccountServiceSection, PullSecretSourceKind } from '../config/acco
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
 import { listClusterIds } from './cluster-list.js';
-import { first, type FieldPaths } from './cluster-params.js';
 import type { ClusterObserver, EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from './store-provider.js';
@@ -26,7 +25,6 @@ const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 export interface AdapterTransferDeps {
   section: AccountServiceSection;
   pullSecretSource: PullSecretSourceKind;
-  fieldPaths: FieldPaths;
   stores: StoreProvider;
   kubernetes?: KubernetesSecretTarget;
   retry: RetryPolicy;
@@ -58,7 +56,7 @@ export interface AdapterTransfers {
 
 /**
  * Builds the account service client, the transfer health every report reads, the pull secret source
- * (`pullSecretSource: account-service`: the organization id at `preconditions.fieldPaths.organizationId`)
+ * (`pullSecretSource: account-service`: OCM's pull secret for the cluster id as an external resource)
  * and, on `start`, the fleet schedule of transfer checks (`TransferFleet`), each run through the
  * pipeline's per-cluster scheduler as `checkAndApplyClusterTransfer` with no inline retry: the fleet
  * re-checks a 5xx after the backoff instead, so a waiting check never holds the cluster's slot.
@@ -85,23 +83,13 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     return run;
   };
 
-  const organizationOf = (cluster: unknown): string | undefined => {
-    const id = first(cluster, deps.fieldPaths.organizationId);
-    return typeof id === 'string' && id !== '' ? id : undefined;
-  };
   const source: PullSecretSource | undefined =
     deps.pullSecretSource === 'account-service'
       ? {
-          has: (cluster) => organizationOf(cluster) !== undefined,
+          // OCM serves any cluster by its id (`POST pull_secrets`): nothing else to name.
+          has: () => true,
           async read(cluster, signal) {
-            const organizationId = organizationOf(cluster);
-            if (organizationId === undefined) {
-              throw new PullSecretError(
-                'PULL_SECRET_INVALID',
-                `invalid pull secret format: the cluster has no organization id (${deps.fieldPaths.organizationId.join(', ')}) to read its pull secret from the account service`,
-              );
-            }
-            const bytes = await client.source({ organizationId, clusterId: cluster.id }, signal);
+            const bytes = await client.source(cluster.id, signal);
             const text = bytes.toString('utf8');
             // Masked while checked here; the reconcile registers it again for its own run.
             const release = redactor.register(credentialStrings(text));
@@ -110,7 +98,8 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
               validatePullSecret(bytes, { maxBytes: 1024 * 1024, targetName: 'Kubernetes Secret' });
             } catch (err) {
               const error = toPullSecretError(err);
-              throw new PullSecretError(error.code, `${error.message} (the account service's pull secret of organization ${organizationId})`);
+              const named = `${error.message} (the account service's pull secret of cluster ${cluster.id})`;
+              throw new PullSecretError(error.code, named);
             } finally {
               release();
             }

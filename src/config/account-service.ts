@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { DEFAULT_SOURCE_PATH } from '../account-service/client.js';
 
 const count = (min: number, max: number) => z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
@@ -23,10 +22,6 @@ export const accountServiceSectionSchema = z
     tokenFile: z.string().min(1).optional(),
     caFile: z.string().min(1).optional(),
     timeoutMs: count(100, 300_000).default(10_000),
-    sourcePath: z
-      .string()
-      .regex(/^\/.*\{organization_id\}/, 'must start with "/" and hold {organization_id}')
-      .default(DEFAULT_SOURCE_PATH),
     transfer: z
       .object({
         interval: duration.default(12 * 3_600_000).refine((ms) => ms >= 1000 && ms <= 7 * 86_400_000, 'must be between 1s and 7d'),

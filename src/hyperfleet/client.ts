@@ -56,7 +56,8 @@ export interface HyperFleetClient {
    */
   putStatus(clusterId: string, report: AdapterStatusReport, options?: CallOptions): Promise<PutStatusOutcome>;
   /**
-   * `GET /clusters?page&size`: one page (page ≥ 1, size ≥ 1; API defaults 1 and 20).
+   * `GET /clusters?page&size&order=created_time asc`: one page (page ≥ 1, size 1-100; defaults 1 and
+   * 20), oldest first, so a walk over the pages is not shifted by clusters created meanwhile.
    *
    * @throws like `getCluster`; CONFIG_INVALID for a bad page/size or a 404 on the collection
    */
@@ -250,19 +251,23 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
   };
 }
 
-/** `page=…&size=…` (API defaults 1 and 20). @throws CONFIG_INVALID unless both are positive int32. */
+/** hyperfleet-api answers 400 to a larger page (pkg/services/types.go `MaxPageSize`). */
+const MAX_PAGE_SIZE = 100;
+
+/**
+ * `page=…&size=…&order=created_time asc` (defaults 1 and 20). The order is explicit because the API
+ * lists newest first by default, where every cluster created during a walk shifts the pages.
+ * @throws CONFIG_INVALID unless page is a positive int32 and size 1-100
+ */
 function pageQuery(paging: { page?: number; size?: number }): string {
   const page = paging.page ?? 1;
   const size = paging.size ?? 20;
-  for (const [name, value] of [
-    ['page', page],
-    ['size', size],
-  ] as const) {
-    if (!Number.isInteger(value) || value < 1 || value > 2 ** 31 - 1) {
-      throw new PullSecretError('CONFIG_INVALID', `${name} must be a positive integer`);
-    }
+  const badPage = !Number.isInteger(page) || page < 1 || page > 2 ** 31 - 1;
+  if (badPage) throw new PullSecretError('CONFIG_INVALID', 'page must be a positive integer');
+  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
+    throw new PullSecretError('CONFIG_INVALID', `size must be 1-${MAX_PAGE_SIZE} (the API's largest page)`);
   }
-  return `page=${page}&size=${size}`;
+  return `page=${page}&size=${size}&order=created_time%20asc`;
 }
 
 /** Reads a PEM CA file for an https service. @throws CONFIG_INVALID naming the file when it cannot be read or holds no PEM certificate. */

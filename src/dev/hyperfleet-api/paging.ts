@@ -1,4 +1,3 @@
-import type { ValidationError } from '../../hyperfleet/types.js';
 import { ProblemError } from './problem.js';
 
 export interface Page<T> {
@@ -9,37 +8,45 @@ export interface Page<T> {
   items: T[];
 }
 
-const INT32_MAX = 2 ** 31 - 1;
 const ORDER_FIELDS = ['created_time', 'updated_time', 'name', 'generation'] as const;
 export type OrderField = (typeof ORDER_FIELDS)[number];
 
+/** hyperfleet-api pkg/services/types.go `MaxPageSize`: larger pages are refused, not cut down. */
+export const MAX_PAGE_SIZE = 100;
+
 /**
- * The contract's list parameters: `page` (≥ 1, default 1), `size` (≥ 1, default 20), `order`
- * (`field [asc|desc]`, default `created_time`). `search` (TSL) is not implemented by the stand-in and is
+ * The list parameters as hyperfleet-api reads them (pkg/services/types.go `NewListArguments`, at the
+ * commit that pins hyperfleet-api-spec v1.0.25,
+ * https://github.com/openshift-hyperfleet/hyperfleet-api/blob/031482f0ab4196d3b92398a82ef14710782a281b/pkg/services/types.go):
+ * `page` ≥ 1 (default 1), `size` 1-100 (default 20), each refused on its own, the first problem only:
+ * not an integer is 400 `HYPERFLEET-VAL-003`, out of range 400 `HYPERFLEET-VAL-004`; `order` is
+ * `field [asc|desc]`, default **`created_time desc`** (newest first; the contract's `created_time`
+ * default is not what the server does). `search` (TSL) is not implemented by the stand-in and is
  * refused rather than ignored, so a test never passes by accident on an unfiltered list.
  *
- * @throws ProblemError (validation, search)
+ * @throws ProblemError (format, range, validation, search)
  */
 export function parseListQuery(query: URLSearchParams): { page: number; size: number; order: { field: OrderField; descending: boolean } } {
   if (query.has('search')) throw new ProblemError('search', 'Failed to parse search query: the HyperFleet API stand-in does not implement search');
-  const errors: ValidationError[] = [];
-  const integer = (name: string, fallback: number): number => {
-    const raw = query.get(name);
-    if (raw === null) return fallback;
-    const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(value) || value < 1 || value > INT32_MAX) {
-      errors.push({ field: name, constraint: 'min', message: `${name} must be an integer of at least 1` });
-    }
+  const integer = (name: string, fallback: number, max?: number): number => {
+    const raw = (query.get(name) ?? '').trim();
+    if (raw === '') return fallback;
+    const value = /^[+-]?\d+$/.test(raw) ? Number(raw) : NaN;
+    const invalid = `Invalid ${name} parameter`;
+    if (!Number.isSafeInteger(value)) throw new ProblemError('format', `${invalid}: must be a positive integer`);
+    if (value < 1) throw new ProblemError('range', `${invalid}: ${value} is less than 1`);
+    if (max !== undefined && value > max) throw new ProblemError('range', `${invalid}: ${value} exceeds maximum allowed value of ${max}`);
     return value;
   };
   const page = integer('page', 1);
-  const size = integer('size', 20);
-  const [field = 'created_time', direction = 'asc', ...extra] = (query.get('order') ?? 'created_time').trim().split(/\s+/);
+  const size = integer('size', 20, MAX_PAGE_SIZE);
+  const order = query.get('order') ?? 'created_time desc';
+  const [field = 'created_time', direction = 'asc', ...extra] = order.trim().split(/\s+/);
   const knownField = (ORDER_FIELDS as readonly string[]).includes(field);
   if (!knownField || (direction !== 'asc' && direction !== 'desc') || extra.length > 0) {
-    errors.push({ field: 'order', constraint: 'enum', message: `order must be one of ${ORDER_FIELDS.join(', ')}, optionally followed by asc or desc` });
+    const message = `order must be one of ${ORDER_FIELDS.join(', ')}, optionally followed by asc or desc`;
+    throw new ProblemError('validation', 'Invalid list parameters', [{ field: 'order', constraint: 'enum', message }]);
   }
-  if (errors.length > 0) throw new ProblemError('validation', 'Invalid list parameters', errors);
   return { page, size, order: { field: field as OrderField, descending: direction === 'desc' } };
 }
 

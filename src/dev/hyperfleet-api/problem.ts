@@ -8,6 +8,9 @@ import type { ProblemDetails, ValidationError } from '../../hyperfleet/types.js'
  */
 export const PROBLEMS = {
   validation: { status: 400, code: 'HYPERFLEET-VAL-000', title: 'Validation Failed', type: 'validation-error' },
+  // hyperfleet-api pkg/errors/errors.go `CodeValidationFormat`, `CodeValidationRange` (list parameters).
+  format: { status: 400, code: 'HYPERFLEET-VAL-003', title: 'Invalid Format', type: 'validation-error' },
+  range: { status: 400, code: 'HYPERFLEET-VAL-004', title: 'Value Out of Range', type: 'validation-error' },
   badRequest: { status: 400, code: 'HYPERFLEET-VAL-005', title: 'Bad Request', type: 'bad-request' },
   malformed: { status: 400, code: 'HYPERFLEET-VAL-006', title: 'Malformed Request', type: 'malformed-request' },
   search: { status: 400, code: 'HYPERFLEET-VAL-007', title: 'Invalid Search Query', type: 'validation-error' },

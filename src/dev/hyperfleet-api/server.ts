@@ -12,6 +12,7 @@ import { loadSnapshot, SnapshotWriter } from './persistence.js';
 import { kindForStatus, problemBody, ProblemError } from './problem.js';
 import { matchRoute, type RouteName } from './routes.js';
 import { ClusterStore, type PutStatusResult } from './store.js';
+import { OBSERVED_TIME_LIMITS } from './status-rules.js';
 
 export interface HyperFleetApiStandInOptions {
   /** Loopback only: `127.0.0.1` (default), `::1` or `localhost`. */
@@ -26,9 +27,9 @@ export interface HyperFleetApiStandInOptions {
   dataFile?: string;
   /** The server clock (for time-window rules and timestamps); default the real one. */
   now?: () => Date;
-  /** How far `observed_time` may be ahead of the server clock (default 60 s). */
+  /** How far `observed_time` may be ahead of the server clock (default 5 min, as hyperfleet-api). */
   maxClockSkewMs?: number;
-  /** How old `observed_time` may be (default 1 h). */
+  /** How old `observed_time` may be (default 30 min, as hyperfleet-api). */
   maxObservedAgeMs?: number;
   /** Identity written to `created_by` / `updated_by` / `deleted_by` (default `dev@hyperfleet.local`). */
   identity?: string;
@@ -87,7 +88,10 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     contract,
     requiredAdapters: options.requiredAdapters ?? ['pullsecret'],
     identity: options.identity ?? 'dev@hyperfleet.local',
-    limits: { maxClockSkewMs: options.maxClockSkewMs ?? 60_000, maxObservedAgeMs: options.maxObservedAgeMs ?? 3_600_000 },
+    limits: {
+      maxClockSkewMs: options.maxClockSkewMs ?? OBSERVED_TIME_LIMITS.maxClockSkewMs,
+      maxObservedAgeMs: options.maxObservedAgeMs ?? OBSERVED_TIME_LIMITS.maxObservedAgeMs,
+    },
     now,
     onReport: options.onReport,
   });
@@ -195,7 +199,7 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
       tokens = next;
     },
     getCluster: (id) => store.getCluster(id),
-    listStatuses: (id) => store.listStatuses(id, new URLSearchParams({ size: String(2 ** 31 - 1) })).items,
+    listStatuses: (id) => store.allStatuses(id),
     async seedCluster(seed) {
       const cluster = store.seedCluster(seed);
       await persist();

@@ -11,7 +11,24 @@ export interface TimeLimits {
 }
 
 /** Why a valid report was not stored (the API answers 204 for all of them). */
-export type DiscardReason = 'stale-generation' | 'future-generation' | 'stale-observed-time' | 'available-unknown';
+export type DiscardReason = 'stale-generation' | 'future-generation' | 'zero-observed-time' | 'stale-observed-time' | 'available-unknown';
+
+/**
+ * hyperfleet-api's window for `observed_time` (pkg/handlers/validation.go `maxObservedTimeSkew`,
+ * `maxObservedTimeAge`, at the commit pinning hyperfleet-api-spec v1.0.25,
+ * https://github.com/openshift-hyperfleet/hyperfleet-api/blob/031482f0ab4196d3b92398a82ef14710782a281b/pkg/handlers/validation.go).
+ */
+export const OBSERVED_TIME_LIMITS: TimeLimits = { maxClockSkewMs: 5 * 60_000, maxObservedAgeMs: 30 * 60_000 };
+
+/** Go's `time.Duration` text (`5m0s`, `30m0s`, `1h0m0s`), as the API's messages print the limits. */
+function goDuration(ms: number): string {
+  const total = Math.round(ms / 1000);
+  const [h, m, s] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), total % 60];
+  return h > 0 ? `${h}h${m}m${s}s` : m > 0 ? `${m}m${s}s` : `${s}s`;
+}
+
+/** The zero `time.Time` Go decodes `0001-01-01T00:00:00Z` to: not range-checked, discarded by the service. */
+const isZeroTime = (text: string): boolean => /^0001-01-01T00:00:00(\.0+)?(Z|[+-]00:00)$/.test(text);
 
 /** Adapter names become condition types (`{Adapter}Successful`), so keep them to a tame alphabet. */
 const ADAPTER_NAME = /^[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?$/;
@@ -40,26 +57,34 @@ export function checkReportRules(report: AdapterStatusCreateRequest, now: Date, 
   types.forEach((type, i) => {
     if (types.indexOf(type) !== i) errors.push({ field: `conditions[${i}].type`, constraint: 'unique', message: `condition '${type}' appears more than once` });
   });
+  if (errors.length > 0) throw new ProblemError('validation', 'Invalid adapter status report', errors);
+  // The API's own messages, 400 HYPERFLEET-VAL-000 without field errors (`validateObservedTimeRange`).
+  if (isZeroTime(report.observed_time)) return;
   const observed = Date.parse(report.observed_time);
   if (observed > now.getTime() + limits.maxClockSkewMs) {
-    errors.push({ field: 'observed_time', constraint: 'max', message: `must not be more than ${limits.maxClockSkewMs / 1000} s ahead of the server clock` });
+    const skew = goDuration(limits.maxClockSkewMs);
+    throw new ProblemError('validation', `observed_time must not be more than ${skew} in the future`);
   }
   if (observed < now.getTime() - limits.maxObservedAgeMs) {
-    errors.push({ field: 'observed_time', constraint: 'min', message: `must not be older than ${limits.maxObservedAgeMs / 1000} s` });
+    const age = goDuration(limits.maxObservedAgeMs);
+    throw new ProblemError('validation', `observed_time must not be more than ${age} in the past`);
   }
-  if (errors.length > 0) throw new ProblemError('validation', 'Invalid adapter status report', errors);
 }
 
 /**
- * The API's discard rules, in its order: older generation than stored; generation ahead of the
- * cluster; same generation but observed before the stored report; `Available=Unknown` once the
- * adapter has a stored report (the adapter's first report may say Unknown and is stored, but feeds
- * no cluster condition, which are True/False only; a later one is discarded whole, whatever else it
- * carries, so the last True/False stands). `undefined` means: store it.
+ * The API's discard rules (204), in its order (hyperfleet-api pkg/services/adapter_status_validation.go
+ * `validateAndClassifyAdapterStatus`,
+ * https://github.com/openshift-hyperfleet/hyperfleet-api/blob/031482f0ab4196d3b92398a82ef14710782a281b/pkg/services/adapter_status_validation.go):
+ * generation ahead of the cluster; older generation than stored; a zero `observed_time`; same
+ * generation but observed before the stored report; `Available=Unknown` once the adapter has a
+ * stored report (the adapter's first report may say Unknown and is stored, but feeds no cluster
+ * condition, which are True/False only; a later one is discarded whole, whatever else it carries, so
+ * the last True/False stands). `undefined` means: store it.
  */
 export function discardReason(report: AdapterStatusCreateRequest, cluster: Cluster, stored: AdapterStatus | undefined): DiscardReason | undefined {
-  if (stored !== undefined && report.observed_generation < stored.observed_generation) return 'stale-generation';
   if (report.observed_generation > cluster.generation) return 'future-generation';
+  if (stored !== undefined && report.observed_generation < stored.observed_generation) return 'stale-generation';
+  if (isZeroTime(report.observed_time)) return 'zero-observed-time';
   if (stored !== undefined && report.observed_generation === stored.observed_generation && Date.parse(report.observed_time) < Date.parse(stored.last_report_time)) {
     return 'stale-observed-time';
   }

@@ -46,7 +46,7 @@ const STATUS_KEYS: SortKeys<AdapterStatus> = {
 
 /**
  * The stand-in's clusters and adapter statuses with the API's rules: generation 1 on create, +1 when
- * `spec` changes (labels alone do not count), +1 on delete (soft: `deleted_time` set, removal once every
+ * `spec` or `labels` change, +1 on delete (soft: `deleted_time` set, removal once every
  * required adapter reported `Finalized=True` at the current generation), and the status rules of
  * `status-rules.ts`. Every mutating method takes the raw request body and validates it against the
  * contract. Returned objects are copies.
@@ -110,10 +110,11 @@ export class ClusterStore {
     const cluster = record.cluster;
     const specChanged = patch.spec !== undefined && !isDeepStrictEqual(patch.spec, cluster.spec);
     const labelsChanged = patch.labels !== undefined && !isDeepStrictEqual(patch.labels, cluster.labels);
+    // Any change of spec or labels bumps the generation (hyperfleet-api pkg/services/cluster.go `Patch`).
     if (specChanged || labelsChanged) {
       if (patch.spec !== undefined) cluster.spec = structuredClone(patch.spec);
       if (patch.labels !== undefined) cluster.labels = structuredClone(patch.labels);
-      if (specChanged) cluster.generation += 1;
+      cluster.generation += 1;
       cluster.updated_time = this.nowIso();
       cluster.updated_by = this.options.identity;
       this.reaggregate(record);
@@ -152,6 +153,13 @@ export class ClusterStore {
     }
     this.options.onReport?.(id, structuredClone(report), structuredClone(result));
     return structuredClone(result);
+  }
+
+  /** Every status of the cluster, oldest first, unpaged (for tests; the API's pages stop at 100). */
+  allStatuses(id: string): AdapterStatus[] {
+    const statuses = [...this.require(id).statuses.values()];
+    const byAge = (a: AdapterStatus, b: AdapterStatus) => a.created_time.localeCompare(b.created_time) || a.adapter.localeCompare(b.adapter);
+    return structuredClone(statuses.sort(byAge));
   }
 
   listStatuses(id: string, query: URLSearchParams = new URLSearchParams()): Page<AdapterStatus> {
