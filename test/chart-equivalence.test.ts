@@ -8,12 +8,10 @@
 // https://yaml.org/spec/1.2.2/#813-folded-style), which CEL ignores.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { parse, stringify } from 'yaml';
-import { helmTemplate, kustomize, NAMESPACE, ROOT, type K8sObject } from './support/helm.js';
+import { parse } from 'yaml';
+import { helmTemplate, kustomize, kustomizeWith, NAMESPACE, ROOT, type K8sObject } from './support/helm.js';
 
 /** The labels Helm adds (the chart's helmLabels); nothing else is ignored. */
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance'];
@@ -39,32 +37,9 @@ const CASES: Case[] = [
   }),
 ];
 
-/**
- * The overlay with the component added, as a user's own kustomization would (docs/deployment.md);
- * for RabbitMQ the user also switches adapter.yaml's broker, as test/deploy-keda.test.ts does.
- */
-async function renderOverlay({ overlay, component }: Case): Promise<K8sObject[]> {
-  if (component === undefined) return kustomize(join(ROOT, 'deploy', 'overlays', overlay));
-  const dir = await mkdtemp(join(tmpdir(), 'chart-equivalence-'));
-  try {
-    const kustomization: Record<string, unknown> = {
-      apiVersion: 'kustomize.config.k8s.io/v1beta1',
-      kind: 'Kustomization',
-      resources: [relative(dir, join(ROOT, 'deploy', 'overlays', overlay))],
-      components: [relative(dir, join(ROOT, 'deploy', 'components', component))],
-    };
-    if (component === 'keda-rabbitmq') {
-      const config = parse(await readFile(join(ROOT, 'deploy', overlay === 'job' ? 'overlays/job' : 'base', 'adapter.yaml'), 'utf8')) as { broker: Record<string, unknown> };
-      const { topic, subscriptionId, maxInFlight } = config.broker;
-      config.broker = { type: 'rabbitmq', exchange: topic, topic, subscriptionId, maxInFlight };
-      await writeFile(join(dir, 'adapter.yaml'), stringify(config));
-      kustomization.configMapGenerator = [{ name: 'pullsecret-adapter-config', behavior: 'replace', files: ['adapter.yaml'] }];
-    }
-    await writeFile(join(dir, 'kustomization.yaml'), stringify(kustomization));
-    return await kustomize(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+/** The overlay, with the component added when the case has one. */
+function renderOverlay({ overlay, component }: Case): Promise<K8sObject[]> {
+  return component === undefined ? kustomize(join(ROOT, 'deploy', 'overlays', overlay)) : kustomizeWith(overlay, component);
 }
 
 /** `kind namespace/name` → the object with the tools' own additions set aside. */

