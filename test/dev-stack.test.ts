@@ -148,7 +148,7 @@ test('status: table and JSON from the stand-in, failures and skips explained', a
   const nowhere = await runCli(['status', '--api', 'http://127.0.0.1:9'], baseEnv());
   assert.equal(nowhere.code, 1);
   assert.match(nowhere.stderr, /cannot reach the HyperFleet API at http:\/\/127\.0\.0\.1:9/);
-  assert.equal((await runCli(['status', '--output', 'yaml'], baseEnv())).code, 2);
+  assert.equal((await runCli(['status', '--output', 'xml'], baseEnv())).code, 2);
   const noCa = await runCli(['status', '--api', 'https://127.0.0.1:9', '--ca-file', 'no-such-ca.pem'], baseEnv());
   assert.equal(noCa.code, 2);
   assert.match(noCa.stderr, /cannot read the HyperFleet API CA file "no-such-ca\.pem": ENOENT/);

@@ -137,7 +137,8 @@ export function conformanceSuite(mode: ExecutionMode): void {
         assert.ok(stack.reportsOf(cluster.id).length <= stack.delivered(cluster.id), 'a discarded report does not make the event retry');
 
         assert.equal((await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} })).status, 200);
-        await provisioned(stack, cluster);
+        // A change of labels alone bumps the generation, as in hyperfleet-api (docs/testing.md).
+        await provisioned(stack, cluster, 2);
         const beforeDone = stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Available') !== 'True');
         assert.ok(beforeDone.length >= 2);
         assert.deepEqual([...new Set(beforeDone.map((r) => statusOf(r.report, 'Available')))], ['Unknown'], 'Available is never False while waiting');
@@ -149,7 +150,7 @@ export function conformanceSuite(mode: ExecutionMode): void {
         const unblock =
           stack.kube === undefined
             ? await blockManifests(stack, cluster.id)
-            : asyncly(stack.kube.injectFault({ method: 'GET', resource: 'jobs', name: `pullsecret-${cluster.id}-gen1`, status: 403, times: Infinity }));
+            : asyncly(stack.kube.injectFault({ method: 'GET', resource: 'jobs', name: `pullsecret-${cluster.id}-gen2`, status: 403, times: Infinity }));
         await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} });
         const failed = await stack.waitForStatus(cluster.id, (s) => statusOf(s, 'Health') === 'False');
         assert.deepEqual(
@@ -162,7 +163,7 @@ export function conformanceSuite(mode: ExecutionMode): void {
         assert.match(health?.message ?? '', mode === 'job' ? /HTTP 403/ : /ENOTDIR/);
         assert.notEqual(stack.api.getCluster(cluster.id)?.status.conditions.find((c) => c.type === 'Reconciled')?.status, 'True');
         await unblock();
-        const recovered = await provisioned(stack, cluster);
+        const recovered = await provisioned(stack, cluster, 2); // the label PATCH made generation 2
         assert.equal(conditionOf(recovered, 'Health'), 'True/Healthy');
       });
 
@@ -191,13 +192,13 @@ export function conformanceSuite(mode: ExecutionMode): void {
         await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
         // In-process the work is quick: hold its status report back, so the DELETE lands mid-way.
         const release = stack.api.injectFault({ route: 'putStatus', clusterId: cluster.id, delayMs: 300, times: Infinity });
-        await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} });
-        if (mode === 'job') await runningJob(stack, cluster.id, 1);
+        await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} }); // generation 2: labels count, as in hyperfleet-api
+        if (mode === 'job') await runningJob(stack, cluster.id, 2);
         else await stack.waitFor('the Kubernetes Secret written', async () => (await stack.leftovers(cluster.id)).includes('Kubernetes Secret manifest'));
         await deleteCluster(stack, cluster.id);
         await stack.waitHardDeleted(cluster.id);
         release();
-        if (mode === 'job') await podsStopped(stack, cluster.id, 1);
+        if (mode === 'job') await podsStopped(stack, cluster.id, 2);
         assert.deepEqual(await stack.leftovers(cluster.id), []);
       });
 
