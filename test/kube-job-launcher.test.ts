@@ -171,15 +171,17 @@ describe('Job launcher against the test API server', () => {
     server.resetCalls();
     server.injectFault({ method: 'WATCH', resource: 'jobs', reset: true });
     server.injectFault({ method: 'WATCH', resource: 'jobs', status: 503 });
-    // The third watch waits while 2,100 changes push its resourceVersion out of the server's history.
-    server.injectFault({ method: 'WATCH', resource: 'jobs', delayMs: 300 });
+    // When the third watch arrives (after its list), 2,100 changes push its resourceVersion out of the
+    // server's history before it is served: the churn runs synchronously inside the server's handler.
+    const churn = () => {
+      for (let i = 0; i < 1050; i++) {
+        server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `churn-${i}`, namespace: 'default' } });
+        server.deleteObject('secrets', 'default', `churn-${i}`);
+      }
+    };
+    server.injectFault({ method: 'WATCH', resource: 'jobs', delayMs: 1, onTaken: churn });
     const running = launcher.launch(req);
     await jobAppears(name);
-    await sleep(100);
-    for (let i = 0; i < 1050; i++) {
-      server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `churn-${i}`, namespace: 'default' } });
-      server.deleteObject('secrets', 'default', `churn-${i}`);
-    }
     // Wait (generously: a loaded machine slows the re-watch backoff) for the fourth watch.
     for (let i = 0; i < 750 && server.calls('WATCH', 'jobs') < 4; i++) await sleep(20);
     server.setJobStatus(NS, name, complete());

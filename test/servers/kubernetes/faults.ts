@@ -21,6 +21,8 @@ export interface FaultSpec {
   delayMs?: number;
   /** How many matching requests it affects; default 1, `Infinity` for all. */
   times?: number;
+  /** Called when a request takes the fault, before its delay: lets a test act at that exact point. */
+  onTaken?: () => void;
 }
 
 /** A request as seen by the server, after authentication. */
@@ -72,6 +74,7 @@ export class FaultInjector {
     if (fault === undefined) return undefined;
     fault.remaining--;
     this.faults = this.faults.filter((f) => f.remaining > 0);
+    fault.onTaken?.();
     return fault;
   }
 }
