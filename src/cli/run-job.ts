@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { loadJobConfig, JOB_ENV } from '../job/config.js';
 import { runPullSecretJob } from '../job/pull-secret-job.js';
 import { writeResultFile } from '../job/result-file.js';
+import { resultPathProblem } from '../job/path-checks.js';
 import { failureReason, toPullSecretError, type PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { onStrayError } from '../observability/process-guard.js';
@@ -94,6 +95,8 @@ async function writeFailureResult(path: string | undefined, error: PullSecretErr
 }
 
 async function readStatus(path: string): Promise<unknown> {
+  // Never open a FIFO or device: reading one could block forever.
+  if (resultPathProblem(path) !== undefined) return undefined;
   try {
     return (JSON.parse(await readFile(path, 'utf8')) as { status?: unknown }).status;
   } catch {
