@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { lstat, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { baseEnv, runCli } from './support/cli.js';
@@ -69,4 +70,34 @@ test('the adapter with kubernetes.target api and no kubeconfig refuses to start,
   const result = await runCli(['adapter', '--config', config], baseEnv({ HOME: join(dir, 'empty-home') }));
   assert.equal(result.code, 2, result.stderr);
   assert.match(result.stderr, /^pull-secret: no Kubernetes API connection configured: set KUBECONFIG.*kubernetes\.target: manifests\)$/m);
+});
+
+// Each of the job's own paths is checked before the first write (issue 30, item 4): before, each
+// case stored a version first, /proc/x spun forever, and a FIFO, symlink or device was replaced.
+test('MANIFEST_DIR that cannot be a directory: under /proc, /dev/null, a regular file', async () => {
+  const file = join(dir, 'a-regular-file');
+  await writeFile(file, 'x');
+  await failsBeforeWriting({ MANIFEST_DIR: '/proc/x' }, /MANIFEST_DIR: "\/proc\/x" cannot be created .*nothing was written/);
+  await failsBeforeWriting({ MANIFEST_DIR: '/dev/null' }, /MANIFEST_DIR: "\/dev\/null" is not a directory; nothing was written/);
+  await failsBeforeWriting({ MANIFEST_DIR: file }, /MANIFEST_DIR: .* is not a directory; nothing was written/);
+  await failsBeforeWriting({ MANIFEST_DIR: join(file, 'below') }, /MANIFEST_DIR: .* is not a directory \(a file is on its path\); nothing was written/);
+});
+
+test('RESULTS_PATH naming a directory or a device', async () => {
+  await failsBeforeWriting({ RESULTS_PATH: dir }, /RESULTS_PATH: .* is a directory, not a regular file; nothing was written/);
+  await failsBeforeWriting({ RESULTS_PATH: '/dev/null' }, /RESULTS_PATH: "\/dev\/null" is a device, not a regular file; nothing was written/);
+});
+
+test('RESULTS_PATH naming a FIFO or a symlink: refused, and left as it was', async () => {
+  const fifo = join(dir, 'result.fifo');
+  execFileSync('mkfifo', [fifo]);
+  await failsBeforeWriting({ RESULTS_PATH: fifo }, /RESULTS_PATH: .* is a FIFO, not a regular file; nothing was written/);
+  assert.equal((await lstat(fifo)).isFIFO(), true);
+  const target = join(dir, 'symlink-target.json');
+  await writeFile(target, 'keep');
+  const link = join(dir, 'result-link.json');
+  await symlink(target, link);
+  await failsBeforeWriting({ RESULTS_PATH: link }, /RESULTS_PATH: .* is a symbolic link, not a regular file; nothing was written/);
+  assert.equal((await lstat(link)).isSymbolicLink(), true);
+  assert.equal(await readFile(target, 'utf8'), 'keep');
 });

@@ -73,6 +73,16 @@ export async function checkAndApplyClusterTransfer(cluster: ReconcileInput, deps
     () => appliedAt,
   );
   const { reason, label } = TRANSFER_REASONS[outcome.kind];
-  deps.log.info({ operation: 'transfer-check', outcome: outcome.kind, reason, label, ...('transferId' in outcome ? { transfer_id: outcome.transferId } : {}) }, 'Transfer check done');
+  deps.log.info(
+    {
+      operation: 'transfer-check',
+      outcome: outcome.kind,
+      reason,
+      label,
+      ...('transferId' in outcome ? { transfer_id: outcome.transferId } : {}),
+      ...('credentials' in outcome ? { credentials: outcome.credentials } : {}),
+    },
+    'Transfer check done',
+  );
   return reconcile === undefined ? { outcome } : { outcome, reconcile };
 }

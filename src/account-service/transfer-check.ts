@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { parseStrictJson } from '../pullsecret/strict-json.js';
-import { mergeTransferredPullSecret } from '../pullsecret/transfer-merge.js';
+import { mergeTransferredPullSecret, type TransferMerge } from '../pullsecret/transfer-merge.js';
 import { isObject, validatePullSecret, type ValidateOptions } from '../pullsecret/validate.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
@@ -30,7 +30,7 @@ export type TransferDecision =
   | { kind: 'no-token'; message: string }
   | { kind: 'current-invalid'; message: string }
   | { kind: 'unchanged'; transferId: string }
-  | { kind: 'update'; transferId: string; data: Buffer; transferred: string; replaced: string[]; added: string[] }
+  | { kind: 'update'; transferId: string; data: Buffer; transferred: string; replaced: string[]; added: string[]; credentials?: TransferMerge['credentials'] }
   | { kind: 'multiple'; transferIds: string[]; message: string }
   | { kind: 'corrupted'; transferId: string; message: string }
   | { kind: 'unexpected'; message: string; error: PullSecretError }
@@ -40,7 +40,7 @@ export type TransferDecision =
 /** After `applyTransfer`: the write happened (`updated`) or failed (`update-failed`); other decisions pass through. */
 export type TransferOutcome =
   | Exclude<TransferDecision, { kind: 'update' }>
-  | { kind: 'updated'; transferId: string; replaced: string[]; added: string[]; appliedAt: string }
+  | { kind: 'updated'; transferId: string; replaced: string[]; added: string[]; credentials?: TransferMerge['credentials']; appliedAt: string }
   | { kind: 'update-failed'; transferId: string; message: string; error: PullSecretError };
 
 /** Condition reason (PascalCase) and metric label of each decision and outcome kind. */
@@ -167,7 +167,8 @@ function decide(answer: Awaited<ReturnType<AccountServiceClient['transfers']>>, 
   try {
     const merged = mergeTransferredPullSecret(current, first.secret, limits);
     if (!merged.changed) return { kind: 'unchanged', transferId: first.id };
-    return { kind: 'update', transferId: first.id, data: merged.data, transferred: first.secret, replaced: merged.replaced, added: merged.added };
+    const credentials = merged.credentials.length === 0 ? {} : { credentials: merged.credentials };
+    return { kind: 'update', transferId: first.id, data: merged.data, transferred: first.secret, replaced: merged.replaced, added: merged.added, ...credentials };
   } catch (err) {
     return { kind: 'corrupted', transferId: first.id, message: toPullSecretError(err).message };
   }
@@ -186,5 +187,6 @@ export async function applyTransfer(decision: TransferDecision, write: (data: Bu
     const error = toPullSecretError(err);
     return { kind: 'update-failed', transferId: decision.transferId, message: error.message, error };
   }
-  return { kind: 'updated', transferId: decision.transferId, replaced: decision.replaced, added: decision.added, appliedAt: now().toISOString() };
+  const { transferId, replaced, added, credentials } = decision;
+  return { kind: 'updated', transferId, replaced, added, ...(credentials === undefined ? {} : { credentials }), appliedAt: now().toISOString() };
 }

@@ -3,7 +3,8 @@ import { Command } from 'commander';
 import { loadJobConfig, JOB_ENV } from '../job/config.js';
 import { runPullSecretJob } from '../job/pull-secret-job.js';
 import { writeResultFile } from '../job/result-file.js';
-import { failureReason, toPullSecretError, type PullSecretError } from '../errors/index.js';
+import { resultPathProblem } from '../job/path-checks.js';
+import { failureReason, PullSecretError, toPullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { onStrayError } from '../observability/process-guard.js';
 import { storeEnv, STORE_KINDS } from '../stores/registry.js';
@@ -44,49 +45,61 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
   const resultsPath = config.resultsPath;
   // Kubernetes stops a Job's pod with SIGTERM: abort the in-flight step instead of dying mid-write.
   const controller = new AbortController();
-  const abort = () => controller.abort();
-  // A stray rejection from a dependency ends the job as a failure the sidecar can read, not a crash.
   let job: Promise<unknown> = Promise.resolve();
-  let stray: Promise<never> | undefined;
-  const restoreGuard = onStrayError(async (_kind, error) => {
-    stray = new Promise<never>(() => {});
-    controller.abort();
-    // The aborted job writes its own (ABORTED) result: let it settle first, bounded, so the stray
-    // error's result is the one that stays.
-    await Promise.race([job.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-    await writeFailureResult(resultsPath, error);
-    process.exit(reportFailure(error));
-  });
+  let ending: Promise<never> | undefined;
+  /**
+   * Ends the run as a failure whatever the job is doing: abort it, let it settle (bounded: a call
+   * stuck on an unreachable store may ignore the abort), then write this failure's result and exit.
+   */
+  const endAsFailure = (error: PullSecretError, reason?: string): Promise<never> => {
+    ending ??= (async () => {
+      controller.abort();
+      // The aborted job writes its own (ABORTED) result: let it settle first, so this one stays.
+      await Promise.race([job.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await writeFailureResult(resultsPath, error, { reason });
+      process.exit(reportFailure(error));
+    })();
+    return ending;
+  };
+  // A stray rejection from a dependency ends the job as a failure the sidecar can read, not a crash.
+  const restoreGuard = onStrayError(async (_kind, error) => endAsFailure(error));
+  const onSignal = (signal: NodeJS.Signals) => void endAsFailure(new PullSecretError('ABORTED', `the job was stopped by ${signal} before it finished`), 'JobTerminated');
+  const timeoutMessage = `the job did not finish within JOB_TIMEOUT (${config.timeoutSeconds} s)`;
+  const deadline = setTimeout(() => void endAsFailure(new PullSecretError('ABORTED', timeoutMessage), 'JobTimeout'), config.timeoutSeconds * 1000);
   // `on`, not `once`: the store's lock library re-raises a signal nobody else listens to.
-  process.on('SIGTERM', abort).on('SIGINT', abort);
+  process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
   try {
     const logger = createLogger({ level: config.logLevel });
     job = runPullSecretJob(config, logger, { dryRun, signal: controller.signal });
     await job;
     return 0;
   } catch (err) {
-    // A stray error aborted the job: the guard reports it and exits; nothing more to say here.
-    if (stray !== undefined) return stray;
+    // A stray error, a signal or the deadline aborted the job: that ending reports it and exits.
+    if (ending !== undefined) return ending;
     // The job writes its own failure result; this covers what escaped it (e.g. closing the store).
     await writeFailureResult(resultsPath, toPullSecretError(err), { keepFailure: true });
     return reportFailure(err);
   } finally {
-    process.off('SIGTERM', abort).off('SIGINT', abort);
-    restoreGuard();
+    clearTimeout(deadline);
+    if (ending === undefined) {
+      process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
+      restoreGuard();
+    }
   }
 }
 
 /**
  * Writes a failure result file so the exit code and the file always agree. With `keepFailure`, a
- * failure result already written by the job (it names the cluster and secret) is kept. Never throws:
+ * failure result already written by the job (it names the cluster and secret) is kept; `reason`
+ * overrides the code's (JobTimeout, JobTerminated). Never throws:
  * the caller is already reporting a failure.
  */
-async function writeFailureResult(path: string | undefined, error: PullSecretError, options: { keepFailure?: boolean } = {}): Promise<void> {
+async function writeFailureResult(path: string | undefined, error: PullSecretError, options: { keepFailure?: boolean; reason?: string } = {}): Promise<void> {
   if (!path) return;
   if (options.keepFailure === true && (await readStatus(path)) === 'failure') return;
   await writeResultFile(path, {
     status: 'failure',
-    reason: failureReason(error.code),
+    reason: options.reason ?? failureReason(error.code),
     message: error.message,
     error_code: error.code,
     timestamp: new Date().toISOString(),
@@ -94,6 +107,8 @@ async function writeFailureResult(path: string | undefined, error: PullSecretErr
 }
 
 async function readStatus(path: string): Promise<unknown> {
+  // Never open a FIFO or device: reading one could block forever.
+  if (resultPathProblem(path) !== undefined) return undefined;
   try {
     return (JSON.parse(await readFile(path, 'utf8')) as { status?: unknown }).status;
   } catch {

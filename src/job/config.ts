@@ -22,11 +22,22 @@ const jobSchema = z.object({
  * shared ones (`SECRET_STORE`, `KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) are the adapter's
  * settings under the same names, parsed by the same schemas (`src/config/`).
  */
-export const JOB_ENV: EnvMapping = Object.fromEntries(
-  Object.entries(envFor('job'))
-    .filter(([, v]) => v.store === undefined)
-    .map(([name, v]) => [name, { key: v.path, help: v.help }]),
-);
+export const JOB_ENV: EnvMapping = {
+  ...Object.fromEntries(
+    Object.entries(envFor('job'))
+      .filter(([, v]) => v.store === undefined)
+      .map(([name, v]) => [name, { key: v.path, help: v.help }]),
+  ),
+  JOB_TIMEOUT: { key: 'timeoutSeconds', help: 'Seconds before a stuck job ends with a failure result, reason JobTimeout (default 240).' },
+};
+
+/**
+ * Default `JOB_TIMEOUT`: well under the upstream Job's `activeDeadlineSeconds` (310 s), so the job
+ * writes its failure result before Kubernetes kills the pod.
+ */
+export const DEFAULT_JOB_TIMEOUT_SECONDS = 240;
+
+const timeoutSchema = z.object({ timeoutSeconds: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_JOB_TIMEOUT_SECONDS) });
 
 /** Everything the pull secret job needs, read from the environment. */
 export interface JobConfig {
@@ -39,6 +50,8 @@ export interface JobConfig {
   terminationMessagePath?: string;
   /** Merge the applied-transfer record beside the secret into the pull secret (`TRANSFER_RECORDS=true`; docs/account-service.md). */
   transferRecords: boolean;
+  /** `JOB_TIMEOUT`: the run ends as a failure (reason JobTimeout) after this many seconds. */
+  timeoutSeconds: number;
   retry: RetryPolicy;
   logLevel: string;
   /** The selected store's kind and parsed settings (see `createStore`). */
@@ -71,16 +84,17 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
   const logLevel = parseEnv(z.object({ logLevel: logLevelSchema.default('info') }), { LOG_LEVEL: { key: 'logLevel', help: '' } }, env);
   const verification = parseVerificationEnv(env);
   const retention = parseRetentionEnv(env);
+  const timeout = parseEnv(timeoutSchema, { JOB_TIMEOUT: JOB_ENV.JOB_TIMEOUT as EnvMapping[string] }, env);
   let kind: string;
   try {
     kind = selectStoreKind(env);
   } catch (err) {
-    throwEnvProblems([job, retry, kubernetes, logLevel, verification, retention]);
+    throwEnvProblems([job, retry, kubernetes, logLevel, verification, retention, timeout]);
     throw err;
   }
   const store = parseStoreEnv(kind, env);
-  throwEnvProblems([job, store, retry, kubernetes, logLevel, verification, retention]);
-  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok || !verification.ok || !retention.ok) throw new Error('unreachable: problems were thrown above');
+  throwEnvProblems([job, store, retry, kubernetes, logLevel, verification, retention, timeout]);
+  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok || !verification.ok || !retention.ok || !timeout.ok) throw new Error('unreachable: problems were thrown above');
   const v = job.value;
   const k = kubernetes.value;
   return {
@@ -91,6 +105,7 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     resultsPath: v.resultsPath,
     terminationMessagePath: v.terminationMessagePath,
     transferRecords: v.transferRecords === 'true',
+    timeoutSeconds: timeout.value.timeoutSeconds,
     retry: retry.value,
     logLevel: logLevel.value.logLevel,
     store: { kind, config: store.value },

@@ -1,19 +1,17 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describeError, failureReason, PullSecretError, toPullSecretError } from '../errors/index.js';
 import { createKubernetesTarget } from '../kube/target-config.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
-import { defaultSecretId, quoteIdentifier } from '../pullsecret/identifiers.js';
+import { defaultSecretId } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 import { reconcilePullSecret, type ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
 import { createStore, scopeLogFields, scopeOf } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 import type { JobConfig } from './config.js';
 import { jobRetentionRunner, jobVerificationGate } from './lifecycle.js';
+import { checkManifestDir, checkResultsPath } from './path-checks.js';
 import { writeFile } from 'node:fs/promises';
 import { terminationMessage, writeResultFile, type JobResultFile } from './result-file.js';
 
@@ -46,7 +44,7 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
   let verification: ReturnType<typeof jobVerificationGate>;
   try {
     log.info({ operation: 'start', store: config.storeKind, dry_run: dryRun }, 'Starting pull secret storage operation');
-    await checkBeforeWriting(config);
+    await checkBeforeWriting(config, dryRun);
     // Before the store: an unreadable VERIFICATION_CA_FILE fails the run before anything is opened.
     verification = jobVerificationGate(config.verification);
     const retention = jobRetentionRunner(config.retention, config.retry, options.clock);
@@ -124,27 +122,15 @@ function lifecycleResult(result: ReconcileResult): Pick<JobResultFile, 'current_
 
 /**
  * What can be checked without a store or Kubernetes call, checked before the first one: every name
- * (the Kubernetes ones too when a Kubernetes target is configured, also in a dry run) and the
- * directory of RESULTS_PATH, so a run that would fail at its end fails before writing anything.
+ * (the Kubernetes ones too when a Kubernetes target is configured, also in a dry run), RESULTS_PATH
+ * and, when manifests are written, MANIFEST_DIR (path-checks.ts), so a run that would fail at its
+ * end fails before writing anything.
  * @throws PullSecretError IDENTIFIER_INVALID or CONFIG_INVALID (exit 2).
  */
-async function checkBeforeWriting(config: JobConfig): Promise<void> {
+async function checkBeforeWriting(config: JobConfig, dryRun: boolean): Promise<void> {
   deriveClusterNames({ clusterId: config.clusterId, secretName: config.secretName, namespace: config.kubernetes.namespace, kubernetes: config.kubernetes.target !== 'none' });
-  if (config.resultsPath === undefined) return;
-  const dir = dirname(config.resultsPath);
-  const problem = await stat(dir).then(
-    (s) =>
-      s.isDirectory()
-        ? access(dir, constants.W_OK).then(
-            () => undefined,
-            () => 'is not writable',
-          )
-        : 'is not a directory',
-    () => 'does not exist',
-  );
-  if (problem !== undefined) {
-    throw new PullSecretError('CONFIG_INVALID', `invalid environment variable RESULTS_PATH: its directory ${quoteIdentifier(dir)} ${problem}; nothing was written`);
-  }
+  if (config.resultsPath !== undefined) await checkResultsPath(config.resultsPath);
+  if (config.kubernetes.target === 'manifests' && !dryRun) await checkManifestDir(config.kubernetes.manifestDir);
 }
 
 function completionMessage(result: ReconcileResult): string {

@@ -2,6 +2,8 @@ import { chmod } from 'node:fs/promises';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { redactor } from '../pullsecret/redact.js';
 import type { VerificationSummary } from '../verification/index.js';
+import { PullSecretError } from '../errors/index.js';
+import { resultPathProblem } from './path-checks.js';
 
 /** The status-reporter sidecar's limits on the two text fields it copies into the Job's condition. */
 export const RESULT_REASON_MAX = 128;
@@ -80,9 +82,16 @@ export const RESULT_FILE_MODE = 0o644;
 
 /**
  * Writes the result file atomically with mode 0644 (set explicitly, so a restrictive umask cannot
- * hide it from the sidecar), through the redactor as a last guard.
+ * hide it from the sidecar), through the redactor as a last guard. Replaces only a regular file:
+ * a symlink, FIFO, device or directory at `path` is left as it is (checked with lstat right before
+ * the rename, which itself never follows a symlink).
+ * @throws PullSecretError CONFIG_INVALID when `path` holds anything but a regular file.
  */
 export async function writeResultFile(path: string, result: JobResultFile): Promise<void> {
-  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`), { mode: RESULT_FILE_MODE });
+  const beforeCommit = () => {
+    const problem = resultPathProblem(path);
+    if (problem !== undefined) throw new PullSecretError('CONFIG_INVALID', `RESULTS_PATH ${problem}: the result file was not written`);
+  };
+  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`), { mode: RESULT_FILE_MODE, beforeCommit });
   await chmod(path, RESULT_FILE_MODE);
 }

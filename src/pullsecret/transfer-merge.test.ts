@@ -76,8 +76,6 @@ test('an explicit null never deletes: neither an entry nor a field', () => {
 
 test('a change of a field other than auth or email counts as a change', () => {
   for (const [field, value] of [
-    ['username', 'someone-else'],
-    ['password', 'another'],
     ['identitytoken', 'new-identity-token'],
     ['registrytoken', 'new-registry-token'],
   ] as const) {
@@ -89,6 +87,27 @@ test('a change of a field other than auth or email counts as a change', () => {
     assert.deepEqual(result.replaced, ['quay.io']);
     assert.deepEqual(auths(result.data)['quay.io'], { auth: OLD_QUAY, [field]: value });
   }
+});
+
+test('one credential per entry: a transferred username/password re-encodes auth', () => {
+  const result = merge({ auths: { 'quay.io': { username: 'newuser', password: 'newpass' } } });
+  assert.deepEqual(result.replaced, ['quay.io']);
+  assert.deepEqual(auths(result.data)['quay.io'], { auth: NEW_QUAY, email: 'old@example.com', username: 'newuser', password: 'newpass' });
+  assert.deepEqual(result.credentials, [{ registry: 'quay.io', rule: 'auth-from-username-password' }]);
+  // Half a pair completed by the current entry's other half.
+  const base = { auths: { 'quay.io': { auth: OLD_QUAY, username: 'newuser', password: 'oldpass' } } };
+  assert.deepEqual(auths(merge({ auths: { 'quay.io': { password: 'newpass' } } }, base).data)['quay.io'], { auth: NEW_QUAY, username: 'newuser', password: 'newpass' });
+  // Half a pair with no other half in the entry: the other half of the current auth.
+  assert.deepEqual(auths(merge({ auths: { 'quay.io': { password: 'newpass' } } }).data)['quay.io'], { auth: b64('olduser:newpass'), email: 'old@example.com', password: 'newpass' });
+  refused(() => merge({ auths: { 'new.example.com': { username: 'newuser' } } }), /registry "new.example.com": a username needs its password/);
+});
+
+test('one credential per entry: a transferred auth removes the stale username/password', () => {
+  const base = { auths: { 'quay.io': { auth: OLD_QUAY, username: 'olduser', password: 'oldpass', email: 'old@example.com' } } };
+  const result = merge({ auths: { 'quay.io': { auth: NEW_QUAY } } }, base);
+  assert.deepEqual(auths(result.data)['quay.io'], { auth: NEW_QUAY, email: 'old@example.com' });
+  assert.deepEqual(result.credentials, [{ registry: 'quay.io', rule: 'stale-username-password-removed' }]);
+  assert.deepEqual(merge({ auths: { 'quay.io': { auth: NEW_QUAY } } }).credentials, []);
 });
 
 test('a merged result that fails validation is refused as a whole', () => {
@@ -135,9 +154,17 @@ const entryArb = fc.record(
   { requiredKeys: ['auth'] },
 );
 type Entry = Record<string, unknown>;
-const transferEntryArb: fc.Arbitrary<Entry | null> = fc.oneof(entryArb, fc.constant(null));
+const wordArb = fc.stringMatching(/^[a-z]{1,8}$/);
+/** A transfer's entry naming its credential as a username/password pair, without `auth`. */
+const pairEntryArb: fc.Arbitrary<Entry> = fc.record({ username: wordArb, password: wordArb, email: fc.oneof(fc.emailAddress(), fc.constant(null)) }, { requiredKeys: ['username', 'password'] });
+const transferEntryArb: fc.Arbitrary<Entry | null> = fc.oneof(entryArb, pairEntryArb, fc.constant(null));
 const docArb = <T>(entry: fc.Arbitrary<T>): fc.Arbitrary<{ auths: Record<string, T> }> => fc.dictionary(registryArb, entry, { minKeys: 1, maxKeys: 5 }).map((a) => ({ auths: a }));
-const validCurrentArb = docArb<Entry>(entryArb.map((e) => Object.fromEntries(Object.entries(e).filter(([, v]) => v !== null))));
+/** Current entries: `auth`, sometimes beside a username/password pair that may disagree with it (stale). */
+const currentEntryArb: fc.Arbitrary<Entry> = fc
+  .tuple(entryArb, fc.option(fc.record({ username: wordArb, password: wordArb }), { nil: undefined }))
+  .map(([e, pair]) => ({ ...Object.fromEntries(Object.entries(e).filter(([, v]) => v !== null)), ...pair }));
+const validCurrentArb = docArb<Entry>(currentEntryArb);
+const CREDENTIAL_FIELDS = new Set(['auth', 'username', 'password']);
 
 test('property: nothing is deleted, named fields win, merging twice changes nothing', () => {
   fc.assert(
@@ -147,11 +174,19 @@ test('property: nothing is deleted, named fields win, merging twice changes noth
       const merged = auths(result.data);
       for (const [registry, entry] of Object.entries(base.auths)) {
         assert.ok(registry in merged, `deleted ${registry}`);
-        for (const field of Object.keys(entry)) assert.ok(field in (merged[registry] ?? {}), `deleted ${registry}.${field}`);
+        // Only the one-credential rule removes a field: a stale username/password beside a transferred auth.
+        const named = transfer.auths[registry];
+        for (const field of Object.keys(entry)) {
+          if (named != null && typeof named.auth === 'string' && CREDENTIAL_FIELDS.has(field)) continue;
+          assert.ok(field in (merged[registry] ?? {}), `deleted ${registry}.${field}`);
+        }
       }
       for (const [registry, entry] of Object.entries(transfer.auths)) {
         if (entry === null) continue;
         for (const [field, value] of Object.entries(entry)) if (value !== null) assert.deepEqual(merged[registry]?.[field], value);
+        // One credential: a username/password beside auth is the pair auth encodes.
+        const { auth, username, password } = merged[registry] ?? {};
+        if (username !== undefined || password !== undefined) assert.equal(auth, b64(`${String(username)}:${String(password)}`), `two credentials in ${registry}`);
       }
       assert.equal(result.changed, canonicalize(merged) !== canonicalize(base.auths));
       const again = mergeTransferredPullSecret(result.data, text(transfer), LIMIT);

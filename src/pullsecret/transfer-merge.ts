@@ -18,7 +18,19 @@ export interface TransferMerge {
   replaced: string[];
   /** Registries the transfer added. */
   added: string[];
+  /** Entries whose credential the one-credential rule settled, and how (sorted by registry). */
+  credentials: Array<{ registry: string; rule: CredentialRule }>;
 }
+
+/**
+ * How a merged entry keeps exactly one credential (registries read `auth` before `username`/`password`):
+ * - `auth-from-username-password`: the transfer gave `username`/`password` without `auth`, so `auth`
+ *   becomes the base64 of the merged `username:password` (a half the transfer and the entry lack is
+ *   the current `auth`'s half);
+ * - `stale-username-password-removed`: the transfer gave `auth`, so the current `username`/`password`
+ *   it did not give are removed.
+ */
+export type CredentialRule = 'auth-from-username-password' | 'stale-username-password-removed';
 
 const PREFIX = 'transferred pull secret';
 
@@ -57,6 +69,8 @@ function transferredAuths(transferred: string | Uint8Array): Record<string, unkn
  *   ones field by field, and fields it omits (e.g. `email`) are kept;
  * - registries it adds are added; registries it does not name are never removed;
  * - an explicit JSON `null` (an entry or a field) never deletes: the current value is kept;
+ * - each entry it names keeps one credential (`CredentialRule`): its `username`/`password` re-encode
+ *   `auth`, its `auth` removes the current `username`/`password`;
  * - top-level keys other than `auths` come from `current` (the transfer's own are ignored);
  * - any difference counts as a change (`auth`, `email`, `username`, `password`, `identitytoken`,
  *   `registrytoken`, unknown fields), compared on the canonical form, so key order never does.
@@ -78,6 +92,7 @@ export function mergeTransferredPullSecret(current: string | Uint8Array, transfe
   for (const key of Object.keys(currentAuths)) setOwn(mergedAuths, key, currentAuths[key]);
   const replaced: string[] = [];
   const added: string[] = [];
+  const credentials: TransferMerge['credentials'] = [];
   for (const key of Object.keys(incoming)) {
     const entry = incoming[key];
     const before = Object.prototype.hasOwnProperty.call(currentAuths, key) ? (currentAuths[key] as Record<string, unknown>) : undefined;
@@ -87,6 +102,8 @@ export function mergeTransferredPullSecret(current: string | Uint8Array, transfe
     for (const field of Object.keys(entry)) {
       if (entry[field] !== null) setOwn(merged, field, entry[field]);
     }
+    const rule = settleCredential(key, entry, merged);
+    if (rule !== undefined) credentials.push({ registry: key, rule });
     if (before === undefined) {
       // A new registry named only with nulls adds nothing.
       if (Object.keys(merged).length === 0) continue;
@@ -106,7 +123,31 @@ export function mergeTransferredPullSecret(current: string | Uint8Array, transfe
     if (err instanceof PullSecretError) throw new PullSecretError(err.code, `${PREFIX} refused: the merged result is not valid (${err.message})`);
     throw err;
   }
-  return { changed: replaced.length + added.length > 0, data, replaced: replaced.sort(), added: added.sort() };
+  credentials.sort((a, b) => (a.registry < b.registry ? -1 : a.registry > b.registry ? 1 : 0));
+  return { changed: replaced.length + added.length > 0, data, replaced: replaced.sort(), added: added.sort(), credentials };
+}
+
+/**
+ * Applies the one-credential rule (`CredentialRule`) to `merged`, the entry after the field merge.
+ * @throws PullSecretError PULL_SECRET_INVALID when the transfer gives half a pair the entry cannot complete.
+ */
+function settleCredential(registry: string, entry: Record<string, unknown>, merged: Record<string, unknown>): CredentialRule | undefined {
+  const gives = (field: string) => entry[field] !== undefined && entry[field] !== null;
+  const pair = ['username', 'password'];
+  if (gives('auth')) {
+    const stale = pair.filter((field) => !gives(field) && field in merged);
+    for (const field of stale) delete merged[field];
+    return stale.length > 0 ? 'stale-username-password-removed' : undefined;
+  }
+  if (!pair.some(gives)) return undefined;
+  // Half a pair is completed from the entry's fields, then from the current `auth` it replaces.
+  const current = typeof merged.auth === 'string' ? Buffer.from(merged.auth, 'base64').toString('utf8') : '';
+  const colon = current.indexOf(':');
+  const username = typeof merged.username === 'string' ? merged.username : colon > 0 ? current.slice(0, colon) : undefined;
+  const password = typeof merged.password === 'string' ? merged.password : colon > 0 ? current.slice(colon + 1) : undefined;
+  if (username === undefined || password === undefined) refuse(`registry ${quoteIdentifier(registry)}: a username needs its password (and a password its username)`);
+  setOwn(merged, 'auth', Buffer.from(`${username}:${password}`, 'utf8').toString('base64'));
+  return 'auth-from-username-password';
 }
 
 function parseValid(input: string | Uint8Array, limits: ValidateOptions): Record<string, unknown> {
