@@ -81,6 +81,19 @@ test('auth must decode to UTF-8 text without control characters; email holds no 
   validatePullSecret(doc({ 'quay.io': { auth: b64('ü:pässwörd:x'), email: 'ü@b.c' } }), LIMIT);
 });
 
+test('identitytoken and registrytoken hold no control characters, and the refusal does not quote them', () => {
+  for (const field of ['identitytoken', 'registrytoken']) {
+    const input = doc({ 'quay.io': { [field]: 'tok-SECRETBYTES\r\nX-Forged: 1' } });
+    rejects(input, new RegExp(`^invalid pull secret format: registry "quay.io": ${field} must not hold control characters$`));
+    assert.throws(
+      () => validatePullSecret(input, LIMIT),
+      (err: Error) => !err.message.includes('SECRETBYTES'),
+    );
+    rejects(doc({ 'quay.io': { [field]: 'tok\u0000' } }), /must not hold control characters/);
+    validatePullSecret(doc({ 'quay.io': { [field]: 'eyJhbGciOi.ü-token_=' } }), LIMIT);
+  }
+});
+
 test('size is checked against the target before parsing', () => {
   const big = doc({ 'quay.io': { auth: b64('u:p'), pad: 'x'.repeat(70_000) } });
   rejects(big, /exceeds the gcp store limit of 65536 bytes/, 'PAYLOAD_TOO_LARGE');
