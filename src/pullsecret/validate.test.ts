@@ -117,7 +117,20 @@ test('registry keys: hosts, ports, namespaces, legacy Docker Hub', () => {
   for (const key of ['quay.io', 'localhost:5000', 'quay.io/org/repo', '10.0.0.1:443', '[::1]:5000', 'https://index.docker.io/v1/', 'REGISTRY.example.com']) {
     assert.ok(isValidRegistryKey(key), key);
   }
-  for (const key of ['', 'quay.io:', 'quay.io:99999', 'quay.io/', 'quay.io/Org', 'https://quay.io', '-bad.io', 'a b', 'quay.io//x', 'x'.repeat(300)]) {
+  for (const key of ['', 'quay.io:', 'quay.io:99999', 'quay.io/', 'quay.io/Org', '-bad.io', 'a b', 'quay.io//x', 'x'.repeat(300)]) {
     assert.ok(!isValidRegistryKey(key), key);
   }
+});
+
+// The kubelet adds https:// to a key without a scheme and parses it as a URL (parseSchemelessURL in
+// https://github.com/kubernetes/kubernetes/blob/master/pkg/credentialprovider/keyring.go).
+test('registry keys with an http(s) scheme are accepted as the kubelet does; garbage behind one is not', () => {
+  for (const key of ['https://quay.io', 'https://quay.io/', 'http://host:5000/ns', 'https://registry.example.com:5000/org/repo', 'http://[::1]:5000']) {
+    assert.ok(isValidRegistryKey(key), key);
+  }
+  for (const key of ['https://', 'http:///ns', 'ftp://quay.io', 'https://quay.io//', 'https://https://quay.io', 'https://quay.io/Org', 'https://a b', 'HTTPS//quay.io']) {
+    assert.ok(!isValidRegistryKey(key), key);
+  }
+  const result = validatePullSecret(doc({ 'https://quay.io': { auth: b64('u:p') }, 'http://host:5000/ns': { auth: b64('u:p') } }), LIMIT);
+  assert.deepEqual(result.registries, ['https://quay.io', 'http://host:5000/ns']);
 });
