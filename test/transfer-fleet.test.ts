@@ -62,6 +62,7 @@ describe('scheduled transfer checks (interval 1s)', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="updated"\} [1-9]/m);
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="unchanged"\} [1-9]/m);
+    assert.match(metrics, /^pullsecret_broker_connected\{broker="embedded"\} 1$/m);
     const leaked = findCanary(JSON.stringify(stack.api.listStatuses(cluster.id)) + stack.logs.join('\n') + metrics);
     assert.equal(leaked, undefined, 'the transferred credential leaked');
     assert.ok(!stack.logs.join('\n').includes(CLOUD), 'the cluster token leaked');
