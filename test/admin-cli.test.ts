@@ -92,4 +92,14 @@ describe('pull-secret admin and token (CLI client)', () => {
     const neither = await runCli(['token', 'show'], env);
     assert.equal(neither.code, 2);
   });
+
+  it('token rotate on a malformed file says what is wrong and how to mend it, not to run itself again', async () => {
+    const bad = join(dir, 'bad-tokens.json');
+    await writeFile(bad, JSON.stringify({ current: { token: 'c2VjcmV0LXRva2Vu', generatedAt: 'yesterday' } }), { mode: 0o600 });
+    const rotated = await runCli(['token', 'rotate', '--file', bad], baseEnv());
+    assert.equal(rotated.code, 2, rotated.stderr);
+    assert.match(rotated.stderr, /is malformed \(at [^)]*current\.generatedAt\); it must hold \{"current":\{"token":BASE64,"generatedAt":ISO-8601 time\}/);
+    assert.match(rotated.stderr, /or delete it and a new token is generated/);
+    assert.ok(!rotated.stderr.includes('token rotate') && !rotated.stderr.includes('c2VjcmV0LXRva2Vu'));
+  });
 });

@@ -185,6 +185,10 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
     assert.match(destroyed.stderr, /^pull-secret: version 1 of local:secrets\/\S+ is destroyed, its content is gone; roll back to another version with --to-version$/m);
     const bad = await run('--to-version', '../1');
     assert.equal(bad.code, 2);
+    // Not a local store version id (those are numbers): a usage error, not a store failure.
+    const word = await run('--to-version', 'abc');
+    assert.equal(word.code, 2, word.stderr);
+    assert.match(word.stderr, /--to-version must be a local store version id: a positive integer such as 3/);
     const help = await runCli(['rollback', '--help'], baseEnv());
     assert.equal(help.code, 0);
     assert.match(help.stdout, /VERSION_DESTROYED/);

@@ -62,9 +62,17 @@ describe('scheduled transfer checks (interval 1s)', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="updated"\} [1-9]/m);
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="unchanged"\} [1-9]/m);
+    assert.match(metrics, /^pullsecret_broker_connected\{broker="embedded"\} 1$/m);
     const leaked = findCanary(JSON.stringify(stack.api.listStatuses(cluster.id)) + stack.logs.join('\n') + metrics);
     assert.equal(leaked, undefined, 'the transferred credential leaked');
     assert.ok(!stack.logs.join('\n').includes(CLOUD), 'the cluster token leaked');
+    // One `operation` field per line: the check's own lines name it as their trigger, the step as operation.
+    const mine = stack.logs.filter((l) => l.includes(cluster.id));
+    assert.deepEqual(
+      mine.filter((l) => l.split('"operation":').length > 2),
+      [],
+    );
+    assert.ok(mine.some((l) => l.includes('"trigger":"transfer-check"') && l.includes('"operation":"transfer-merge"')));
     service.clearTransfers(cluster.id);
   });
 

@@ -202,7 +202,8 @@ export class EventPipeline {
   async runForCluster<T>(clusterId: string, operation: string, task: (input: TransferCheckInput) => Promise<T>, reportAfter?: (value: T) => boolean): Promise<ClusterRun<T>> {
     let run: ClusterRun<T> = { kind: 'superseded' };
     const settled = await this.deps.scheduler.submit(clusterId, 0, async (signal) => {
-      const log = this.deps.logger.child({ cluster_id: clusterId, operation });
+      // `trigger`, not `operation`: the steps' own lines name their operation (e.g. execute), once per line.
+      const log = this.deps.logger.child({ cluster_id: clusterId, trigger: operation });
       const resolved = await this.resolve(clusterId, log, signal);
       if (resolved.kind !== 'done') {
         run = resolved;

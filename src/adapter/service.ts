@@ -151,6 +151,7 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
+  metrics.watchBroker(broker);
 
   let draining = false;
   let listing = false;

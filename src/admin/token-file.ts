@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import { PullSecretError } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
@@ -12,7 +12,7 @@ const STALE_LOCK_MS = 30_000;
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * Admin tokens in a JSON file (mode 0600), for the dev stack and tests. A write takes an exclusive
+ * Admin tokens in a JSON file (mode 0600; refused when group or others may read it), for the dev stack and tests. A write takes an exclusive
  * lock file (`<file>.lock`, created with O_EXCL), re-reads, writes only if the content is still the
  * version the caller read, and replaces the file atomically: two processes sharing the file behave
  * like two replicas sharing a Secret.
@@ -21,14 +21,32 @@ export function fileTokenStorage(path: string): TokenStorage {
   const where = `file ${quoteIdentifier(path)}`;
 
   async function read(): Promise<StoredTokens | undefined> {
-    let text: string;
+    let handle: FileHandle;
     try {
-      text = await readFile(path, 'utf8');
+      handle = await open(path, 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new PullSecretError('CONFIG_INVALID', `cannot read the admin token ${where}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+      throw unreadable(err);
     }
-    return { state: parseTokenState(text, where), version: digest(text) };
+    try {
+      // fstat the open handle, not the path, so the checked file is the one that is read.
+      const info = await handle.stat();
+      // The same rule as the local store's key file: a token others can read is a token others can use.
+      if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
+        const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
+        throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600\` on it`);
+      }
+      const text = await handle.readFile('utf8');
+      return { state: parseTokenState(text, where), version: digest(text) };
+    } catch (err) {
+      throw err instanceof PullSecretError ? err : unreadable(err);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  function unreadable(err: unknown): PullSecretError {
+    return new PullSecretError('CONFIG_INVALID', `cannot read the admin token ${where}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
   }
 
   async function lock(): Promise<() => Promise<void>> {

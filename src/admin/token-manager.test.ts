@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileTokenStorage } from './token-file.js';
 import { TokenManager } from './token-manager.js';
-import { parseTokenState } from './token-state.js';
+import { parseTokenState, serializeTokenState } from './token-state.js';
 
 const HOUR = 3_600_000;
 const LIFETIME = 24 * HOUR;
@@ -91,10 +92,22 @@ describe('token manager on a file', () => {
     assert.equal(reader.check(first), 'previous');
   });
 
+  it('a token file group or others may read (0644) is refused, as the local store key file is', async () => {
+    const file = join(dir, 'open.json');
+    const { writeFile, chmod } = await import('node:fs/promises');
+    await writeFile(file, serializeTokenState({ current: { token: randomBytes(32).toString('base64'), generatedAt: Date.now() } }));
+    await chmod(file, 0o644);
+    const m = new TokenManager({ storage: fileTokenStorage(file), pollMs: 0 });
+    await assert.rejects(m.start(), (err: Error) => /accessible by group or others \(mode 0644\); refusing to use it/.test(err.message));
+    await chmod(file, 0o600);
+    await m.start();
+    m.stop();
+  });
+
   it('a malformed file is a clear error that quotes no content', async () => {
     const file = join(dir, 'bad.json');
     const secretish = 'c2VjcmV0LXRva2VuLWJ5dGVzLXRoYXQtbXVzdC1ub3Qtc2hvdw==';
-    await (await import('node:fs/promises')).writeFile(file, JSON.stringify({ current: { token: secretish, generatedAt: 'yesterday' } }));
+    await (await import('node:fs/promises')).writeFile(file, JSON.stringify({ current: { token: secretish, generatedAt: 'yesterday' } }), { mode: 0o600 });
     const m = new TokenManager({ storage: fileTokenStorage(file), pollMs: 0 });
     await assert.rejects(m.start(), (err: Error) => err.message.includes('malformed') && !err.message.includes(secretish));
   });

@@ -70,14 +70,21 @@ export function parseTokenState(text: string, where: string): TokenState {
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is not JSON`);
+    throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is not JSON; ${fixHint(where)}`);
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const paths = [...new Set(parsed.error.issues.map((i) => i.path.join('.') || '(root)'))].join(', ');
-    throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is malformed (at ${paths}); rotate it with \`pull-secret token rotate\``);
+    throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is malformed (at ${paths}); ${fixHint(where)}`);
   }
   return fromRecords(parsed.data.current, parsed.data.previous);
+}
+
+/** How to mend a token state that does not parse: every command that reads it (rotate too) fails until then. */
+function fixHint(where: string): string {
+  return (
+    'it must hold {"current":{"token":BASE64,"generatedAt":ISO-8601 time},"previous":{...}} (previous optional); ' + `correct the ${where}, or delete it and a new token is generated (clients need the new one)`
+  );
 }
 
 /** Builds a state from stored records (ISO times). @throws CONFIG_INVALID for a token or time that does not fit */

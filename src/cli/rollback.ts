@@ -4,6 +4,7 @@ import { kubernetesSectionSchema, retrySectionSchema, storeSectionSchema } from 
 import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
+import { DEFAULT_STORE_KIND } from '../stores/registry.js';
 import { printOut, reportFailure } from './output.js';
 import { factsTable, outputOption, render, type OutputFormat } from './output-format.js';
 import { configuredStore, readConfigSections, type ScopeFlags } from './store-from-config.js';
@@ -53,11 +54,29 @@ export function rollbackCommand(): Command {
     });
 }
 
+/** Version ids by store kind: GCP and the local store number them; AWS and Azure use opaque ids of a fixed form. */
+const VERSION_FORMS: Readonly<Record<string, { pattern: RegExp; example: string }>> = {
+  gcp: { pattern: /^[1-9][0-9]{0,14}$/, example: 'a positive integer such as 3' },
+  local: { pattern: /^[1-9][0-9]{0,14}$/, example: 'a positive integer such as 3' },
+  aws: { pattern: /^[A-Za-z0-9-]{32,64}$/, example: '32-64 letters, digits or "-"' },
+  azure: { pattern: /^[0-9a-f]{32}$/, example: '32 hexadecimal digits' },
+};
+
+/**
+ * `--to-version` checked against the store's version id form before anything is opened: a
+ * malformed id is a usage error (exit 2), not a store failure. The value is never echoed.
+ * @throws CONFIG_INVALID
+ */
+function assertVersionFlag(kind: string, version: string): void {
+  const form = VERSION_FORMS[kind] ?? { pattern: /^[A-Za-z0-9-]{1,64}$/, example: 'a version id such as 3' };
+  if (!form.pattern.test(version)) throw new PullSecretError('CONFIG_INVALID', `--to-version must be a ${kind} store version id: ${form.example}`);
+}
+
 async function runRollback(options: RollbackOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
-    if (options.toVersion !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(options.toVersion)) throw new PullSecretError('CONFIG_INVALID', '--to-version must be a version id such as 3');
     const { store: storeSection, kubernetes: k8s, execution } = await readConfigSections(options.config, rollbackConfigSchema);
+    if (options.toVersion !== undefined) assertVersionFlag(storeSection.type ?? DEFAULT_STORE_KIND, options.toVersion);
     const { open } = configuredStore(storeSection, options);
     // Loaded here, not at start-up: other commands must not pay for them.
     const { rollbackPullSecret } = await import('../retention/rollback.js');

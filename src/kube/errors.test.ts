@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiException } from '@kubernetes/client-node';
 import { redactor } from '../pullsecret/redact.js';
-import { classifyKubeError } from './errors.js';
+import { classifyKubeError, classifyManifestFsError } from './errors.js';
 
 const OP = { verb: 'update', kind: 'Secret', namespace: 'clusters-a', name: 'a-pull-secret' };
 
@@ -80,5 +80,27 @@ describe('classifyKubeError', () => {
     } finally {
       release();
     }
+  });
+});
+
+describe('classifyManifestFsError', () => {
+  const errno = (code: string) => Object.assign(new Error(`${code}: failed, write '/m/ns/x.yaml'`), { code });
+
+  it('a full disk or quota under the manifest directory is retryable, as in the local store', () => {
+    for (const code of ['ENOSPC', 'EDQUOT', 'EIO', 'EMFILE']) {
+      const err = classifyManifestFsError(errno(code), 'write', '/m/ns/x.yaml');
+      assert.equal(err.code, 'KUBE_UNAVAILABLE', code);
+      assert.equal(err.retryable, true, code);
+    }
+    assert.equal(classifyManifestFsError(errno('ENOSPC'), 'write', '/m/ns/x.yaml').message, 'cannot write manifest "/m/ns/x.yaml": ENOSPC (no space left on the device; retried)');
+  });
+
+  it('a path or permission problem stays permanent', () => {
+    for (const code of ['EACCES', 'ENOTDIR', 'EROFS']) {
+      const err = classifyManifestFsError(errno(code), 'write', '/m/ns/x.yaml');
+      assert.equal(err.code, 'KUBE_FAILED', code);
+      assert.equal(err.message, `cannot write manifest "/m/ns/x.yaml": ${code}`);
+    }
+    assert.equal(classifyManifestFsError(new Error('odd'), 'read', '/m/x').message, 'cannot read manifest "/m/x": unknown error');
   });
 });

@@ -1,6 +1,7 @@
 import { PullSecretError, trimServerText, type ErrorCode } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
+import { errnoCode, isTransientFsError } from '../stores/local/fs-errors.js';
 
 /**
  * Classification of Kubernetes client errors at the edge, into the `KUBE_*` family, so
@@ -125,4 +126,16 @@ export function classifyKubeError(err: unknown, op: KubeOperation): PullSecretEr
     return new PullSecretError('KUBE_UNAVAILABLE', `Kubernetes API unreachable during ${what}: ${code ?? 'connection failed'}`, { cause: err });
   }
   return new PullSecretError('KUBE_FAILED', `Kubernetes client failed during ${what}: ${causeText(err, name)}`, { cause: err });
+}
+
+/**
+ * A filesystem error under the manifest directory: KUBE_UNAVAILABLE (retryable) for the conditions
+ * that pass (a full disk, a quota, a busy device: the local store treats them alike), KUBE_FAILED
+ * otherwise. Names the path and the errno code only.
+ */
+export function classifyManifestFsError(err: unknown, verb: string, path: string): PullSecretError {
+  const code = errnoCode(err) ?? 'unknown error';
+  const hint = code === 'ENOSPC' || code === 'EDQUOT' ? ' (no space left on the device; retried)' : '';
+  const kind: ErrorCode = isTransientFsError(err) ? 'KUBE_UNAVAILABLE' : 'KUBE_FAILED';
+  return new PullSecretError(kind, `cannot ${verb} manifest ${quoteIdentifier(path)}: ${code}${hint}`, { cause: err });
 }

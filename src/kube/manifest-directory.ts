@@ -5,6 +5,7 @@ import { PullSecretError } from '../errors/index.js';
 import { assertKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
 import { ParsedFileCache } from '../util/parsed-file-cache.js';
+import { classifyManifestFsError } from './errors.js';
 import type { PullSecretManifest } from './pull-secret-manifest.js';
 import { describeSecret, isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
 import type { ApplyResult, KubernetesSecretTarget, RemoveOptions, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
@@ -19,12 +20,6 @@ export interface ManifestDirectoryOptions {
 const SERVER_FIELDS = ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields', 'selfLink', 'deletionTimestamp'];
 
 type ManifestFile = ExistingSecret & Record<string, unknown>;
-
-function fsError(err: unknown, verb: string, path: string): PullSecretError {
-  const code = (err as { code?: unknown }).code;
-  const detail = typeof code === 'string' ? code : 'unknown error';
-  return new PullSecretError('KUBE_FAILED', `cannot ${verb} manifest ${quoteIdentifier(path)}: ${detail}`, { cause: err });
-}
 
 function aborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new PullSecretError('ABORTED', 'manifest operation aborted');
@@ -86,7 +81,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
       // Plain strings and maps: a YAML round trip gives back an equal object, so skip the re-parse.
       this.parsed.set(path, written, structuredClone(manifest) as ManifestFile);
     } catch (err) {
-      throw fsError(err, 'write', path);
+      throw classifyManifestFsError(err, 'write', path);
     }
     const outcome = existing === undefined ? 'created' : 'updated';
     this.logger?.debug({ namespace, name, outcome, path }, 'kubernetes secret manifest written');
@@ -106,7 +101,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
       await rm(path, { force: true });
       await syncDirectory(join(this.location, namespace));
     } catch (err) {
-      throw fsError(err, 'delete', path);
+      throw classifyManifestFsError(err, 'delete', path);
     }
     return true;
   }
@@ -141,7 +136,7 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     try {
       return await this.parsed.load(path, (raw) => parseManifest(raw, path));
     } catch (err) {
-      throw err instanceof PullSecretError ? err : fsError(err, 'read', path);
+      throw err instanceof PullSecretError ? err : classifyManifestFsError(err, 'read', path);
     }
   }
 }

@@ -75,3 +75,14 @@ test('quota buckets: the lowest fill level among live scopes, full when none is 
   metrics.storePacing.untrack('gcp', 'writes', idle);
   assert.equal(await tokens('writes'), 10, 'no live scope: full');
 });
+
+test('pullsecret_broker_connected follows the broker at each scrape (0 while it reconnects)', async () => {
+  const metrics = new Metrics();
+  let connected = false;
+  metrics.watchBroker({ kind: 'rabbitmq', isReady: () => connected });
+  assert.match(await metrics.registry.metrics(), /^pullsecret_broker_connected\{broker="rabbitmq"\} 0$/m);
+  connected = true;
+  assert.match(await metrics.registry.metrics(), /^pullsecret_broker_connected\{broker="rabbitmq"\} 1$/m);
+  connected = false;
+  assert.match(await metrics.registry.metrics(), /^pullsecret_broker_connected\{broker="rabbitmq"\} 0$/m);
+});

@@ -112,6 +112,17 @@ export class Metrics {
     labelNames: ['store', 'event_type', 'outcome'],
     registers: [this.registry],
   });
+  private brokers: ReadonlyArray<{ readonly kind: string; isReady(): boolean }> = [];
+  /** 1 while the broker is connected and consuming, 0 otherwise (read at each scrape, as /readyz reads it). */
+  readonly brokerConnected = new Gauge({
+    name: 'pullsecret_broker_connected',
+    help: 'Whether the broker (RabbitMQ, Pub/Sub, embedded) is connected and consuming: 1 yes, 0 no',
+    labelNames: ['broker'],
+    registers: [this.registry],
+    collect: () => {
+      for (const broker of this.brokers) this.brokerConnected.set({ broker: broker.kind }, broker.isReady() ? 1 : 0);
+    },
+  });
   readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
   /** Version retention (docs/retention.md): versions per secret, disabled, destroyed, failures; by store. */
   readonly retention = new RetentionMetrics(
@@ -168,6 +179,11 @@ export class Metrics {
    * Observes one secret store API call: feeds `pullsecret_store_api_calls_total`, the duration
    * histogram and the store's own counter (GCP: `pullsecret_gcp_api_calls_total`). Never throws.
    */
+  /** Reports `broker`'s connection in `pullsecret_broker_connected` from now on. */
+  watchBroker(broker: { readonly kind: string; isReady(): boolean }): void {
+    this.brokers = [...this.brokers, broker];
+  }
+
   readonly onStoreApiCall = (method: string, code: string, durationMs: number, store: string): void => {
     this.storeApiCalls.inc({ store, method, code });
     this.storeApiCallDuration.observe({ store, method }, durationMs / 1000);

@@ -81,6 +81,19 @@ test('auth must decode to UTF-8 text without control characters; email holds no 
   validatePullSecret(doc({ 'quay.io': { auth: b64('ü:pässwörd:x'), email: 'ü@b.c' } }), LIMIT);
 });
 
+test('identitytoken and registrytoken hold no control characters, and the refusal does not quote them', () => {
+  for (const field of ['identitytoken', 'registrytoken']) {
+    const input = doc({ 'quay.io': { [field]: 'tok-SECRETBYTES\r\nX-Forged: 1' } });
+    rejects(input, new RegExp(`^invalid pull secret format: registry "quay.io": ${field} must not hold control characters$`));
+    assert.throws(
+      () => validatePullSecret(input, LIMIT),
+      (err: Error) => !err.message.includes('SECRETBYTES'),
+    );
+    rejects(doc({ 'quay.io': { [field]: 'tok\u0000' } }), /must not hold control characters/);
+    validatePullSecret(doc({ 'quay.io': { [field]: 'eyJhbGciOi.ü-token_=' } }), LIMIT);
+  }
+});
+
 test('size is checked against the target before parsing', () => {
   const big = doc({ 'quay.io': { auth: b64('u:p'), pad: 'x'.repeat(70_000) } });
   rejects(big, /exceeds the gcp store limit of 65536 bytes/, 'PAYLOAD_TOO_LARGE');
@@ -104,7 +117,20 @@ test('registry keys: hosts, ports, namespaces, legacy Docker Hub', () => {
   for (const key of ['quay.io', 'localhost:5000', 'quay.io/org/repo', '10.0.0.1:443', '[::1]:5000', 'https://index.docker.io/v1/', 'REGISTRY.example.com']) {
     assert.ok(isValidRegistryKey(key), key);
   }
-  for (const key of ['', 'quay.io:', 'quay.io:99999', 'quay.io/', 'quay.io/Org', 'https://quay.io', '-bad.io', 'a b', 'quay.io//x', 'x'.repeat(300)]) {
+  for (const key of ['', 'quay.io:', 'quay.io:99999', 'quay.io/', 'quay.io/Org', '-bad.io', 'a b', 'quay.io//x', 'x'.repeat(300)]) {
     assert.ok(!isValidRegistryKey(key), key);
   }
+});
+
+// The kubelet adds https:// to a key without a scheme and parses it as a URL (parseSchemelessURL in
+// https://github.com/kubernetes/kubernetes/blob/master/pkg/credentialprovider/keyring.go).
+test('registry keys with an http(s) scheme are accepted as the kubelet does; garbage behind one is not', () => {
+  for (const key of ['https://quay.io', 'https://quay.io/', 'http://host:5000/ns', 'https://registry.example.com:5000/org/repo', 'http://[::1]:5000']) {
+    assert.ok(isValidRegistryKey(key), key);
+  }
+  for (const key of ['https://', 'http:///ns', 'ftp://quay.io', 'https://quay.io//', 'https://https://quay.io', 'https://quay.io/Org', 'https://a b', 'HTTPS//quay.io']) {
+    assert.ok(!isValidRegistryKey(key), key);
+  }
+  const result = validatePullSecret(doc({ 'https://quay.io': { auth: b64('u:p') }, 'http://host:5000/ns': { auth: b64('u:p') } }), LIMIT);
+  assert.deepEqual(result.registries, ['https://quay.io', 'http://host:5000/ns']);
 });

@@ -84,6 +84,8 @@ function checkEntry(registry: string, entry: unknown): void {
   ] as const) {
     if (token === undefined) continue;
     if (typeof token !== 'string' || token.length === 0) invalid(`${where}: ${field} must be a non-empty string`);
+    // Sent as a header or form value by the container runtime: a control character there forges lines.
+    if (CONTROL.test(token)) invalid(`${where}: ${field} must not hold control characters`);
   }
   const hasToken = typeof identitytoken === 'string' || typeof registrytoken === 'string';
   if (auth === undefined) {
@@ -103,7 +105,7 @@ function checkEntry(registry: string, entry: unknown): void {
  * Validates a dockerconfigjson / auth.json document against the target's limits.
  * Checks size first, so an oversized payload is never parsed. Duplicate keys anywhere, nesting
  * deeper than 64 levels, an `auth` that is not base64 of UTF-8 `user:password` without control
- * characters, and control characters in `email` are refused.
+ * characters, and control characters in `email`, `identitytoken` or `registrytoken` are refused.
  *
  * @throws PullSecretError PULL_SECRET_INVALID or PAYLOAD_TOO_LARGE; the message starts with
  *   `invalid pull secret format:` and never contains credential bytes nor an invalid registry key.

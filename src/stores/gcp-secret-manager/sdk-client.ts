@@ -59,7 +59,7 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
     throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable SECRET_MANAGER_ENDPOINT: must be host:port');
   }
   // Hostnames are plain; an IPv6 literal keeps its brackets, as gax joins `${host}:${port}`.
-  const options: ClientOptions = endpoint === undefined ? {} : { apiEndpoint: endpoint.host, port: endpoint.port };
+  const options: ClientOptions = { ...RECONNECT_BACKOFF, ...(endpoint === undefined ? {} : { apiEndpoint: endpoint.host, port: endpoint.port }) };
   if (config.insecure) {
     if (endpoint === undefined || !isLoopbackHost(endpoint.host)) {
       throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host');
@@ -69,6 +69,15 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
   }
   return new SecretManagerClient(options);
 }
+
+/**
+ * The channel's reconnect backoff after the service was unreachable: grpc-js grows it to 120 s by
+ * default, so calls kept failing long after an outage ended; bounded, a call recovers within seconds.
+ * gax passes `grpc.*` client options to the channel (https://github.com/googleapis/gax-nodejs/blob/main/gax/src/grpc.ts,
+ * `createStub`); the names are grpc-js channel options
+ * (https://github.com/grpc/grpc-node/blob/master/packages/grpc-js/src/channel-options.ts).
+ */
+export const RECONNECT_BACKOFF = { 'grpc.initial_reconnect_backoff_ms': 1000, 'grpc.max_reconnect_backoff_ms': 5000 } as const;
 
 /**
  * Builds one client and drops it, so the SDK's service definitions (protos.json, about 50 ms of

@@ -4,6 +4,12 @@ import { PullSecretError } from '../../errors/index.js';
 const TRANSIENT = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EAGAIN', 'EBUSY', 'EMFILE', 'ENFILE', 'ETIMEDOUT', 'ESTALE', 'EINTR', 'ENOMEM']);
 const DENIED = new Set(['EACCES', 'EPERM']);
 
+/** True for a filesystem error another attempt may get past (a full disk, a busy device, too many open files). */
+export function isTransientFsError(err: unknown): boolean {
+  const code = errnoCode(err);
+  return code !== undefined && TRANSIENT.has(code);
+}
+
 /** The `code` of a Node system error, if it has one. */
 export function errnoCode(err: unknown): string | undefined {
   if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
