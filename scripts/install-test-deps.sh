@@ -117,4 +117,5 @@ if ! command -v kubectl >/dev/null 2>&1; then
   $sudo install -m 0755 "$bin_dir/kubectl" /usr/local/bin/kubectl
 fi
 "$bin_dir/helm" version --short
-"$bin_dir/kubectl" version --client | head -n 1
+# sed, not head: head would close the pipe early, and pipefail would end the script on kubectl's SIGPIPE.
+"$bin_dir/kubectl" version --client | sed -n 1p
