@@ -36,19 +36,37 @@ const packageRegex = (name) => `^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').re
 function boundaries(home, zone) {
   const production = zone === 'production' || zone === 'entry';
   const restricted = SDK_HOMES.filter((h) => h !== home).flatMap((h) =>
-    h.packages.map((name) => ({ regex: packageRegex(name), message: `${name} is imported only in ${h.folder}/: use its adapter (SDKs stay in their folders).` })),
+    h.packages.map((name) => ({
+      regex: packageRegex(name),
+      message: `${name} is imported only in ${h.folder}/: use its adapter (SDKs stay in their folders).`,
+    })),
   );
   if (production) {
-    restricted.push({ regex: DEV_STACK, message: `Production code does not import the dev stack (src/dev): only ${DEV_ENTRY} loads it, with await import().` });
+    restricted.push({
+      regex: DEV_STACK,
+      message: `Production code does not import the dev stack (src/dev): only ${DEV_ENTRY} loads it, with await import().`,
+    });
     for (const name of Object.keys(devDependencies).filter((n) => !n.startsWith('@types/'))) {
-      restricted.push({ regex: packageRegex(name), message: `${name} is a devDependency: the production install and the image do not have it.` });
+      restricted.push({
+        regex: packageRegex(name),
+        message: `${name} is a devDependency: the production install and the image do not have it.`,
+      });
     }
   }
   // Dynamic import() is not seen by no-restricted-imports: the same bans as selectors.
-  const dynamic = restricted.filter((r) => !(zone === 'entry' && r.regex === DEV_STACK)).map((r) => ({ selector: `ImportExpression[source.value=/${r.regex.replaceAll('/', '\\/')}/]`, message: r.message }));
+  const dynamic = restricted
+    .filter((r) => !(zone === 'entry' && r.regex === DEV_STACK))
+    .map((r) => ({
+      selector: `ImportExpression[source.value=/${r.regex.replaceAll('/', '\\/')}/]`,
+      message: r.message,
+    }));
   // The bundles (scripts/bundle.mjs) give a dynamic import() of a CommonJS package its default export only.
-  if (production) dynamic.push({ selector: 'ImportExpression[source.value=/^(?!\\.|node:)/]', message: LAZY_PACKAGE });
-  return { 'no-restricted-imports': ['error', { patterns: restricted }], 'no-restricted-syntax': ['error', ...dynamic] };
+  if (production)
+    dynamic.push({ selector: 'ImportExpression[source.value=/^(?!\\.|node:)/]', message: LAZY_PACKAGE });
+  return {
+    'no-restricted-imports': ['error', { patterns: restricted }],
+    'no-restricted-syntax': ['error', ...dynamic],
+  };
 }
 
 /** Later entries win: the most specific zone of a file decides its import rules. */

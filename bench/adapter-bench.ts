@@ -64,7 +64,8 @@ async function ask<T>(child: ChildProcess, command: object, answer: string): Pro
 
 const PROJECT = 'bench-project';
 /** A valid pull secret and the upstream adapters' conditions that meet the default preconditions (also drift-bench.ts). */
-export const PULL_SECRET = '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
+export const PULL_SECRET =
+  '{"auths":{"registry.redhat.io":{"auth":"dGVzdDp0ZXN0","email":"test@example.com"}}}';
 export const CONDITIONS = ['ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful'].map((type) => ({
   type,
   status: 'True' as const,
@@ -80,7 +81,12 @@ function event(cluster: Cluster, n: number): string {
     id: `bench-${n}`,
     source: 'bench',
     type: 'com.redhat.hyperfleet.cluster.reconcile',
-    data: { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation },
+    data: {
+      id: cluster.id,
+      kind: 'Cluster',
+      href: `/api/hyperfleet/v1/clusters/${cluster.id}`,
+      generation: cluster.generation,
+    },
   });
 }
 
@@ -117,8 +123,14 @@ const DEPLOYMENT_NODE_OPTIONS = deploymentNodeOptions();
 
 /** Starts the adapter process on `config` with the Node.js binary `node`; resolves once it is ready. */
 async function startChild(config: object, node: string): Promise<ChildProcess> {
-  const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? DEPLOYMENT_NODE_OPTIONS).split(' ').filter(Boolean);
-  const child = fork(await childScript(), [], { execPath: node, execArgv, env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) } });
+  const execArgv = (process.env.BENCH_ADAPTER_NODE_FLAGS ?? DEPLOYMENT_NODE_OPTIONS)
+    .split(' ')
+    .filter(Boolean);
+  const child = fork(await childScript(), [], {
+    execPath: node,
+    execArgv,
+    env: { ...process.env, BENCH_ADAPTER_CONFIG: JSON.stringify(config) },
+  });
   await once(child, 'message');
   return child;
 }
@@ -139,7 +151,10 @@ interface PathParts {
 async function startPath(path: AdapterPath, dir: string): Promise<PathParts> {
   if (path === 'embedded') {
     return {
-      config: { store: { type: 'local', settings: { dir: join(dir, 'store') } }, kubernetes: { target: 'manifests', manifestDir: join(dir, 'manifests') } },
+      config: {
+        store: { type: 'local', settings: { dir: join(dir, 'store') } },
+        kubernetes: { target: 'manifests', manifestDir: join(dir, 'manifests') },
+      },
       prepare: () => undefined,
       calls: () => undefined,
       resetCalls: () => undefined,
@@ -151,7 +166,14 @@ async function startPath(path: AdapterPath, dir: string): Promise<PathParts> {
   return {
     // The first reconcile of N clusters is set-up here, not the figure: unpaced writes (600/min would
     // make it N/5 seconds); the test server enforces no quota.
-    config: { store: { type: 'gcp', settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 10_000 }, writesPerMinute: 1_000_000 }, kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath } },
+    config: {
+      store: {
+        type: 'gcp',
+        settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 10_000 },
+        writesPerMinute: 1_000_000,
+      },
+      kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+    },
     prepare: (clusterId) => kube.createNamespace(`clusters-${clusterId}`),
     calls: () => ({ store: gcp.totalCalls, kubernetes: kube.calls() }),
     resetCalls: () => {
@@ -184,7 +206,12 @@ export function node22(): string | undefined {
  * API stand-in, so the adapter's process is measured alone. `node` is the Node.js binary the adapter
  * runs on (default: the one running the bench); `label` names it in the rows (e.g. "Node.js 22").
  */
-export async function benchAdapter(n: number, path: AdapterPath = 'embedded', node = process.execPath, label = ''): Promise<string[][]> {
+export async function benchAdapter(
+  n: number,
+  path: AdapterPath = 'embedded',
+  node = process.execPath,
+  label = '',
+): Promise<string[][]> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-bench-adapter-'));
   // Skip the stand-in's self-check of every answer against the contract: test rigour, not API cost.
   const api = await startHyperFleetApiStandIn({ checkResponses: false });
@@ -200,17 +227,24 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
   let child = await startChild(config, node);
   const publish = (bodies: string[]) => ask(child, { type: 'publish', bodies }, 'published');
   const rows: string[][] = [];
-  const row = (name: string, value: string, unit: string, target: string) => rows.push([`${path}${label ? `, ${label}` : ''}, N=${n}: ${name}`, value, unit, target]);
+  const row = (name: string, value: string, unit: string, target: string) =>
+    rows.push([`${path}${label ? `, ${label}` : ''}, N=${n}: ${name}`, value, unit, target]);
   const clusters: Cluster[] = [];
   let sent = 0;
   const events = () => clusters.map((c) => event(c, sent++));
   try {
     for (let i = 0; i < n; i++) {
-      const cluster = await api.seedCluster({ name: `bench-${i}`, generation: 1, spec: { provider: 'gcp', gcp: { projectId: PROJECT }, pullSecret: { data: PULL_SECRET } }, status: { conditions: CONDITIONS } });
+      const cluster = await api.seedCluster({
+        name: `bench-${i}`,
+        generation: 1,
+        spec: { provider: 'gcp', gcp: { projectId: PROJECT }, pullSecret: { data: PULL_SECRET } },
+        status: { conditions: CONDITIONS },
+      });
       parts.prepare(cluster.id);
       clusters.push(cluster);
     }
-    const statusOf = (id: string): AdapterStatus | undefined => api.listStatuses(id).find((s) => s.adapter === 'pullsecret');
+    const statusOf = (id: string): AdapterStatus | undefined =>
+      api.listStatuses(id).find((s) => s.adapter === 'pullsecret');
     const waitAll = async (accept: (s: AdapterStatus) => boolean) => {
       for (const c of clusters) while (!((s) => s !== undefined && accept(s))(statusOf(c.id))) await sleep(5);
     };
@@ -233,13 +267,21 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
       await waitAll((s) => Date.parse(s.last_report_time) >= burstStart);
       const seconds = (performance.now() - t0) / 1000;
       const benchCpu = process.cpuUsage(benchCpuAtStart);
-      const stats = await ask<{ peakRss: number; cpuMs: number; gc: GcFigures; kubernetesWrites: number }>(child, { type: 'stats' }, 'stats');
+      const stats = await ask<{ peakRss: number; cpuMs: number; gc: GcFigures; kubernetesWrites: number }>(
+        child,
+        { type: 'stats' },
+        'stats',
+      );
       return {
         perSecond: n / seconds,
         cpuMs: stats.cpuMs / n,
         benchCpuMs: (benchCpu.user + benchCpu.system) / 1000 / n,
         gc: stats.gc,
-        writes: (clusters.filter((c) => statusOf(c.id)?.data?.outcome !== 'unchanged').length + stats.kubernetesWrites - before.kubernetesWrites) / n,
+        writes:
+          (clusters.filter((c) => statusOf(c.id)?.data?.outcome !== 'unchanged').length +
+            stats.kubernetesWrites -
+            before.kubernetesWrites) /
+          n,
         calls: parts.calls(),
         peakRss: stats.peakRss,
       };
@@ -249,7 +291,8 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
     const burstRows = (label: string, runs: BurstFigures[]) => {
       const of = (figure: (r: BurstFigures) => number, digits = 1) => spread(runs.map(figure), digits);
       const worst = (figure: (r: BurstFigures) => number) => Math.max(...runs.map(figure));
-      const tagged = (statistic: string) => (runs.length > 1 ? `${label}; ${statistic} of ${runs.length} bursts` : label);
+      const tagged = (statistic: string) =>
+        runs.length > 1 ? `${label}; ${statistic} of ${runs.length} bursts` : label;
       const tag = tagged('median (min-max)');
       row(
         `no-op reconcile throughput, burst (${tag})`,
@@ -273,7 +316,8 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
       );
       // Garbage collection in the burst: scavenges follow the garbage each event leaves, full collections the heap's growth.
       // Medians only: four ranges in one cell would not read.
-      const perThousand = (figure: (r: BurstFigures) => number) => fmt((median(runs.map(figure)) * 1000) / n, 0);
+      const perThousand = (figure: (r: BurstFigures) => number) =>
+        fmt((median(runs.map(figure)) * 1000) / n, 0);
       row(
         `adapter GC per 1,000 no-op reconciles, scavenges / full, pause ms (${tagged('median')})`,
         `${perThousand((r) => r.gc.minor)} / ${perThousand((r) => r.gc.major)}, ${perThousand((r) => r.gc.minorMs)} / ${perThousand((r) => r.gc.majorMs)}`,
@@ -302,8 +346,16 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
       }
       // The target is set for 1,000 events in flight; past maxInFlight the rest wait in the in-process broker's queue.
       const queued = n - MAX_IN_FLIGHT;
-      const rssTarget = queued <= 0 ? '≤ 150 (1,000 in flight)' : `none (1,000 in flight + ${queued.toLocaleString('en-US')} queued in-process)`;
-      row(`adapter peak RSS, N events published at once (${label}, highest burst)`, fmt(worst((r) => r.peakRss) / 1024 / 1024), 'MB', rssTarget);
+      const rssTarget =
+        queued <= 0
+          ? '≤ 150 (1,000 in flight)'
+          : `none (1,000 in flight + ${queued.toLocaleString('en-US')} queued in-process)`;
+      row(
+        `adapter peak RSS, N events published at once (${label}, highest burst)`,
+        fmt(worst((r) => r.peakRss) / 1024 / 1024),
+        'MB',
+        rssTarget,
+      );
     };
 
     // 2. Bursts on the adapter that wrote everything.
@@ -320,14 +372,26 @@ export async function benchAdapter(n: number, path: AdapterPath = 'embedded', no
       await publish([event(c, sent++)]);
       await sleep(5);
     }
-    const answered = async (): Promise<Record<string, number | null>> => (await ask<{ times: Record<string, number | null> }>(child, { type: 'put-times', ids: sample.map((c) => c.id) }, 'put-times')).times;
+    const answered = async (): Promise<Record<string, number | null>> =>
+      (
+        await ask<{ times: Record<string, number | null> }>(
+          child,
+          { type: 'put-times', ids: sample.map((c) => c.id) },
+          'put-times',
+        )
+      ).times;
     let times = await answered();
     while (sample.some((c) => (times[c.id] ?? 0) < (sentAt.get(c.id) ?? 0))) {
       await sleep(20);
       times = await answered();
     }
     const l = summarize(sample.map((c) => (times[c.id] ?? 0) - (sentAt.get(c.id) ?? 0)));
-    row(`no-op event-to-status, PUT answered, p50 / p95 / p99 (${sample.length} events at ~200/s)`, `${fmt(l.p50, 0)} / ${fmt(l.p95, 0)} / ${fmt(l.p99, 0)}`, 'ms', 'p99 ≤ 50');
+    row(
+      `no-op event-to-status, PUT answered, p50 / p95 / p99 (${sample.length} events at ~200/s)`,
+      `${fmt(l.p50, 0)} / ${fmt(l.p95, 0)} / ${fmt(l.p99, 0)}`,
+      'ms',
+      'p99 ≤ 50',
+    );
 
     // 4. Burst on a restarted adapter: every store record and manifest is read and parsed once.
     // Restarted once per burst: each finds nothing compiled, cached or connected.

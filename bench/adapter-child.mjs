@@ -51,7 +51,9 @@ if (memEvery > 0) {
   const mb = (n) => (n / 1048576).toFixed(1);
   setInterval(() => {
     const m = process.memoryUsage();
-    process.stderr.write(`mem rss=${mb(m.rss)} heapTotal=${mb(m.heapTotal)} heapUsed=${mb(m.heapUsed)} external=${mb(m.external)} arrayBuffers=${mb(m.arrayBuffers)}\n`);
+    process.stderr.write(
+      `mem rss=${mb(m.rss)} heapTotal=${mb(m.heapTotal)} heapUsed=${mb(m.heapUsed)} external=${mb(m.external)} arrayBuffers=${mb(m.arrayBuffers)}\n`,
+    );
   }, memEvery).unref();
 }
 
@@ -70,7 +72,11 @@ async function startProfile() {
   if (!profiler) return;
   if (heapProfiling) {
     await profiler.post('HeapProfiler.enable');
-    await profiler.post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await profiler.post('HeapProfiler.startSampling', {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   }
   if (process.env.BENCH_CHILD_PROF) {
     await profiler.post('Profiler.enable');
@@ -85,7 +91,10 @@ async function stopProfile() {
   await mkdir('.pull-secret/profiles', { recursive: true });
   if (heapProfiling) {
     const { profile } = await profiler.post('HeapProfiler.stopSampling');
-    await writeFile(`.pull-secret/profiles/adapter-burst-${process.pid}.heapprofile`, JSON.stringify(profile));
+    await writeFile(
+      `.pull-secret/profiles/adapter-burst-${process.pid}.heapprofile`,
+      JSON.stringify(profile),
+    );
   }
   if (process.env.BENCH_CHILD_PROF) {
     const { profile } = await profiler.post('Profiler.stop');
@@ -103,11 +112,20 @@ process.on('message', async (command) => {
       {
         const cpuMs = cpuSinceReset();
         await stopProfile();
-        process.send({ type: 'stats', peakRss: peak, cpuMs, gc: { ...gc }, kubernetesWrites: await kubernetesWrites() });
+        process.send({
+          type: 'stats',
+          peakRss: peak,
+          cpuMs,
+          gc: { ...gc },
+          kubernetesWrites: await kubernetesWrites(),
+        });
       }
       break;
     case 'put-times':
-      process.send({ type: 'put-times', times: Object.fromEntries(command.ids.map((id) => [id, putAnswered.get(id) ?? null])) });
+      process.send({
+        type: 'put-times',
+        times: Object.fromEntries(command.ids.map((id) => [id, putAnswered.get(id) ?? null])),
+      });
       break;
     case 'reset-peak':
       peak = process.memoryUsage.rss();

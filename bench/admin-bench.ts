@@ -35,7 +35,12 @@ async function tokenCheckCost(dir: string): Promise<string[][]> {
   ] as const) {
     const started = performance.now();
     for (let i = 0; i < CHECKS; i++) tokens.check(presented);
-    rows.push([`token check, ${label}`, fmt(((performance.now() - started) * 1000) / CHECKS, 2), 'µs per request', '']);
+    rows.push([
+      `token check, ${label}`,
+      fmt(((performance.now() - started) * 1000) / CHECKS, 2),
+      'µs per request',
+      '',
+    ]);
   }
   tokens.stop();
   return rows;
@@ -49,7 +54,9 @@ async function adminReads(dir: string): Promise<string[][]> {
   try {
     const cluster = await stack.seedCluster();
     await stack.publish(cluster);
-    await stack.waitForStatus(cluster.id, (s) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True'));
+    await stack.waitForStatus(cluster.id, (s) =>
+      s.conditions.some((c) => c.type === 'Available' && c.status === 'True'),
+    );
     const token = parseTokenState(await readFile(tokenFile, 'utf8'), 'bench').current.token;
     const server = `http://127.0.0.1:${stack.adapter.admin.server?.port ?? 0}`;
     const read = () => adminRequest({ server, method: 'GET', path: `/clusters/${cluster.id}`, token, agent });

@@ -22,25 +22,46 @@ export async function benchAzureStore(pushes: number): Promise<string[][]> {
   const store = await keyVaultStore(server);
   const rows: string[][] = [];
   try {
-    const request = (payload: string) => ({ secretId: 'hyperfleet-cls-bench-akv-pull-secret', labels: managedLabels('cls-bench-akv'), payload: Buffer.from(payload) });
+    const request = (payload: string) => ({
+      secretId: 'hyperfleet-cls-bench-akv-pull-secret',
+      labels: managedLabels('cls-bench-akv'),
+      payload: Buffer.from(payload),
+    });
     const measured = async (name: string, payload: string, callTarget: string, writeTarget: string) => {
       const [calls, writes] = [server.totalCalls, server.writes];
       await pushSecret(store, request(payload), { retry: RETRY });
-      rows.push([`${name}: Key Vault calls`, String(server.totalCalls - calls), 'calls', callTarget], [`${name}: writes`, String(server.writes - writes), 'writes', writeTarget]);
+      rows.push(
+        [`${name}: Key Vault calls`, String(server.totalCalls - calls), 'calls', callTarget],
+        [`${name}: writes`, String(server.writes - writes), 'writes', writeTarget],
+      );
     };
     await measured('first run', PULL_SECRET, '', '');
     await measured('no-op', PULL_SECRET, '<= 2', '0');
-    await measured('update', PULL_SECRET.replace('}}}', '},"quay.io/bench":{"auth":"YmVuY2g6YmVuY2g="}}}'), '', '1 version');
+    await measured(
+      'update',
+      PULL_SECRET.replace('}}}', '},"quay.io/bench":{"auth":"YmVuY2g6YmVuY2g="}}}'),
+      '',
+      '1 version',
+    );
     const times: number[] = [];
     const started = performance.now();
     for (let i = 0; i < pushes; i++) {
       const t0 = performance.now();
-      await pushSecret(store, request(PULL_SECRET.replace('}}}', '},"quay.io/bench":{"auth":"YmVuY2g6YmVuY2g="}}}')), { retry: RETRY });
+      await pushSecret(
+        store,
+        request(PULL_SECRET.replace('}}}', '},"quay.io/bench":{"auth":"YmVuY2g6YmVuY2g="}}}')),
+        { retry: RETRY },
+      );
       times.push(performance.now() - t0);
     }
     const s = summarize(times);
     rows.push(
-      ['in-process no-op push, Key Vault test server', fmt((pushes * 1000) / (performance.now() - started)), 'pushes/s', ''],
+      [
+        'in-process no-op push, Key Vault test server',
+        fmt((pushes * 1000) / (performance.now() - started)),
+        'pushes/s',
+        '',
+      ],
       ['  no-op push latency p50 / p95', `${fmt(s.p50, 2)} / ${fmt(s.p95, 2)}`, 'ms', ''],
     );
   } finally {
@@ -51,5 +72,6 @@ export async function benchAzureStore(pushes: number): Promise<string[][]> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const row of await benchAzureStore(Number(process.env.BENCH_PUSHES ?? 500))) console.log(row.join('  '));
+  for (const row of await benchAzureStore(Number(process.env.BENCH_PUSHES ?? 500)))
+    console.log(row.join('  '));
 }

@@ -57,7 +57,8 @@ async function rig(n: number, mode: 'in-process' | 'job', reason: string): Promi
   const reported = new Map<string, number>();
   const api = await startHyperFleetApiStandIn({
     onReport: (id, report) => {
-      if (report.conditions.some((c) => c.type === 'Applied' && c.reason === reason) && !reported.has(id)) reported.set(id, performance.now());
+      if (report.conditions.some((c) => c.type === 'Applied' && c.reason === reason) && !reported.has(id))
+        reported.set(id, performance.now());
     },
   });
   const kube = await startKubernetesTestServer({ namespaces: [JOB_NS] });
@@ -66,7 +67,13 @@ async function rig(n: number, mode: 'in-process' | 'job', reason: string): Promi
     broker: { type: 'embedded', maxInFlight: 64, retryDelayMs: 10, retryMaxDelayMs: 50 },
     store: { type: 'local', settings: { dir: join(dir, 'store') } },
     kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
-    execution: { mode, concurrency: 16, ...(mode === 'job' ? { job: { namespace: JOB_NS, image: 'pull-secret:bench', timeoutSeconds: 600, waitSeconds: 1 } } : {}) },
+    execution: {
+      mode,
+      concurrency: 16,
+      ...(mode === 'job'
+        ? { job: { namespace: JOB_NS, image: 'pull-secret:bench', timeoutSeconds: 600, waitSeconds: 1 } }
+        : {}),
+    },
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 2 },
   });
   const quiet = new Writable({ write: (_chunk, _enc, done) => done() });
@@ -83,7 +90,15 @@ async function rig(n: number, mode: 'in-process' | 'job', reason: string): Promi
     kube.createNamespace(`clusters-${cluster.id}`);
     clusters.push(cluster);
     await adapter.broker.publish(
-      Buffer.from(JSON.stringify({ specversion: '1.0', id: `drift-${i}`, source: 'bench', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: cluster.id, kind: 'Cluster', generation: 1 } })),
+      Buffer.from(
+        JSON.stringify({
+          specversion: '1.0',
+          id: `drift-${i}`,
+          source: 'bench',
+          type: 'com.redhat.hyperfleet.cluster.reconcile',
+          data: { id: cluster.id, kind: 'Cluster', generation: 1 },
+        }),
+      ),
     );
   }
   return { api, kube, adapter, reported, clusters, dir };
@@ -100,7 +115,8 @@ async function close(r: Rig): Promise<void> {
 async function driftRows(): Promise<string[][]> {
   const r = await rig(RUNS, 'in-process', 'SecretCreated');
   try {
-    if (!(await until(() => r.reported.size === RUNS, 60_000))) return [['drift repair', 'failed: clusters not provisioned', '', '']];
+    if (!(await until(() => r.reported.size === RUNS, 60_000)))
+      return [['drift repair', 'failed: clusters not provisioned', '', '']];
     await sleep(200);
     const secretOf = (c: Cluster) => r.kube.getObject('secrets', `clusters-${c.id}`, `${c.id}-pull-secret`);
     const times: number[] = [];
@@ -113,14 +129,27 @@ async function driftRows(): Promise<string[][]> {
     r.kube.resetCalls();
     for (const [i, cluster] of r.clusters.entries()) {
       await r.adapter.broker.publish(
-        Buffer.from(JSON.stringify({ specversion: '1.0', id: `noop-${i}`, source: 'bench', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: cluster.id, kind: 'Cluster', generation: 1 } })),
+        Buffer.from(
+          JSON.stringify({
+            specversion: '1.0',
+            id: `noop-${i}`,
+            source: 'bench',
+            type: 'com.redhat.hyperfleet.cluster.reconcile',
+            data: { id: cluster.id, kind: 'Cluster', generation: 1 },
+          }),
+        ),
       );
     }
     await sleep(1000);
     const calls = r.kube.requests().filter((q) => q.method !== 'WATCH').length / r.clusters.length;
     const s = summarize(times);
     return [
-      [`drift repair: Secret deleted → restored, p50 / p99 (N=${times.length} of ${RUNS})`, `${fmt(s.p50, 1)} / ${fmt(s.p99, 1)}`, 'ms', 'p99 ≤ 2000'],
+      [
+        `drift repair: Secret deleted → restored, p50 / p99 (N=${times.length} of ${RUNS})`,
+        `${fmt(s.p50, 1)} / ${fmt(s.p99, 1)}`,
+        'ms',
+        'p99 ≤ 2000',
+      ],
       ['Kubernetes API calls per no-op reconcile (watch synced)', fmt(calls, 2), 'calls', '0'],
     ];
   } finally {
@@ -134,16 +163,34 @@ async function jobRows(): Promise<string[][]> {
   try {
     const jobOf = (c: Cluster) => `pullsecret-${c.id}-gen1`;
     // The events' waits end (1 s) with JobInProgress; the Jobs are stored, not run.
-    const progress = () => r.clusters.every((c) => r.api.listStatuses(c.id).some((s) => s.conditions.some((x) => x.type === 'Applied' && x.reason === 'JobInProgress')));
-    if (!(await until(progress, 60_000))) return [['Job completion → status PUT', 'failed: no JobInProgress', '', '']];
+    const progress = () =>
+      r.clusters.every((c) =>
+        r.api
+          .listStatuses(c.id)
+          .some((s) => s.conditions.some((x) => x.type === 'Applied' && x.reason === 'JobInProgress')),
+      );
+    if (!(await until(progress, 60_000)))
+      return [['Job completion → status PUT', 'failed: no JobInProgress', '', '']];
     const times: number[] = [];
     for (const cluster of r.clusters) {
       const t0 = performance.now();
-      r.kube.setJobStatus(JOB_NS, jobOf(cluster), { succeeded: 1, active: 0, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: new Date().toISOString() }] });
-      if (await until(() => r.reported.has(cluster.id), 10_000)) times.push((r.reported.get(cluster.id) ?? 0) - t0);
+      r.kube.setJobStatus(JOB_NS, jobOf(cluster), {
+        succeeded: 1,
+        active: 0,
+        conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: new Date().toISOString() }],
+      });
+      if (await until(() => r.reported.has(cluster.id), 10_000))
+        times.push((r.reported.get(cluster.id) ?? 0) - t0);
     }
     const s = summarize(times);
-    return [[`Job mode: Job complete → status PUT, p50 / p99 (N=${times.length} of ${JOB_RUNS})`, `${fmt(s.p50, 1)} / ${fmt(s.p99, 1)}`, 'ms', 'p99 ≤ 5000']];
+    return [
+      [
+        `Job mode: Job complete → status PUT, p50 / p99 (N=${times.length} of ${JOB_RUNS})`,
+        `${fmt(s.p50, 1)} / ${fmt(s.p99, 1)}`,
+        'ms',
+        'p99 ≤ 5000',
+      ],
+    ];
   } finally {
     await close(r);
   }
@@ -168,7 +215,11 @@ async function cacheRows(): Promise<string[][]> {
       kube.seed({
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: `${id}-pull-secret`, namespace: `clusters-${id}`, labels: { 'managed-by': 'hyperfleet', 'cluster-id': id } },
+        metadata: {
+          name: `${id}-pull-secret`,
+          namespace: `clusters-${id}`,
+          labels: { 'managed-by': 'hyperfleet', 'cluster-id': id },
+        },
         type: 'kubernetes.io/dockerconfigjson',
         data,
       });
@@ -187,7 +238,12 @@ async function cacheRows(): Promise<string[][]> {
     return [
       [`informer: first list of ${cache.value.size} managed Secrets`, fmt(listMs, 0), 'ms', ''],
       ['informer: heap per cached Secret (no payload kept)', fmt(perSecret, 0), 'bytes', ''],
-      [`informer: heap of the cache, ${cache.value.size} Secrets`, fmt((perSecret * cache.value.size) / 1e6, 1), 'MB', 'adapter ≤ 200 MB RSS with 10,000'],
+      [
+        `informer: heap of the cache, ${cache.value.size} Secrets`,
+        fmt((perSecret * cache.value.size) / 1e6, 1),
+        'MB',
+        'adapter ≤ 200 MB RSS with 10,000',
+      ],
     ];
   } finally {
     await cache.value?.stop();

@@ -46,7 +46,10 @@ export async function benchEndToEnd(n: number): Promise<string[][]> {
   try {
     const started = performance.now();
     const creating = createProgress({ label: `e2e ${n}: clusters created`, total: n });
-    const clusters = await createClusters(stack.urls.apiBase, validClusterRequests(n), { concurrency: 16, onCreated: (done) => creating.update(done) });
+    const clusters = await createClusters(stack.urls.apiBase, validClusterRequests(n), {
+      concurrency: 16,
+      onCreated: (done) => creating.update(done),
+    });
     creating.finish();
     const createdS = (performance.now() - started) / 1000;
     const settling = createProgress({ label: `e2e ${n}: Available=True`, total: n });
@@ -57,7 +60,10 @@ export async function benchEndToEnd(n: number): Promise<string[][]> {
       { timeoutMs: 600_000, intervalMs: 20, onProgress: (done) => settling.update(done) },
     );
     settling.finish(outcome.settled ? undefined : 'timed out');
-    if (!outcome.settled) throw new Error(`end-to-end benchmark: ${outcome.pending.length} of ${n} clusters not Available after 10 min (${warnings.length} warnings logged)`);
+    if (!outcome.settled)
+      throw new Error(
+        `end-to-end benchmark: ${outcome.pending.length} of ${n} clusters not Available after 10 min (${warnings.length} warnings logged)`,
+      );
     const settleS = (performance.now() - started) / 1000;
     return [
       [`end-to-end, ${n} clusters: POST → Available=True`, fmt(n / settleS), 'clusters/s', ''],

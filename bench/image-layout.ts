@@ -16,7 +16,11 @@ export const LAYOUT_TARGET_MB = 40;
 export async function imageLayoutSize(): Promise<{ mb: number; files: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-layout-'));
   try {
-    await promisify(execFile)(process.execPath, ['scripts/assemble-image-layout.mjs', '--dist', 'dist', '--out', dir], { cwd: ROOT });
+    await promisify(execFile)(
+      process.execPath,
+      ['scripts/assemble-image-layout.mjs', '--dist', 'dist', '--out', dir],
+      { cwd: ROOT },
+    );
     let bytes = 0;
     let files = 0;
     for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {

@@ -17,7 +17,11 @@ export interface ProcessRuns {
   failures: number;
 }
 
-function runOnce(args: string[], env: NodeJS.ProcessEnv, node: string): Promise<{ ms: number; code: number | null }> {
+function runOnce(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  node: string,
+): Promise<{ ms: number; code: number | null }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(node, ['--import', PROBE, MAIN, ...args], { env, stdio: 'ignore' });
@@ -31,7 +35,13 @@ function runOnce(args: string[], env: NodeJS.ProcessEnv, node: string): Promise<
  * reconcile), and reports wall time per process and the highest peak RSS of any of them. `node` is
  * the Node.js binary (default: the one running the bench).
  */
-export async function benchProcesses(args: string[], env: NodeJS.ProcessEnv, runs: number, rssFile: string, node = process.execPath): Promise<ProcessRuns> {
+export async function benchProcesses(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  runs: number,
+  rssFile: string,
+  node = process.execPath,
+): Promise<ProcessRuns> {
   await rm(rssFile, { force: true });
   const times: number[] = [];
   let failures = 0;

@@ -22,7 +22,9 @@ const dir = await mkdtemp(join(tmpdir(), 'ps-jobstart-'));
 const server = await startSecretManagerTestServer({ project: 'bench-project' });
 const kube = await startKubernetesTestServer({ namespaces: ['clusters-cls-bench'] });
 try {
-  const imageNodeOptions = process.env.BENCH_NODE_OPTIONS ?? /\bNODE_OPTIONS=(\S+)/.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))?.[1];
+  const imageNodeOptions =
+    process.env.BENCH_NODE_OPTIONS ??
+    /\bNODE_OPTIONS=(\S+)/.exec(readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8'))?.[1];
   const gcp = {
     PATH: process.env.PATH,
     METADATA_SERVER_DETECTION: 'none',
@@ -39,14 +41,19 @@ try {
   const rss = join(dir, 'rss');
   await benchProcesses(['run-job', 'pull-secret'], api, 1, rss); // the first run creates the secrets
   const node22 = node22Binary();
-  const nodes: Array<[string, string]> = [[process.version, process.execPath], ...(node22 !== undefined ? [['v22 (.runtimes)', node22] as [string, string]] : [])];
+  const nodes: Array<[string, string]> = [
+    [process.version, process.execPath],
+    ...(node22 !== undefined ? [['v22 (.runtimes)', node22] as [string, string]] : []),
+  ];
   for (const [target, env] of [
     ['GCP', gcp],
     ['GCP + Kubernetes API', api],
   ] as const) {
     for (const [label, node] of nodes) {
       const r = await benchProcesses(['run-job', 'pull-secret'], env, RUNS, rss, node);
-      console.log(`${target}\t${label}\tp50 ${fmt(r.wallMs.p50, 0)}\tp95 ${fmt(r.wallMs.p95, 0)}\tRSS ${fmt(r.peakRssMb)} MB\tfailures ${r.failures}`);
+      console.log(
+        `${target}\t${label}\tp50 ${fmt(r.wallMs.p50, 0)}\tp95 ${fmt(r.wallMs.p95, 0)}\tRSS ${fmt(r.peakRssMb)} MB\tfailures ${r.failures}`,
+      );
     }
   }
 } finally {

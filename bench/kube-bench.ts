@@ -17,14 +17,25 @@ import { fmt, summarize } from './stats.js';
 const SECRETS = Number(process.env.BENCH_KUBE_SECRETS ?? 200);
 const CONCURRENCY = 16;
 const JOB_RECONCILES = 50;
-const PULL_SECRET = Buffer.from(readFileSync(new URL('../examples/pull-secret.json', import.meta.url), 'utf8').trim());
+const PULL_SECRET = Buffer.from(
+  readFileSync(new URL('../examples/pull-secret.json', import.meta.url), 'utf8').trim(),
+);
 
 function manifest(id: string) {
-  return buildPullSecretManifest({ clusterId: id, pullSecret: PULL_SECRET, secretPath: `local:secrets/hyperfleet-${id}-pull-secret`, secretVersion: '1' });
+  return buildPullSecretManifest({
+    clusterId: id,
+    pullSecret: PULL_SECRET,
+    secretPath: `local:secrets/hyperfleet-${id}-pull-secret`,
+    secretVersion: '1',
+  });
 }
 
 /** Applies one manifest per id, `concurrency` at a time; per-apply latencies in ms and the elapsed time. */
-async function applyAll(writer: KubernetesSecretWriter, ids: string[], concurrency: number): Promise<{ times: number[]; elapsedMs: number }> {
+async function applyAll(
+  writer: KubernetesSecretWriter,
+  ids: string[],
+  concurrency: number,
+): Promise<{ times: number[]; elapsedMs: number }> {
   const times: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -45,14 +56,27 @@ async function jobModeNoOpWrites(server: KubernetesTestServer): Promise<number> 
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(server.kubeconfigPath);
   const launcher = new PullSecretJobLauncher({ kubeConfig });
-  const request: JobLaunchRequest = { clusterId: 'cls-bench-job', generation: 1, pullSecret: PULL_SECRET, env: { SECRET_STORE: 'local' }, image: 'registry.example/pull-secret:1.0' };
+  const request: JobLaunchRequest = {
+    clusterId: 'cls-bench-job',
+    generation: 1,
+    pullSecret: PULL_SECRET,
+    env: { SECRET_STORE: 'local' },
+    image: 'registry.example/pull-secret:1.0',
+  };
   const first = launcher.launch(request, { timeoutMs: 10_000 });
   // The test server stores Jobs without running them here: play the Job controller.
-  for (let i = 0; server.getObject('secrets', 'hyperfleet-system', 'cluster-cls-bench-job-pullsecret-data') === undefined; i++) {
+  for (
+    let i = 0;
+    server.getObject('secrets', 'hyperfleet-system', 'cluster-cls-bench-job-pullsecret-data') === undefined;
+    i++
+  ) {
     if (i > 1000) return first.then(() => Number.NaN);
     await sleep(5);
   }
-  server.setJobStatus('hyperfleet-system', 'pullsecret-cls-bench-job-gen1', { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] });
+  server.setJobStatus('hyperfleet-system', 'pullsecret-cls-bench-job-gen1', {
+    succeeded: 1,
+    conditions: [{ type: 'Complete', status: 'True' }],
+  });
   await first;
   server.resetCalls();
   for (let i = 0; i < JOB_RECONCILES; i++) await launcher.launch(request);
@@ -86,12 +110,27 @@ export async function benchKubernetes(): Promise<{ rows: string[][] }> {
     const n = summarize(noop.times);
     return {
       rows: [
-        [`Kubernetes Secrets provisioned, sequential (N=${SECRETS})`, fmt((SECRETS * 1000) / created.elapsedMs), 'Secrets/s', ''],
-        [`Kubernetes Secrets provisioned, ${CONCURRENCY} concurrent (N=${SECRETS})`, fmt((SECRETS * 1000) / concurrent.elapsedMs), 'Secrets/s', ''],
+        [
+          `Kubernetes Secrets provisioned, sequential (N=${SECRETS})`,
+          fmt((SECRETS * 1000) / created.elapsedMs),
+          'Secrets/s',
+          '',
+        ],
+        [
+          `Kubernetes Secrets provisioned, ${CONCURRENCY} concurrent (N=${SECRETS})`,
+          fmt((SECRETS * 1000) / concurrent.elapsedMs),
+          'Secrets/s',
+          '',
+        ],
         ['Kubernetes writes per create', fmt(createWrites, 2), 'writes', '1'],
         ['Kubernetes writes per no-op reconcile (same content again)', fmt(noopWrites, 2), 'writes', '0'],
         ['Kubernetes reads per no-op reconcile', fmt(noopReads, 2), 'reads', '1'],
-        ['Kubernetes writes per no-op Job-mode reconcile (finished Job reused)', fmt(jobNoopWrites, 2), 'writes', '0'],
+        [
+          'Kubernetes writes per no-op Job-mode reconcile (finished Job reused)',
+          fmt(jobNoopWrites, 2),
+          'writes',
+          '0',
+        ],
         ['Secret apply latency p50 / p95, create', `${fmt(c.p50, 2)} / ${fmt(c.p95, 2)}`, 'ms', ''],
         ['Secret apply latency p50 / p95, no-op', `${fmt(n.p50, 2)} / ${fmt(n.p95, 2)}`, 'ms', ''],
       ],

@@ -15,12 +15,18 @@ import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { StoreProvider } from '../src/adapter/store-provider.js';
 import { Metrics } from '../src/observability/metrics.js';
-import { QUOTA_OF, startSecretManagerTestServer, type SecretManagerTestServer } from '../test/servers/gcp-secret-manager/index.js';
+import {
+  QUOTA_OF,
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from '../test/servers/gcp-secret-manager/index.js';
 import { pushBurst, type BurstResult } from '../test/support/push-burst.js';
 import { fmt } from './stats.js';
 
 const PROJECT = 'quota-bench-project';
-const PAYLOAD = Buffer.from(readFileSync(new URL('../examples/pull-secret.json', import.meta.url), 'utf8').trim());
+const PAYLOAD = Buffer.from(
+  readFileSync(new URL('../examples/pull-secret.json', import.meta.url), 'utf8').trim(),
+);
 /** Clusters worked on at once: the adapter's default `execution.concurrency`. */
 const CONCURRENCY = 16;
 /** The pipeline's default retries (execution.retry). */
@@ -29,22 +35,34 @@ const RETRY = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 10_000 };
 /** Calls the server saw since the last reset, by quota, and its RESOURCE_EXHAUSTED answers. */
 function tally(server: SecretManagerTestServer): { writes: number; total: number; exhausted: number } {
   const log = server.callLog;
-  return { writes: log.filter((c) => QUOTA_OF[c.method] === 'writes').length, total: log.length, exhausted: log.filter((c) => c.code === 'RESOURCE_EXHAUSTED').length };
+  return {
+    writes: log.filter((c) => QUOTA_OF[c.method] === 'writes').length,
+    total: log.length,
+    exhausted: log.filter((c) => c.code === 'RESOURCE_EXHAUSTED').length,
+  };
 }
 
 const failed = (r: BurstResult) => String(r.failures.length);
 
 /** Calls that waited for a token of `quota` so far. */
 async function waits(metrics: Metrics, quota: string): Promise<number> {
-  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'pullsecret_store_quota_waits_total');
+  const metric = (await metrics.registry.getMetricsAsJSON()).find(
+    (m) => m.name === 'pullsecret_store_quota_waits_total',
+  );
   return metric?.values.find((v) => v.labels.store === 'gcp' && v.labels.quota === quota)?.value ?? 0;
 }
 
 /** Runs the scenario; rows `[benchmark, value, unit, target]` for `printSection`. */
-export async function benchQuota(clusters = Number(process.env.BENCH_QUOTA_CLUSTERS ?? 10_000), windowMs = Number(process.env.BENCH_QUOTA_WINDOW_MS ?? 3000)): Promise<string[][]> {
+export async function benchQuota(
+  clusters = Number(process.env.BENCH_QUOTA_CLUSTERS ?? 10_000),
+  windowMs = Number(process.env.BENCH_QUOTA_WINDOW_MS ?? 3000),
+): Promise<string[][]> {
   const server = await startSecretManagerTestServer({ project: PROJECT, quotas: { windowMs } });
   const metrics = new Metrics({ defaultMetrics: false });
-  const stores = StoreProvider.single({ kind: 'gcp', config: { endpoint: server.address, insecure: true, callTimeoutMs: 30_000 } }, { quotaWindowMs: windowMs, pacing: metrics.storePacing });
+  const stores = StoreProvider.single(
+    { kind: 'gcp', config: { endpoint: server.address, insecure: true, callTimeoutMs: 30_000 } },
+    { quotaWindowMs: windowMs, pacing: metrics.storePacing },
+  );
   try {
     const scale = `window ${windowMs} ms for the service's minute (x${fmt(60_000 / windowMs, 0)}), ${clusters} clusters, ${CONCURRENCY} at once`;
     let started = performance.now();
@@ -63,7 +81,12 @@ export async function benchQuota(clusters = Number(process.env.BENCH_QUOTA_CLUST
       ['first reconcile: failed', failed(first), 'clusters', '0'],
       ['first reconcile: RESOURCE_EXHAUSTED', String(firstCalls.exhausted), 'answers', '0'],
       ['first reconcile: time (scaled window)', fmt(firstSeconds), 's', ''],
-      ['first reconcile: writes per window (average)', fmt((firstCalls.writes / firstSeconds) * (windowMs / 1000), 0), 'writes', '<= 600'],
+      [
+        'first reconcile: writes per window (average)',
+        fmt((firstCalls.writes / firstSeconds) * (windowMs / 1000), 0),
+        'writes',
+        '<= 600',
+      ],
       ['first reconcile: writes that waited for a token', String(firstWaits), 'calls', ''],
       ['no-op burst: unchanged', String(noOps.outcomes.unchanged), 'clusters', String(clusters)],
       ['no-op burst: failed', failed(noOps), 'clusters', '0'],

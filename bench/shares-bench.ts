@@ -22,7 +22,10 @@ import { SHARE_API_VERSION, SHARE_LABEL } from '../src/shares/types.js';
 import { startKubernetesTestServer } from '../test/servers/kubernetes/server.js';
 import { fmt, summarize } from './stats.js';
 
-const DOCKER = (n: number) => Buffer.from(JSON.stringify({ auths: { 'quay.io': { auth: Buffer.from(`bench:v${n}`).toString('base64') } } })).toString('base64');
+const DOCKER = (n: number) =>
+  Buffer.from(
+    JSON.stringify({ auths: { 'quay.io': { auth: Buffer.from(`bench:v${n}`).toString('base64') } } }),
+  ).toString('base64');
 
 async function until(check: () => boolean, timeoutMs = 600_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -33,17 +36,28 @@ async function until(check: () => boolean, timeoutMs = 600_000): Promise<void> {
 }
 
 /** Rows `[name, value, unit, target]`. */
-export async function benchShares(namespaces = Number(process.env.BENCH_SHARE_NAMESPACES ?? '1000')): Promise<string[][]> {
+export async function benchShares(
+  namespaces = Number(process.env.BENCH_SHARE_NAMESPACES ?? '1000'),
+): Promise<string[][]> {
   const server = await startKubernetesTestServer({ namespaces: ['clusters-c1'] });
   const kc = new KubeConfig();
   kc.loadFromFile(server.kubeconfigPath);
-  const controller = new ShareController({ kubeConfig: kc, metrics: new ShareMetrics(new Registry()), logger: createLogger({ level: 'silent' }), recheckSeconds: 86_400 });
+  const controller = new ShareController({
+    kubeConfig: kc,
+    metrics: new ShareMetrics(new Registry()),
+    logger: createLogger({ level: 'silent' }),
+    recheckSeconds: 86_400,
+  });
   const controllerWatch = new AbortController();
   try {
     server.seed({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'c1-pull-secret', namespace: 'clusters-c1', labels: { 'managed-by': 'hyperfleet', 'cluster-id': 'c1' } },
+      metadata: {
+        name: 'c1-pull-secret',
+        namespace: 'clusters-c1',
+        labels: { 'managed-by': 'hyperfleet', 'cluster-id': 'c1' },
+      },
       type: 'kubernetes.io/dockerconfigjson',
       data: { '.dockerconfigjson': DOCKER(1) },
     });
@@ -67,13 +81,17 @@ export async function benchShares(namespaces = Number(process.env.BENCH_SHARE_NA
     controller.start();
     await controller.idle();
 
-    const copies = () => server.listObjects('secrets').filter((s) => s.metadata.labels?.[SHARE_LABEL] === 'bench').length;
+    const copies = () =>
+      server.listObjects('secrets').filter((s) => s.metadata.labels?.[SHARE_LABEL] === 'bench').length;
     let started = performance.now();
     server.seed({
       apiVersion: SHARE_API_VERSION,
       kind: 'PullSecretShare',
       metadata: { name: 'bench' },
-      spec: { source: { clusterId: 'c1' }, consumers: { namespaceSelector: { matchLabels: { bench: 'yes' } } } },
+      spec: {
+        source: { clusterId: 'c1' },
+        consumers: { namespaceSelector: { matchLabels: { bench: 'yes' } } },
+      },
     });
     await until(() => copies() === namespaces);
     const projectAll = performance.now() - started;
@@ -87,7 +105,12 @@ export async function benchShares(namespaces = Number(process.env.BENCH_SHARE_NA
         `/api/v1/secrets`,
         { labelSelector: `${SHARE_LABEL}=bench` },
         (type, obj: { metadata?: { namespace?: string }; data?: Record<string, string> }) => {
-          if (type === 'MODIFIED' && obj.data?.['.dockerconfigjson'] === want && !arrived.has(obj.metadata?.namespace ?? '')) arrived.set(obj.metadata?.namespace ?? '', performance.now());
+          if (
+            type === 'MODIFIED' &&
+            obj.data?.['.dockerconfigjson'] === want &&
+            !arrived.has(obj.metadata?.namespace ?? '')
+          )
+            arrived.set(obj.metadata?.namespace ?? '', performance.now());
         },
         () => undefined,
       )
@@ -96,7 +119,11 @@ export async function benchShares(namespaces = Number(process.env.BENCH_SHARE_NA
     const core = kc.makeApiClient(CoreV1Api);
     const source = await core.readNamespacedSecret({ namespace: 'clusters-c1', name: 'c1-pull-secret' });
     started = performance.now();
-    await core.replaceNamespacedSecret({ namespace: 'clusters-c1', name: 'c1-pull-secret', body: { ...source, data: { '.dockerconfigjson': want } } });
+    await core.replaceNamespacedSecret({
+      namespace: 'clusters-c1',
+      name: 'c1-pull-secret',
+      body: { ...source, data: { '.dockerconfigjson': want } },
+    });
     await until(() => arrived.size === namespaces);
     const latency = summarize([...arrived.values()].map((t) => t - started));
     await controller.idle();
@@ -114,7 +141,12 @@ export async function benchShares(namespaces = Number(process.env.BENCH_SHARE_NA
       [`source update reaching every copy: p50`, fmt(latency.p50, 0), 'ms', ''],
       [`source update reaching every copy: p99`, fmt(latency.p99, 0), 'ms', 'seconds'],
       ['Kubernetes calls per unchanged consumer on a resync', fmt(resyncCalls / namespaces, 3), 'calls', '0'],
-      ['Kubernetes calls per consumer on an access recheck', fmt(recheckCalls / namespaces, 3), 'calls', '1 (its review)'],
+      [
+        'Kubernetes calls per consumer on an access recheck',
+        fmt(recheckCalls / namespaces, 3),
+        'calls',
+        '1 (its review)',
+      ],
     ];
   } finally {
     controllerWatch.abort();

@@ -11,7 +11,8 @@ export interface Summary {
 /** Summarizes a non-empty sample (nearest-rank percentiles). */
 export function summarize(values: number[]): Summary {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
   return {
     n: sorted.length,
     mean: sorted.reduce((s, v) => s + v, 0) / sorted.length,
@@ -31,7 +32,9 @@ export function fmt(value: number, digits = 1): string {
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length / 2;
-  return Number.isInteger(middle) ? ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2 : (sorted[Math.floor(middle)] ?? Number.NaN);
+  return Number.isInteger(middle)
+    ? ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2
+    : (sorted[Math.floor(middle)] ?? Number.NaN);
 }
 
 /** The median of a non-empty sample and its range, e.g. `952.7 (876.5-1047.7)`; one value alone. */

@@ -10,10 +10,20 @@ const WRITE_CALL = /^(createSecret|addVersion|deleteSecret|CreateSecret|AddSecre
  * Calls and writes of a first run and of a no-op on a fresh secret, counted at the store's edge,
  * as the AWS and Azure sections print them, so the four stores compare.
  */
-export async function storeCallRows(label: string, pullSecret: string, create: (hooks: StoreHooks) => Promise<SecretStore>): Promise<string[][]> {
+export async function storeCallRows(
+  label: string,
+  pullSecret: string,
+  create: (hooks: StoreHooks) => Promise<SecretStore>,
+): Promise<string[][]> {
   let [calls, writes] = [0, 0];
-  const store = await create({ onApiCall: (method) => ((calls += 1), (writes += WRITE_CALL.test(method) ? 1 : 0)) });
-  const request = { secretId: 'hyperfleet-cls-bench-calls-pull-secret', labels: managedLabels('cls-bench-calls'), payload: Buffer.from(pullSecret) };
+  const store = await create({
+    onApiCall: (method) => ((calls += 1), (writes += WRITE_CALL.test(method) ? 1 : 0)),
+  });
+  const request = {
+    secretId: 'hyperfleet-cls-bench-calls-pull-secret',
+    labels: managedLabels('cls-bench-calls'),
+    payload: Buffer.from(pullSecret),
+  };
   const rows: string[][] = [];
   try {
     for (const [name, target] of [

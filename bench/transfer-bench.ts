@@ -27,7 +27,9 @@ const WRITES = new Set(['createSecret', 'addVersion', 'deleteSecret']);
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 /** Store calls counted by the adapter's metrics, split into writes and reads. */
-async function storeCalls(metrics: Awaited<ReturnType<typeof startAdapter>>['metrics']): Promise<{ writes: number; reads: number }> {
+async function storeCalls(
+  metrics: Awaited<ReturnType<typeof startAdapter>>['metrics'],
+): Promise<{ writes: number; reads: number }> {
   const metric = await metrics.storeApiCalls.get();
   let writes = 0;
   let reads = 0;
@@ -48,7 +50,9 @@ export async function benchTransfers(clusters = CLUSTERS, rate = RATE): Promise<
   // Every cluster with its own cloud.openshift.com token: each check is one authorized request, window closed.
   for (let i = 0; i < clusters; i++) {
     const token = b64(`cluster-${i}:bench-cloud-token`);
-    const pullSecret = JSON.stringify({ auths: { 'cloud.openshift.com': { auth: token }, 'quay.io': { auth: b64('bench:bench') } } });
+    const pullSecret = JSON.stringify({
+      auths: { 'cloud.openshift.com': { auth: token }, 'quay.io': { auth: b64('bench:bench') } },
+    });
     const cluster = await api.seedCluster({
       ...rest,
       generation: 1,
@@ -65,7 +69,11 @@ export async function benchTransfers(clusters = CLUSTERS, rate = RATE): Promise<
     execution: { concurrency: 16 },
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     // An interval of an hour: each cluster once in the run; jitter 0: all due at once, so the pacing alone spreads them.
-    accountService: { baseUrl: account.url, timeoutMs: 10_000, transfer: { interval: '1h', jitter: 0, requestsPerSecond: rate } },
+    accountService: {
+      baseUrl: account.url,
+      timeoutMs: 10_000,
+      transfer: { interval: '1h', jitter: 0, requestsPerSecond: rate },
+    },
   });
   const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
@@ -87,13 +95,35 @@ export async function benchTransfers(clusters = CLUSTERS, rate = RATE): Promise<
     const measured = ((asked - 1) * 1000) / Math.max(1, lastAt - (firstAt ?? started));
     const calls = await storeCalls(adapter.metrics);
     const checks = await adapter.metrics.transferChecks.get();
-    const byOutcome = checks.values.filter((v) => v.value > 0).map((v) => `${String(v.labels.outcome)} ${v.value}`);
+    const byOutcome = checks.values
+      .filter((v) => v.value > 0)
+      .map((v) => `${String(v.labels.outcome)} ${v.value}`);
     return [
-      [`transfer checks of ${clusters} clusters, window closed (${byOutcome.join(', ') || 'none'})`, String(asked), 'requests', `${clusters}, one per cluster per interval`],
-      [`account service request rate, configured ${rate}/s`, fmt(measured), 'requests/s', `≤ ${rate} (bursts of a tenth of a second)`],
+      [
+        `transfer checks of ${clusters} clusters, window closed (${byOutcome.join(', ') || 'none'})`,
+        String(asked),
+        'requests',
+        `${clusters}, one per cluster per interval`,
+      ],
+      [
+        `account service request rate, configured ${rate}/s`,
+        fmt(measured),
+        'requests/s',
+        `≤ ${rate} (bursts of a tenth of a second)`,
+      ],
       ['store writes during the checks', String(calls.writes), 'writes', '0'],
-      ['store reads during the checks', String(calls.reads), 'reads', `${clusters} (the current pull secret)`],
-      [`process RSS, peak (adapter and both stand-ins, ${clusters} clusters)`, fmt(peakRss / 1e6, 0), 'MB', 'adapter ≤ 200 MB RSS with 10,000'],
+      [
+        'store reads during the checks',
+        String(calls.reads),
+        'reads',
+        `${clusters} (the current pull secret)`,
+      ],
+      [
+        `process RSS, peak (adapter and both stand-ins, ${clusters} clusters)`,
+        fmt(peakRss / 1e6, 0),
+        'MB',
+        'adapter ≤ 200 MB RSS with 10,000',
+      ],
       ['process RSS growth over the run', fmt((peakRss - rssBefore) / 1e6, 0), 'MB', ''],
     ];
   } finally {

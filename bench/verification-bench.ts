@@ -21,7 +21,16 @@ import { fmt, summarize } from './stats.js';
 const RUNS = Number(process.env.BENCH_VERIFY_RUNS ?? 50);
 
 function verifier(registry: TestRegistry, onRequest?: () => void): RegistryVerifier {
-  return new RegistryVerifier({ registries: [registry.host], caFile: registry.caFile, timeoutMs: 5000, perRegistryPerMinute: 1_000_000, cacheSeconds: 0 }, { onRequest });
+  return new RegistryVerifier(
+    {
+      registries: [registry.host],
+      caFile: registry.caFile,
+      timeoutMs: 5000,
+      perRegistryPerMinute: 1_000_000,
+      cacheSeconds: 0,
+    },
+    { onRequest },
+  );
 }
 
 /** ms and round trips per verification of a new pull secret (cache off), plus a no-op reconcile's registry calls. */
@@ -29,7 +38,10 @@ async function benchOne(registry: TestRegistry, label: string, dir: string): Pro
   let requests = 0;
   const check = verifier(registry, () => (requests += 1));
   const store = new LocalStore({ dir: join(dir, `store-${registry.auth}`) });
-  const log = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, done) => done() }) });
+  const log = createLogger({
+    level: 'error',
+    destination: new Writable({ write: (_c, _e, done) => done() }),
+  });
   const gate = new VerificationGate('enforce', check);
   try {
     // Warm-up: TLS session and connection set-up are not what is measured.
@@ -38,11 +50,19 @@ async function benchOne(registry: TestRegistry, label: string, dir: string): Pro
     const before = requests;
     for (let i = 0; i < RUNS; i++) {
       // Each a new pull secret (another email): the reconcile promotes it, so it verifies.
-      const doc = JSON.stringify({ auths: { [registry.host]: { auth: Buffer.from(`${registry.username}:${registry.password}`).toString('base64'), email: `run-${i}@example.com` } } });
+      const doc = JSON.stringify({
+        auths: {
+          [registry.host]: {
+            auth: Buffer.from(`${registry.username}:${registry.password}`).toString('base64'),
+            email: `run-${i}@example.com`,
+          },
+        },
+      });
       const t0 = performance.now();
       const report = await check.verify(doc);
       times.push(performance.now() - t0);
-      if (report.results[0]?.outcome !== 'accepted') throw new Error(`verification failed: ${report.results[0]?.detail ?? 'no result'}`);
+      if (report.results[0]?.outcome !== 'accepted')
+        throw new Error(`verification failed: ${report.results[0]?.detail ?? 'no result'}`);
     }
     const perCheck = (requests - before) / RUNS;
     const s = summarize(times);
@@ -50,7 +70,12 @@ async function benchOne(registry: TestRegistry, label: string, dir: string): Pro
     // Through the reconcile: a new pull secret verifies once; the same one again makes no registry call.
     const secret = registry.pullSecret();
     const input = { clusterId: `cls-verify-${registry.auth}`, pullSecretData: secret };
-    const deps = { store, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 }, log, verification: gate };
+    const deps = {
+      store,
+      retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
+      log,
+      verification: gate,
+    };
     const r0 = registry.requests();
     const k0 = registry.tokenRequests();
     const t0 = performance.now();
@@ -67,10 +92,20 @@ async function benchOne(registry: TestRegistry, label: string, dir: string): Pro
     }
     const noopCalls = registry.requests() - atRegistry + (registry.tokenRequests() - atIssuer);
     return [
-      [`${label}: HTTP round trips per verification`, fmt(perCheck, 1), 'requests', registry.auth === 'basic' ? '2 (GET /v2/, again with Basic)' : '3 (GET /v2/, token, GET /v2/)'],
+      [
+        `${label}: HTTP round trips per verification`,
+        fmt(perCheck, 1),
+        'requests',
+        registry.auth === 'basic' ? '2 (GET /v2/, again with Basic)' : '3 (GET /v2/, token, GET /v2/)',
+      ],
       [`${label}: verification of a new pull secret, p50`, fmt(s.p50, 2), 'ms', ''],
       [`${label}: verification of a new pull secret, p95`, fmt(s.p95, 2), 'ms', ''],
-      [`${label}: reconcile of a new pull secret (local store, enforce)`, fmt(newMs, 1), `ms, ${newCalls} registry and token calls`, ''],
+      [
+        `${label}: reconcile of a new pull secret (local store, enforce)`,
+        fmt(newMs, 1),
+        `ms, ${newCalls} registry and token calls`,
+        '',
+      ],
       [`${label}: registry calls of ${RUNS} no-op reconciles`, String(noopCalls), 'requests', '0'],
       [`${label}: no-op reconcile, p50`, fmt(summarize(noopTimes).p50, 2), 'ms', ''],
     ];
@@ -90,7 +125,9 @@ export async function benchVerification(): Promise<string[][]> {
     for (const auth of ['basic', 'token'] as const) {
       const registry = await startTestRegistry({ auth });
       try {
-        rows.push(...(await benchOne(registry, auth === 'basic' ? 'Basic (htpasswd)' : 'Bearer (token realm)', dir)));
+        rows.push(
+          ...(await benchOne(registry, auth === 'basic' ? 'Basic (htpasswd)' : 'Bearer (token realm)', dir)),
+        );
       } finally {
         await registry.stop();
       }

@@ -41,7 +41,9 @@ async function setModes(dir) {
   }
 }
 
-const { values } = parseArgs({ options: { dist: { type: 'string', default: 'dist' }, out: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { dist: { type: 'string', default: 'dist' }, out: { type: 'string' } },
+});
 if (values.out === undefined) {
   console.error('usage: node scripts/assemble-image-layout.mjs --out DIR [--dist DIR]');
   process.exit(2);
@@ -55,7 +57,10 @@ await cp(join(dist, 'bundle'), join(app, 'dist', 'bundle'), { recursive: true })
 await copyFile(join(dist, 'cli', 'pull-secret.js'), join(app, 'dist', 'cli', 'pull-secret.js'));
 const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
 const { name, version, description, license, type, engines } = pkg;
-await writeFile(join(app, 'package.json'), `${JSON.stringify({ name, version, description, license, private: true, type, engines }, null, 2)}\n`);
+await writeFile(
+  join(app, 'package.json'),
+  `${JSON.stringify({ name, version, description, license, private: true, type, engines }, null, 2)}\n`,
+);
 for (const file of RUNTIME_FILES) {
   await mkdir(dirname(join(app, 'node_modules', file)), { recursive: true });
   await copyFile(join(ROOT, 'node_modules', file), join(app, 'node_modules', file));

@@ -36,10 +36,17 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { dist: { type: 'string', default: 'dist' }, out: { type: 'string' }, entry: { type: 'string', multiple: true } } });
+const { values } = parseArgs({
+  options: {
+    dist: { type: 'string', default: 'dist' },
+    out: { type: 'string' },
+    entry: { type: 'string', multiple: true },
+  },
+});
 const dist = resolve(values.dist);
 const outdir = resolve(values.out ?? join(dist, 'bundle'));
-const entries = values.entry ?? ['run-job-entry.js', 'adapter-entry.js', 'main.js'].map((file) => join(dist, 'cli', file));
+const entries =
+  values.entry ?? ['run-job-entry.js', 'adapter-entry.js', 'main.js'].map((file) => join(dist, 'cli', file));
 // The checkout's dependencies, also for a --dist outside it (the image-install test compiles elsewhere).
 const nodeModules = fileURLToPath(new URL('../node_modules', import.meta.url));
 
@@ -56,7 +63,11 @@ const banner = [
 const devStackLeftOut = {
   name: 'dev-stack-left-out',
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/dev\// }, (args) => (/[\\/]cli[\\/]dev\.[jt]s$/.test(args.importer) ? { path: args.path.replace(/^\.\./, 'dist'), namespace: 'dev-stack' } : undefined));
+    b.onResolve({ filter: /^\.\.\/dev\// }, (args) =>
+      /[\\/]cli[\\/]dev\.[jt]s$/.test(args.importer)
+        ? { path: args.path.replace(/^\.\./, 'dist'), namespace: 'dev-stack' }
+        : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: 'dev-stack' }, (args) => ({
       contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path.replace(/\.ts$/, '.js')}'`)}), { code: 'ERR_MODULE_NOT_FOUND' });`,
       loader: 'js',

@@ -47,7 +47,12 @@ export function valuesReference(schema, defaults) {
 function row(key, node, dflt) {
   const type = [].concat(node.type ?? 'any').join(' or ');
   const allowed = node.enum ? ` One of ${node.enum.map((v) => `\`${v}\``).join(', ')}.` : '';
-  const range = node.maximum !== undefined ? ` From ${node.minimum} to ${node.maximum}.` : node.minimum !== undefined ? ` At least ${node.minimum}.` : '';
+  const range =
+    node.maximum !== undefined
+      ? ` From ${node.minimum} to ${node.maximum}.`
+      : node.minimum !== undefined
+        ? ` At least ${node.minimum}.`
+        : '';
   const shown = dflt === undefined || dflt === '' ? '""' : JSON.stringify(dflt);
   return `| \`${key}\` | ${type} | \`${dflt === undefined ? 'none' : shown}\` | ${node.description ?? ''}${allowed}${range} |`;
 }

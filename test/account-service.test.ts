@@ -5,7 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAccountServiceClient, type AccountServiceClient } from '../src/account-service/client.js';
-import { applyTransfer, checkTransfer, type TransferDecision } from '../src/account-service/transfer-check.js';
+import {
+  applyTransfer,
+  checkTransfer,
+  type TransferDecision,
+} from '../src/account-service/transfer-check.js';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
 import { PullSecretError } from '../src/errors/index.js';
 import { canonicalize } from '../src/pullsecret/canonical.js';
@@ -53,9 +57,12 @@ beforeEach(() => {
   service.setClusterToken(CLUSTER, CLOUD);
 });
 
-const check = (current = CURRENT, onRetry?: (info: { attempt: number; delayMs: number; error: PullSecretError }) => void) =>
-  checkTransfer(CLUSTER, Buffer.from(current), { client, intervalMs: INTERVAL, limits: LIMITS, onRetry });
-const accept = (secret = TRANSFERRED, id = 'transfer-1') => service.addTransfer({ id, clusterId: CLUSTER, status: 'accepted', secret });
+const check = (
+  current = CURRENT,
+  onRetry?: (info: { attempt: number; delayMs: number; error: PullSecretError }) => void,
+) => checkTransfer(CLUSTER, Buffer.from(current), { client, intervalMs: INTERVAL, limits: LIMITS, onRetry });
+const accept = (secret = TRANSFERRED, id = 'transfer-1') =>
+  service.addTransfer({ id, clusterId: CLUSTER, status: 'accepted', secret });
 
 describe('transfer check against the account-service stand-in', () => {
   it('an accepted transfer is decided as an update with the merged content, and applied once', async () => {
@@ -110,7 +117,11 @@ describe('transfer check against the account-service stand-in', () => {
     const gone = await startAccountServiceStandIn();
     await gone.stop();
     const offline = createAccountServiceClient({ baseUrl: gone.url, timeoutMs: 500 });
-    const decision = await checkTransfer(CLUSTER, Buffer.from(CURRENT), { client: offline, intervalMs: 24, limits: LIMITS });
+    const decision = await checkTransfer(CLUSTER, Buffer.from(CURRENT), {
+      client: offline,
+      intervalMs: 24,
+      limits: LIMITS,
+    });
     assert.equal(decision.kind, 'unreachable');
     assert.match(decision.kind === 'unreachable' ? decision.message : '', /cannot reach the account service/);
   });
@@ -131,7 +142,10 @@ describe('transfer check against the account-service stand-in', () => {
     accept();
     service.injectFault({ route: 'transfers', emptySecret: true });
     const empty = await check();
-    assert.deepEqual([empty.kind, empty.kind === 'corrupted' && empty.transferId], ['corrupted', 'transfer-1']);
+    assert.deepEqual(
+      [empty.kind, empty.kind === 'corrupted' && empty.transferId],
+      ['corrupted', 'transfer-1'],
+    );
     service.clearTransfers(CLUSTER);
     accept(JSON.stringify({ auths: { 'quay.io': { auth: b64('no-colon') } } }));
     assert.equal((await check()).kind, 'corrupted');
@@ -187,17 +201,26 @@ describe('pull secret source against the stand-in', () => {
     const tokenFile = join(dir, 'token');
     await writeFile(caFile, pki.caPem);
     await writeFile(tokenFile, 'token-one-aaaaaa\n');
-    const secure = await startAccountServiceStandIn({ tokens: ['token-one-aaaaaa'], tls: { certPem: pki.certPem, keyPem: pki.keyPem } });
+    const secure = await startAccountServiceStandIn({
+      tokens: ['token-one-aaaaaa'],
+      tls: { certPem: pki.certPem, keyPem: pki.keyPem },
+    });
     try {
       secure.setResourcePullSecret(CLUSTER, CURRENT);
       const https = createAccountServiceClient({ baseUrl: secure.url, tokenFile, caFile });
       assert.equal((await https.source(CLUSTER)).toString('utf8'), CURRENT);
       // Another cluster: OCM creates its credentials on the first request.
-      assert.equal((await https.source(OTHER_CLUSTER)).toString('utf8'), secure.resourcePullSecret(OTHER_CLUSTER));
+      assert.equal(
+        (await https.source(OTHER_CLUSTER)).toString('utf8'),
+        secure.resourcePullSecret(OTHER_CLUSTER),
+      );
       await writeFile(tokenFile, 'token-two-bbbbbbbb\n');
       // The file is looked at again once the re-check interval has passed.
       await sleep(TOKEN_RECHECK_MS + 100);
-      await assert.rejects(https.source(CLUSTER), failsWith('ACCOUNT_SERVICE_REFUSED', /403 .*\(ACCT-MGMT-11\)/));
+      await assert.rejects(
+        https.source(CLUSTER),
+        failsWith('ACCOUNT_SERVICE_REFUSED', /403 .*\(ACCT-MGMT-11\)/),
+      );
       const untrusted = createAccountServiceClient({ baseUrl: secure.url, tokenFile });
       await assert.rejects(untrusted.source(CLUSTER), failsWith('CONFIG_INVALID', /accountService\.caFile/));
     } finally {
@@ -209,7 +232,10 @@ describe('pull secret source against the stand-in', () => {
     service.setResourcePullSecret(CLUSTER, CURRENT);
     service.injectFault({ route: 'pullSecrets', status: 502 });
     const unavailable = failsWith('ACCOUNT_SERVICE_UNAVAILABLE');
-    await assert.rejects(client.source(CLUSTER), (err: unknown) => unavailable(err) && (err as PullSecretError).retryable);
+    await assert.rejects(
+      client.source(CLUSTER),
+      (err: unknown) => unavailable(err) && (err as PullSecretError).retryable,
+    );
     await assert.rejects(client.source('../x'), failsWith('IDENTIFIER_INVALID'));
     assert.equal(service.calls.pullSecrets, 1);
   });
@@ -265,7 +291,10 @@ describe('the stand-in serves the routes OCM has, as OCM answers them', () => {
 describe('leak canary: the cluster token and the transferred pull secret', () => {
   const NEW_OWNER = 'newowner:n3w-0wn3r-canary-9Xk';
   const transferredNeedles = [b64(NEW_OWNER), NEW_OWNER, 'n3w-0wn3r-canary-9Xk'];
-  const canaryCloud = (JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> }).auths['cloud.openshift.com']?.auth ?? '';
+  const canaryCloud =
+    (JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> }).auths[
+      'cloud.openshift.com'
+    ]?.auth ?? '';
 
   /** Everything a decision would put in a log, a status or a metric: all but the bytes to write. */
   function visible(decision: TransferDecision, logged: string[]): string {
@@ -284,7 +313,14 @@ describe('leak canary: the cluster token and the transferred pull secret', () =>
       JSON.stringify({ auths: { 'quay.io': { auth: `${b64(NEW_OWNER)}!` } } }),
       `{"auths":{"quay.io":{"auth":"${b64(NEW_OWNER)}"}`,
     ];
-    const faults = [{}, { status: 500, times: Infinity }, { status: 403 }, { body: `<html>${CANARY_PULL_SECRET}</html>` }, { emptySecret: true }, { duplicate: true }];
+    const faults = [
+      {},
+      { status: 500, times: Infinity },
+      { status: 403 },
+      { body: `<html>${CANARY_PULL_SECRET}</html>` },
+      { emptySecret: true },
+      { duplicate: true },
+    ];
     let seen = '';
     for (const secret of secrets) {
       for (const fault of faults) {
@@ -301,12 +337,18 @@ describe('leak canary: the cluster token and the transferred pull secret', () =>
         });
         seen += `${decision.kind} `;
         const text = visible(decision, logged);
-        for (const needle of [...CANARY_NEEDLES, canaryCloud, `AccessToken ${CLUSTER}:`, ...transferredNeedles]) {
+        for (const needle of [
+          ...CANARY_NEEDLES,
+          canaryCloud,
+          `AccessToken ${CLUSTER}:`,
+          ...transferredNeedles,
+        ]) {
           assert.ok(!text.includes(needle), `${decision.kind} shows a credential (${needle.length} chars)`);
         }
       }
     }
     // The flows covered what they should.
-    for (const kind of ['update', 'unreachable', 'refused', 'unexpected', 'corrupted', 'multiple']) assert.ok(seen.includes(kind), `${kind} not covered: ${seen}`);
+    for (const kind of ['update', 'unreachable', 'refused', 'unexpected', 'corrupted', 'multiple'])
+      assert.ok(seen.includes(kind), `${kind} not covered: ${seen}`);
   });
 });

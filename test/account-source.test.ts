@@ -28,7 +28,12 @@ describe('pull secret from the account service', () => {
     await writeFile(tokenFile, `${BEARER}\n`, { mode: 0o600 });
     stack = await startAdapterStack({
       pullSecretSource: 'account-service',
-      accountService: { baseUrl: service.url, tokenFile, timeoutMs: 2000, transfer: { interval: '7d', jitter: 1 } },
+      accountService: {
+        baseUrl: service.url,
+        tokenFile,
+        timeoutMs: 2000,
+        transfer: { interval: '7d', jitter: 1 },
+      },
     });
     store = new LocalStore({ dir: join(stack.dir, 'store') });
   });
@@ -43,7 +48,10 @@ describe('pull secret from the account service', () => {
     const cluster = await stack.seedCluster();
     service.setResourcePullSecret(cluster.id, CANARY_PULL_SECRET);
     await stack.publish(cluster);
-    const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Available') === 'True/SecretAvailable',
+    );
     assert.equal(conditionOf(status, 'Applied'), 'True/SecretCreated');
     const stored = await store.accessLatestEnabled(`hyperfleet-${cluster.id}-pull-secret`);
     assert.deepEqual(JSON.parse(stored?.data.toString('utf8') ?? '{}'), JSON.parse(CANARY_PULL_SECRET));
@@ -59,17 +67,31 @@ describe('pull secret from the account service', () => {
     service.injectFault({ route: 'pullSecrets', status: 503, times: 2 });
     const before = service.calls.pullSecrets;
     await stack.publish(cluster);
-    const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Available') === 'True/SecretAvailable',
+    );
     assert.equal(conditionOf(status, 'Health'), 'True/Healthy');
-    assert.ok(service.calls.pullSecrets - before >= 3, `source asked ${service.calls.pullSecrets - before} times`);
-    assert.ok(stack.logs.some((l) => l.includes('Could not read the pull secret from the account service') && l.includes(cluster.id)));
+    assert.ok(
+      service.calls.pullSecrets - before >= 3,
+      `source asked ${service.calls.pullSecrets - before} times`,
+    );
+    assert.ok(
+      stack.logs.some(
+        (l) =>
+          l.includes('Could not read the pull secret from the account service') && l.includes(cluster.id),
+      ),
+    );
   });
 
   it('an invalid answer fails validation like a spec would (Applied False InvalidPullSecret, Health True)', async () => {
     const cluster = await stack.seedCluster();
     service.setResourcePullSecret(cluster.id, '{"auths":{"quay.io":{"email":"a@example.com"}}}');
     await stack.publish(cluster);
-    const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/InvalidPullSecret');
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Applied') === 'False/InvalidPullSecret',
+    );
     assert.equal(conditionOf(status, 'Health'), 'True/Healthy');
     const applied = status.conditions.find((c) => c.type === 'Applied');
     assert.match(applied?.message ?? '', /the account service's pull secret of cluster/);
@@ -88,6 +110,9 @@ describe('pull secret from the account service', () => {
     await stack.publish(denied);
     const refusal = 'False/AccountServiceRefused';
     const refused = await stack.waitForStatus(denied.id, (s) => conditionOf(s, 'Applied') === refusal);
-    assert.match(refused.conditions.find((c) => c.type === 'Applied')?.message ?? '', /answered 403 .*ACCT-MGMT-11/);
+    assert.match(
+      refused.conditions.find((c) => c.type === 'Applied')?.message ?? '',
+      /answered 403 .*ACCT-MGMT-11/,
+    );
   });
 });

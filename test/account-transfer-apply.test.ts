@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { checkAndApplyClusterTransfer, type ClusterTransferDeps } from '../src/account-service/apply-transfer.js';
+import {
+  checkAndApplyClusterTransfer,
+  type ClusterTransferDeps,
+} from '../src/account-service/apply-transfer.js';
 import { createAccountServiceClient, type AccountServiceClient } from '../src/account-service/client.js';
 import { readTransferRecord, transferRecordId } from '../src/account-service/transfer-record.js';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
@@ -31,7 +34,9 @@ const spec = (mirrorPassword = 'mirror-pw') =>
     },
   });
 /** The new owner's quay.io credential is the canary (`pullbot:s3cr3t-canary-7Q2v`). */
-const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } } });
+const TRANSFERRED = JSON.stringify({
+  auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } },
+});
 const NEEDLES = [...CANARY_NEEDLES, TRANSFERRED];
 const LIMITS = { maxBytes: 65_536, targetName: 'local store' };
 const SECRET_ID = `hyperfleet-${CLUSTER}-pull-secret`;
@@ -49,7 +54,11 @@ let deps: ClusterTransferDeps;
 function counting(inner: SecretStore): SecretStore {
   return new Proxy(inner, {
     get(target, key, receiver) {
-      if (key === 'accessLatestEnabled') return (...args: Parameters<SecretStore['accessLatestEnabled']>) => (accesses++, target.accessLatestEnabled(...args));
+      if (key === 'accessLatestEnabled')
+        return (...args: Parameters<SecretStore['accessLatestEnabled']>) => (
+          accesses++,
+          target.accessLatestEnabled(...args)
+        );
       const value: unknown = Reflect.get(target, key, receiver);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
@@ -88,7 +97,10 @@ beforeEach(async () => {
 });
 
 const reconcileSpec = (data = spec(), transferRecords = true) =>
-  reconcilePullSecret({ clusterId: CLUSTER, pullSecretData: data }, { store, kubernetes: deps.kubernetes, retry: RETRY, log: deps.log, transferRecords });
+  reconcilePullSecret(
+    { clusterId: CLUSTER, pullSecretData: data },
+    { store, kubernetes: deps.kubernetes, retry: RETRY, log: deps.log, transferRecords },
+  );
 const manifestDir = () => join(dir, 'manifests', `clusters-${CLUSTER}`);
 const versions = async (id: string) => (await store.describe(id))?.versions.length ?? 0;
 
@@ -98,10 +110,16 @@ describe('applying an ownership transfer through the reconcile', () => {
     assert.equal(first.outcome, 'created');
     service.addTransfer({ id: 'transfer-7', clusterId: CLUSTER, status: 'accepted', secret: TRANSFERRED });
 
-    const { outcome, reconcile } = await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps);
+    const { outcome, reconcile } = await checkAndApplyClusterTransfer(
+      { clusterId: CLUSTER, pullSecretData: spec() },
+      deps,
+    );
     assert.equal(outcome.kind, 'updated');
     assert.equal(reconcile?.outcome, 'updated');
-    assert.deepEqual(reconcile?.transfer, { transferId: 'transfer-7', appliedAt: '2026-11-25T05:00:00.000Z' });
+    assert.deepEqual(reconcile?.transfer, {
+      transferId: 'transfer-7',
+      appliedAt: '2026-11-25T05:00:00.000Z',
+    });
     assert.equal(reconcile?.kubernetes?.outcome, 'updated');
 
     const merged = mergeTransferredPullSecret(spec(), TRANSFERRED, LIMITS).data;
@@ -110,10 +128,18 @@ describe('applying an ownership transfer through the reconcile', () => {
     assert.equal(latest?.data.toString('utf8'), merged.toString('utf8'));
     // Same Secret name, one manifest, now holding the merge.
     assert.deepEqual(await readdir(manifestDir()), [`${CLUSTER}-pull-secret.yaml`]);
-    assert.ok((await readFile(join(manifestDir(), `${CLUSTER}-pull-secret.yaml`), 'utf8')).includes(merged.toString('base64')));
+    assert.ok(
+      (await readFile(join(manifestDir(), `${CLUSTER}-pull-secret.yaml`), 'utf8')).includes(
+        merged.toString('base64'),
+      ),
+    );
 
     const record = await readTransferRecord(store, SECRET_ID);
-    assert.deepEqual(record, { transferId: 'transfer-7', appliedAt: '2026-11-25T05:00:00.000Z', secret: TRANSFERRED });
+    assert.deepEqual(record, {
+      transferId: 'transfer-7',
+      appliedAt: '2026-11-25T05:00:00.000Z',
+      secret: TRANSFERRED,
+    });
     const meta = await store.getSecret(transferRecordId(SECRET_ID));
     assert.equal(meta?.labels['resource-type'], 'pull-secret-transfer');
     assert.equal(meta?.labels['cluster-id'], CLUSTER);
@@ -122,7 +148,10 @@ describe('applying an ownership transfer through the reconcile', () => {
 
   it('a spec reconcile afterwards keeps the transfer, and merges a new spec with it', async () => {
     service.addTransfer({ id: 'transfer-7', clusterId: CLUSTER, status: 'accepted', secret: TRANSFERRED });
-    assert.equal((await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps)).outcome.kind, 'updated');
+    assert.equal(
+      (await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps)).outcome.kind,
+      'updated',
+    );
     const applied = await versions(SECRET_ID);
 
     const same = await reconcileSpec();
@@ -134,7 +163,10 @@ describe('applying an ownership transfer through the reconcile', () => {
     const changed = await reconcileSpec(spec('new-mirror-pw'));
     assert.equal(changed.outcome, 'updated');
     const latest = await store.accessLatestEnabled(SECRET_ID);
-    assert.equal(latest?.data.toString('utf8'), mergeTransferredPullSecret(spec('new-mirror-pw'), TRANSFERRED, LIMITS).data.toString('utf8'));
+    assert.equal(
+      latest?.data.toString('utf8'),
+      mergeTransferredPullSecret(spec('new-mirror-pw'), TRANSFERRED, LIMITS).data.toString('utf8'),
+    );
     // Without the record (no account service configured), the spec alone would undo the transfer.
     assert.notEqual(latest?.data.toString('utf8'), spec('new-mirror-pw'));
   });
@@ -143,7 +175,10 @@ describe('applying an ownership transfer through the reconcile', () => {
     service.addTransfer({ id: 'transfer-7', clusterId: CLUSTER, status: 'accepted', secret: TRANSFERRED });
     await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps);
     const before = [await versions(SECRET_ID), await versions(transferRecordId(SECRET_ID))];
-    const again = await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, { ...deps, now: () => new Date('2026-11-26T00:00:00.000Z') });
+    const again = await checkAndApplyClusterTransfer(
+      { clusterId: CLUSTER, pullSecretData: spec() },
+      { ...deps, now: () => new Date('2026-11-26T00:00:00.000Z') },
+    );
     assert.equal(again.outcome.kind, 'unchanged');
     assert.equal(again.reconcile, undefined);
     assert.deepEqual([await versions(SECRET_ID), await versions(transferRecordId(SECRET_ID))], before);
@@ -151,7 +186,10 @@ describe('applying an ownership transfer through the reconcile', () => {
   });
 
   it('no transfer open: nothing written; the record read costs one store access per spec reconcile', async () => {
-    assert.equal((await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps)).outcome.kind, 'none');
+    assert.equal(
+      (await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps)).outcome.kind,
+      'none',
+    );
     assert.equal(await store.getSecret(transferRecordId(SECRET_ID)), undefined);
     await reconcileSpec();
     accesses = 0;
@@ -176,8 +214,19 @@ describe('applying an ownership transfer through the reconcile', () => {
     await store.deleteSecret(transferRecordId(SECRET_ID));
     const applied = await checkAndApplyClusterTransfer({ clusterId: CLUSTER, pullSecretData: spec() }, deps);
     assert.equal(applied.outcome.kind, 'updated');
-    const shown = JSON.stringify([failed.outcome, failed.outcome.kind === 'update-failed' ? failed.outcome.message : '', applied.outcome, applied.reconcile?.transfer]) + logs.join('\n');
-    for (const needle of NEEDLES) assert.equal(shown.includes(needle), false, 'a transferred credential leaked into a log line or an outcome');
+    const shown =
+      JSON.stringify([
+        failed.outcome,
+        failed.outcome.kind === 'update-failed' ? failed.outcome.message : '',
+        applied.outcome,
+        applied.reconcile?.transfer,
+      ]) + logs.join('\n');
+    for (const needle of NEEDLES)
+      assert.equal(
+        shown.includes(needle),
+        false,
+        'a transferred credential leaked into a log line or an outcome',
+      );
     assert.ok(logs.some((line) => line.includes('"transfer_id":"transfer-7"')));
   });
 });

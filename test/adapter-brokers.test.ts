@@ -15,7 +15,10 @@ import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emula
 // The adapter through real brokers: a throwaway RabbitMQ node and the real Pub/Sub emulator.
 
 process.env.METADATA_SERVER_DETECTION = 'none';
-const available = (s: { data?: Record<string, unknown>; conditions: Array<{ type: string; status: string }> }) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True');
+const available = (s: {
+  data?: Record<string, unknown>;
+  conditions: Array<{ type: string; status: string }>;
+}) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True');
 
 /** Cluster ids handled by a replica, from its `execute` log lines. */
 function handled(logs: string[]): Set<string> {
@@ -59,7 +62,10 @@ describe('adapter on RabbitMQ', () => {
     const status = await stack.waitForStatus(cluster.id, available);
     assert.equal(status.data?.secretVersion, '1');
     await sleep(300);
-    assert.equal(stack.api.listStatuses(cluster.id).find((s) => s.adapter === 'pullsecret')?.data?.secretVersion, '1');
+    assert.equal(
+      stack.api.listStatuses(cluster.id).find((s) => s.adapter === 'pullsecret')?.data?.secretVersion,
+      '1',
+    );
   });
 
   test('two replicas on one queue: every cluster handled, each by one replica', async () => {
@@ -87,7 +93,14 @@ describe('adapter on RabbitMQ', () => {
   test('gcp store without Google credentials: the adapter reports AuthenticationFailed and keeps running', async () => {
     // A separate adapter process (an exchange of its own), as deployed: a stray rejection would end it.
     const dir = mkdtempSync(join(tmpdir(), 'ps-no-credentials-'));
-    const broker = { type: 'rabbitmq' as const, url: rabbit.url, exchange: 'no-credentials', topic: 'no-credentials-events', subscriptionId: 'pullsecret', retryDelayMs: 50 };
+    const broker = {
+      type: 'rabbitmq' as const,
+      url: rabbit.url,
+      exchange: 'no-credentials',
+      topic: 'no-credentials-events',
+      subscriptionId: 'pullsecret',
+      retryDelayMs: 50,
+    };
     const config = {
       hyperfleetApi: { baseUrl: stack.api.url, timeoutMs: 2000 },
       broker,
@@ -97,15 +110,30 @@ describe('adapter on RabbitMQ', () => {
     };
     writeFileSync(join(dir, 'adapter.yaml'), JSON.stringify(config));
     const main = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-    const env = { PATH: process.env.PATH, HOME: dir, METADATA_SERVER_DETECTION: 'none', GOOGLE_CLOUD_DISABLE_DIRECT_PATH: 'true' };
-    const child = spawn(process.execPath, ['--import', 'tsx', main, 'adapter', '--config', join(dir, 'adapter.yaml')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      METADATA_SERVER_DETECTION: 'none',
+      GOOGLE_CLOUD_DISABLE_DIRECT_PATH: 'true',
+    };
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', main, 'adapter', '--config', join(dir, 'adapter.yaml')],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const publisher = await createBroker(broker);
     try {
-      const failed = (s: Parameters<typeof available>[0]) => s.conditions.some((c) => c.type === 'Applied' && c.status === 'False' && (c as { reason?: string }).reason === 'AuthenticationFailed');
+      const failed = (s: Parameters<typeof available>[0]) =>
+        s.conditions.some(
+          (c) =>
+            c.type === 'Applied' &&
+            c.status === 'False' &&
+            (c as { reason?: string }).reason === 'AuthenticationFailed',
+        );
       for (const attempt of [1, 2]) {
         const cluster = await stack.seedCluster();
         const event = {
@@ -116,11 +144,16 @@ describe('adapter on RabbitMQ', () => {
           data: { id: cluster.id, kind: 'Cluster', generation: cluster.generation },
         };
         await publisher.publish(Buffer.from(JSON.stringify(event)));
-        await stack.waitForStatus(cluster.id, failed, 30_000).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
+        await stack
+          .waitForStatus(cluster.id, failed, 30_000)
+          .catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
       }
       await sleep(500);
       assert.equal(child.exitCode, null, `the adapter is still running:\n${output}`);
-      assert.ok(!output.includes('stray error caught by the process guard'), 'the root cause leaves no stray rejection');
+      assert.ok(
+        !output.includes('stray error caught by the process guard'),
+        'the root cause leaves no stray rejection',
+      );
       assert.ok(!output.includes('    at '), 'no raw stack trace');
     } finally {
       await publisher.stop();
@@ -148,7 +181,14 @@ describe('adapter on RabbitMQ', () => {
 describe('adapter on Google Pub/Sub (emulator)', () => {
   let emulator: PubSubEmulator;
   let stack: AdapterStack;
-  const broker = () => ({ type: 'pubsub', projectId: 'emulator-project', apiEndpoint: emulator.host, topic: 'cluster-events', subscriptionId: 'pullsecret-adapter', maxInFlight: 8 });
+  const broker = () => ({
+    type: 'pubsub',
+    projectId: 'emulator-project',
+    apiEndpoint: emulator.host,
+    topic: 'cluster-events',
+    subscriptionId: 'pullsecret-adapter',
+    maxInFlight: 8,
+  });
   before(async () => {
     emulator = await startPubSubEmulator();
     stack = await startAdapterStack({ broker: broker() });
@@ -166,13 +206,23 @@ describe('adapter on Google Pub/Sub (emulator)', () => {
     assert.equal(status.data?.secretVersion, '1');
     const waiting = await stack.seedCluster({}, []);
     await stack.publish(waiting);
-    const skipped = await stack.waitForStatus(waiting.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
+    const skipped = await stack.waitForStatus(
+      waiting.id,
+      (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet',
+    );
     assert.equal(conditionOf(skipped, 'Health'), 'True/Healthy');
   });
 
   test('a malformed event goes to the dead-letter topic, not back to the adapter', async () => {
-    const client = new PubSub({ projectId: 'emulator-project', apiEndpoint: emulator.host, emulatorMode: true });
-    const [dlq] = await client.topic('pullsecret-adapter-dlq').subscription('pullsecret-adapter-dlq').get({ autoCreate: true });
+    const client = new PubSub({
+      projectId: 'emulator-project',
+      apiEndpoint: emulator.host,
+      emulatorMode: true,
+    });
+    const [dlq] = await client
+      .topic('pullsecret-adapter-dlq')
+      .subscription('pullsecret-adapter-dlq')
+      .get({ autoCreate: true });
     const received = new Promise<string>((resolve) =>
       dlq.once('message', (m: { data: Buffer; ack(): void }) => {
         m.ack();
@@ -180,7 +230,10 @@ describe('adapter on Google Pub/Sub (emulator)', () => {
       }),
     );
     await stack.adapter.broker.publish(Buffer.from('{"not":"a cloudevent"}'));
-    assert.equal(await Promise.race([received, sleep(15_000).then(() => 'timeout')]), '{"not":"a cloudevent"}');
+    assert.equal(
+      await Promise.race([received, sleep(15_000).then(() => 'timeout')]),
+      '{"not":"a cloudevent"}',
+    );
     await dlq.close();
     await client.close();
   });

@@ -27,9 +27,16 @@ import { jsonFixture, VALID_PULL_SECRET } from './support/fixtures.js';
 import { startPubSubEmulator, type PubSubEmulator } from './support/pubsub-emulator.js';
 import { until } from './support/until.js';
 import { freePort } from './support/process-group.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
-import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
+import {
+  startAwsSecretsManagerTestServer,
+  TEST_CREDENTIALS,
+  type AwsSecretsManagerTestServer,
+} from './servers/aws-secrets-manager/index.js';
 import { startKeyVaultTestServer, type KeyVaultTestServer } from './servers/azure-key-vault/index.js';
 import { awsTestEnv } from './support/store-harness.js';
 
@@ -52,18 +59,34 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
   let events = 0;
   let metricsPort = 0;
 
-  const brokerConfig = () => ({ type: 'pubsub' as const, projectId: 'emulator-project', apiEndpoint: emulator.host, topic: 'bundle-events', subscriptionId: 'pullsecret-bundle', maxInFlight: 8 });
-  const statusOf = (id: string): AdapterStatus | undefined => api.listStatuses(id).find((s) => s.adapter === 'pullsecret');
+  const brokerConfig = () => ({
+    type: 'pubsub' as const,
+    projectId: 'emulator-project',
+    apiEndpoint: emulator.host,
+    topic: 'bundle-events',
+    subscriptionId: 'pullsecret-bundle',
+    maxInFlight: 8,
+  });
+  const statusOf = (id: string): AdapterStatus | undefined =>
+    api.listStatuses(id).find((s) => s.adapter === 'pullsecret');
   const condition = (s: AdapterStatus | undefined, type: string) => {
     const c = s?.conditions.find((x) => x.type === type);
     return c === undefined ? undefined : `${c.status}/${c.reason ?? ''}`;
   };
-  const secretOf = (id: string) => kube.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`) as { data?: Record<string, string> } | undefined;
-  const payloadOf = (id: string) => Buffer.from(secretOf(id)?.data?.['.dockerconfigjson'] ?? '', 'base64').toString();
+  const secretOf = (id: string) =>
+    kube.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`) as
+      { data?: Record<string, string> } | undefined;
+  const payloadOf = (id: string) =>
+    Buffer.from(secretOf(id)?.data?.['.dockerconfigjson'] ?? '', 'base64').toString();
 
   /** A cluster of the fixture of `cloud` (its spec entries overridden by `spec`) that meets the preconditions, and its namespace. */
-  async function seedCluster(cloud: 'gcp' | 'aws' | 'azure' = 'gcp', spec: Record<string, unknown> = {}): Promise<Cluster> {
-    const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>(`clusters/${cloud}-cluster.json`);
+  async function seedCluster(
+    cloud: 'gcp' | 'aws' | 'azure' = 'gcp',
+    spec: Record<string, unknown> = {},
+  ): Promise<Cluster> {
+    const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>(
+      `clusters/${cloud}-cluster.json`,
+    );
     const { id: _id, href: _href, ...rest } = fixture;
     const cluster = await api.seedCluster({
       ...rest,
@@ -76,8 +99,19 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
   }
 
   async function publish(cluster: Cluster): Promise<void> {
-    const data = { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation };
-    const event = { specversion: '1.0', id: `bundle-${++events}`, source: 'hyperfleet-sentinel', type: 'com.redhat.hyperfleet.cluster.reconcile', data };
+    const data = {
+      id: cluster.id,
+      kind: 'Cluster',
+      href: `/api/hyperfleet/v1/clusters/${cluster.id}`,
+      generation: cluster.generation,
+    };
+    const event = {
+      specversion: '1.0',
+      id: `bundle-${++events}`,
+      source: 'hyperfleet-sentinel',
+      type: 'com.redhat.hyperfleet.cluster.reconcile',
+      data,
+    };
     await publisher.publish(Buffer.from(JSON.stringify(event)));
   }
 
@@ -120,7 +154,12 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     };
     await writeFile(join(dir, 'adapter.yaml'), JSON.stringify(config));
     const identity = azureIdentity(azure);
-    await readableByImageUser(join(dir, 'adapter.yaml'), kube.kubeconfigPath, azure.caFile, identity.AZURE_FEDERATED_TOKEN_FILE ?? azure.caFile);
+    await readableByImageUser(
+      join(dir, 'adapter.yaml'),
+      kube.kubeconfigPath,
+      azure.caFile,
+      identity.AZURE_FEDERATED_TOKEN_FILE ?? azure.caFile,
+    );
     // Creates the topic and the subscription before the adapter listens, as the deployment's set-up does.
     publisher = await createBroker(brokerConfig());
     adapter = spawn(process.execPath, [bundle.executable, 'adapter', '--config', join(dir, 'adapter.yaml')], {
@@ -139,7 +178,15 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
       await once(adapter, 'exit');
     }
     await publisher?.stop();
-    await Promise.all([emulator?.stop(), api?.stop(), gcp?.stop(), kube?.close(), aws?.stop(), azure?.stop(), bundle?.remove()]);
+    await Promise.all([
+      emulator?.stop(),
+      api?.stop(),
+      gcp?.stop(),
+      kube?.close(),
+      aws?.stop(),
+      azure?.stop(),
+      bundle?.remove(),
+    ]);
     if (dir !== '') await rm(dir, { recursive: true, force: true });
   });
 
@@ -151,7 +198,10 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     assert.equal(payloadOf(cluster.id), VALID_PULL_SECRET, 'the Secret holds the pull secret');
 
     // The same event again: one access call, no write anywhere.
-    await until('the Secret in the informer cache', async () => (await metric(/^pullsecret_kubernetes_cache_objects\{resource="secrets"\} (\d+)/m)) >= 1);
+    await until(
+      'the Secret in the informer cache',
+      async () => (await metric(/^pullsecret_kubernetes_cache_objects\{resource="secrets"\} (\d+)/m)) >= 1,
+    );
     gcp.resetCalls();
     kube.resetCalls();
     const before = statusOf(cluster.id)?.last_report_time;
@@ -170,16 +220,29 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
 
     // Someone deletes the Secret: the watch in the bundle brings it back, no event needed.
     kube.deleteObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`);
-    await until('the Secret restored', () => payloadOf(cluster.id) === VALID_PULL_SECRET, 30_000).catch((err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`));
+    await until('the Secret restored', () => payloadOf(cluster.id) === VALID_PULL_SECRET, 30_000).catch(
+      (err: Error) => assert.fail(`${err.message}\nadapter output:\n${output}`),
+    );
   });
 
   test('clusters on AWS and Azure: their stores load from the bundle and store the pull secret', async () => {
-    const onAws = await seedCluster('aws', { aws: { accountId: TEST_CREDENTIALS.accountId, region: 'eu-west-1' } });
+    const onAws = await seedCluster('aws', {
+      aws: { accountId: TEST_CREDENTIALS.accountId, region: 'eu-west-1' },
+    });
     const onAzure = await seedCluster('azure', { azure: { keyVaultUrl: azure.url } });
     await Promise.all([publish(onAws), publish(onAzure)]);
-    await Promise.all([waitFor(onAws.id, 'Available', 'True/SecretAvailable'), waitFor(onAzure.id, 'Available', 'True/SecretAvailable')]);
-    assert.equal(aws.state.find(TEST_CREDENTIALS.accountId, `hyperfleet-${onAws.id}-pull-secret`)?.versions[0]?.string, VALID_PULL_SECRET);
-    assert.equal(azure.state.live(`hyperfleet-${onAzure.id}-pull-secret`).versions.at(-1)?.value, VALID_PULL_SECRET);
+    await Promise.all([
+      waitFor(onAws.id, 'Available', 'True/SecretAvailable'),
+      waitFor(onAzure.id, 'Available', 'True/SecretAvailable'),
+    ]);
+    assert.equal(
+      aws.state.find(TEST_CREDENTIALS.accountId, `hyperfleet-${onAws.id}-pull-secret`)?.versions[0]?.string,
+      VALID_PULL_SECRET,
+    );
+    assert.equal(
+      azure.state.live(`hyperfleet-${onAzure.id}-pull-secret`).versions.at(-1)?.value,
+      VALID_PULL_SECRET,
+    );
     assert.equal(payloadOf(onAws.id), VALID_PULL_SECRET);
     assert.equal(payloadOf(onAzure.id), VALID_PULL_SECRET);
   });
@@ -192,7 +255,9 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
     assert.ok(!output.includes('    at '), 'no raw stack trace');
     // Except url.parse() in node-fetch 2 (under @kubernetes/client-node), DEP0169, which Node.js 22 may emit; process warnings
     // are logged as JSON lines (src/brokers/pubsub/warnings.ts), with the code in their `code` field.
-    const deprecations = output.split('\n').filter((line) => line.includes('DeprecationWarning') && !line.includes('DEP0169'));
+    const deprecations = output
+      .split('\n')
+      .filter((line) => line.includes('DeprecationWarning') && !line.includes('DEP0169'));
     assert.deepEqual(deprecations, [], 'no deprecation warning on the image runtime');
   });
 
@@ -211,7 +276,12 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
           const entry = map.findEntry(line, match.index + match[0].indexOf(name));
           const source = 'originalSource' in entry ? entry.originalSource : '';
           if (!source.includes('/src/') || source.includes('/node_modules/')) continue;
-          if (!new RegExp(`\\b${name.replaceAll('$', '\\$')}\\b`).test(readFileSync(resolve(dirname(file), source), 'utf8'))) renamed.push(`${name} (${source})`);
+          if (
+            !new RegExp(`\\b${name.replaceAll('$', '\\$')}\\b`).test(
+              readFileSync(resolve(dirname(file), source), 'utf8'),
+            )
+          )
+            renamed.push(`${name} (${source})`);
         }
       });
     }
@@ -225,7 +295,10 @@ describe('the adapter bundle on the production path', { timeout: 5 * 60_000 }, (
       ['adapter', '--no-such-option'],
     ];
     for (const args of cases) {
-      const [bundled, main] = await Promise.all([runNode([bundle.executable, ...args], baseEnv(), imageUser()), runCli(args, baseEnv())]);
+      const [bundled, main] = await Promise.all([
+        runNode([bundle.executable, ...args], baseEnv(), imageUser()),
+        runCli(args, baseEnv()),
+      ]);
       assert.equal(bundled.code, main.code, args.join(' '));
       assert.equal(bundled.stdout, main.stdout, args.join(' '));
       assert.equal(bundled.stderr, main.stderr, args.join(' '));

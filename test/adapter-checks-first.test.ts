@@ -24,8 +24,14 @@ test('a cluster whose namespace would be too long gets a failed status and nothi
       status: { conditions: fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })) },
     });
     await stack.publish(cluster);
-    const status = await stack.waitForStatus(id, (s) => conditionOf(s, 'Applied') === 'False/InvalidConfiguration');
-    assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /is too long for the default namespace clusters-\{cluster-id\}/);
+    const status = await stack.waitForStatus(
+      id,
+      (s) => conditionOf(s, 'Applied') === 'False/InvalidConfiguration',
+    );
+    assert.match(
+      status.conditions.find((c) => c.type === 'Applied')?.message ?? '',
+      /is too long for the default namespace clusters-\{cluster-id\}/,
+    );
     const stored = await readdir(join(stack.dir, 'store', 'secrets')).catch(() => []);
     assert.deepEqual(
       stored.filter((f) => f.includes(id)),

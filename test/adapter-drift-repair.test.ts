@@ -23,10 +23,20 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     const match = line.exec(text);
     return match === null ? 0 : Number(match[1]);
   };
-  const drift = (kind: string) => metric(new RegExp(`^pullsecret_drift_repairs_total\\{kind="${kind}"\\} (\\d+)`, 'm'));
-  const relists = (reason: string) => metric(new RegExp(`^pullsecret_kubernetes_relists_total\\{resource="secrets",reason="${reason}"\\} (\\d+)`, 'm'));
-  const secretOf = (id: string) => kube.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`) as (V1Secret & { metadata: { name: string } }) | undefined;
-  const payloadOf = (s: V1Secret | undefined) => Buffer.from(s?.data?.['.dockerconfigjson'] ?? '', 'base64').toString();
+  const drift = (kind: string) =>
+    metric(new RegExp(`^pullsecret_drift_repairs_total\\{kind="${kind}"\\} (\\d+)`, 'm'));
+  const relists = (reason: string) =>
+    metric(
+      new RegExp(
+        `^pullsecret_kubernetes_relists_total\\{resource="secrets",reason="${reason}"\\} (\\d+)`,
+        'm',
+      ),
+    );
+  const secretOf = (id: string) =>
+    kube.getObject('secrets', `clusters-${id}`, `${id}-pull-secret`) as
+      (V1Secret & { metadata: { name: string } }) | undefined;
+  const payloadOf = (s: V1Secret | undefined) =>
+    Buffer.from(s?.data?.['.dockerconfigjson'] ?? '', 'base64').toString();
 
   /** A cluster reconciled once, its Secret written and seen by the informer. */
   async function provisioned(): Promise<string> {
@@ -39,15 +49,26 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
 
   /** Someone else's update of the Secret, through the API. */
   async function edit(id: string, change: (s: V1Secret) => V1Secret): Promise<void> {
-    const current = await core.readNamespacedSecret({ namespace: `clusters-${id}`, name: `${id}-pull-secret` });
-    await core.replaceNamespacedSecret({ namespace: `clusters-${id}`, name: `${id}-pull-secret`, body: change(current) });
+    const current = await core.readNamespacedSecret({
+      namespace: `clusters-${id}`,
+      name: `${id}-pull-secret`,
+    });
+    await core.replaceNamespacedSecret({
+      namespace: `clusters-${id}`,
+      name: `${id}-pull-secret`,
+      body: change(current),
+    });
   }
 
   /** Waits until the Secret holds the cluster's pull secret again, with our type and labels. */
   async function restored(id: string): Promise<V1Secret> {
     return until(`restoration of ${id}`, () => {
       const s = secretOf(id);
-      return s !== undefined && s.type === 'kubernetes.io/dockerconfigjson' && payloadOf(s) === VALID_PULL_SECRET && s.metadata?.labels?.['cluster-id'] === id && s.metadata.labels['managed-by'] === 'hyperfleet'
+      return s !== undefined &&
+        s.type === 'kubernetes.io/dockerconfigjson' &&
+        payloadOf(s) === VALID_PULL_SECRET &&
+        s.metadata?.labels?.['cluster-id'] === id &&
+        s.metadata.labels['managed-by'] === 'hyperfleet'
         ? s
         : undefined;
     });
@@ -55,7 +76,12 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
 
   before(async () => {
     kube = await startKubernetesTestServer({ rbac: ['overlays/in-process'] });
-    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') } });
+    stack = await startAdapterStack({
+      kubernetes: {
+        target: 'api',
+        kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter'),
+      },
+    });
     const kc = new KubeConfig();
     kc.loadFromFile(kube.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
@@ -67,7 +93,10 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
 
   test('a no-op reconcile makes no Kubernetes API call once the watch has listed', async () => {
     const id = await provisioned();
-    await until('the Secret in the cache', async () => (await metric(/^pullsecret_kubernetes_cache_objects\{resource="secrets"\} (\d+)/m)) >= 1);
+    await until(
+      'the Secret in the cache',
+      async () => (await metric(/^pullsecret_kubernetes_cache_objects\{resource="secrets"\} (\d+)/m)) >= 1,
+    );
     kube.resetCalls();
     await stack.publish({ id, generation: 1 });
     await stack.waitForStatus(id, (s) => conditionOf(s, 'Applied') === 'True/SecretUpToDate');
@@ -86,7 +115,10 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
       kube.resetCalls();
       const sent = Date.now();
       await stack.publish({ id, generation: 1 }, replica.adapter);
-      await stack.waitForStatus(id, (s) => Date.parse(s.last_report_time) >= sent && conditionOf(s, 'Applied') === 'True/SecretUpToDate');
+      await stack.waitForStatus(
+        id,
+        (s) => Date.parse(s.last_report_time) >= sent && conditionOf(s, 'Applied') === 'True/SecretUpToDate',
+      );
       assert.deepEqual(
         kube.requests().filter((r) => r.method !== 'WATCH'),
         [],
@@ -100,13 +132,23 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
   test('a list that does not answer within informer.listWaitSeconds delays the start no longer: events are taken, applies read with GET', async () => {
     const id = await provisioned();
     kube.injectFault({ method: 'GET', resource: 'secrets', delayMs: 3_000 });
-    const replica = await stack.startReplica((config) => ({ ...config, informer: { ...config.informer, listWaitSeconds: 1 } }));
+    const replica = await stack.startReplica((config) => ({
+      ...config,
+      informer: { ...config.informer, listWaitSeconds: 1 },
+    }));
     try {
-      assert.ok(replica.logs.some((l) => l.includes('"level":"warn"') && l.includes('Kubernetes Secrets not listed within 1 s')));
+      assert.ok(
+        replica.logs.some(
+          (l) => l.includes('"level":"warn"') && l.includes('Kubernetes Secrets not listed within 1 s'),
+        ),
+      );
       kube.resetCalls();
       const sent = Date.now();
       await stack.publish({ id, generation: 1 }, replica.adapter);
-      await stack.waitForStatus(id, (s) => Date.parse(s.last_report_time) >= sent && conditionOf(s, 'Applied') === 'True/SecretUpToDate');
+      await stack.waitForStatus(
+        id,
+        (s) => Date.parse(s.last_report_time) >= sent && conditionOf(s, 'Applied') === 'True/SecretUpToDate',
+      );
       assert.ok(kube.requests().some((r) => r.method === 'GET' && r.name === `${id}-pull-secret`));
     } finally {
       await replica.adapter.stop();
@@ -135,21 +177,31 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     kube.resetCalls();
     await edit(id, (s) => ({
       ...s,
-      metadata: { ...s.metadata, labels: { ...s.metadata?.labels, team: 'infra' }, annotations: { ...s.metadata?.annotations, note: 'kept' } },
+      metadata: {
+        ...s.metadata,
+        labels: { ...s.metadata?.labels, team: 'infra' },
+        annotations: { ...s.metadata?.annotations, note: 'kept' },
+      },
       data: { ...s.data, extra: 'eA==' },
     }));
     await sleep(500);
     assert.deepEqual(await Promise.all(['deleted', 'data', 'type', 'labels'].map(drift)), counts);
     assert.equal(kube.writes('secrets'), 1, 'only the foreign edit itself');
 
-    await edit(id, (s) => ({ ...s, data: { ...s.data, '.dockerconfigjson': Buffer.from(OTHER_PULL_SECRET).toString('base64') } }));
+    await edit(id, (s) => ({
+      ...s,
+      data: { ...s.data, '.dockerconfigjson': Buffer.from(OTHER_PULL_SECRET).toString('base64') },
+    }));
     const afterData = await restored(id);
     assert.equal(afterData.metadata?.labels?.team, 'infra');
     assert.equal(afterData.metadata?.annotations?.note, 'kept');
     assert.equal(afterData.data?.extra, 'eA==');
     assert.equal(await drift('data'), (counts[1] ?? 0) + 1);
 
-    await edit(id, (s) => ({ ...s, metadata: { ...s.metadata, labels: { ...s.metadata?.labels, 'cluster-id': 'someone-else' } } }));
+    await edit(id, (s) => ({
+      ...s,
+      metadata: { ...s.metadata, labels: { ...s.metadata?.labels, 'cluster-id': 'someone-else' } },
+    }));
     await restored(id);
     assert.equal(await drift('labels'), (counts[3] ?? 0) + 1);
 
@@ -157,7 +209,17 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     const ns = `clusters-${id}`;
     const old = secretOf(id);
     kube.deleteObject('secrets', ns, `${id}-pull-secret`);
-    kube.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${id}-pull-secret`, namespace: ns, labels: { ...old?.metadata.labels, team: 'infra' } }, type: 'Opaque', data: { ...old?.data } });
+    kube.seed({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: `${id}-pull-secret`,
+        namespace: ns,
+        labels: { ...old?.metadata.labels, team: 'infra' },
+      },
+      type: 'Opaque',
+      data: { ...old?.data },
+    });
     const afterType = await restored(id);
     assert.equal(afterType.metadata?.labels?.team, 'infra');
     assert.ok((await drift('type')) + (await drift('deleted')) > (counts[2] ?? 0) + (counts[0] ?? 0));
@@ -170,10 +232,16 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
     kube.deleteObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`);
     await until('restoration', () => payloadOf(secretOf(cluster.id)) === CANARY_PULL_SECRET);
-    await edit(cluster.id, (s) => ({ ...s, data: { ...s.data, '.dockerconfigjson': Buffer.from(OTHER_PULL_SECRET).toString('base64') } }));
+    await edit(cluster.id, (s) => ({
+      ...s,
+      data: { ...s.data, '.dockerconfigjson': Buffer.from(OTHER_PULL_SECRET).toString('base64') },
+    }));
     await until('restoration after an edit', () => payloadOf(secretOf(cluster.id)) === CANARY_PULL_SECRET);
     assert.equal(findCanary(stack.logs.join('\n')), undefined);
-    assert.equal(findCanary(await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text()), undefined);
+    assert.equal(
+      findCanary(await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text()),
+      undefined,
+    );
     assert.equal(findCanary(JSON.stringify(stack.api.listStatuses(cluster.id))), undefined);
   });
 
@@ -191,7 +259,10 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
   test('the watch survives a restart of the API server', async () => {
     const id = await provisioned();
     const errors = await relists('error');
-    await kube.restart({ downMs: 300, whileDown: () => kube.deleteObject('secrets', `clusters-${id}`, `${id}-pull-secret`) });
+    await kube.restart({
+      downMs: 300,
+      whileDown: () => kube.deleteObject('secrets', `clusters-${id}`, `${id}-pull-secret`),
+    });
     await restored(id);
     assert.ok((await relists('error')) > errors);
     // And it is live again: the next deletion is seen by the watch.
@@ -206,7 +277,9 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
     await until('the label drift is counted', async () => (await drift('labels')) === (labels ?? 0) + 1);
     assert.equal(await drift('deleted'), deleted);
     // The repair reconcile refuses to adopt a Secret that is not ours any more.
-    await until('the refusal is reported', () => stack.logs.some((l) => l.includes(id) && l.includes('SECRET_UNMANAGED')));
+    await until('the refusal is reported', () =>
+      stack.logs.some((l) => l.includes(id) && l.includes('SECRET_UNMANAGED')),
+    );
   });
 
   test('a Secret without managed-by=hyperfleet is never touched', async () => {
@@ -221,7 +294,10 @@ describe('informer and drift repair (in-process, Kubernetes API)', () => {
       data: { '.dockerconfigjson': Buffer.from(OTHER_PULL_SECRET).toString('base64') },
     });
     kube.resetCalls();
-    await edit(cluster.id, (s) => ({ ...s, data: { '.dockerconfigjson': Buffer.from(VALID_PULL_SECRET).toString('base64') } }));
+    await edit(cluster.id, (s) => ({
+      ...s,
+      data: { '.dockerconfigjson': Buffer.from(VALID_PULL_SECRET).toString('base64') },
+    }));
     kube.deleteObject('secrets', ns, name);
     await sleep(500);
     // Only this test's own read and update: the adapter neither saw nor touched it.

@@ -25,15 +25,25 @@ async function metric(name: string): Promise<string> {
 test('happy path: stored, provisioned, reported Applied/Available/Health True', async () => {
   const cluster = await stack.seedCluster();
   await stack.publish(cluster);
-  const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+  const status = await stack.waitForStatus(
+    cluster.id,
+    (s) => conditionOf(s, 'Available') === 'True/SecretAvailable',
+  );
   assert.equal(conditionOf(status, 'Applied'), 'True/SecretCreated');
   assert.equal(conditionOf(status, 'Health'), 'True/Healthy');
   assert.equal(status.observed_generation, 1);
   assert.equal(status.data?.secretName, `hyperfleet-${cluster.id}-pull-secret`);
   assert.equal(status.data?.secretVersion, '1');
-  const manifest = await readFile(join(stack.dir, 'manifests', `clusters-${cluster.id}`, `${cluster.id}-pull-secret.yaml`), 'utf8');
+  const manifest = await readFile(
+    join(stack.dir, 'manifests', `clusters-${cluster.id}`, `${cluster.id}-pull-secret.yaml`),
+    'utf8',
+  );
   assert.match(manifest, /kubernetes.io\/dockerconfigjson/);
-  assert.equal(stack.api.getCluster(cluster.id)?.status.conditions.find((c) => c.type === 'PullsecretSuccessful')?.status, 'True');
+  assert.equal(
+    stack.api.getCluster(cluster.id)?.status.conditions.find((c) => c.type === 'PullsecretSuccessful')
+      ?.status,
+    'True',
+  );
 });
 
 test('duplicate delivery and resync: no extra version, status still reported', async () => {
@@ -42,7 +52,10 @@ test('duplicate delivery and resync: no extra version, status still reported', a
   await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'True/SecretCreated');
   await stack.publish(cluster);
   await stack.publish(cluster);
-  const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'True/SecretUpToDate');
+  const status = await stack.waitForStatus(
+    cluster.id,
+    (s) => conditionOf(s, 'Applied') === 'True/SecretUpToDate',
+  );
   assert.equal(status.data?.secretVersion, '1');
   const files = await readdir(join(stack.dir, 'store', 'secrets'));
   assert.ok(files.some((f) => f.includes(cluster.id)));
@@ -53,7 +66,9 @@ test('new generation with changed data: a second version', async () => {
   await stack.publish(cluster);
   await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '1');
   const changed = VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com');
-  const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: changed } } });
+  const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, {
+    spec: { ...cluster.spec, pullSecret: { data: changed } },
+  });
   assert.equal(patched.status, 200);
   await stack.publish({ id: cluster.id, generation: 2 });
   const status = await stack.waitForStatus(cluster.id, (s) => s.observed_generation === 2);
@@ -64,30 +79,51 @@ test('new generation with changed data: a second version', async () => {
 test('preconditions not met: skipped and reported with the reason', async () => {
   const cluster = await stack.seedCluster({}, []);
   await stack.publish(cluster);
-  const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
+  const status = await stack.waitForStatus(
+    cluster.id,
+    (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet',
+  );
   assert.equal(conditionOf(status, 'Health'), 'True/Healthy');
   assert.equal(status.data?.precondition, 'validation-available');
   assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /validation adapter/);
 });
 
 test('invalid pull secret: failed status with a clear reason, adapter keeps going', async () => {
-  const cluster = await stack.seedCluster({ pullSecret: { data: '{"auths":{"quay.io":{"auth":"bm9jb2xvbg=="}}}' } });
+  const cluster = await stack.seedCluster({
+    pullSecret: { data: '{"auths":{"quay.io":{"auth":"bm9jb2xvbg=="}}}' },
+  });
   await stack.publish(cluster);
-  const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/InvalidPullSecret');
+  const status = await stack.waitForStatus(
+    cluster.id,
+    (s) => conditionOf(s, 'Applied') === 'False/InvalidPullSecret',
+  );
   assert.equal(conditionOf(status, 'Available'), 'False/SecretNotReady');
-  assert.match(status.conditions.find((c) => c.type === 'Applied')?.message ?? '', /^invalid pull secret format: registry "quay.io": auth must decode to user:password$/);
+  assert.match(
+    status.conditions.find((c) => c.type === 'Applied')?.message ?? '',
+    /^invalid pull secret format: registry "quay.io": auth must decode to user:password$/,
+  );
 });
 
 test('malformed events are rejected without a crash and counted', async () => {
   for (const body of [
     'not json',
     '{"specversion":"1.0"}',
-    JSON.stringify({ specversion: '1.0', id: 'x', source: 's', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: '../../etc/passwd', generation: 1 } }),
+    JSON.stringify({
+      specversion: '1.0',
+      id: 'x',
+      source: 's',
+      type: 'com.redhat.hyperfleet.cluster.reconcile',
+      data: { id: '../../etc/passwd', generation: 1 },
+    }),
   ]) {
     await stack.adapter.broker.publish(Buffer.from(body));
   }
   const deadline = Date.now() + 5000;
-  while (!/pullsecret_events_total\{result="invalid"\} [3-9]/.test(await metric('pullsecret_events_total')) && Date.now() < deadline) await sleep(20);
+  while (
+    !/pullsecret_events_total\{result="invalid"\} [3-9]/.test(await metric('pullsecret_events_total')) &&
+    Date.now() < deadline
+  )
+    await sleep(20);
   assert.match(await metric('pullsecret_events_total'), /result="invalid"\} [3-9]/);
   assert.ok(stack.adapter.ready());
   const cluster = await stack.seedCluster();
@@ -107,15 +143,35 @@ test('events about another kind of resource (a NodePool) are acknowledged and co
     source: 'hyperfleet-sentinel',
     type,
     datacontenttype: 'application/json',
-    data: { id: cluster.id, kind: 'NodePool', href: `/api/hyperfleet/v1/clusters/${cluster.id}/nodepools/${cluster.id}`, generation: 1 },
+    data: {
+      id: cluster.id,
+      kind: 'NodePool',
+      href: `/api/hyperfleet/v1/clusters/${cluster.id}/nodepools/${cluster.id}`,
+      generation: 1,
+    },
   });
   // The Sentinel names the type after the kind in some releases (com.redhat.hyperfleet.{Kind}.reconcile).
-  await stack.adapter.broker.publish(Buffer.from(JSON.stringify(nodePool('com.redhat.hyperfleet.cluster.reconcile', 1))));
-  await stack.adapter.broker.publish(Buffer.from(JSON.stringify(nodePool('com.redhat.hyperfleet.NodePool.reconcile', 2))));
-  await until('both counted ignored', async () => /result="ignored"\} 2/.test(await metric('pullsecret_events_total')));
+  await stack.adapter.broker.publish(
+    Buffer.from(JSON.stringify(nodePool('com.redhat.hyperfleet.cluster.reconcile', 1))),
+  );
+  await stack.adapter.broker.publish(
+    Buffer.from(JSON.stringify(nodePool('com.redhat.hyperfleet.NodePool.reconcile', 2))),
+  );
+  await until('both counted ignored', async () =>
+    /result="ignored"\} 2/.test(await metric('pullsecret_events_total')),
+  );
   assert.deepEqual(stack.api.listStatuses(cluster.id), [], 'no status PUT');
-  assert.ok(!(await readdir(join(stack.dir, 'store', 'secrets')).catch(() => [])).some((f) => f.includes(cluster.id)), 'nothing stored');
-  assert.ok(stack.logs.some((l) => l.includes('Ignored an event about another kind of resource') && l.includes('"event_kind":"NodePool"')));
+  assert.ok(
+    !(await readdir(join(stack.dir, 'store', 'secrets')).catch(() => [])).some((f) => f.includes(cluster.id)),
+    'nothing stored',
+  );
+  assert.ok(
+    stack.logs.some(
+      (l) =>
+        l.includes('Ignored an event about another kind of resource') &&
+        l.includes('"event_kind":"NodePool"'),
+    ),
+  );
   assert.equal(await invalid(), invalidBefore, 'not dead-lettered as invalid either');
 });
 
@@ -123,7 +179,10 @@ test('API 5xx then recovery: the event is retried until the status lands', async
   const cluster = await stack.seedCluster();
   stack.api.injectFault({ route: 'putStatus', status: 503, times: 5 });
   await stack.publish(cluster);
-  const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+  const status = await stack.waitForStatus(
+    cluster.id,
+    (s) => conditionOf(s, 'Available') === 'True/SecretAvailable',
+  );
   assert.equal(status.data?.secretVersion, '1');
   stack.api.clearFaults();
 });
@@ -135,13 +194,20 @@ test('deletion: Kubernetes Secret removed, cloud secret retained, Finalized=True
   const manifest = join(stack.dir, 'manifests', `clusters-${cluster.id}`, `${cluster.id}-pull-secret.yaml`);
   await readFile(manifest);
   const deleted = await stack.request('DELETE', `/clusters/${cluster.id}`);
-  assert.ok(deleted.status === 202 || deleted.status === 200 || deleted.status === 204, `DELETE answered ${deleted.status}`);
+  assert.ok(
+    deleted.status === 202 || deleted.status === 200 || deleted.status === 204,
+    `DELETE answered ${deleted.status}`,
+  );
   const after = stack.api.getCluster(cluster.id);
   assert.ok(after?.deleted_time);
   await stack.publish({ id: cluster.id, generation: after.generation });
   const deadline = Date.now() + 10_000;
   while (stack.api.getCluster(cluster.id) !== undefined && Date.now() < deadline) await sleep(20);
-  assert.equal(stack.api.getCluster(cluster.id), undefined, 'the API removed the cluster after Finalized=True');
+  assert.equal(
+    stack.api.getCluster(cluster.id),
+    undefined,
+    'the API removed the cluster after Finalized=True',
+  );
   await assert.rejects(readFile(manifest), { code: 'ENOENT' });
   assert.ok(
     (await readdir(join(stack.dir, 'store', 'secrets'))).some((f) => f.includes(cluster.id)),
@@ -168,11 +234,16 @@ test('canary: no credential in logs, metrics or status payloads', async () => {
   const cluster = await stack.seedCluster({ pullSecret: { data: CANARY_PULL_SECRET } });
   await stack.publish(cluster);
   await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
-  const invalid = await stack.seedCluster({ pullSecret: { data: CANARY_PULL_SECRET.replace('registry.redhat.io', 'not a registry') } });
+  const invalid = await stack.seedCluster({
+    pullSecret: { data: CANARY_PULL_SECRET.replace('registry.redhat.io', 'not a registry') },
+  });
   await stack.publish(invalid);
   await stack.waitForStatus(invalid.id, (s) => conditionOf(s, 'Applied') === 'False/InvalidPullSecret');
   const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
-  const statuses = JSON.stringify([...stack.api.listStatuses(cluster.id), ...stack.api.listStatuses(invalid.id)]);
+  const statuses = JSON.stringify([
+    ...stack.api.listStatuses(cluster.id),
+    ...stack.api.listStatuses(invalid.id),
+  ]);
   assert.equal(findCanary(stack.logs.join('\n')), undefined, 'logs');
   assert.equal(findCanary(metrics), undefined, 'metrics');
   assert.equal(findCanary(statuses), undefined, 'status payloads');

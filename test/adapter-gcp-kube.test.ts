@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 import { until } from './support/until.js';
@@ -26,7 +29,10 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     kube = await startKubernetesTestServer({ rbac: ['overlays/in-process'] });
     stack = await startAdapterStack({
       store: { type: 'gcp', settings: { endpoint: gcp.address, insecure: true, callTimeoutMs: 5000 } },
-      kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') },
+      kubernetes: {
+        target: 'api',
+        kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter'),
+      },
     });
   });
   after(async () => {
@@ -41,18 +47,33 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     const cluster = await stack.seedCluster();
     kube.createNamespace(`clusters-${cluster.id}`);
     await stack.publish(cluster);
-    const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Available') === 'True/SecretAvailable',
+    );
     assert.equal(status.data?.gcpProject, PROJECT);
     assert.equal(status.data?.secretPath, `projects/${PROJECT}/secrets/hyperfleet-${cluster.id}-pull-secret`);
-    const secret = kube.getObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`) as { data?: Record<string, string> };
-    assert.equal(Buffer.from(secret.data?.['.dockerconfigjson'] ?? '', 'base64').toString(), VALID_PULL_SECRET);
+    const secret = kube.getObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`) as {
+      data?: Record<string, string>;
+    };
+    assert.equal(
+      Buffer.from(secret.data?.['.dockerconfigjson'] ?? '', 'base64').toString(),
+      VALID_PULL_SECRET,
+    );
 
     // The first reconcile's last line is written after its status: wait for it before the no-op.
     const statusLogged = (from: number) =>
       until('a "Status reported" line', () => {
-        const lines = stack.logs.slice(from).map((l) => JSON.parse(l) as { level: string; message: string; cluster_id?: string });
+        const lines = stack.logs
+          .slice(from)
+          .map((l) => JSON.parse(l) as { level: string; message: string; cluster_id?: string });
         const end = lines.findIndex((l) => l.message === 'Status reported' && l.cluster_id === cluster.id);
-        return end >= 0 && { lines: lines.slice(0, end + 1).filter((l) => l.cluster_id === cluster.id), next: from + end + 1 };
+        return (
+          end >= 0 && {
+            lines: lines.slice(0, end + 1).filter((l) => l.cluster_id === cluster.id),
+            next: from + end + 1,
+          }
+        );
       });
     const { next } = await statusLogged(0);
     gcp.resetCalls();
@@ -80,9 +101,15 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     kube.createNamespace(`clusters-${cluster.id}`);
     gcp.injectFault({ method: 'AccessSecretVersion', code: grpcStatus.PERMISSION_DENIED });
     await stack.publish(cluster);
-    const failed = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PermissionDenied');
+    const failed = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Applied') === 'False/PermissionDenied',
+    );
     assert.equal(conditionOf(failed, 'Health'), 'False/PermissionDenied');
-    assert.match(failed.conditions.find((c) => c.type === 'Applied')?.message ?? '', /secretmanager\.versions\.access/);
+    assert.match(
+      failed.conditions.find((c) => c.type === 'Applied')?.message ?? '',
+      /secretmanager\.versions\.access/,
+    );
     await stack.publish(cluster);
     await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
   });
@@ -95,7 +122,8 @@ describe('in-process with GCP Secret Manager and the Kubernetes API', () => {
     await stack.request('DELETE', `/clusters/${cluster.id}`);
     await stack.publish({ id: cluster.id, generation: stack.api.getCluster(cluster.id)?.generation ?? 2 });
     const deadline = Date.now() + 10_000;
-    while (stack.api.getCluster(cluster.id) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (stack.api.getCluster(cluster.id) !== undefined && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     assert.equal(stack.api.getCluster(cluster.id), undefined);
     assert.equal(kube.getObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`), undefined);
     assert.ok(gcp.state.findSecret(`hyperfleet-${cluster.id}-pull-secret`));
@@ -113,8 +141,19 @@ describe('Job mode', () => {
       runJobs: { command: [process.execPath, '--import', TSX, MAIN] },
     });
     stack = await startAdapterStack({
-      kubernetes: { target: 'api', kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter') },
-      execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
+      kubernetes: {
+        target: 'api',
+        kubeconfig: await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter'),
+      },
+      execution: {
+        mode: 'job',
+        job: {
+          namespace: 'hyperfleet-system',
+          image: 'pull-secret:test',
+          timeoutSeconds: 60,
+          waitSeconds: 30,
+        },
+      },
     });
   });
   after(async () => {
@@ -128,7 +167,11 @@ describe('Job mode', () => {
     const cluster = await stack.seedCluster();
     kube.createNamespace(`clusters-${cluster.id}`);
     await stack.publish(cluster);
-    const status = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded', 30_000);
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded',
+      30_000,
+    );
     assert.equal(conditionOf(status, 'Available'), 'True/SecretAvailable');
     assert.equal(status.data?.jobName, `pullsecret-${cluster.id}-gen1`);
     assert.ok(kube.getObject('jobs', 'hyperfleet-system', `pullsecret-${cluster.id}-gen1`));

@@ -23,7 +23,13 @@ function assertClassified(err: unknown, codes: readonly string[]): void {
 }
 
 /** A value the cluster's owner controls: the secret, noise, or any JSON. */
-const ownerValue = (secret: string) => fc.oneof(fc.constant(secret), fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined));
+const ownerValue = (secret: string) =>
+  fc.oneof(
+    fc.constant(secret),
+    fc.string({ maxLength: 12 }),
+    fc.jsonValue({ maxDepth: 3 }),
+    fc.constant(undefined),
+  );
 
 // Built once: fc.stringMatching compiles its pattern, too slow to repeat inside `chain`.
 const idArb = fc.stringMatching(/^[a-z0-9-]{1,70}$/);
@@ -37,7 +43,12 @@ const clusterArb = secretArb.chain((secret) =>
         provider: ownerValue(secret),
         gcp: fc.record({ projectId: ownerValue(secret) }),
         pullSecret: fc.record({
-          data: fc.oneof(ownerValue(secret), fc.constant({ auths: { [`bot:${secret}@quay.io`]: { auth: Buffer.from(`bot:${secret}`).toString('base64') } } })),
+          data: fc.oneof(
+            ownerValue(secret),
+            fc.constant({
+              auths: { [`bot:${secret}@quay.io`]: { auth: Buffer.from(`bot:${secret}`).toString('base64') } },
+            }),
+          ),
           secretName: ownerValue(secret),
         }),
       }),
@@ -51,10 +62,16 @@ test("cluster parameters: any cluster object reads, and the pipeline's checks of
     fc.property(clusterArb, (cluster) => {
       const params = readClusterParams(cluster, PATHS);
       for (const field of ['provider', 'projectId'] as const) assert.equal(typeof params[field], 'string');
-      for (const field of ['pullSecret', 'secretName', 'namespace'] as const) assert.ok(params[field] === undefined || typeof params[field] === 'string');
+      for (const field of ['pullSecret', 'secretName', 'namespace'] as const)
+        assert.ok(params[field] === undefined || typeof params[field] === 'string');
       try {
-        deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace });
-        if (params.pullSecret !== undefined) validatePullSecret(params.pullSecret, { maxBytes: 65_536, targetName: 'gcp store' });
+        deriveClusterNames({
+          clusterId: cluster.id,
+          secretName: params.secretName,
+          namespace: params.namespace,
+        });
+        if (params.pullSecret !== undefined)
+          validatePullSecret(params.pullSecret, { maxBytes: 65_536, targetName: 'gcp store' });
       } catch (err) {
         assertClassified(err, ['IDENTIFIER_INVALID', 'PULL_SECRET_INVALID', 'PAYLOAD_TOO_LARGE']);
       }
@@ -65,13 +82,44 @@ test("cluster parameters: any cluster object reads, and the pipeline's checks of
 
 /** A configuration like a user's, with the secret or noise in places users get wrong. */
 const configArb = secretArb.chain((secret) => {
-  const v = () => fc.oneof(fc.constant(secret), fc.constant(`amqp://bot:${secret}@rabbit:5672`), fc.string({ maxLength: 10 }), fc.integer(), fc.boolean(), fc.constant(undefined));
+  const v = () =>
+    fc.oneof(
+      fc.constant(secret),
+      fc.constant(`amqp://bot:${secret}@rabbit:5672`),
+      fc.string({ maxLength: 10 }),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(undefined),
+    );
   return fc.record({
-    hyperfleetApi: fc.oneof(fc.record({ baseUrl: v(), tokenFile: v(), timeoutMs: v() }), fc.constant({ baseUrl: 'http://api:8000' })),
-    broker: fc.oneof(fc.record({ type: fc.oneof(fc.constantFrom('embedded', 'rabbitmq', 'googlepubsub'), v()), url: v(), topic: v(), subscriptionId: v() }), fc.constant(undefined)),
-    store: fc.oneof(fc.record({ type: fc.oneof(fc.constantFrom('local', 'gcp'), v()), settings: fc.oneof(fc.record({ endpoint: v(), dir: v(), insecure: v() }), v()) }), fc.constant(undefined)),
-    kubernetes: fc.oneof(fc.record({ target: v(), manifestDir: v(), kubeconfig: v() }), fc.constant(undefined)),
-    execution: fc.oneof(fc.record({ mode: v(), concurrency: v(), job: fc.record({ image: v(), namespace: v() }) }), fc.constant(undefined)),
+    hyperfleetApi: fc.oneof(
+      fc.record({ baseUrl: v(), tokenFile: v(), timeoutMs: v() }),
+      fc.constant({ baseUrl: 'http://api:8000' }),
+    ),
+    broker: fc.oneof(
+      fc.record({
+        type: fc.oneof(fc.constantFrom('embedded', 'rabbitmq', 'googlepubsub'), v()),
+        url: v(),
+        topic: v(),
+        subscriptionId: v(),
+      }),
+      fc.constant(undefined),
+    ),
+    store: fc.oneof(
+      fc.record({
+        type: fc.oneof(fc.constantFrom('local', 'gcp'), v()),
+        settings: fc.oneof(fc.record({ endpoint: v(), dir: v(), insecure: v() }), v()),
+      }),
+      fc.constant(undefined),
+    ),
+    kubernetes: fc.oneof(
+      fc.record({ target: v(), manifestDir: v(), kubeconfig: v() }),
+      fc.constant(undefined),
+    ),
+    execution: fc.oneof(
+      fc.record({ mode: v(), concurrency: v(), job: fc.record({ image: v(), namespace: v() }) }),
+      fc.constant(undefined),
+    ),
     logLevel: v(),
   });
 });

@@ -13,14 +13,26 @@ import { VALID_PULL_SECRET } from './support/fixtures.js';
 const NS = 'hyperfleet-system';
 
 function complete(): Record<string, unknown> {
-  return { succeeded: 1, active: 0, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: new Date().toISOString() }] };
+  return {
+    succeeded: 1,
+    active: 0,
+    conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: new Date().toISOString() }],
+  };
 }
 
 function failed(): Record<string, unknown> {
   return {
     failed: 3,
     active: 0,
-    conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastTransitionTime: new Date().toISOString() }],
+    conditions: [
+      {
+        type: 'Failed',
+        status: 'True',
+        reason: 'BackoffLimitExceeded',
+        message: 'Job has reached the specified backoff limit',
+        lastTransitionTime: new Date().toISOString(),
+      },
+    ],
   };
 }
 
@@ -30,7 +42,9 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
 
   const jobTotal = async (result: string): Promise<number> => {
     const text = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
-    return Number(new RegExp(`^pullsecret_job_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? '0');
+    return Number(
+      new RegExp(`^pullsecret_job_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? '0',
+    );
   };
 
   /** A cluster whose event has ended with JobInProgress; returns its id and Job name. */
@@ -46,7 +60,10 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
     kube = await startKubernetesTestServer({ namespaces: [NS] });
     stack = await startAdapterStack({
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
-      execution: { mode: 'job', job: { namespace: NS, image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 1 } },
+      execution: {
+        mode: 'job',
+        job: { namespace: NS, image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 1 },
+      },
     });
   });
   after(async () => {
@@ -66,8 +83,14 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
     assert.equal(await jobTotal('success'), successes + 1);
     // One report for the finished Job, and the Job was not launched again.
     await sleep(300);
-    assert.equal(stack.logs.filter((l) => l.includes('"report-status"') && l.includes(id)).length, reportsBefore + 1);
-    assert.equal(kube.listObjects('jobs', NS).filter((j) => j.metadata.labels?.['cluster-id'] === id).length, 1);
+    assert.equal(
+      stack.logs.filter((l) => l.includes('"report-status"') && l.includes(id)).length,
+      reportsBefore + 1,
+    );
+    assert.equal(
+      kube.listObjects('jobs', NS).filter((j) => j.metadata.labels?.['cluster-id'] === id).length,
+      1,
+    );
   });
 
   test('a Job that fails after the wait is reported JobFailed', async () => {
@@ -83,7 +106,12 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
     const { id, job } = await inProgress();
     // The spec changes (generation 2) but no event has come yet; then the generation 1 Job finishes.
     const spec = stack.api.getCluster(id)?.spec ?? {};
-    const patched = await stack.request('PATCH', `/clusters/${id}`, { spec: { ...spec, pullSecret: { data: VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com') } } });
+    const patched = await stack.request('PATCH', `/clusters/${id}`, {
+      spec: {
+        ...spec,
+        pullSecret: { data: VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com') },
+      },
+    });
     assert.ok(patched.ok, `PATCH answered ${patched.status}`);
     assert.equal(stack.api.getCluster(id)?.generation, 2);
     kube.setJobStatus(NS, job, complete());
@@ -98,13 +126,25 @@ describe('Job mode: a Job finishing after its event is reported without a new ev
   test('with two replicas, only the one that reported the Job in progress reports its end', async () => {
     const replica = await stack.startReplica();
     // The replica's Job watch has listed before the Job finishes.
-    for (let i = 0; i < 200 && !/pullsecret_kubernetes_cache_objects\{resource="jobs"\} [1-9]/.test(await (await fetch(`http://127.0.0.1:${replica.adapter.metricsPort}/metrics`)).text()); i++) await sleep(10);
+    for (
+      let i = 0;
+      i < 200 &&
+      !/pullsecret_kubernetes_cache_objects\{resource="jobs"\} [1-9]/.test(
+        await (await fetch(`http://127.0.0.1:${replica.adapter.metricsPort}/metrics`)).text(),
+      );
+      i++
+    )
+      await sleep(10);
     const { id, job } = await inProgress();
     kube.setJobStatus(NS, job, complete());
     await stack.waitForStatus(id, (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded');
     await sleep(500);
     assert.equal(stack.logs.filter((l) => l.includes('"job-finished"') && l.includes(id)).length, 1);
-    assert.equal(replica.logs.filter((l) => l.includes(id)).length, 0, 'the other replica did nothing for this cluster');
+    assert.equal(
+      replica.logs.filter((l) => l.includes(id)).length,
+      0,
+      'the other replica did nothing for this cluster',
+    );
   });
 
   test('a Job that completes within the wait is reported once, by its event', async () => {

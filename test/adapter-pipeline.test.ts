@@ -25,7 +25,8 @@ class WaitingExecutor implements Executor {
   calls = 0;
 
   async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
-    if (++this.calls > 1) return { kind: 'failed', error: new PullSecretError('INTERNAL', 'second call'), target: work.target };
+    if (++this.calls > 1)
+      return { kind: 'failed', error: new PullSecretError('INTERNAL', 'second call'), target: work.target };
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     this.aborts.push(signal.reason);
     return { kind: 'failed', error: new PullSecretError('ABORTED', 'aborted'), target: work.target };
@@ -42,24 +43,52 @@ class WaitingExecutor implements Executor {
 }
 
 function message(clusterId: string, generation: number): InboundMessage {
-  const event = { specversion: '1.0', id: `e-${generation}`, source: 'test', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: clusterId, kind: 'Cluster', generation } };
-  return { id: `m-${generation}`, body: Buffer.from(JSON.stringify(event)), attributes: {}, deliveryAttempt: 1 };
+  const event = {
+    specversion: '1.0',
+    id: `e-${generation}`,
+    source: 'test',
+    type: 'com.redhat.hyperfleet.cluster.reconcile',
+    data: { id: clusterId, kind: 'Cluster', generation },
+  };
+  return {
+    id: `m-${generation}`,
+    body: Buffer.from(JSON.stringify(event)),
+    attributes: {},
+    deliveryAttempt: 1,
+  };
 }
 
 describe('event pipeline and the executor contract', () => {
   let api: HyperFleetApiStandIn;
   const fixture = jsonFixture<Cluster & { spec: Record<string, unknown> }>('clusters/gcp-cluster.json');
-  const config = validateAdapterConfig({ hyperfleetApi: { baseUrl: 'http://127.0.0.1:9' }, broker: { type: 'embedded' } });
+  const config = validateAdapterConfig({
+    hyperfleetApi: { baseUrl: 'http://127.0.0.1:9' },
+    broker: { type: 'embedded' },
+  });
   const sink = new Writable({ write: (_c, _e, done) => done() });
 
   const reports: Array<{ clusterId: string; finalized?: string }> = [];
-  before(async () => (api = await startHyperFleetApiStandIn({ onReport: (clusterId, report) => reports.push({ clusterId, finalized: report.conditions.find((c) => c.type === 'Finalized')?.status }) })));
+  before(
+    async () =>
+      (api = await startHyperFleetApiStandIn({
+        onReport: (clusterId, report) =>
+          reports.push({
+            clusterId,
+            finalized: report.conditions.find((c) => c.type === 'Finalized')?.status,
+          }),
+      })),
+  );
   after(async () => api.stop());
 
   function pipeline(executor: Executor, metrics = new Metrics()): EventPipeline {
     const logger = createLogger({ level: 'error', destination: sink });
     return new EventPipeline({
-      api: createHyperFleetClient({ baseUrl: api.url, timeoutMs: 2000, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, logger }),
+      api: createHyperFleetClient({
+        baseUrl: api.url,
+        timeoutMs: 2000,
+        retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        logger,
+      }),
       executor,
       routes: new ProviderRoutes(config.providers, config.preconditions.rules),
       fieldPaths: config.preconditions.fieldPaths,
@@ -72,7 +101,11 @@ describe('event pipeline and the executor contract', () => {
 
   async function seed(): Promise<Cluster> {
     const { id: _id, href: _href, ...rest } = fixture;
-    return api.seedCluster({ ...rest, generation: 2, spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET } } });
+    return api.seedCluster({
+      ...rest,
+      generation: 2,
+      spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET } },
+    });
   }
 
   it("the broker's per-message signal reaches the executor's work", async () => {
@@ -106,7 +139,10 @@ describe('event pipeline and the executor contract', () => {
       ...rest,
       generation: 3,
       deleted_time: new Date().toISOString(),
-      spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET, secretName: 'not a valid secret id!' } },
+      spec: {
+        ...fixture.spec,
+        pullSecret: { data: VALID_PULL_SECRET, secretName: 'not a valid secret id!' },
+      },
     });
     const executor = new WaitingExecutor();
     assert.equal(await pipeline(executor).handle(message(cluster.id, 3)), 'ack');
@@ -127,12 +163,25 @@ describe('event pipeline and the executor contract', () => {
     const executor = new WaitingExecutor();
     const metrics = new Metrics();
     const reportsBefore = reports.length;
-    const event = { specversion: '1.0', id: 'np-1', source: 'test', type: 'com.redhat.hyperfleet.cluster.reconcile', data: { id: cluster.id, kind: 'NodePool', generation: 2 } };
-    const disposition = await pipeline(executor, metrics).handle({ id: 'm-np', body: Buffer.from(JSON.stringify(event)), attributes: {}, deliveryAttempt: 1 });
+    const event = {
+      specversion: '1.0',
+      id: 'np-1',
+      source: 'test',
+      type: 'com.redhat.hyperfleet.cluster.reconcile',
+      data: { id: cluster.id, kind: 'NodePool', generation: 2 },
+    };
+    const disposition = await pipeline(executor, metrics).handle({
+      id: 'm-np',
+      body: Buffer.from(JSON.stringify(event)),
+      attributes: {},
+      deliveryAttempt: 1,
+    });
     assert.equal(disposition, 'ack');
     assert.equal(executor.calls, 0);
     assert.equal(reports.length, reportsBefore);
-    const results = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'pullsecret_events_total')?.values ?? [];
+    const results =
+      (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === 'pullsecret_events_total')?.values ??
+      [];
     assert.equal(results.find((v) => v.labels.result === 'ignored')?.value, 1);
   });
 });

@@ -43,7 +43,10 @@ test('a start-up that fails at the metrics server closes the health server it ha
       kubernetes: { target: 'manifests', manifestDir: join(dir, 'manifests') },
       server: { healthPort, metricsPort: portOf(taken), host: '127.0.0.1', drainSeconds: 1 },
     });
-    const logger = createLogger({ level: 'warn', destination: new Writable({ write: (_chunk, _enc, done) => done() }) });
+    const logger = createLogger({
+      level: 'warn',
+      destination: new Writable({ write: (_chunk, _enc, done) => done() }),
+    });
     await assert.rejects(startAdapter(config, logger));
     // The health server was started, then stopped when the metrics server failed: its port is free.
     await close(await listen(healthPort));
@@ -74,10 +77,21 @@ test('a start-up that fails after the watches stop them: the adapter process exi
         '',
       ].join('\n'),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)), 'adapter', '--config', file], {
-      env: baseEnv(),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)),
+        'adapter',
+        '--config',
+        file,
+      ],
+      {
+        env: baseEnv(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // A watch left running keeps the process alive: then it is killed here and the test fails.

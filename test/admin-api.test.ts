@@ -30,7 +30,9 @@ describe('admin API over plain HTTP on loopback', () => {
   before(async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ps-admin-'));
     tokenFile = join(dir, 'admin-tokens.json');
-    stack = await startAdapterStack({ admin: { enabled: true, host: '127.0.0.1', port: 0, tokens: { file: tokenFile } } });
+    stack = await startAdapterStack({
+      admin: { enabled: true, host: '127.0.0.1', port: 0, tokens: { file: tokenFile } },
+    });
     server = `http://127.0.0.1:${stack.adapter.admin.server?.port ?? 0}`;
   });
   after(() => stack.stop());
@@ -43,7 +45,10 @@ describe('admin API over plain HTTP on loopback', () => {
     assert.equal(none.headers['content-type'], 'application/problem+json');
     const wrong = await get('/clusters', 'd3JvbmctdG9rZW4td3JvbmctdG9rZW4td3JvbmctdG9rZW4=');
     assert.equal(wrong.status, 401);
-    assert.match(String(wrong.headers['www-authenticate']), /^Bearer realm="pull-secret-admin", error="invalid_token"$/);
+    assert.match(
+      String(wrong.headers['www-authenticate']),
+      /^Bearer realm="pull-secret-admin", error="invalid_token"$/,
+    );
     const lines = audits(stack.logs).slice(before);
     assert.deepEqual(
       lines.map((l) => [l.token_slot, l.result, l.http_status]),
@@ -52,13 +57,18 @@ describe('admin API over plain HTTP on loopback', () => {
         ['none', 'unauthenticated', 401],
       ],
     );
-    assert.ok(!stack.logs.join('\n').includes('d3JvbmctdG9rZW4td3JvbmctdG9rZW4td3JvbmctdG9rZW4='), 'a presented token never reaches a log');
+    assert.ok(
+      !stack.logs.join('\n').includes('d3JvbmctdG9rZW4td3JvbmctdG9rZW4td3JvbmctdG9rZW4='),
+      'a presented token never reaches a log',
+    );
   });
 
   it('reads one cluster: store versions from describe, last conditions, Kubernetes Secret reference, never a payload', async () => {
     const cluster = await stack.seedCluster({ pullSecret: { data: CANARY_PULL_SECRET } });
     await stack.publish(cluster);
-    await stack.waitForStatus(cluster.id, (s) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True'));
+    await stack.waitForStatus(cluster.id, (s) =>
+      s.conditions.some((c) => c.type === 'Available' && c.status === 'True'),
+    );
     const answer = await get(`/clusters/${cluster.id}`, await currentToken(tokenFile));
     assert.equal(answer.status, 200);
     const view = answer.json as {
@@ -76,18 +86,28 @@ describe('admin API over plain HTTP on loopback', () => {
       [['1', 'ENABLED']],
     );
     assert.equal(view.report.applied.status, 'True');
-    assert.deepEqual(view.kubernetesSecret, { namespace: `clusters-${cluster.id}`, name: `${cluster.id}-pull-secret` });
+    assert.deepEqual(view.kubernetesSecret, {
+      namespace: `clusters-${cluster.id}`,
+      name: `${cluster.id}-pull-secret`,
+    });
     assert.equal(findCanary(JSON.stringify(answer.json)), undefined, 'no pull secret byte in the answer');
     const line = audits(stack.logs).at(-1);
-    assert.deepEqual([line?.action, line?.cluster_id, line?.token_slot, line?.result], ['get-cluster', cluster.id, 'current', 'ok']);
+    assert.deepEqual(
+      [line?.action, line?.cluster_id, line?.token_slot, line?.result],
+      ['get-cluster', cluster.id, 'current', 'ok'],
+    );
   });
 
   it('lists clusters with a filter, and refuses an unknown filter', async () => {
     const token = await currentToken(tokenFile);
     const failing = await stack.seedCluster({ pullSecret: { data: '{"auths":{}}' } });
     await stack.publish(failing);
-    await stack.waitForStatus(failing.id, (s) => s.conditions.some((c) => c.type === 'Applied' && c.status === 'False'));
-    const failed = (await get('/clusters?filter=failed', token)).json as { items: Array<{ id: string; state: string }> };
+    await stack.waitForStatus(failing.id, (s) =>
+      s.conditions.some((c) => c.type === 'Applied' && c.status === 'False'),
+    );
+    const failed = (await get('/clusters?filter=failed', token)).json as {
+      items: Array<{ id: string; state: string }>;
+    };
     assert.ok(failed.items.some((i) => i.id === failing.id));
     assert.ok(failed.items.every((i) => i.state === 'failed'));
     const healthy = (await get('/clusters?filter=healthy', token)).json as { items: Array<{ id: string }> };
@@ -98,7 +118,14 @@ describe('admin API over plain HTTP on loopback', () => {
 
   it('answers a hostile cluster id with 400 problem+json that does not echo it', async () => {
     const token = await currentToken(tokenFile);
-    for (const id of ['..%2F..%2Fetc', 'UPPER', 'a'.repeat(200), '%E0%A4%A', 'x%0Ay', 'pullbot%3As3cr3t-canary-7Q2v%40quay.io']) {
+    for (const id of [
+      '..%2F..%2Fetc',
+      'UPPER',
+      'a'.repeat(200),
+      '%E0%A4%A',
+      'x%0Ay',
+      'pullbot%3As3cr3t-canary-7Q2v%40quay.io',
+    ]) {
       const answer = await get(`/clusters/${id}`, token);
       assert.equal(answer.status, 400, id);
       assert.equal(answer.headers['content-type'], 'application/problem+json');
@@ -115,7 +142,12 @@ describe('admin API over plain HTTP on loopback', () => {
     const token = await currentToken(tokenFile);
     const cluster = await stack.seedCluster();
     for (const action of ['transfer-check']) {
-      const answer = await adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/${action}`, token });
+      const answer = await adminRequest({
+        server,
+        method: 'POST',
+        path: `/clusters/${cluster.id}/${action}`,
+        token,
+      });
       assert.equal(answer.status, 404);
       assert.equal((answer.json as { code: string }).code, 'ADMIN-NTF-002');
       assert.match((answer.json as { detail: string }).detail, /not available/);
@@ -129,17 +161,37 @@ describe('admin API over plain HTTP on loopback', () => {
     await stack.publish(cluster);
     await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '1');
     const changed = CANARY_PULL_SECRET.replace(/canary@example\.com/g, 'ops@example.com');
-    assert.equal((await stack.request('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: changed } } })).status, 200);
+    assert.equal(
+      (
+        await stack.request('PATCH', `/clusters/${cluster.id}`, {
+          spec: { ...cluster.spec, pullSecret: { data: changed } },
+        })
+      ).status,
+      200,
+    );
     await stack.publish({ id: cluster.id, generation: 2 });
     await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '2');
 
-    const post = (body?: Record<string, string>) => adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/rollback`, token, ...(body === undefined ? {} : { body }) });
+    const post = (body?: Record<string, string>) =>
+      adminRequest({
+        server,
+        method: 'POST',
+        path: `/clusters/${cluster.id}/rollback`,
+        token,
+        ...(body === undefined ? {} : { body }),
+      });
     const done = await post();
     assert.equal(done.status, 200, JSON.stringify(done.json));
     const view = done.json as Record<string, unknown>;
-    assert.deepEqual([view.fromVersion, view.restoredVersion, view.version, view.outcome], ['2', '1', '3', 'updated']);
+    assert.deepEqual(
+      [view.fromVersion, view.restoredVersion, view.version, view.outcome],
+      ['2', '1', '3', 'updated'],
+    );
     assert.equal((view.kubernetesSecret as { outcome: string }).outcome, 'updated');
-    assert.deepEqual([audits(stack.logs).at(-1)?.action, audits(stack.logs).at(-1)?.result], ['rollback', 'ok']);
+    assert.deepEqual(
+      [audits(stack.logs).at(-1)?.action, audits(stack.logs).at(-1)?.result],
+      ['rollback', 'ok'],
+    );
 
     const { LocalStore } = await import('../src/stores/local/index.js');
     const store = new LocalStore({ dir: join(stack.dir, 'store') });
@@ -148,9 +200,16 @@ describe('admin API over plain HTTP on loopback', () => {
     const refused = await post({ toVersion: '1' });
     assert.equal(refused.status, 409);
     assert.equal((refused.json as { code: string }).code, 'ADMIN-RBK-001');
-    assert.match((refused.json as { detail: string }).detail, /^VERSION_DESTROYED: version 1 of .* is destroyed/);
+    assert.match(
+      (refused.json as { detail: string }).detail,
+      /^VERSION_DESTROYED: version 1 of .* is destroyed/,
+    );
     assert.equal(audits(stack.logs).at(-1)?.result, 'refused');
-    const bad = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/rollback`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{"toVersion":1}' });
+    const bad = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/rollback`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: '{"toVersion":1}',
+    });
     assert.equal(bad.status, 400);
     assert.equal(findCanary(JSON.stringify([done.json, refused.json]) + stack.logs.join('\n')), undefined);
   });
@@ -158,9 +217,17 @@ describe('admin API over plain HTTP on loopback', () => {
   it('bounds request bodies: a POST with more than 1 KiB is refused with 413', async () => {
     const token = await currentToken(tokenFile);
     const cluster = await stack.seedCluster();
-    const response = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/reconcile`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: 'x'.repeat(5000) });
+    const response = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/reconcile`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: 'x'.repeat(5000),
+    });
     assert.equal(response.status, 413);
-    const params = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/reconcile`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: '{"force":true}' });
+    const params = await fetch(`${server}/api/pullsecret/admin/v1/clusters/${cluster.id}/reconcile`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: '{"force":true}',
+    });
     assert.equal(params.status, 400);
   });
 
@@ -171,8 +238,16 @@ describe('admin API over plain HTTP on loopback', () => {
     const logStart = stack.api.log.length;
     await stack.publish(cluster);
     // Wait until the event's run has read the cluster (it is running, not waiting to be replaced).
-    while (!stack.api.log.slice(logStart).some((c) => c.route === 'getCluster' && c.path.includes(cluster.id))) await new Promise((r) => setTimeout(r, 5));
-    const answer = await adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/reconcile`, token });
+    while (
+      !stack.api.log.slice(logStart).some((c) => c.route === 'getCluster' && c.path.includes(cluster.id))
+    )
+      await new Promise((r) => setTimeout(r, 5));
+    const answer = await adminRequest({
+      server,
+      method: 'POST',
+      path: `/clusters/${cluster.id}/reconcile`,
+      token,
+    });
     assert.equal(answer.status, 200);
     const outcome = answer.json as { result: string; state: string; report: { applied: { status: string } } };
     assert.equal(outcome.result, 'done');
@@ -185,8 +260,14 @@ describe('admin API over plain HTTP on loopback', () => {
       .map((c) => c.route);
     const puts = sequence.flatMap((route, i) => (route === 'putStatus' ? [i] : []));
     assert.equal(puts.length, 2, `two reconciles, each reported: ${sequence.join(',')}`);
-    assert.ok(sequence.slice((puts[0] ?? 0) + 1, puts[1]).includes('getCluster'), `the second run read the cluster after the first reported: ${sequence.join(',')}`);
-    assert.deepEqual([audits(stack.logs).at(-1)?.action, audits(stack.logs).at(-1)?.result], ['reconcile', 'ok']);
+    assert.ok(
+      sequence.slice((puts[0] ?? 0) + 1, puts[1]).includes('getCluster'),
+      `the second run read the cluster after the first reported: ${sequence.join(',')}`,
+    );
+    assert.deepEqual(
+      [audits(stack.logs).at(-1)?.action, audits(stack.logs).at(-1)?.result],
+      ['reconcile', 'ok'],
+    );
   });
 
   it('takes the token another replica rotated without restart; the previous one works in its grace (slot audited)', async () => {
@@ -241,9 +322,18 @@ describe('admin API over TLS with a test CA, rate limiting, protected /metrics',
   });
 
   it('serves HTTPS that verifies against the test CA, and fails clearly without it', async () => {
-    const answer = await adminRequest({ server, method: 'GET', path: '/clusters', token: await currentToken(tokenFile), ca });
+    const answer = await adminRequest({
+      server,
+      method: 'GET',
+      path: '/clusters',
+      token: await currentToken(tokenFile),
+      ca,
+    });
     assert.equal(answer.status, 200);
-    await assert.rejects(adminRequest({ server, method: 'GET', path: '/clusters' }), /TLS failed .*--ca-file/);
+    await assert.rejects(
+      adminRequest({ server, method: 'GET', path: '/clusters' }),
+      /TLS failed .*--ca-file/,
+    );
   });
 
   it('reloads the certificate files when asked (and on change) and keeps serving', async () => {
@@ -252,7 +342,10 @@ describe('admin API over TLS with a test CA, rate limiting, protected /metrics',
     await writeFile(join(dir, 'tls.key'), other.keyPem);
     assert.equal(stack.adapter.admin.server?.reloadTls(), true);
     const token = await currentToken(tokenFile);
-    assert.equal((await adminRequest({ server, method: 'GET', path: '/clusters', token, ca: other.caPem })).status, 200);
+    assert.equal(
+      (await adminRequest({ server, method: 'GET', path: '/clusters', token, ca: other.caPem })).status,
+      200,
+    );
     await assert.rejects(adminRequest({ server, method: 'GET', path: '/clusters', token, ca }), /TLS failed/);
     ca = other.caPem;
   });
@@ -270,11 +363,22 @@ describe('admin API over TLS with a test CA, rate limiting, protected /metrics',
   it('rate-limits failed attempts per client address with 429 and Retry-After', async () => {
     // The /metrics refusal above counted once: the limit is 3 per address and window.
     let answer: AdminAnswer | undefined;
-    for (let i = 0; i < 4; i++) answer = await adminRequest({ server, method: 'GET', path: '/clusters', token: 'bm9wZQ==', ca });
+    for (let i = 0; i < 4; i++)
+      answer = await adminRequest({ server, method: 'GET', path: '/clusters', token: 'bm9wZQ==', ca });
     assert.equal(answer?.status, 429);
     assert.ok(Number(answer?.headers['retry-after']) >= 1);
-    const good = await adminRequest({ server, method: 'GET', path: '/clusters', token: await currentToken(tokenFile), ca });
-    assert.equal(good.status, 429, 'a blocked address is refused even with a valid token until its window ends');
+    const good = await adminRequest({
+      server,
+      method: 'GET',
+      path: '/clusters',
+      token: await currentToken(tokenFile),
+      ca,
+    });
+    assert.equal(
+      good.status,
+      429,
+      'a blocked address is refused even with a valid token until its window ends',
+    );
     assert.equal(audits(stack.logs).at(-1)?.result, 'rate-limited');
   });
 });
@@ -282,9 +386,17 @@ describe('admin API over TLS with a test CA, rate limiting, protected /metrics',
 describe('admin API transfer-check with an account service', () => {
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   const CLOUD = b64('cluster-bot:cloud-token-admin-0001');
-  const SPEC = JSON.stringify({ auths: { 'cloud.openshift.com': { auth: CLOUD }, 'quay.io': { auth: b64('old-owner:old-pw') }, 'registry.example.com': { auth: b64('mirror:pw') } } });
+  const SPEC = JSON.stringify({
+    auths: {
+      'cloud.openshift.com': { auth: CLOUD },
+      'quay.io': { auth: b64('old-owner:old-pw') },
+      'registry.example.com': { auth: b64('mirror:pw') },
+    },
+  });
   /** The new owner's quay.io credential is the canary. */
-  const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } } });
+  const TRANSFERRED = JSON.stringify({
+    auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } },
+  });
   let stack: AdapterStack;
   let account: Awaited<ReturnType<typeof startAccountServiceStandIn>>;
   let dir: string;
@@ -312,13 +424,24 @@ describe('admin API transfer-check with an account service', () => {
     const token = await currentToken(tokenFile);
     const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
     account.setClusterToken(cluster.id, CLOUD);
-    const post = () => adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/transfer-check`, token });
+    const post = () =>
+      adminRequest({ server, method: 'POST', path: `/clusters/${cluster.id}/transfer-check`, token });
 
     const none = await post();
     assert.equal(none.status, 200);
-    assert.deepEqual(none.json, { id: cluster.id, result: 'checked', outcome: 'none', reason: 'NoTransferOpen' });
+    assert.deepEqual(none.json, {
+      id: cluster.id,
+      result: 'checked',
+      outcome: 'none',
+      reason: 'NoTransferOpen',
+    });
 
-    account.addTransfer({ id: 'transfer-admin-1', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
+    account.addTransfer({
+      id: 'transfer-admin-1',
+      clusterId: cluster.id,
+      status: 'accepted',
+      secret: TRANSFERRED,
+    });
     const applied = await post();
     assert.equal(applied.status, 200);
     const body = applied.json as Record<string, unknown>;
@@ -340,9 +463,24 @@ describe('admin API transfer-check with an account service', () => {
     assert.equal((refused.json as { outcome: string }).outcome, 'refused');
     assert.match((refused.json as { message: string }).message, /answered 403/);
 
-    const wrongMethod = await adminRequest({ server, method: 'GET', path: `/clusters/${cluster.id}/transfer-check`, token });
+    const wrongMethod = await adminRequest({
+      server,
+      method: 'GET',
+      path: `/clusters/${cluster.id}/transfer-check`,
+      token,
+    });
     assert.equal(wrongMethod.status, 405);
-    assert.equal((await adminRequest({ server, method: 'POST', path: '/clusters/missing-cluster/transfer-check', token })).status, 404);
+    assert.equal(
+      (
+        await adminRequest({
+          server,
+          method: 'POST',
+          path: '/clusters/missing-cluster/transfer-check',
+          token,
+        })
+      ).status,
+      404,
+    );
 
     const seen = JSON.stringify([none.json, applied.json, again.json, refused.json]) + stack.logs.join('\n');
     assert.equal(findCanary(seen), undefined, 'the transferred credential leaked');
@@ -352,10 +490,21 @@ describe('admin API transfer-check with an account service', () => {
   it('pull-secret admin transfer-check prints the decision', async () => {
     const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
     account.setClusterToken(cluster.id, CLOUD);
-    account.addTransfer({ id: 'transfer-admin-2', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
-    const done = await runCli(['admin', 'transfer-check', cluster.id, '--server', server, '--token-file', tokenFile], baseEnv());
+    account.addTransfer({
+      id: 'transfer-admin-2',
+      clusterId: cluster.id,
+      status: 'accepted',
+      secret: TRANSFERRED,
+    });
+    const done = await runCli(
+      ['admin', 'transfer-check', cluster.id, '--server', server, '--token-file', tokenFile],
+      baseEnv(),
+    );
     assert.equal(done.code, 0, done.stderr);
-    assert.match(done.stdout, new RegExp(`Transfer check of ${cluster.id}: checked \\(updated, TransferApplied\\)`));
+    assert.match(
+      done.stdout,
+      new RegExp(`Transfer check of ${cluster.id}: checked \\(updated, TransferApplied\\)`),
+    );
     assert.match(done.stdout, /Transfer: transfer-admin-2 applied at /);
     assert.match(done.stdout, /Replaced: quay\.io {2}Added: -/);
     assert.equal(findCanary(done.stdout + done.stderr), undefined);

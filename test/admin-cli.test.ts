@@ -29,12 +29,31 @@ describe('pull-secret admin and token (CLI client)', () => {
   it('get and list print a table; --output json prints the server answer', async () => {
     const cluster = await stack.seedCluster();
     await stack.publish(cluster);
-    await stack.waitForStatus(cluster.id, (s) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True'));
-    const got = await runCli(['admin', 'get', cluster.id, '--server', server, '--token-file', tokenFile], env);
+    await stack.waitForStatus(cluster.id, (s) =>
+      s.conditions.some((c) => c.type === 'Available' && c.status === 'True'),
+    );
+    const got = await runCli(
+      ['admin', 'get', cluster.id, '--server', server, '--token-file', tokenFile],
+      env,
+    );
     assert.equal(got.code, 0, got.stderr);
     assert.match(got.stdout, /State: +healthy/);
     assert.match(got.stdout, /VERSION +STATE +CREATED\n1 +ENABLED/);
-    const listed = await runCli(['admin', 'list', '--filter', 'healthy', '--output', 'json', '--server', server, '--token-file', tokenFile], env);
+    const listed = await runCli(
+      [
+        'admin',
+        'list',
+        '--filter',
+        'healthy',
+        '--output',
+        'json',
+        '--server',
+        server,
+        '--token-file',
+        tokenFile,
+      ],
+      env,
+    );
     assert.equal(listed.code, 0, listed.stderr);
     const body = JSON.parse(listed.stdout) as { items: Array<{ id: string }> };
     assert.ok(body.items.some((i) => i.id === cluster.id));
@@ -42,11 +61,17 @@ describe('pull-secret admin and token (CLI client)', () => {
 
   it('reconcile shows the outcome; rollback of a cluster without versions is refused (409) with the reason', async () => {
     const cluster = await stack.seedCluster();
-    const done = await runCli(['admin', 'reconcile', cluster.id, '--server', server, '--token-file', tokenFile], env);
+    const done = await runCli(
+      ['admin', 'reconcile', cluster.id, '--server', server, '--token-file', tokenFile],
+      env,
+    );
     assert.equal(done.code, 0, done.stderr);
     assert.match(done.stdout, /Reconcile of .*: done/);
     assert.match(done.stdout, /Applied: True/);
-    const rollback = await runCli(['admin', 'rollback', cluster.id, '--server', server, '--token-file', tokenFile], env);
+    const rollback = await runCli(
+      ['admin', 'rollback', cluster.id, '--server', server, '--token-file', tokenFile],
+      env,
+    );
     assert.equal(rollback.code, 1);
     assert.match(rollback.stderr, /refused rollback \(409\): SECRET_NOT_FOUND: /);
   });
@@ -58,7 +83,10 @@ describe('pull-secret admin and token (CLI client)', () => {
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /refused the token \(401\)/);
     assert.ok(!refused.stderr.includes('bm90LXRoZS10b2tlbg=='));
-    const down = await runCli(['admin', 'list', '--server', 'http://127.0.0.1:1', '--token-file', tokenFile], env);
+    const down = await runCli(
+      ['admin', 'list', '--server', 'http://127.0.0.1:1', '--token-file', tokenFile],
+      env,
+    );
     assert.equal(down.code, 1);
     assert.match(down.stderr, /connection refused/);
     const usage = await runCli(['admin', 'get', '--server', server, '--token-file', tokenFile], env);
@@ -70,7 +98,19 @@ describe('pull-secret admin and token (CLI client)', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const port = (silent.address() as AddressInfo).port;
-      const hung = await runCli(['admin', 'list', '--server', `http://127.0.0.1:${port}`, '--token-file', tokenFile, '--timeout', '0.5'], env);
+      const hung = await runCli(
+        [
+          'admin',
+          'list',
+          '--server',
+          `http://127.0.0.1:${port}`,
+          '--token-file',
+          tokenFile,
+          '--timeout',
+          '0.5',
+        ],
+        env,
+      );
       assert.equal(hung.code, 1);
       assert.match(hung.stderr, /no answer within 500 ms/);
     } finally {
@@ -95,10 +135,17 @@ describe('pull-secret admin and token (CLI client)', () => {
 
   it('token rotate on a malformed file says what is wrong and how to mend it, not to run itself again', async () => {
     const bad = join(dir, 'bad-tokens.json');
-    await writeFile(bad, JSON.stringify({ current: { token: 'c2VjcmV0LXRva2Vu', generatedAt: 'yesterday' } }), { mode: 0o600 });
+    await writeFile(
+      bad,
+      JSON.stringify({ current: { token: 'c2VjcmV0LXRva2Vu', generatedAt: 'yesterday' } }),
+      { mode: 0o600 },
+    );
     const rotated = await runCli(['token', 'rotate', '--file', bad], baseEnv());
     assert.equal(rotated.code, 2, rotated.stderr);
-    assert.match(rotated.stderr, /is malformed \(at [^)]*current\.generatedAt\); it must hold \{"current":\{"token":BASE64,"generatedAt":ISO-8601 time\}/);
+    assert.match(
+      rotated.stderr,
+      /is malformed \(at [^)]*current\.generatedAt\); it must hold \{"current":\{"token":BASE64,"generatedAt":ISO-8601 time\}/,
+    );
     assert.match(rotated.stderr, /or delete it and a new token is generated/);
     assert.ok(!rotated.stderr.includes('token rotate') && !rotated.stderr.includes('c2VjcmV0LXRva2Vu'));
   });

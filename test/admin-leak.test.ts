@@ -16,8 +16,14 @@ let dir: string;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ps-admin-leak-'));
   const tokenFile = join(dir, 'admin-tokens.json');
-  await writeFile(tokenFile, serializeTokenState({ current: { token: CANARY_ADMIN_TOKEN, generatedAt: Date.now() } }), { mode: 0o600 });
-  stack = await startAdapterStack({ admin: { enabled: true, port: 0, tokens: { file: tokenFile }, protectMetrics: true } });
+  await writeFile(
+    tokenFile,
+    serializeTokenState({ current: { token: CANARY_ADMIN_TOKEN, generatedAt: Date.now() } }),
+    { mode: 0o600 },
+  );
+  stack = await startAdapterStack({
+    admin: { enabled: true, port: 0, tokens: { file: tokenFile }, protectMetrics: true },
+  });
 });
 after(async () => {
   await stack.stop();
@@ -38,10 +44,26 @@ it('no admin token or pull secret byte in any answer, log line or metric', async
   assert.equal((await call('GET', '/clusters', CANARY_ADMIN_TOKEN)).status, 200);
   // Near misses and a token sent where an id belongs.
   assert.equal((await call('GET', '/clusters', `${CANARY_ADMIN_TOKEN.slice(0, -2)}A=`)).status, 401);
-  assert.equal((await call('GET', `/clusters/${encodeURIComponent(CANARY_ADMIN_TOKEN)}`, CANARY_ADMIN_TOKEN)).status, 400);
+  assert.equal(
+    (await call('GET', `/clusters/${encodeURIComponent(CANARY_ADMIN_TOKEN)}`, CANARY_ADMIN_TOKEN)).status,
+    400,
+  );
   // A well-formed id that happens to be made of the token's characters: looked up, not found.
-  assert.equal((await call('GET', `/clusters/${CANARY_ADMIN_TOKEN.toLowerCase().replace(/[^a-z0-9]/g, '')}`, CANARY_ADMIN_TOKEN)).status, 404);
-  const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`, { headers: { authorization: `Bearer ${CANARY_ADMIN_TOKEN}` } })).text();
+  assert.equal(
+    (
+      await call(
+        'GET',
+        `/clusters/${CANARY_ADMIN_TOKEN.toLowerCase().replace(/[^a-z0-9]/g, '')}`,
+        CANARY_ADMIN_TOKEN,
+      )
+    ).status,
+    404,
+  );
+  const metrics = await (
+    await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`, {
+      headers: { authorization: `Bearer ${CANARY_ADMIN_TOKEN}` },
+    })
+  ).text();
   assert.match(metrics, /pullsecret_/);
   for (const [what, text] of [
     ['answers', answers.join('\n')],

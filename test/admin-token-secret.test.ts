@@ -18,12 +18,19 @@ describe('admin tokens in a Kubernetes Secret (test API server, real client)', (
 
   function replicas(name: string) {
     const now = { t: Date.parse('2026-01-01T00:00:00Z') };
-    const make = () => new TokenManager({ storage: secretTokenStorage({ namespace: NS, name, kubeconfigPath: server.kubeconfigPath }), lifetimeMs: 24 * HOUR, pollMs: 0, clock: () => now.t });
+    const make = () =>
+      new TokenManager({
+        storage: secretTokenStorage({ namespace: NS, name, kubeconfigPath: server.kubeconfigPath }),
+        lifetimeMs: 24 * HOUR,
+        pollMs: 0,
+        clock: () => now.t,
+      });
     return { now, a: make(), b: make() };
   }
 
   const secret = (name: string) => server.getObject('secrets', NS, name) as V1Secret | undefined;
-  const key = (name: string, k: string) => Buffer.from(secret(name)?.data?.[k] ?? '', 'base64').toString('utf8');
+  const key = (name: string, k: string) =>
+    Buffer.from(secret(name)?.data?.[k] ?? '', 'base64').toString('utf8');
 
   it('two replicas starting at once create one token (the loser of the create re-reads)', async () => {
     const name = `admin-token-${++n}`;
@@ -47,7 +54,11 @@ describe('admin tokens in a Kubernetes Secret (test API server, real client)', (
     await Promise.all([a.refresh(), b.refresh()]);
     const current = key(name, ADMIN_TOKEN_KEYS.current);
     assert.notEqual(current, first);
-    assert.equal(key(name, ADMIN_TOKEN_KEYS.previous), first, 'rotated once: the previous slot holds the first token');
+    assert.equal(
+      key(name, ADMIN_TOKEN_KEYS.previous),
+      first,
+      'rotated once: the previous slot holds the first token',
+    );
     assert.equal(a.check(current), 'current');
     assert.equal(b.check(current), 'current');
     assert.equal(b.check(first), 'previous');
@@ -74,7 +85,10 @@ describe('admin tokens in a Kubernetes Secret (test API server, real client)', (
     const core = kc.makeApiClient(CoreV1Api);
     const at = new Date(Date.parse('2026-01-01T00:00:00Z')).toISOString();
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name }, data: { token: b64('A'.repeat(43) + '='), 'token-generated-at': b64(at) } } });
+    await core.createNamespacedSecret({
+      namespace: NS,
+      body: { metadata: { name }, data: { token: b64('A'.repeat(43) + '='), 'token-generated-at': b64(at) } },
+    });
     const m = new TokenManager({ storage: secretTokenStorage({ namespace: NS, name, core }), pollMs: 0 });
     // The token is old enough to rotate at start: the write is refused, the Secret left as it was.
     await assert.rejects(m.start(), /lacks the label managed-by=hyperfleet/);

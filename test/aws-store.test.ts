@@ -9,7 +9,11 @@ import { awsStoreFactory, versionToken } from '../src/stores/aws-secrets-manager
 import type { SecretStore } from '../src/stores/store.js';
 import { awsTestEnv } from './support/store-harness.js';
 import { CANARY_NEEDLES, CANARY_PULL_SECRET, VALID_PULL_SECRET } from './support/fixtures.js';
-import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS, type AwsSecretsManagerTestServer } from './servers/aws-secrets-manager/index.js';
+import {
+  startAwsSecretsManagerTestServer,
+  TEST_CREDENTIALS,
+  type AwsSecretsManagerTestServer,
+} from './servers/aws-secrets-manager/index.js';
 
 const ACCOUNT = TEST_CREDENTIALS.accountId;
 const RETRY = { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 };
@@ -23,10 +27,19 @@ let n = 0;
 let cluster: string;
 const secretId = () => `hyperfleet-${cluster}-pull-secret`;
 const labels = () => managedLabels(cluster);
-const push = (data: Buffer, on = store) => pushSecret(on, { secretId: secretId(), labels: labels(), payload: data }, { retry: RETRY });
-const make = (extra: Record<string, unknown> = {}) => awsStoreFactory.create({ accountId: ACCOUNT, region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000, ...extra });
+const push = (data: Buffer, on = store) =>
+  pushSecret(on, { secretId: secretId(), labels: labels(), payload: data }, { retry: RETRY });
+const make = (extra: Record<string, unknown> = {}) =>
+  awsStoreFactory.create({
+    accountId: ACCOUNT,
+    region: server.region,
+    endpoint: server.endpoint,
+    callTimeoutMs: 5000,
+    ...extra,
+  });
 const stored = () => server.state.find(ACCOUNT, secretId());
-const stagesOf = () => Object.fromEntries((stored()?.versions ?? []).map((v) => [v.string ?? '', [...v.stages].sort()]));
+const stagesOf = () =>
+  Object.fromEntries((stored()?.versions ?? []).map((v) => [v.string ?? '', [...v.stages].sort()]));
 
 before(async () => {
   Object.assign(process.env, awsTestEnv());
@@ -69,7 +82,10 @@ describe('AWS store: versions', () => {
     assert.equal(versionToken(A, null), versionToken(reformatted, null));
     assert.notEqual(versionToken(A, null), versionToken(A, versionToken(B, null)));
     assert.notEqual(versionToken(A, null), versionToken(reformatted, null, true));
-    assert.match(versionToken(A, null), /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.match(
+      versionToken(A, null),
+      /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
   });
 
   test('concurrent writers of the same content: one version', async () => {
@@ -104,13 +120,19 @@ describe('AWS store: versions', () => {
   test('a stale ifLatest is refused by AWS itself (STORE_PRECONDITION_FAILED), and the new version never becomes current', async () => {
     const v1 = (await push(A)).version as string;
     await push(B);
-    await assert.rejects(store.addVersion(secretId(), C, { ifLatest: v1 }), { code: 'STORE_PRECONDITION_FAILED' });
+    await assert.rejects(store.addVersion(secretId(), C, { ifLatest: v1 }), {
+      code: 'STORE_PRECONDITION_FAILED',
+    });
     assert.equal((await store.accessLatestEnabled(secretId()))?.data.toString(), B.toString());
   });
 
   test('a lost UpdateSecretVersionStage answer is retried to success without a second version', async () => {
     await push(A);
-    server.injectFault({ operation: 'UpdateSecretVersionStage', type: 'InternalServiceError', afterApply: true });
+    server.injectFault({
+      operation: 'UpdateSecretVersionStage',
+      type: 'InternalServiceError',
+      afterApply: true,
+    });
     const result = await push(B);
     assert.equal(result.outcome, 'updated');
     assert.equal(stored()?.versions.length, 2);
@@ -121,7 +143,9 @@ describe('AWS store: rules, deletion, KMS, account', () => {
   test('the 65,536-byte limit is checked before any call; bytes that are not UTF-8 go as SecretBinary', async () => {
     await store.createSecret(secretId(), labels());
     server.resetCalls();
-    await assert.rejects(store.addVersion(secretId(), Buffer.alloc(65_537, 'x')), { code: 'PAYLOAD_TOO_LARGE' });
+    await assert.rejects(store.addVersion(secretId(), Buffer.alloc(65_537, 'x')), {
+      code: 'PAYLOAD_TOO_LARGE',
+    });
     assert.equal(server.totalCalls, 0);
     await store.addVersion(secretId(), Buffer.alloc(65_536, 'x'));
     const binary = Buffer.from([0xff, 0xfe, 0x00, 0x7b]);
@@ -144,15 +168,25 @@ describe('AWS store: rules, deletion, KMS, account', () => {
     cluster = `cls-aws-store-${++n}`;
     server.state.seed(ACCOUNT, secretId(), { tags: { owner: 'someone-else' }, values: ['theirs'] });
     server.state.deleteSecret(ACCOUNT, { SecretId: secretId(), RecoveryWindowInDays: 7 });
-    await assert.rejects(push(A), (err: Error & { code?: string }) => err.code === 'SECRET_UNMANAGED' && /scheduled for deletion and is not managed by HyperFleet/.test(err.message));
+    await assert.rejects(
+      push(A),
+      (err: Error & { code?: string }) =>
+        err.code === 'SECRET_UNMANAGED' &&
+        /scheduled for deletion and is not managed by HyperFleet/.test(err.message),
+    );
     assert.ok(stored()?.deletedDate !== undefined, 'left alone');
   });
 
   test('the KMS key is passed to CreateSecret; a key Secrets Manager cannot use is a permanent KMS error', async () => {
-    const kms = await make({ kmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/0b7c1a6e-3f0e-4a5b-9d8e-1c2b3a4d5e6f' });
+    const kms = await make({
+      kmsKeyId: 'arn:aws:kms:us-east-1:123456789012:key/0b7c1a6e-3f0e-4a5b-9d8e-1c2b3a4d5e6f',
+    });
     try {
       await push(A, kms);
-      assert.equal(stored()?.kmsKeyId, 'arn:aws:kms:us-east-1:123456789012:key/0b7c1a6e-3f0e-4a5b-9d8e-1c2b3a4d5e6f');
+      assert.equal(
+        stored()?.kmsKeyId,
+        'arn:aws:kms:us-east-1:123456789012:key/0b7c1a6e-3f0e-4a5b-9d8e-1c2b3a4d5e6f',
+      );
       server.state.unusableKeys.add(stored()?.kmsKeyId ?? '');
       await assert.rejects(push(B, kms), (err: Error & { code?: string; retryable?: boolean }) => {
         assert.equal(err.code, 'STORE_PERMISSION_DENIED');
@@ -166,11 +200,19 @@ describe('AWS store: rules, deletion, KMS, account', () => {
   });
 
   test('credentials of another account are refused before the first write: STS is asked, nothing is written anywhere', async () => {
-    const wrong = await awsStoreFactory.create({ accountId: '111122223333', region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000 });
+    const wrong = await awsStoreFactory.create({
+      accountId: '111122223333',
+      region: server.region,
+      endpoint: server.endpoint,
+      callTimeoutMs: 5000,
+    });
     try {
       await assert.rejects(push(A, wrong), (err: Error & { code?: string; retryable?: boolean }) => {
         assert.deepEqual([err.code, err.retryable], ['CONFIG_INVALID', false]);
-        assert.match(err.message, /credentials belong to account 123456789012, but the store is configured for account 111122223333/);
+        assert.match(
+          err.message,
+          /credentials belong to account 123456789012, but the store is configured for account 111122223333/,
+        );
         return true;
       });
       assert.deepEqual([server.writeCalls, server.stsCalls], [0, 1]);
@@ -203,10 +245,15 @@ describe('AWS store: rules, deletion, KMS, account', () => {
   test('a create now holds the value: a server answer echoing it never reaches the error (as for PutSecretValue)', async () => {
     for (const operation of ['CreateSecret', 'PutSecretValue'] as const) {
       if (operation === 'PutSecretValue') await push(A);
-      server.injectFault({ operation, type: 'ValidationException', message: `bad value ${CANARY_PULL_SECRET}` });
+      server.injectFault({
+        operation,
+        type: 'ValidationException',
+        message: `bad value ${CANARY_PULL_SECRET}`,
+      });
       await assert.rejects(push(Buffer.from(CANARY_PULL_SECRET)), (err: Error & { code?: string }) => {
         assert.equal(err.code, 'STORE_INVALID_REQUEST', operation);
-        for (const needle of CANARY_NEEDLES) assert.ok(!err.message.includes(needle), `${operation} message carries the pull secret`);
+        for (const needle of CANARY_NEEDLES)
+          assert.ok(!err.message.includes(needle), `${operation} message carries the pull secret`);
         return true;
       });
     }
@@ -220,11 +267,17 @@ describe('AWS store: rules, deletion, KMS, account', () => {
     server.injectFault({ operation: 'DescribeSecret', reset: true });
     await assert.rejects(store.getSecret(secretId()), { code: 'STORE_UNAVAILABLE', retryable: true });
     server.injectFault({ operation: 'CreateSecret', type: 'AccessDeniedException' });
-    await assert.rejects(store.createSecret(secretId(), labels()), (err: Error & { code?: string; retryable?: boolean }) => {
-      assert.deepEqual([err.code, err.retryable], ['STORE_PERMISSION_DENIED', false]);
-      assert.match(err.message, /^AWS Secrets Manager CreateSecret failed for arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperfleet-cls-aws-store-\d+-pull-secret: AccessDeniedException/);
-      return true;
-    });
+    await assert.rejects(
+      store.createSecret(secretId(), labels()),
+      (err: Error & { code?: string; retryable?: boolean }) => {
+        assert.deepEqual([err.code, err.retryable], ['STORE_PERMISSION_DENIED', false]);
+        assert.match(
+          err.message,
+          /^AWS Secrets Manager CreateSecret failed for arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperfleet-cls-aws-store-\d+-pull-secret: AccessDeniedException/,
+        );
+        return true;
+      },
+    );
     server.injectFault({ operation: 'GetSecretValue', delayMs: 400 });
     const slow = await make({ callTimeoutMs: 100 });
     try {
@@ -235,6 +288,8 @@ describe('AWS store: rules, deletion, KMS, account', () => {
     const controller = new AbortController();
     server.injectFault({ operation: 'GetSecretValue', delayMs: 400 });
     setTimeout(() => controller.abort(), 50);
-    await assert.rejects(store.accessLatestEnabled(secretId(), { signal: controller.signal }), { code: 'ABORTED' });
+    await assert.rejects(store.accessLatestEnabled(secretId(), { signal: controller.signal }), {
+      code: 'ABORTED',
+    });
   });
 });

@@ -38,8 +38,13 @@ beforeEach(() => {
 });
 
 const push = (payload: string, events?: PushEvent[], on: SecretStore = store) =>
-  pushSecret(on, { secretId, labels: managedLabels(cluster), payload: Buffer.from(payload) }, { retry: RETRY, onEvent: (e) => events?.push(e) });
-const versionsOf = (name = secretId) => (server.state.secrets.get(name)?.versions ?? []).filter((v) => v.contentType === 'application/json');
+  pushSecret(
+    on,
+    { secretId, labels: managedLabels(cluster), payload: Buffer.from(payload) },
+    { retry: RETRY, onEvent: (e) => events?.push(e) },
+  );
+const versionsOf = (name = secretId) =>
+  (server.state.secrets.get(name)?.versions ?? []).filter((v) => v.contentType === 'application/json');
 
 /** Calls and writes a step of work makes at the server. */
 async function counted<T>(work: () => Promise<T>): Promise<{ value: T; calls: number; writes: number }> {
@@ -75,7 +80,9 @@ test('first run, no-op (one call, no write), changed content (one new version); 
 test('tags others put on our secret are kept on the next version', async () => {
   await push(VALID_PULL_SECRET);
   const current = versionsOf()[0];
-  server.state.update(secretId, current?.id ?? '', { tags: { ...managedLabels(cluster), 'cost-center': 'cc-42' } });
+  server.state.update(secretId, current?.id ?? '', {
+    tags: { ...managedLabels(cluster), 'cost-center': 'cc-42' },
+  });
   await push(changed);
   assert.equal(versionsOf()[1]?.tags?.['cost-center'], 'cc-42');
 });
@@ -117,13 +124,21 @@ test('a soft-deleted foreign secret is refused with a clear error and left delet
   const other = `hyperfleet-${cluster}-b-pull-secret`;
   server.state.seed(other, [{ value: 'x', tags: managedLabels('cls-other') }]);
   server.state.softDelete(other);
-  await assert.rejects(pushSecret(store, { secretId: other, labels: managedLabels(cluster), payload: Buffer.from(VALID_PULL_SECRET) }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+  await assert.rejects(
+    pushSecret(
+      store,
+      { secretId: other, labels: managedLabels(cluster), payload: Buffer.from(VALID_PULL_SECRET) },
+      { retry: RETRY },
+    ),
+    { code: 'SECRET_UNMANAGED' },
+  );
 });
 
 describe('faults', () => {
   for (const status of [500, 503]) {
     test(`${status} on every step, and a version whose answer was lost, end in one version`, async () => {
-      for (const operation of ['GetSecret', 'GetSecretVersions', 'SetSecret'] as const) server.injectFault({ operation, status });
+      for (const operation of ['GetSecret', 'GetSecretVersions', 'SetSecret'] as const)
+        server.injectFault({ operation, status });
       server.injectFault({ operation: 'SetSecret', status, afterApply: true });
       const result = await push(VALID_PULL_SECRET);
       assert.equal(result.outcome, 'created');
@@ -156,11 +171,14 @@ describe('faults', () => {
     try {
       await slow.getSecret(secretId).catch(() => undefined); // the first call answers the auth challenge
       server.injectFault({ operation: 'GetSecret', delayMs: 1000 });
-      await assert.rejects(slow.getSecret(secretId), (err: Error & { code?: string; retryable?: boolean }) => {
-        assert.deepEqual([err.code, err.retryable], ['STORE_TIMEOUT', true]);
-        assert.match(err.message, /did not finish within 150 ms \(AZURE_KEY_VAULT_CALL_TIMEOUT_MS\)/);
-        return true;
-      });
+      await assert.rejects(
+        slow.getSecret(secretId),
+        (err: Error & { code?: string; retryable?: boolean }) => {
+          assert.deepEqual([err.code, err.retryable], ['STORE_TIMEOUT', true]);
+          assert.match(err.message, /did not finish within 150 ms \(AZURE_KEY_VAULT_CALL_TIMEOUT_MS\)/);
+          return true;
+        },
+      );
       server.injectFault({ operation: 'GetSecret', delayMs: 1000 });
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 50);
@@ -175,7 +193,10 @@ describe('faults', () => {
     const before = server.totalCalls;
     await assert.rejects(push(VALID_PULL_SECRET), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'STORE_PERMISSION_DENIED');
-      assert.match(err.message, /GetSecret failed for https:\/\/127\.0\.0\.1:\d+\/secrets\/hyperfleet-cls-akv-\d+-pull-secret: 403 Forbidden/);
+      assert.match(
+        err.message,
+        /GetSecret failed for https:\/\/127\.0\.0\.1:\d+\/secrets\/hyperfleet-cls-akv-\d+-pull-secret: 403 Forbidden/,
+      );
       assert.match(err.message, /az role assignment create --role "Key Vault Secrets Officer"/);
       return true;
     });
@@ -188,8 +209,14 @@ describe('faults', () => {
 test('concurrent writers in one process (one or two clients) with the same content make one version', async () => {
   const second = await keyVaultStore(server);
   try {
-    const first = await Promise.all([store, second, store, second, store].map((s) => push(VALID_PULL_SECRET, undefined, s)));
-    assert.equal(first.filter((r) => r.outcome === 'created').length, 1, first.map((r) => r.outcome).join(','));
+    const first = await Promise.all(
+      [store, second, store, second, store].map((s) => push(VALID_PULL_SECRET, undefined, s)),
+    );
+    assert.equal(
+      first.filter((r) => r.outcome === 'created').length,
+      1,
+      first.map((r) => r.outcome).join(','),
+    );
     assert.equal(versionsOf().length, 1);
     const update = await Promise.all([store, second, store, second].map((s) => push(changed, undefined, s)));
     assert.deepEqual(update.map((r) => r.outcome).sort(), ['unchanged', 'unchanged', 'unchanged', 'updated']);
@@ -203,23 +230,38 @@ test('up front, with no call: the 25 KB limit, UTF-8 only, Key Vault secret name
   await push(VALID_PULL_SECRET);
   const before = server.totalCalls;
   await assert.rejects(store.addVersion(secretId, Buffer.alloc(25_001, 'x')), { code: 'PAYLOAD_TOO_LARGE' });
-  await assert.rejects(store.addVersion(secretId, Buffer.from([0x7b, 0xff, 0x7d])), { code: 'PULL_SECRET_INVALID' });
+  await assert.rejects(store.addVersion(secretId, Buffer.from([0x7b, 0xff, 0x7d])), {
+    code: 'PULL_SECRET_INVALID',
+  });
   for (const bad of ['has_underscore', 'dot.ted', 'a'.repeat(128), '']) {
     await assert.rejects(store.getSecret(bad), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'IDENTIFIER_INVALID');
-      assert.match(err.message, /Azure Key Vault secret names are 1-127 characters of letters, digits or "-"/);
+      assert.match(
+        err.message,
+        /Azure Key Vault secret names are 1-127 characters of letters, digits or "-"/,
+      );
       return true;
     });
   }
   await assert.rejects(store.accessVersion(secretId, '2'), { code: 'IDENTIFIER_INVALID' });
   assert.equal(server.totalCalls, before);
-  assert.ok((await store.addVersion(secretId, Buffer.alloc(25_000, 'x'))).version.length === 32, 'exactly the limit is accepted');
+  assert.ok(
+    (await store.addVersion(secretId, Buffer.alloc(25_000, 'x'))).version.length === 32,
+    'exactly the limit is accepted',
+  );
 });
 
 test('a vault URL that is not Key Vault is refused before any client is built', async () => {
   const { azureStoreFactory } = await import('../src/stores/azure-key-vault/index.js');
-  for (const vaultUrl of ['http://127.0.0.1:1', 'https://evil.example.com', 'https://myvault.vault.azure.net/secrets', 'https://user:pw@myvault.vault.azure.net']) {
-    await assert.rejects(azureStoreFactory.create({ vaultUrl, callTimeoutMs: 1000, recoverPollMs: 10 }), { code: 'CONFIG_INVALID' });
+  for (const vaultUrl of [
+    'http://127.0.0.1:1',
+    'https://evil.example.com',
+    'https://myvault.vault.azure.net/secrets',
+    'https://user:pw@myvault.vault.azure.net',
+  ]) {
+    await assert.rejects(azureStoreFactory.create({ vaultUrl, callTimeoutMs: 1000, recoverPollMs: 10 }), {
+      code: 'CONFIG_INVALID',
+    });
   }
 });
 
@@ -229,13 +271,21 @@ test('credentials the token endpoint refuses: STORE_UNAUTHENTICATED, permanent',
   const saved = process.env.AZURE_FEDERATED_TOKEN_FILE;
   process.env.AZURE_FEDERATED_TOKEN_FILE = wrong;
   const { azureStoreFactory } = await import('../src/stores/azure-key-vault/index.js');
-  const bad = await azureStoreFactory.create({ vaultUrl: server.url, caFile: server.caFile, callTimeoutMs: 5000, recoverPollMs: 10 });
+  const bad = await azureStoreFactory.create({
+    vaultUrl: server.url,
+    caFile: server.caFile,
+    callTimeoutMs: 5000,
+    recoverPollMs: 10,
+  });
   process.env.AZURE_FEDERATED_TOKEN_FILE = saved;
   await assert.rejects(bad.getSecret(secretId), (err: Error & { code?: string; retryable?: boolean }) => {
     assert.equal(err.code, 'STORE_UNAUTHENTICATED');
     assert.equal(err.retryable, false);
     // The identity exists but its federation does not match: the provider's code, and advice about the federated credential.
-    assert.match(err.message, /Microsoft Entra ID refused the credentials \(AADSTS70021\): the managed identity exists, but none of its federated credentials matches/);
+    assert.match(
+      err.message,
+      /Microsoft Entra ID refused the credentials \(AADSTS70021\): the managed identity exists, but none of its federated credentials matches/,
+    );
     assert.match(err.message, /az identity federated-credential list/);
     assert.doesNotMatch(err.message, /enable workload identity/);
     return true;
@@ -246,25 +296,46 @@ test('an unknown client id keeps AADSTS700016 and points at the client id and te
   const saved = process.env.AZURE_CLIENT_ID;
   process.env.AZURE_CLIENT_ID = '99999999-9999-4999-8999-999999999999';
   const { azureStoreFactory } = await import('../src/stores/azure-key-vault/index.js');
-  const bad = await azureStoreFactory.create({ vaultUrl: server.url, caFile: server.caFile, callTimeoutMs: 5000, recoverPollMs: 10 });
+  const bad = await azureStoreFactory.create({
+    vaultUrl: server.url,
+    caFile: server.caFile,
+    callTimeoutMs: 5000,
+    recoverPollMs: 10,
+  });
   process.env.AZURE_CLIENT_ID = saved;
   await assert.rejects(bad.getSecret(secretId), (err: Error & { code?: string; retryable?: boolean }) => {
     assert.deepEqual([err.code, err.retryable], ['STORE_UNAUTHENTICATED', false]);
-    assert.match(err.message, /\(AADSTS700016\): no application or managed identity with the client id AZURE_CLIENT_ID exists in the tenant AZURE_TENANT_ID/);
+    assert.match(
+      err.message,
+      /\(AADSTS700016\): no application or managed identity with the client id AZURE_CLIENT_ID exists in the tenant AZURE_TENANT_ID/,
+    );
     return true;
   });
 });
 
 test('an untrusted vault certificate is a configuration error, not retried, naming the CA file to set', async () => {
   const { azureStoreFactory } = await import('../src/stores/azure-key-vault/index.js');
-  const untrusting = await azureStoreFactory.create({ vaultUrl: server.url, callTimeoutMs: 5000, recoverPollMs: 10 });
-  const calls = server.totalCalls + server.challenges;
-  await assert.rejects(push(VALID_PULL_SECRET, undefined, untrusting), (err: Error & { code?: string; retryable?: boolean }) => {
-    assert.deepEqual([err.code, err.retryable], ['CONFIG_INVALID', false]);
-    assert.match(err.message, /TLS trust failure \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT)\)/);
-    assert.match(err.message, /set AZURE_KEY_VAULT_CA_FILE \(adapter: store\.settings\.caFile\) to the PEM file of the CA/);
-    return true;
+  const untrusting = await azureStoreFactory.create({
+    vaultUrl: server.url,
+    callTimeoutMs: 5000,
+    recoverPollMs: 10,
   });
+  const calls = server.totalCalls + server.challenges;
+  await assert.rejects(
+    push(VALID_PULL_SECRET, undefined, untrusting),
+    (err: Error & { code?: string; retryable?: boolean }) => {
+      assert.deepEqual([err.code, err.retryable], ['CONFIG_INVALID', false]);
+      assert.match(
+        err.message,
+        /TLS trust failure \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|DEPTH_ZERO_SELF_SIGNED_CERT)\)/,
+      );
+      assert.match(
+        err.message,
+        /set AZURE_KEY_VAULT_CA_FILE \(adapter: store\.settings\.caFile\) to the PEM file of the CA/,
+      );
+      return true;
+    },
+  );
   assert.equal(server.totalCalls + server.challenges, calls, 'no request got through the TLS handshake');
 });
 
@@ -282,7 +353,14 @@ test('leak canary: failed writes and their events never carry the pull secret', 
 });
 
 describe('run-job with SECRET_STORE=azure', () => {
-  const env = (extra: Record<string, string> = {}) => baseEnv({ SECRET_STORE: 'azure', ...server.env(), CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET, ...extra });
+  const env = (extra: Record<string, string> = {}) =>
+    baseEnv({
+      SECRET_STORE: 'azure',
+      ...server.env(),
+      CLUSTER_ID: cluster,
+      PULL_SECRET_DATA: VALID_PULL_SECRET,
+      ...extra,
+    });
 
   test('first run, no-op, update through the CLI; the log names the vault; no canary leaks', async () => {
     const first = await runCli(['run-job', 'pull-secret'], env({ PULL_SECRET_DATA: CANARY_PULL_SECRET }));
@@ -297,7 +375,10 @@ describe('run-job with SECRET_STORE=azure', () => {
     assert.equal(server.totalCalls - calls, 1, 'a no-op is one GetSecret');
     const update = await runCli(['run-job', 'pull-secret'], env());
     assert.equal(finalLine(update)?.outcome, 'updated', update.stderr);
-    assert.match(String(finalLine(update)?.version), new RegExp(`^${server.url.replace(/\./g, '\\.')}/secrets/${secretId}/[0-9a-f]{32}$`));
+    assert.match(
+      String(finalLine(update)?.version),
+      new RegExp(`^${server.url.replace(/\./g, '\\.')}/secrets/${secretId}/[0-9a-f]{32}$`),
+    );
     assert.equal(versionsOf().length, 2);
   });
 
@@ -305,11 +386,17 @@ describe('run-job with SECRET_STORE=azure', () => {
     const { SECRET_STORE: _unset, ...selected } = env();
     const byUrl = await runCli(['run-job', 'pull-secret'], selected);
     assert.equal(byUrl.code, 0, byUrl.stderr);
-    const bad = await runCli(['run-job', 'pull-secret'], env({ AZURE_KEY_VAULT_URL: 'https://evil.example.com' }));
+    const bad = await runCli(
+      ['run-job', 'pull-secret'],
+      env({ AZURE_KEY_VAULT_URL: 'https://evil.example.com' }),
+    );
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /AZURE_KEY_VAULT_URL: must be the vault URL/);
     assert.doesNotMatch(bad.stderr, /evil/);
-    const identityOnly = await runCli(['validate-config'], baseEnv({ AZURE_CLIENT_ID: server.clientId, CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET }));
+    const identityOnly = await runCli(
+      ['validate-config'],
+      baseEnv({ AZURE_CLIENT_ID: server.clientId, CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET }),
+    );
     assert.doesNotMatch(identityOnly.stdout + identityOnly.stderr, /AZURE_KEY_VAULT_URL/);
   });
 
@@ -324,6 +411,11 @@ describe('run-job with SECRET_STORE=azure', () => {
     server.injectFault({ operation: 'GetSecret', status: 403 });
     const denied = await runCli(['preflight', '--store', 'azure', '--assignee', oid], env());
     assert.equal(denied.code, 1);
-    assert.match(denied.stdout, new RegExp(`fix: az role assignment create --role "Key Vault Secrets Officer" --assignee ${oid} --scope /subscriptions/<subscription-id>/`));
+    assert.match(
+      denied.stdout,
+      new RegExp(
+        `fix: az role assignment create --role "Key Vault Secrets Officer" --assignee ${oid} --scope /subscriptions/<subscription-id>/`,
+      ),
+    );
   });
 });

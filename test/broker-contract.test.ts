@@ -52,7 +52,16 @@ const embedded: BrokerUnderTest = {
     // One in-process queue: the "next consumer" is the same broker started again.
     let broker: Promise<Broker> | undefined;
     return {
-      open: (extra = {}) => (broker ??= track(createBroker({ type: 'embedded', maxDeliveries: MAX_DELIVERIES, retryDelayMs: 5, retryMaxDelayMs: 20, ...extra }))),
+      open: (extra = {}) =>
+        (broker ??= track(
+          createBroker({
+            type: 'embedded',
+            maxDeliveries: MAX_DELIVERIES,
+            retryDelayMs: 5,
+            retryMaxDelayMs: 20,
+            ...extra,
+          }),
+        )),
     };
   },
 };
@@ -76,7 +85,19 @@ function rabbitMq(): BrokerUnderTest {
       const names = { exchange: `ex-${id}`, topic: `clusters-${id}`, subscriptionId: 'pullsecret' };
       return {
         open: (extra = {}) =>
-          track(createBroker({ type: 'rabbitmq', url: server.url, ...names, maxInFlight: 4, maxDeliveries: MAX_DELIVERIES, retryDelayMs: 20, reconnectBaseDelayMs: 100, reconnectMaxDelayMs: 1_000, ...extra })),
+          track(
+            createBroker({
+              type: 'rabbitmq',
+              url: server.url,
+              ...names,
+              maxInFlight: 4,
+              maxDeliveries: MAX_DELIVERIES,
+              retryDelayMs: 20,
+              reconnectBaseDelayMs: 100,
+              reconnectMaxDelayMs: 1_000,
+              ...extra,
+            }),
+          ),
         async deadLetters(expected) {
           // The broker declares the dead-letter queue with the first dead letter; a get on a missing queue closes the channel.
           const dlq = `${names.topic}-pullsecret.dlq`;
@@ -86,7 +107,11 @@ function rabbitMq(): BrokerUnderTest {
           try {
             await eventually('the dead letters', async () => {
               const message = await channel.get(dlq, { noAck: true });
-              if (message !== false) letters.push({ body: message.content, attributes: stringHeaders(message.properties.headers) });
+              if (message !== false)
+                letters.push({
+                  body: message.content,
+                  attributes: stringHeaders(message.properties.headers),
+                });
               return letters.length >= expected;
             });
           } finally {
@@ -148,7 +173,9 @@ function pubSub(): BrokerUnderTest {
 }
 
 function stringHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+  return Object.fromEntries(
+    Object.entries(headers ?? {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
 }
 
 /** A handler that hangs until the broker aborts it (drain time over), then answers 'ack' too late. */
@@ -247,7 +274,11 @@ for (const subject of [embedded, rabbitMq(), pubSub()]) {
       await broker.publish(Buffer.from('always fails'), { kind: 'poison' });
       await eventually(`${MAX_DELIVERIES} deliveries`, () => seen.length === MAX_DELIVERIES, 60_000);
       const letters = await channel.deadLetters?.(1);
-      if (letters !== undefined) assert.deepEqual([letters[0]?.body.toString(), letters[0]?.attributes.kind], ['always fails', 'poison']);
+      if (letters !== undefined)
+        assert.deepEqual(
+          [letters[0]?.body.toString(), letters[0]?.attributes.kind],
+          ['always fails', 'poison'],
+        );
       await sleep(QUIET_MS);
       assert.deepEqual(
         seen.map((m) => m.deliveryAttempt),
@@ -310,26 +341,33 @@ for (const subject of [embedded, rabbitMq(), pubSub()]) {
       );
     });
 
-    it('shares one queue between consumers (each message handled once)', { skip: !subject.sharedQueue && 'one process owns the queue' }, async () => {
-      const channel = subject.channel();
-      const slow = async (): Promise<Disposition> => (await sleep(15), 'ack');
-      const a = recorder(slow);
-      const b = recorder(slow);
-      await (await channel.open({ maxInFlight: 2 })).start(a.handler);
-      await (await channel.open({ maxInFlight: 2 })).start(b.handler);
-      const publisher = await channel.open();
-      const count = 40;
-      for (let i = 0; i < count; i++) {
-        // One Pub/Sub publish batch goes to one stream: spread them out to give both consumers a share.
-        await publisher.publish(Buffer.from(`m${i}`));
-        await sleep(10);
-      }
-      await eventually('all messages', () => a.seen.length + b.seen.length >= count);
-      await sleep(300);
-      const bodies = [...a.seen, ...b.seen].map((m) => m.body.toString());
-      assert.equal(bodies.length, count, 'no message handled twice');
-      assert.equal(new Set(bodies).size, count);
-      assert.ok(a.seen.length > 0 && b.seen.length > 0, `both consumers work (${a.seen.length}/${b.seen.length})`);
-    });
+    it(
+      'shares one queue between consumers (each message handled once)',
+      { skip: !subject.sharedQueue && 'one process owns the queue' },
+      async () => {
+        const channel = subject.channel();
+        const slow = async (): Promise<Disposition> => (await sleep(15), 'ack');
+        const a = recorder(slow);
+        const b = recorder(slow);
+        await (await channel.open({ maxInFlight: 2 })).start(a.handler);
+        await (await channel.open({ maxInFlight: 2 })).start(b.handler);
+        const publisher = await channel.open();
+        const count = 40;
+        for (let i = 0; i < count; i++) {
+          // One Pub/Sub publish batch goes to one stream: spread them out to give both consumers a share.
+          await publisher.publish(Buffer.from(`m${i}`));
+          await sleep(10);
+        }
+        await eventually('all messages', () => a.seen.length + b.seen.length >= count);
+        await sleep(300);
+        const bodies = [...a.seen, ...b.seen].map((m) => m.body.toString());
+        assert.equal(bodies.length, count, 'no message handled twice');
+        assert.equal(new Set(bodies).size, count);
+        assert.ok(
+          a.seen.length > 0 && b.seen.length > 0,
+          `both consumers work (${a.seen.length}/${b.seen.length})`,
+        );
+      },
+    );
   });
 }

@@ -32,7 +32,8 @@ describe('embedded broker (through the registry)', () => {
     });
     const template = JSON.parse(reconcile.toString()) as Record<string, unknown>;
     const started = performance.now();
-    for (let i = 0; i < count; i++) await broker.publish(Buffer.from(JSON.stringify({ ...template, id: `evt-${i}` })));
+    for (let i = 0; i < count; i++)
+      await broker.publish(Buffer.from(JSON.stringify({ ...template, id: `evt-${i}` })));
     await eventually('all events', () => counts.size === count);
     const elapsedMs = performance.now() - started;
     assert.ok([...counts.values()].every((n) => n === 1));

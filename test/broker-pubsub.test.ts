@@ -39,7 +39,10 @@ function uniqueNames(): { topic: string; subscriptionId: string } {
 }
 
 /** A broker on the emulator; the first one of each test names the endpoint explicitly, the rest use PUBSUB_EMULATOR_HOST. */
-async function pubsub(names: { topic: string; subscriptionId: string }, extra: Record<string, unknown> = {}): Promise<Broker> {
+async function pubsub(
+  names: { topic: string; subscriptionId: string },
+  extra: Record<string, unknown> = {},
+): Promise<Broker> {
   const broker = await createBroker({
     type: 'pubsub',
     maxInFlight: 4,
@@ -59,7 +62,10 @@ describe('Pub/Sub broker (real emulator)', { timeout: 60_000 }, () => {
     await broker.start(async () => 'ack');
     assert.equal(broker.isReady(), true);
     const [subscription] = await admin.subscription(names.subscriptionId).getMetadata();
-    assert.equal(subscription.deadLetterPolicy?.deadLetterTopic, `projects/pull-secret-test/topics/${names.subscriptionId}-dlq`);
+    assert.equal(
+      subscription.deadLetterPolicy?.deadLetterTopic,
+      `projects/pull-secret-test/topics/${names.subscriptionId}-dlq`,
+    );
     assert.equal(subscription.deadLetterPolicy?.maxDeliveryAttempts, 10);
     const [dlq] = await admin.subscription(`${names.subscriptionId}-dlq`).getMetadata();
     assert.equal(dlq.topic, `projects/pull-secret-test/topics/${names.subscriptionId}-dlq`);
@@ -111,19 +117,36 @@ describe('Pub/Sub broker (real emulator)', { timeout: 60_000 }, () => {
     const [dlqSubscription] = await platformDlq.createSubscription(`${names.topic}-dlq-sub`);
     const [topic] = await admin.createTopic(names.topic);
     const deadLetterPolicy = { deadLetterTopic: platformDlq.name, maxDeliveryAttempts: 5 };
-    await topic.createSubscription(names.subscriptionId, { deadLetterPolicy, retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } } });
+    await topic.createSubscription(names.subscriptionId, {
+      deadLetterPolicy,
+      retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } },
+    });
     const lines: string[] = [];
-    const logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });
-    const broker = await createBroker({ type: 'pubsub', ...names, createIfMissing: false, maxInFlight: 4 }, { logger });
+    const logger = createLogger({
+      level: 'debug',
+      destination: new Writable({
+        write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()),
+      }),
+    });
+    const broker = await createBroker(
+      { type: 'pubsub', ...names, createIfMissing: false, maxInFlight: 4 },
+      { logger },
+    );
     brokers.push(broker);
     const { seen, handler } = recorder(() => 'reject');
     await broker.start(handler);
-    const warning = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'warn' && l.dead_letter_topic === `${names.subscriptionId}-dlq`);
+    const warning = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.level === 'warn' && l.dead_letter_topic === `${names.subscriptionId}-dlq`);
     assert.ok(warning, `a warning names the missing topic: ${lines.join('')}`);
     await broker.publish(Buffer.from('poison'));
     const dead: Message[] = [];
     dlqSubscription.on('message', (m: Message) => (dead.push(m), m.ack()));
-    await eventually("the dead letter, moved by the subscription's own policy", () => dead.length === 1, 30_000);
+    await eventually(
+      "the dead letter, moved by the subscription's own policy",
+      () => dead.length === 1,
+      30_000,
+    );
     await dlqSubscription.close();
     assert.equal(dead[0]?.data.toString(), 'poison');
     assert.equal(seen.length, 5, 'nacked until the policy moved it');

@@ -27,7 +27,10 @@ after(async () => {
 });
 
 /** A broker on its own exchange / topic (so tests do not see each other's messages). */
-async function rabbit(names: { exchange: string; topic: string; subscriptionId?: string }, extra: Record<string, unknown> = {}): Promise<Broker> {
+async function rabbit(
+  names: { exchange: string; topic: string; subscriptionId?: string },
+  extra: Record<string, unknown> = {},
+): Promise<Broker> {
   const broker = await createBroker({
     type: 'rabbitmq',
     url: server.url,
@@ -90,7 +93,9 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
   it('holds a message to retry for the retry delay before requeueing it', async () => {
     const broker = await rabbit(uniqueNames());
     const times: number[] = [];
-    const { seen, handler } = recorder((m) => (times.push(Date.now()), m.deliveryAttempt === 1 ? 'retry' : 'ack'));
+    const { seen, handler } = recorder(
+      (m) => (times.push(Date.now()), m.deliveryAttempt === 1 ? 'retry' : 'ack'),
+    );
     await broker.start(handler);
     await broker.publish(Buffer.from('again'));
     await eventually('a redelivery', () => seen.length === 2);
@@ -116,13 +121,20 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     assert.equal(letter.properties.headers?.['x-pullsecret-death-reason'], 'rejected');
     assert.equal(letter.properties.headers?.['x-pullsecret-source-queue'], `${names.topic}-pullsecret`);
     assert.equal(await queueDepth(`${names.topic}-pullsecret`), 0);
-    assert.equal(await declared(admin, 'exchange', `${names.exchange}.dlx`), false, 'no dead-letter exchange');
+    assert.equal(
+      await declared(admin, 'exchange', `${names.exchange}.dlx`),
+      false,
+      'no dead-letter exchange',
+    );
   });
 
   it('uses a queue that exists with other settings as it is', async () => {
     const names = uniqueNames();
     const channel = await admin.createChannel();
-    await channel.assertQueue(`${names.topic}-pullsecret`, { durable: false, arguments: { 'x-max-length': 1000 } });
+    await channel.assertQueue(`${names.topic}-pullsecret`, {
+      durable: false,
+      arguments: { 'x-max-length': 1000 },
+    });
     await channel.close();
     const { seen, handler } = recorder();
     const broker = await rabbit(names);
@@ -171,12 +183,18 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     const { seen, handler } = recorder();
     await broker.start(handler);
     const channel = await admin.createConfirmChannel();
-    for (const key of ['', 'clusters.created', 'a.b.c']) channel.publish(names.exchange, key, Buffer.from(`key=${key}`));
+    for (const key of ['', 'clusters.created', 'a.b.c'])
+      channel.publish(names.exchange, key, Buffer.from(`key=${key}`));
     await channel.waitForConfirms();
     await channel.close();
     await broker.publish(Buffer.from('own publish'));
     await eventually('four messages', () => seen.length === 4);
-    assert.deepEqual(seen.map((m) => m.body.toString()).sort(), ['key=', 'key=a.b.c', 'key=clusters.created', 'own publish']);
+    assert.deepEqual(seen.map((m) => m.body.toString()).sort(), [
+      'key=',
+      'key=a.b.c',
+      'key=clusters.created',
+      'own publish',
+    ]);
   });
 
   it('queueType quorum: counts the deliveries its consumers died on from x-delivery-count, then dead-letters', async () => {
@@ -211,7 +229,11 @@ describe('RabbitMQ broker (real rabbitmq-server)', { timeout: 60_000 }, () => {
     const queue = `${names.topic}-pullsecret`;
     // The queue as earlier versions declared it.
     const channel = await admin.createChannel();
-    await channel.assertQueue(queue, { durable: true, deadLetterExchange: `${names.exchange}.dlx`, deadLetterRoutingKey: queue });
+    await channel.assertQueue(queue, {
+      durable: true,
+      deadLetterExchange: `${names.exchange}.dlx`,
+      deadLetterRoutingKey: queue,
+    });
     channel.sendToQueue(queue, Buffer.from('queued before the upgrade'), { persistent: true });
     await channel.close();
     const { seen, handler } = recorder();

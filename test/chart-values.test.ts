@@ -39,7 +39,11 @@ describe('optional objects and what a user sees', () => {
     const deployment = find<V1Deployment>(objects, 'Deployment');
     assert.deepEqual(deployment.spec?.template.spec?.containers[0]?.volumeMounts?.at(-1), token);
     const config = await adapterConfig(objects, deployment);
-    assert.equal(config.hyperfleetApi.tokenFile, '/var/run/hyperfleet/token', 'extraConfig is merged into the sections the chart writes');
+    assert.equal(
+      config.hyperfleetApi.tokenFile,
+      '/var/run/hyperfleet/token',
+      'extraConfig is merged into the sections the chart writes',
+    );
     assert.equal(config.hyperfleetApi.baseUrl, 'https://hyperfleet-api.example.com');
     const egress = find<V1NetworkPolicy>(objects, 'NetworkPolicy', 'pullsecret-adapter').spec?.egress ?? [];
     assert.ok(
@@ -48,16 +52,33 @@ describe('optional objects and what a user sees', () => {
     );
     assert.ok(!JSON.stringify(egress).includes('8000'));
     const rule = find<{ spec: unknown }>(objects, 'PrometheusRule');
-    assert.deepEqual(rule.spec, (parse(await readFile(join(ROOT, 'dashboards', 'prometheus-rule.yaml'), 'utf8')) as { spec: unknown }).spec);
+    assert.deepEqual(
+      rule.spec,
+      (parse(await readFile(join(ROOT, 'dashboards', 'prometheus-rule.yaml'), 'utf8')) as { spec: unknown })
+        .spec,
+    );
     const dashboard = find<V1ConfigMap & K8sObject>(objects, 'ConfigMap', 'pullsecret-adapter-dashboard');
     assert.equal(dashboard.metadata.namespace, 'monitoring');
-    assert.equal(dashboard.metadata.labels?.grafana_dashboard, '1', 'the label the Grafana sidecar looks for');
+    assert.equal(
+      dashboard.metadata.labels?.grafana_dashboard,
+      '1',
+      'the label the Grafana sidecar looks for',
+    );
     const json = await readFile(join(ROOT, 'dashboards', 'pull-secret-adapter.json'), 'utf8');
     assert.deepEqual(JSON.parse(dashboard.data?.['pull-secret-adapter.json'] ?? ''), JSON.parse(json));
   });
 
   test('the defaults render without a cloud identity, and NOTES say what to check next', async () => {
-    const notes = await run('helm', ['install', 'pull-secret', CHART, '--namespace', NAMESPACE, '--dry-run=client', '--set', 'execution.mode=job']);
+    const notes = await run('helm', [
+      'install',
+      'pull-secret',
+      CHART,
+      '--namespace',
+      NAMESPACE,
+      '--dry-run=client',
+      '--set',
+      'execution.mode=job',
+    ]);
     assert.match(notes, /rollout status deploy\/pullsecret-adapter/);
     assert.match(notes, /validate-config --config \/etc\/pull-secret\/adapter.yaml/);
     assert.match(notes, /identity.gcp.serviceAccount is empty/);
@@ -65,7 +86,10 @@ describe('optional objects and what a user sees', () => {
   });
 
   test('docs/helm-values.md is the reference scripts/helm-values-doc.mjs writes from the schema, every key with its default', async () => {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'helm-values-doc.mjs'), '--check']).catch((err: { stdout: string; stderr: string }) => err);
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [
+      join(ROOT, 'scripts', 'helm-values-doc.mjs'),
+      '--check',
+    ]).catch((err: { stdout: string; stderr: string }) => err);
     assert.equal(stderr, '', 'docs/helm-values.md is up to date');
     assert.equal(stdout, '');
     const doc = await readFile(join(ROOT, 'docs', 'helm-values.md'), 'utf8');
@@ -95,8 +119,16 @@ describe('optional objects and what a user sees', () => {
 
   const refused: Array<[string, object, RegExp]> = [
     ['a typo at the top', { replica: 3 }, /additional properties 'replica' not allowed/],
-    ['a typo inside a section', { keda: { enabled: true, minReplica: 3 } }, /at '\/keda': additional properties 'minReplica' not allowed/],
-    ['a wrong enum', { broker: { type: 'kafka' } }, /at '\/broker\/type': value must be one of 'pubsub', 'rabbitmq'/],
+    [
+      'a typo inside a section',
+      { keda: { enabled: true, minReplica: 3 } },
+      /at '\/keda': additional properties 'minReplica' not allowed/,
+    ],
+    [
+      'a wrong enum',
+      { broker: { type: 'kafka' } },
+      /at '\/broker\/type': value must be one of 'pubsub', 'rabbitmq'/,
+    ],
     ['a wrong type', { replicas: '2' }, /at '\/replicas': got string, want integer/],
   ];
   for (const [what, values, message] of refused) {

@@ -34,14 +34,24 @@ test('bash: the sourced script completes commands, subcommands, options and -o v
   assert.deepEqual(await complete(result.stdout, ['pull-secret', 'adm']), ['admin']);
   assert.deepEqual(await complete(result.stdout, ['pull-secret', 'admin', 'li']), ['list']);
   assert.deepEqual(await complete(result.stdout, ['pull-secret', 'validate-config', '--c']), ['--config']);
-  assert.deepEqual(await complete(result.stdout, ['pull-secret', 'status', '-o', '']), ['table', 'wide', 'json', 'yaml']);
-  assert.deepEqual(await complete(result.stdout, ['pull-secret', 'admin', 'list', '--output', 'y']), ['yaml']);
+  assert.deepEqual(await complete(result.stdout, ['pull-secret', 'status', '-o', '']), [
+    'table',
+    'wide',
+    'json',
+    'yaml',
+  ]);
+  assert.deepEqual(await complete(result.stdout, ['pull-secret', 'admin', 'list', '--output', 'y']), [
+    'yaml',
+  ]);
 });
 
 test('zsh: the bash script through bashcompinit; an unknown shell is a usage error', async () => {
   const zsh = await runCli(['completion', 'zsh'], baseEnv());
   assert.equal(zsh.code, 0, zsh.stderr);
-  assert.match(zsh.stdout, /^# zsh completion of pull-secret[^\n]*\nautoload -U \+X bashcompinit && bashcompinit\n# bash completion/);
+  assert.match(
+    zsh.stdout,
+    /^# zsh completion of pull-secret[^\n]*\nautoload -U \+X bashcompinit && bashcompinit\n# bash completion/,
+  );
   const fish = await runCli(['completion', 'fish'], baseEnv());
   assert.equal(fish.code, 2);
   assert.match(fish.stderr, /'fish' is invalid for argument 'shell'/);

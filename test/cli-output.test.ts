@@ -11,7 +11,20 @@ import { baseEnv, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 
 /** The commands that print data, by path. */
-const DATA_COMMANDS = ['status', 'inspect', 'preflight', 'verify', 'rollback', 'transfer check', 'store rotate-key', 'admin get', 'admin list', 'admin reconcile', 'admin rollback', 'admin transfer-check'];
+const DATA_COMMANDS = [
+  'status',
+  'inspect',
+  'preflight',
+  'verify',
+  'rollback',
+  'transfer check',
+  'store rotate-key',
+  'admin get',
+  'admin list',
+  'admin reconcile',
+  'admin rollback',
+  'admin transfer-check',
+];
 
 test('every data command takes -o/--output with table, wide, json and yaml', async () => {
   const loaded = new Map<string, Command>();
@@ -40,9 +53,18 @@ test('inspect -o json, yaml, table and wide show the same secret; another format
   const dir = await mkdtemp(join(tmpdir(), 'ps-output-'));
   try {
     const cluster = '019466a0-8f8e-7abc-9def-0123456789ab';
-    const env = baseEnv({ SECRET_STORE: 'local', LOCAL_STORE_DIR: join(dir, 'store'), CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET });
+    const env = baseEnv({
+      SECRET_STORE: 'local',
+      LOCAL_STORE_DIR: join(dir, 'store'),
+      CLUSTER_ID: cluster,
+      PULL_SECRET_DATA: VALID_PULL_SECRET,
+    });
     assert.equal((await runCli(['run-job', 'pull-secret'], env)).code, 0);
-    const outputs = await Promise.all(['json', 'yaml', 'table', 'wide'].map((format) => runCli(['inspect', '--cluster-id', cluster, '-o', format], env)));
+    const outputs = await Promise.all(
+      ['json', 'yaml', 'table', 'wide'].map((format) =>
+        runCli(['inspect', '--cluster-id', cluster, '-o', format], env),
+      ),
+    );
     for (const out of outputs) assert.equal(out.code, 0, out.stderr);
     const [json, yaml, table, wide] = outputs.map((o) => o.stdout);
     const view = JSON.parse(json ?? '') as { name: string; current_version: string };

@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { V1ConfigMap, V1Deployment, V1NetworkPolicy, V1PodDisruptionBudget, V1ServiceAccount } from '@kubernetes/client-node';
+import type {
+  V1ConfigMap,
+  V1Deployment,
+  V1NetworkPolicy,
+  V1PodDisruptionBudget,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { loadAdapterConfig, type AdapterConfig } from '../src/adapter/config.js';
@@ -34,25 +40,39 @@ interface ScaledObject extends Obj {
     maxReplicaCount?: number;
     idleReplicaCount?: number;
     cooldownPeriod?: number;
-    triggers: Array<{ type: string; metadata: Record<string, string>; authenticationRef?: { name: string; kind?: string } }>;
+    triggers: Array<{
+      type: string;
+      metadata: Record<string, string>;
+      authenticationRef?: { name: string; kind?: string };
+    }>;
   };
 }
 interface TriggerAuthentication extends Obj {
-  spec: { podIdentity?: { provider: string }; secretTargetRef?: Array<{ parameter: string; name: string; key: string }> };
+  spec: {
+    podIdentity?: { provider: string };
+    secretTargetRef?: Array<{ parameter: string; name: string; key: string }>;
+  };
 }
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
-const schemas = Promise.all(['scaledobject', 'triggerauthentication'].map(async (name) => ajv.compile(JSON.parse(await readFile(join(FIXTURES, `${name}.schema.json`), 'utf8')) as object))).then(
-  ([scaledObject, triggerAuthentication]) => ({ ScaledObject: scaledObject, TriggerAuthentication: triggerAuthentication }),
-);
+const schemas = Promise.all(
+  ['scaledobject', 'triggerauthentication'].map(async (name) =>
+    ajv.compile(JSON.parse(await readFile(join(FIXTURES, `${name}.schema.json`), 'utf8')) as object),
+  ),
+).then(([scaledObject, triggerAuthentication]) => ({
+  ScaledObject: scaledObject,
+  TriggerAuthentication: triggerAuthentication,
+}));
 
 /** Schema errors of a KEDA object, as `path message` lines (empty when it validates). */
 async function kedaErrors(obj: Obj): Promise<string[]> {
   const validate = (await schemas)[obj.kind as 'ScaledObject' | 'TriggerAuthentication'];
   assert.ok(validate, `no KEDA schema for ${obj.kind}`);
-  return validate(obj) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+  return validate(obj)
+    ? []
+    : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
 }
 
 function only<T>(objects: Obj[], kind: string): T {
@@ -63,12 +83,16 @@ function only<T>(objects: Obj[], kind: string): T {
 
 /** The adapter's config from the rendered ConfigMap, with the env the pod gets from Secrets (a test URL). */
 async function adapterConfig(objects: Obj[]): Promise<AdapterConfig> {
-  const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('pullsecret-adapter-config')) as V1ConfigMap | undefined;
+  const configMap = objects.find(
+    (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('pullsecret-adapter-config'),
+  ) as V1ConfigMap | undefined;
   const dir = await mkdtemp(join(tmpdir(), 'deploy-keda-config-'));
   try {
     await writeFile(join(dir, 'adapter.yaml'), configMap?.data?.['adapter.yaml'] ?? '');
     const container = only<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
-    const fromSecret = (container?.env ?? []).filter((e) => e.valueFrom?.secretKeyRef !== undefined).map((e): [string, string] => [e.name, 'amqp://keda:test@rabbitmq.hyperfleet-system.svc:5672/']);
+    const fromSecret = (container?.env ?? [])
+      .filter((e) => e.valueFrom?.secretKeyRef !== undefined)
+      .map((e): [string, string] => [e.name, 'amqp://keda:test@rabbitmq.hyperfleet-system.svc:5672/']);
     return await loadAdapterConfig(join(dir, 'adapter.yaml'), Object.fromEntries(fromSecret));
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -80,17 +104,39 @@ describe("KEDA's CRD schemas (test fixtures) refuse what the API server would", 
     apiVersion: 'keda.sh/v1alpha1',
     kind: 'ScaledObject',
     metadata: { name: 'x' },
-    spec: { scaleTargetRef: { name: 'x' }, minReplicaCount: 2, triggers: [{ type: 'rabbitmq', metadata: { queueName: 'q' } }] },
+    spec: {
+      scaleTargetRef: { name: 'x' },
+      minReplicaCount: 2,
+      triggers: [{ type: 'rabbitmq', metadata: { queueName: 'q' } }],
+    },
   };
   test('a minimal ScaledObject validates', async () => assert.deepEqual(await kedaErrors(valid), []));
   test('an unknown field, a wrong type, a missing trigger type are refused', async () => {
     assert.notDeepEqual(await kedaErrors({ ...valid, spec: { ...valid.spec, minReplicas: 2 } } as Obj), []);
-    assert.notDeepEqual(await kedaErrors({ ...valid, spec: { ...valid.spec, minReplicaCount: '2' } } as unknown as Obj), []);
-    assert.notDeepEqual(await kedaErrors({ ...valid, spec: { ...valid.spec, triggers: [{ metadata: {} }] } } as unknown as Obj), []);
-    assert.notDeepEqual(await kedaErrors({ ...valid, spec: { ...valid.spec, triggers: [{ type: 'rabbitmq', metadata: { value: 50 } }] } } as unknown as Obj), [], 'trigger metadata values are strings');
+    assert.notDeepEqual(
+      await kedaErrors({ ...valid, spec: { ...valid.spec, minReplicaCount: '2' } } as unknown as Obj),
+      [],
+    );
+    assert.notDeepEqual(
+      await kedaErrors({ ...valid, spec: { ...valid.spec, triggers: [{ metadata: {} }] } } as unknown as Obj),
+      [],
+    );
+    assert.notDeepEqual(
+      await kedaErrors({
+        ...valid,
+        spec: { ...valid.spec, triggers: [{ type: 'rabbitmq', metadata: { value: 50 } }] },
+      } as unknown as Obj),
+      [],
+      'trigger metadata values are strings',
+    );
   });
   test('a TriggerAuthentication with an unknown pod identity provider is refused', async () => {
-    const ta: TriggerAuthentication = { apiVersion: 'keda.sh/v1alpha1', kind: 'TriggerAuthentication', metadata: { name: 'x' }, spec: { podIdentity: { provider: 'gke' } } };
+    const ta: TriggerAuthentication = {
+      apiVersion: 'keda.sh/v1alpha1',
+      kind: 'TriggerAuthentication',
+      metadata: { name: 'x' },
+      spec: { podIdentity: { provider: 'gke' } },
+    };
     assert.notDeepEqual(await kedaErrors(ta), []);
   });
 });
@@ -110,7 +156,8 @@ for (const overlay of ['in-process', 'job']) {
           assert.equal(obj.metadata.namespace, 'hyperfleet-system');
         }
         assert.doesNotThrow(() => new Deployment(only(objects, 'Deployment')).validate());
-        for (const np of objects.filter((o) => o.kind === 'NetworkPolicy')) assert.doesNotThrow(() => new NetworkPolicy(np).validate());
+        for (const np of objects.filter((o) => o.kind === 'NetworkPolicy'))
+          assert.doesNotThrow(() => new NetworkPolicy(np).validate());
       });
 
       test('scales the adapter Deployment between 2 and a bounded max, never to zero; the PDB stays satisfiable', async () => {
@@ -118,7 +165,11 @@ for (const overlay of ['in-process', 'job']) {
         const scaled = only<ScaledObject>(objects, 'ScaledObject');
         const deployment = only<V1Deployment & Obj>(objects, 'Deployment');
         assert.deepEqual(
-          [scaled.spec.scaleTargetRef.apiVersion ?? 'apps/v1', scaled.spec.scaleTargetRef.kind ?? 'Deployment', scaled.spec.scaleTargetRef.name],
+          [
+            scaled.spec.scaleTargetRef.apiVersion ?? 'apps/v1',
+            scaled.spec.scaleTargetRef.kind ?? 'Deployment',
+            scaled.spec.scaleTargetRef.name,
+          ],
           ['apps/v1', 'Deployment', deployment.metadata.name],
         );
         assert.equal(deployment.spec?.replicas, undefined, 'the replica count is left to KEDA');
@@ -129,12 +180,22 @@ for (const overlay of ['in-process', 'job']) {
         assert.ok(max > min && max <= 20, `a bounded max (${max})`);
         assert.ok((scaled.spec.cooldownPeriod ?? 0) >= 60, 'a cooldown');
         const pdb = only<V1PodDisruptionBudget>(objects, 'PodDisruptionBudget');
-        const selects = Object.entries(pdb.spec?.selector?.matchLabels ?? {}).every(([k, v]) => deployment.spec?.template.metadata?.labels?.[k] === v);
+        const selects = Object.entries(pdb.spec?.selector?.matchLabels ?? {}).every(
+          ([k, v]) => deployment.spec?.template.metadata?.labels?.[k] === v,
+        );
         assert.ok(selects, 'the PDB selects the scaled pods');
         // At the minimum, a voluntary disruption (node drain) may still evict at least one pod.
         const { minAvailable, maxUnavailable } = pdb.spec ?? {};
-        if (minAvailable !== undefined) assert.ok(typeof minAvailable === 'number' && minAvailable >= 1 && min - minAvailable >= 1, `minAvailable ${String(minAvailable)} with ${min} replicas`);
-        else assert.ok(typeof maxUnavailable === 'number' && maxUnavailable >= 1 && maxUnavailable < min, `maxUnavailable ${String(maxUnavailable)} with ${min} replicas`);
+        if (minAvailable !== undefined)
+          assert.ok(
+            typeof minAvailable === 'number' && minAvailable >= 1 && min - minAvailable >= 1,
+            `minAvailable ${String(minAvailable)} with ${min} replicas`,
+          );
+        else
+          assert.ok(
+            typeof maxUnavailable === 'number' && maxUnavailable >= 1 && maxUnavailable < min,
+            `maxUnavailable ${String(maxUnavailable)} with ${min} replicas`,
+          );
       });
 
       test('the trigger reads what the adapter consumes, and KEDA authenticates without a new credential', async () => {
@@ -144,8 +205,14 @@ for (const overlay of ['in-process', 'job']) {
         const config = await adapterConfig(objects);
         const [trigger, ...more] = scaled.spec.triggers;
         assert.ok(trigger && more.length === 0, 'one trigger');
-        assert.deepEqual([trigger.authenticationRef?.kind ?? 'TriggerAuthentication', trigger.authenticationRef?.name], ['TriggerAuthentication', auth.metadata.name]);
-        assert.ok(Number(trigger.metadata.value) >= config.broker.maxInFlight, 'the backlog per replica is at least what one replica holds');
+        assert.deepEqual(
+          [trigger.authenticationRef?.kind ?? 'TriggerAuthentication', trigger.authenticationRef?.name],
+          ['TriggerAuthentication', auth.metadata.name],
+        );
+        assert.ok(
+          Number(trigger.metadata.value) >= config.broker.maxInFlight,
+          'the backlog per replica is at least what one replica holds',
+        );
         if (component === 'keda-pubsub') {
           assert.equal(config.broker.type, 'pubsub');
           assert.equal(trigger.type, 'gcp-pubsub');
@@ -154,21 +221,37 @@ for (const overlay of ['in-process', 'job']) {
             objects.filter((o) => o.metadata.name === 'pullsecret-adapter'),
             'ServiceAccount',
           );
-          const project = /@([^.]+)\.iam\.gserviceaccount\.com$/.exec(account.metadata.annotations?.['iam.gke.io/gcp-service-account'] ?? '')?.[1];
-          assert.equal(trigger.metadata.subscriptionName, `projects/${project}/subscriptions/${config.broker.subscriptionId}`);
+          const project = /@([^.]+)\.iam\.gserviceaccount\.com$/.exec(
+            account.metadata.annotations?.['iam.gke.io/gcp-service-account'] ?? '',
+          )?.[1];
+          assert.equal(
+            trigger.metadata.subscriptionName,
+            `projects/${project}/subscriptions/${config.broker.subscriptionId}`,
+          );
           assert.deepEqual(auth.spec, { podIdentity: { provider: 'gcp' } }, 'Workload Identity, no key');
         } else {
           assert.equal(config.broker.type, 'rabbitmq');
           assert.equal(trigger.type, 'rabbitmq');
           assert.equal(trigger.metadata.mode, 'QueueLength');
           assert.equal(trigger.metadata.protocol, 'amqp');
-          assert.equal(config.broker.type === 'rabbitmq' && trigger.metadata.queueName, `${config.broker.topic}-${config.broker.subscriptionId}`);
+          assert.equal(
+            config.broker.type === 'rabbitmq' && trigger.metadata.queueName,
+            `${config.broker.topic}-${config.broker.subscriptionId}`,
+          );
           assert.deepEqual(auth.spec, { secretTargetRef: [{ parameter: 'host', ...BROKER_SECRET }] });
           const container = only<V1Deployment>(objects, 'Deployment').spec?.template.spec?.containers[0];
           const brokerUrl = container?.env?.find((e) => e.name === 'BROKER_URL');
-          assert.deepEqual(brokerUrl?.valueFrom?.secretKeyRef, BROKER_SECRET, 'the adapter reads the same Secret');
-          const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'pullsecret-adapter') as V1NetworkPolicy | undefined;
-          const egress = (policy?.spec?.egress ?? []).flatMap((r) => (r.ports ?? []).map((p) => `${p.port}/${p.protocol}`));
+          assert.deepEqual(
+            brokerUrl?.valueFrom?.secretKeyRef,
+            BROKER_SECRET,
+            'the adapter reads the same Secret',
+          );
+          const policy = objects.find(
+            (o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'pullsecret-adapter',
+          ) as V1NetworkPolicy | undefined;
+          const egress = (policy?.spec?.egress ?? []).flatMap((r) =>
+            (r.ports ?? []).map((p) => `${p.port}/${p.protocol}`),
+          );
           assert.ok(egress.includes('5672/TCP') && egress.includes('5671/TCP'), 'egress to RabbitMQ');
         }
       });

@@ -10,10 +10,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { before, describe, test } from 'node:test';
-import type { V1ClusterRole, V1ConfigMap, V1CustomResourceDefinition, V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
+import type {
+  V1ClusterRole,
+  V1ConfigMap,
+  V1CustomResourceDefinition,
+  V1ValidatingAdmissionPolicy,
+} from '@kubernetes/client-node';
 import { Ajv } from 'ajv';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
-import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import {
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { parseAllDocuments } from 'yaml';
 import { loadAdapterConfig } from '../src/adapter/config.js';
@@ -21,10 +29,17 @@ import { SHARE_GROUP, SHARE_KIND, SHARE_PLURAL, SHARE_VERSION } from '../src/sha
 import { admit, type AdmissionRequest } from './support/admission-policy.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>;
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<
+  string,
+  unknown
+>;
 
 async function render(overlay: string): Promise<Obj[]> {
-  const { stdout } = await promisify(execFile)('kubectl', ['kustomize', join(ROOT, 'deploy', 'overlays', overlay)], { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(
+    'kubectl',
+    ['kustomize', join(ROOT, 'deploy', 'overlays', overlay)],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
   return parseAllDocuments(stdout)
     .map((d) => d.toJS() as Obj)
     .filter((o) => o !== null);
@@ -40,7 +55,9 @@ const find = <T>(objects: Obj[], kind: string, name: string): T => {
 async function exampleShares(): Promise<Obj[]> {
   const text = await readFile(join(ROOT, 'docs', 'shares.md'), 'utf8');
   const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
-  return blocks.flatMap((b) => parseAllDocuments(b).map((d) => d.toJS() as Obj)).filter((o) => o?.kind === SHARE_KIND);
+  return blocks
+    .flatMap((b) => parseAllDocuments(b).map((d) => d.toJS() as Obj))
+    .filter((o) => o?.kind === SHARE_KIND);
 }
 
 describe('deploy/overlays/in-process-shares', () => {
@@ -57,7 +74,13 @@ describe('deploy/overlays/in-process-shares', () => {
       ValidatingAdmissionPolicy,
       ValidatingAdmissionPolicyBinding,
     };
-    const ours = objects.filter((o) => ['pullsecretshares.pullsecret.hyperfleet.io', 'pullsecret-adapter-shares', 'pullsecret-serviceaccount-image-pull-secrets-only'].includes(o.metadata.name));
+    const ours = objects.filter((o) =>
+      [
+        'pullsecretshares.pullsecret.hyperfleet.io',
+        'pullsecret-adapter-shares',
+        'pullsecret-serviceaccount-image-pull-secrets-only',
+      ].includes(o.metadata.name),
+    );
     assert.equal(ours.length, 5);
     for (const obj of ours) {
       const Model = models[obj.kind];
@@ -68,7 +91,11 @@ describe('deploy/overlays/in-process-shares', () => {
   });
 
   test('the CRD serves the group, version and names the controller uses, with a status subresource', () => {
-    const crd = find<V1CustomResourceDefinition>(objects, 'CustomResourceDefinition', `${SHARE_PLURAL}.${SHARE_GROUP}`);
+    const crd = find<V1CustomResourceDefinition>(
+      objects,
+      'CustomResourceDefinition',
+      `${SHARE_PLURAL}.${SHARE_GROUP}`,
+    );
     assert.equal(crd.spec.group, SHARE_GROUP);
     assert.equal(crd.spec.scope, 'Cluster');
     assert.equal(crd.spec.names.kind, SHARE_KIND);
@@ -79,7 +106,11 @@ describe('deploy/overlays/in-process-shares', () => {
   });
 
   test("the docs' example shares pass the CRD schema; malformed ones do not", async () => {
-    const crd = find<V1CustomResourceDefinition>(objects, 'CustomResourceDefinition', `${SHARE_PLURAL}.${SHARE_GROUP}`);
+    const crd = find<V1CustomResourceDefinition>(
+      objects,
+      'CustomResourceDefinition',
+      `${SHARE_PLURAL}.${SHARE_GROUP}`,
+    );
     const schema = crd.spec.versions[0]?.schema?.openAPIV3Schema;
     const validate = new Ajv({ strict: false, validateFormats: false }).compile(schema as object);
     const examples = await exampleShares();
@@ -87,12 +118,17 @@ describe('deploy/overlays/in-process-shares', () => {
     for (const example of examples) assert.ok(validate(example), JSON.stringify(validate.errors));
     assert.equal(validate({ spec: { source: { clusterId: 'c1', kind: 'other' }, consumers: {} } }), false);
     assert.equal(validate({ spec: { consumers: {} } }), false);
-    assert.equal(validate({ spec: { source: { clusterId: 'c1' }, consumers: { namespaces: 'team-a' } } }), false);
+    assert.equal(
+      validate({ spec: { source: { clusterId: 'c1' }, consumers: { namespaces: 'team-a' } } }),
+      false,
+    );
   });
 
   test('the share controller gets exactly its grants, with no wildcards', () => {
     const role = find<V1ClusterRole>(objects, 'ClusterRole', 'pullsecret-adapter-shares');
-    const rules = (role.rules ?? []).flatMap((r) => (r.resources ?? []).map((res) => `${(r.apiGroups ?? []).join('|')}/${res} ${r.verbs.join(',')}`));
+    const rules = (role.rules ?? []).flatMap((r) =>
+      (r.resources ?? []).map((res) => `${(r.apiGroups ?? []).join('|')}/${res} ${r.verbs.join(',')}`),
+    );
     assert.deepEqual(rules.sort(), [
       '/namespaces get,list,watch',
       '/secrets create,update,delete',
@@ -112,9 +148,22 @@ describe('deploy/overlays/in-process-shares', () => {
   });
 
   test('the admission policy lets the adapter change only imagePullSecrets of a ServiceAccount', () => {
-    const policy = find<V1ValidatingAdmissionPolicy>(objects, 'ValidatingAdmissionPolicy', 'pullsecret-serviceaccount-image-pull-secrets-only');
-    const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder', namespace: 'team-a', labels: { a: 'b' } }, imagePullSecrets: [{ name: 'theirs' }], secrets: [{ name: 'token' }] };
-    const update = (object: unknown, username = 'system:serviceaccount:hyperfleet-system:pullsecret-adapter'): AdmissionRequest => ({
+    const policy = find<V1ValidatingAdmissionPolicy>(
+      objects,
+      'ValidatingAdmissionPolicy',
+      'pullsecret-serviceaccount-image-pull-secrets-only',
+    );
+    const sa = {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'builder', namespace: 'team-a', labels: { a: 'b' } },
+      imagePullSecrets: [{ name: 'theirs' }],
+      secrets: [{ name: 'token' }],
+    };
+    const update = (
+      object: unknown,
+      username = 'system:serviceaccount:hyperfleet-system:pullsecret-adapter',
+    ): AdmissionRequest => ({
       operation: 'UPDATE',
       username,
       resource: { group: '', version: 'v1', resource: 'serviceaccounts' },
@@ -123,17 +172,26 @@ describe('deploy/overlays/in-process-shares', () => {
       object,
       oldObject: sa,
     });
-    assert.equal(admit(policy, update({ ...sa, imagePullSecrets: [{ name: 'theirs' }, { name: 'ours' }] })).allowed, true);
+    assert.equal(
+      admit(policy, update({ ...sa, imagePullSecrets: [{ name: 'theirs' }, { name: 'ours' }] })).allowed,
+      true,
+    );
     assert.equal(admit(policy, update({ ...sa, imagePullSecrets: [] })).allowed, true);
     assert.equal(admit(policy, update({ ...sa, secrets: [] })).allowed, false);
     assert.equal(admit(policy, update({ ...sa, automountServiceAccountToken: false })).allowed, false);
     assert.equal(admit(policy, update({ ...sa, metadata: { ...sa.metadata, labels: {} } })).allowed, false);
     assert.equal(admit(policy, { ...update(undefined), operation: 'DELETE' }).allowed, false);
-    assert.equal(admit(policy, update({ ...sa, secrets: [] }, 'system:serviceaccount:team-a:someone')).matched, false, 'other users are none of its business');
+    assert.equal(
+      admit(policy, update({ ...sa, secrets: [] }, 'system:serviceaccount:team-a:someone')).matched,
+      false,
+      'other users are none of its business',
+    );
   });
 
   test('the adapter config turns shares on, and the adapter accepts it', async () => {
-    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('pullsecret-adapter-config')) as unknown as V1ConfigMap;
+    const configMap = objects.find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('pullsecret-adapter-config'),
+    ) as unknown as V1ConfigMap;
     const text = configMap.data?.['adapter.yaml'];
     assert.ok(text);
     const dir = await mkdtemp(join(tmpdir(), 'deploy-shares-'));

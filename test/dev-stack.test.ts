@@ -46,7 +46,11 @@ after(async () => {
 });
 
 const api = (method: string, path: string, body?: unknown) =>
-  fetch(`${stack.urls.apiBase}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${stack.urls.apiBase}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 function condition(status: AdapterStatus | undefined, type: string): string | undefined {
   const c = status?.conditions.find((x) => x.type === type);
@@ -59,13 +63,21 @@ const statusWhen = (id: string, accept: (s: AdapterStatus) => boolean) => () => 
 };
 
 const manifestPath = (id: string) => join(stack.paths.manifests, `clusters-${id}`, `${id}-pull-secret.yaml`);
-const decodedManifest = async (id: string) => Buffer.from((parse(await readFile(manifestPath(id), 'utf8')) as V1Secret).data?.['.dockerconfigjson'] ?? '', 'base64').toString();
+const decodedManifest = async (id: string) =>
+  Buffer.from(
+    (parse(await readFile(manifestPath(id), 'utf8')) as V1Secret).data?.['.dockerconfigjson'] ?? '',
+    'base64',
+  ).toString();
 
 let cluster: Cluster;
 const changed = VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com');
 
 test('create: a cluster POSTed to the API is stored, provisioned and reported', async () => {
-  const response = await api('POST', '/clusters', { kind: 'Cluster', name: 'e2e-create', spec: { provider: 'gcp', gcp: { projectId: 'e2e-project' }, pullSecret: { data: VALID_PULL_SECRET } } });
+  const response = await api('POST', '/clusters', {
+    kind: 'Cluster',
+    name: 'e2e-create',
+    spec: { provider: 'gcp', gcp: { projectId: 'e2e-project' }, pullSecret: { data: VALID_PULL_SECRET } },
+  });
   assert.equal(response.status, 201);
   cluster = (await response.json()) as Cluster;
   const status = await until(
@@ -76,17 +88,27 @@ test('create: a cluster POSTed to the API is stored, provisioned and reported', 
   assert.equal(condition(status, 'Health'), 'True/Healthy');
   assert.equal(status.observed_generation, 1);
   assert.equal(status.data?.secretVersion, '1');
-  new Secret(parse(await readFile(manifestPath(cluster.id), 'utf8')) as ConstructorParameters<typeof Secret>[0]).validate();
+  new Secret(
+    parse(await readFile(manifestPath(cluster.id), 'utf8')) as ConstructorParameters<typeof Secret>[0],
+  ).validate();
   assert.equal(await decodedManifest(cluster.id), VALID_PULL_SECRET);
   const conditions = stack.api.getCluster(cluster.id)?.status.conditions ?? [];
-  for (const type of ['Reconciled', 'PullsecretSuccessful', 'ValidationSuccessful', 'DnsSuccessful', 'PlacementSuccessful']) {
+  for (const type of [
+    'Reconciled',
+    'PullsecretSuccessful',
+    'ValidationSuccessful',
+    'DnsSuccessful',
+    'PlacementSuccessful',
+  ]) {
     assert.equal(conditions.find((c) => c.type === type)?.status, 'True', type);
   }
   assert.deepEqual(stack.api.violations, []);
 });
 
 test('update: a new generation with changed data makes a new version', async () => {
-  const patched = await api('PATCH', `/clusters/${cluster.id}`, { spec: { ...cluster.spec, pullSecret: { data: changed } } });
+  const patched = await api('PATCH', `/clusters/${cluster.id}`, {
+    spec: { ...cluster.spec, pullSecret: { data: changed } },
+  });
   assert.equal(patched.status, 200);
   assert.equal(((await patched.json()) as Cluster).generation, 2);
   const status = await until(
@@ -103,11 +125,19 @@ test('no-op resync: the Sentinel sends the reconciled cluster again after its ma
   const manifestTime = (await stat(manifestPath(cluster.id))).mtimeMs;
   const status = await until(
     'a resync report',
-    statusWhen(cluster.id, (s) => s.last_report_time !== before?.last_report_time && condition(s, 'Applied') === 'True/SecretUpToDate'),
+    statusWhen(
+      cluster.id,
+      (s) =>
+        s.last_report_time !== before?.last_report_time && condition(s, 'Applied') === 'True/SecretUpToDate',
+    ),
   );
   assert.equal(status.observed_generation, 2);
   assert.equal(status.data?.secretVersion, '2');
-  assert.equal((await stat(manifestPath(cluster.id))).mtimeMs, manifestTime, 'the manifest was not rewritten');
+  assert.equal(
+    (await stat(manifestPath(cluster.id))).mtimeMs,
+    manifestTime,
+    'the manifest was not rewritten',
+  );
   assert.ok(
     logs.some((l) => l.includes('"reason":"max-age"') && l.includes(cluster.id)),
     'the Sentinel logged a max-age event',
@@ -117,10 +147,14 @@ test('no-op resync: the Sentinel sends the reconciled cluster again after its ma
 test('delete: Finalized=True, the Secret manifest is gone and the API removes the cluster', async () => {
   const deleted = await api('DELETE', `/clusters/${cluster.id}`);
   assert.equal(deleted.status, 202);
-  await until('the cluster to be removed', () => (stack.api.getCluster(cluster.id) === undefined ? true : undefined));
+  await until('the cluster to be removed', () =>
+    stack.api.getCluster(cluster.id) === undefined ? true : undefined,
+  );
   assert.equal((await api('GET', `/clusters/${cluster.id}`)).status, 404);
   await assert.rejects(readFile(manifestPath(cluster.id)), { code: 'ENOENT' });
-  const finalize = logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.cluster_id === cluster.id && l.operation === 'finalize');
+  const finalize = logs
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.cluster_id === cluster.id && l.operation === 'finalize');
   assert.equal(finalize.at(-1)?.outcome, 'finalized');
   assert.ok(
     (await readdir(join(stack.paths.store, 'secrets'))).some((f) => f.includes(cluster.id)),
@@ -130,29 +164,58 @@ test('delete: Finalized=True, the Secret manifest is gone and the API removes th
 
 test('status: table and JSON from the stand-in, failures and skips explained', async () => {
   const created = await createClusters(stack.urls.apiBase, demoClusters(1));
-  await until('every status', () => (created.every((c) => pullSecretStatus(stack.api, c.id) !== undefined) ? true : undefined));
+  await until('every status', () =>
+    created.every((c) => pullSecretStatus(stack.api, c.id) !== undefined) ? true : undefined,
+  );
   const table = await runCli(['status', '--api', stack.urls.api], baseEnv());
   assert.equal(table.code, 0, table.stderr);
   assert.match(table.stdout, /^CLUSTER +GEN +APPLIED +AVAILABLE +HEALTH +VERSION +KUBERNETES SECRET$/m);
-  assert.match(table.stdout, /^demo-gcp-1 +1 +True (?:SecretCreated|SecretUpToDate) +True SecretAvailable +True Healthy +1 +clusters-…/m);
-  assert.match(table.stdout, /demo-invalid-pull-secret +invalid pull secret format: registry "quay.io": auth must decode to user:password/);
+  assert.match(
+    table.stdout,
+    /^demo-gcp-1 +1 +True (?:SecretCreated|SecretUpToDate) +True SecretAvailable +True Healthy +1 +clusters-…/m,
+  );
+  assert.match(
+    table.stdout,
+    /demo-invalid-pull-secret +invalid pull secret format: registry "quay.io": auth must decode to user:password/,
+  );
   assert.match(table.stdout, /demo-waiting-for-dns +Skipped: the dns adapter has not succeeded yet/);
 
   const json = await runCli(['status', '--api', stack.urls.api, '--output', 'json'], baseEnv());
   assert.equal(json.code, 0, json.stderr);
-  const rows = (JSON.parse(json.stdout) as { clusters: Array<{ id: string; name: string; report?: { secretVersion?: string; applied?: { reason?: string } } }> }).clusters;
-  assert.deepEqual(rows.map((r) => r.name).sort(), ['demo-gcp-1', 'demo-invalid-pull-secret', 'demo-waiting-for-dns']);
+  const rows = (
+    JSON.parse(json.stdout) as {
+      clusters: Array<{
+        id: string;
+        name: string;
+        report?: { secretVersion?: string; applied?: { reason?: string } };
+      }>;
+    }
+  ).clusters;
+  assert.deepEqual(rows.map((r) => r.name).sort(), [
+    'demo-gcp-1',
+    'demo-invalid-pull-secret',
+    'demo-waiting-for-dns',
+  ]);
   assert.equal(rows.find((r) => r.name === 'demo-gcp-1')?.report?.secretVersion, '1');
-  assert.equal(rows.find((r) => r.name === 'demo-invalid-pull-secret')?.report?.applied?.reason, 'InvalidPullSecret');
+  assert.equal(
+    rows.find((r) => r.name === 'demo-invalid-pull-secret')?.report?.applied?.reason,
+    'InvalidPullSecret',
+  );
 
   const nowhere = await runCli(['status', '--api', 'http://127.0.0.1:9'], baseEnv());
   assert.equal(nowhere.code, 1);
   assert.match(nowhere.stderr, /cannot reach the HyperFleet API at http:\/\/127\.0\.0\.1:9/);
   assert.equal((await runCli(['status', '--output', 'xml'], baseEnv())).code, 2);
-  const noCa = await runCli(['status', '--api', 'https://127.0.0.1:9', '--ca-file', 'no-such-ca.pem'], baseEnv());
+  const noCa = await runCli(
+    ['status', '--api', 'https://127.0.0.1:9', '--ca-file', 'no-such-ca.pem'],
+    baseEnv(),
+  );
   assert.equal(noCa.code, 2);
   assert.match(noCa.stderr, /cannot read the HyperFleet API CA file "no-such-ca\.pem": ENOENT/);
-  const caForHttp = await runCli(['status', '--api', stack.urls.api, '--ca-file', 'no-such-ca.pem'], baseEnv());
+  const caForHttp = await runCli(
+    ['status', '--api', stack.urls.api, '--ca-file', 'no-such-ca.pem'],
+    baseEnv(),
+  );
   assert.equal(caForHttp.code, 2);
   assert.match(caForHttp.stderr, /CA file is set, but http:.* is not an https URL/);
 });
@@ -164,21 +227,59 @@ test('npm start demo: exits 0 with the summary table, and its manifests are acce
   const out = demo.stdout;
   assert.match(out, /^Summary after [\d.]+ s: 6 clusters: 4 provisioned, 1 failed, 1 skipped$/m);
   // The ownership transfer through the account-service stand-in: registry names only.
-  assert.match(out, /^Ownership transfer demo-transfer-1 \(demo-transfer, store version 2\): cloud\.openshift\.com kept, quay\.io replaced by the new owner's, registry\.redhat\.io kept$/m);
-  assert.match(out, /^demo-transfer +1 +True SecretUpdated +True SecretAvailable +True Healthy +2 +clusters-…/m);
-  for (const fake of ['new-owner:demo-only-5w1z', 'old-owner:demo-only-2x9q', 'demo-cluster:demo-cloud-token-4n8p']) {
-    assert.ok(!out.includes(Buffer.from(fake).toString('base64')) && !out.includes(fake), 'no transfer credential in the output');
+  assert.match(
+    out,
+    /^Ownership transfer demo-transfer-1 \(demo-transfer, store version 2\): cloud\.openshift\.com kept, quay\.io replaced by the new owner's, registry\.redhat\.io kept$/m,
+  );
+  assert.match(
+    out,
+    /^demo-transfer +1 +True SecretUpdated +True SecretAvailable +True Healthy +2 +clusters-…/m,
+  );
+  for (const fake of [
+    'new-owner:demo-only-5w1z',
+    'old-owner:demo-only-2x9q',
+    'demo-cluster:demo-cloud-token-4n8p',
+  ]) {
+    assert.ok(
+      !out.includes(Buffer.from(fake).toString('base64')) && !out.includes(fake),
+      'no transfer credential in the output',
+    );
   }
-  assert.match(out, /^demo-gcp-1 +1 +True SecretCreated +True SecretAvailable +True Healthy +1 +clusters-…[0-9a-f]{8}\/…[0-9a-f]{8}-pull-secret$/m);
-  assert.match(out, /^demo-invalid-pull-secret +1 +False InvalidPullSecret +False SecretNotReady +True Healthy +- +-$/m);
-  assert.match(out, /^demo-waiting-for-dns +1 +False PreconditionNotMet +Unknown PreconditionNotMet +True Healthy +- +-$/m);
-  assert.match(out, /^ {2}demo-invalid-pull-secret {2}invalid pull secret format: registry "quay.io": auth must decode to user:password$/m);
-  assert.match(out, /^ {2}demo-waiting-for-dns {6}Skipped: the dns adapter has not succeeded yet \(DnsSuccessful is not True\)$/m);
+  assert.match(
+    out,
+    /^demo-gcp-1 +1 +True SecretCreated +True SecretAvailable +True Healthy +1 +clusters-…[0-9a-f]{8}\/…[0-9a-f]{8}-pull-secret$/m,
+  );
+  assert.match(
+    out,
+    /^demo-invalid-pull-secret +1 +False InvalidPullSecret +False SecretNotReady +True Healthy +- +-$/m,
+  );
+  assert.match(
+    out,
+    /^demo-waiting-for-dns +1 +False PreconditionNotMet +Unknown PreconditionNotMet +True Healthy +- +-$/m,
+  );
+  assert.match(
+    out,
+    /^ {2}demo-invalid-pull-secret {2}invalid pull secret format: registry "quay.io": auth must decode to user:password$/m,
+  );
+  assert.match(
+    out,
+    /^ {2}demo-waiting-for-dns {6}Skipped: the dns adapter has not succeeded yet \(DnsSuccessful is not True\)$/m,
+  );
   assert.match(out, /Where the data is:/);
-  assert.ok(out.includes(`node dist/cli/main.js dev --data-dir ${dataDir}\n`), 'how to keep the stack running on the demo data');
+  assert.ok(
+    out.includes(`node dist/cli/main.js dev --data-dir ${dataDir}\n`),
+    'how to keep the stack running on the demo data',
+  );
   assert.match(out, /node dist\/cli\/main\.js status --api http:\/\/127\.0\.0\.1:8000/);
-  assert.match(demo.stderr, /^Clusters with a status {2}6\/6 {2}100%/m, 'progress as plain lines off a terminal');
-  assert.ok(!out.includes(Buffer.from('demo-user:demo-only-7f3k').toString('base64')), 'no credential in the output');
+  assert.match(
+    demo.stderr,
+    /^Clusters with a status {2}6\/6 {2}100%/m,
+    'progress as plain lines off a terminal',
+  );
+  assert.ok(
+    !out.includes(Buffer.from('demo-user:demo-only-7f3k').toString('base64')),
+    'no credential in the output',
+  );
 
   const manifests = join(dataDir, 'manifests');
   const namespace = (await readdir(manifests))[0] ?? '';
@@ -189,7 +290,12 @@ test('npm start demo: exits 0 with the summary table, and its manifests are acce
   try {
     const kc = new KubeConfig();
     kc.loadFromFile(kube.kubeconfigPath);
-    const created = await kc.makeApiClient(CoreV1Api).createNamespacedSecret({ namespace: 'demo-apply', body: { ...manifest, metadata: { ...manifest.metadata, namespace: 'demo-apply' } } });
+    const created = await kc
+      .makeApiClient(CoreV1Api)
+      .createNamespacedSecret({
+        namespace: 'demo-apply',
+        body: { ...manifest, metadata: { ...manifest.metadata, namespace: 'demo-apply' } },
+      });
     assert.equal(created.type, 'kubernetes.io/dockerconfigjson');
     assert.ok(created.metadata?.uid);
   } finally {

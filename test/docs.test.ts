@@ -31,7 +31,9 @@ const AWS_SDK_VARIABLES = [
 ];
 
 /** Environment variable → config path of every override the adapter reads. */
-const ENV_OVERRIDES = Object.fromEntries(Object.entries(envFor('adapter')).map(([name, v]) => [name, v.path]));
+const ENV_OVERRIDES = Object.fromEntries(
+  Object.entries(envFor('adapter')).map(([name, v]) => [name, v.path]),
+);
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const doc = (name: string) => readFileSync(join(ROOT, 'docs', name), 'utf8');
@@ -39,8 +41,12 @@ const DOCS = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'));
 
 /** Every non-test source file of src/, with `'a' + 'b'` string concatenations joined. */
 function sourceText(): string {
-  const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
-  return files.map((f) => readFileSync(join(ROOT, 'src', f), 'utf8').replace(/(['`])\s*\+\s*(['`])/g, '')).join('\n');
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f.endsWith('.ts') && !f.endsWith('.test.ts'),
+  );
+  return files
+    .map((f) => readFileSync(join(ROOT, 'src', f), 'utf8').replace(/(['`])\s*\+\s*(['`])/g, ''))
+    .join('\n');
 }
 
 /** Backticked tokens of a markdown text (code spans of one or two backticks). */
@@ -49,7 +55,9 @@ function codeSpans(text: string): string[] {
 }
 
 describe('docs/troubleshooting.md', () => {
-  const headings = [...doc('troubleshooting.md').matchAll(/^### (`+) ?(.+?) ?\1$/gm)].map((m) => m[2] as string);
+  const headings = [...doc('troubleshooting.md').matchAll(/^### (`+) ?(.+?) ?\1$/gm)].map(
+    (m) => m[2] as string,
+  );
 
   test('quotes enough messages to be useful', () => {
     assert.ok(headings.length >= 40, `${headings.length} entries`);
@@ -83,10 +91,15 @@ describe('metrics named in the docs', () => {
     const exported = new Set<string>();
     for (const m of await new Metrics().registry.getMetricsAsJSON()) {
       exported.add(m.name);
-      if (String(m.type) === 'histogram') for (const s of ['_bucket', '_sum', '_count']) exported.add(m.name + s);
+      if (String(m.type) === 'histogram')
+        for (const s of ['_bucket', '_sum', '_count']) exported.add(m.name + s);
     }
-    const named = DOCS.flatMap((file) => [...doc(file).matchAll(/\bpullsecret_[a-z0-9_]*[a-z0-9]\b/g)].map((m) => ({ file, name: m[0] })));
-    const unknown = named.filter(({ name }) => !exported.has(name) && name !== 'pullsecret_process').map(({ file, name }) => `${file}: ${name}`);
+    const named = DOCS.flatMap((file) =>
+      [...doc(file).matchAll(/\bpullsecret_[a-z0-9_]*[a-z0-9]\b/g)].map((m) => ({ file, name: m[0] })),
+    );
+    const unknown = named
+      .filter(({ name }) => !exported.has(name) && name !== 'pullsecret_process')
+      .map(({ file, name }) => `${file}: ${name}`);
     assert.deepEqual(unknown, []);
     assert.ok(named.length > 10);
   });
@@ -139,14 +152,26 @@ function schemaPaths(schema: unknown, prefix: string): string[] {
 }
 
 /** Read by `DefaultAzureCredential` itself, documented next to the Azure store. */
-const AZURE_IDENTITY_VARIABLES = ['AZURE_CLIENT_ID', 'AZURE_TENANT_ID', 'AZURE_FEDERATED_TOKEN_FILE', 'AZURE_AUTHORITY_HOST'];
+const AZURE_IDENTITY_VARIABLES = [
+  'AZURE_CLIENT_ID',
+  'AZURE_TENANT_ID',
+  'AZURE_FEDERATED_TOKEN_FILE',
+  'AZURE_AUTHORITY_HOST',
+];
 
 describe('docs/configuration.md', () => {
   const spans = new Set(codeSpans(doc('configuration.md')));
   // `onApiCall` is a code hook, not something a file can set.
-  const storePaths = STORE_KINDS.flatMap((kind) => schemaPaths(storeConfigSchema(kind), 'store.settings')).filter((p) => !p.endsWith('.onApiCall'));
+  const storePaths = STORE_KINDS.flatMap((kind) =>
+    schemaPaths(storeConfigSchema(kind), 'store.settings'),
+  ).filter((p) => !p.endsWith('.onApiCall'));
   const keys = [...schemaPaths(adapterConfigSchema, ''), ...storePaths];
-  const envNames = [...Object.keys(ENV_OVERRIDES), ...Object.keys(JOB_ENV), ...Object.keys(KUBERNETES_TARGET_ENV), ...STORE_KINDS.flatMap((k) => Object.keys(storeEnv(k)))];
+  const envNames = [
+    ...Object.keys(ENV_OVERRIDES),
+    ...Object.keys(JOB_ENV),
+    ...Object.keys(KUBERNETES_TARGET_ENV),
+    ...STORE_KINDS.flatMap((k) => Object.keys(storeEnv(k))),
+  ];
 
   test("covers every key of the adapter config schema and of each store's settings", () => {
     assert.ok(keys.length > 50);
@@ -158,7 +183,8 @@ describe('docs/configuration.md', () => {
 
   test('covers every environment override, with the key it sets, and every job variable', () => {
     const text = doc('configuration.md');
-    for (const [name, path] of Object.entries(ENV_OVERRIDES)) assert.ok(text.includes(`| \`${name}\` | \`${path}\` |`), `${name} → ${path}`);
+    for (const [name, path] of Object.entries(ENV_OVERRIDES))
+      assert.ok(text.includes(`| \`${name}\` | \`${path}\` |`), `${name} → ${path}`);
     assert.deepEqual(
       envNames.filter((n) => !spans.has(n)),
       [],
@@ -169,7 +195,9 @@ describe('docs/configuration.md', () => {
     const tops = Object.keys((adapterConfigSchema as unknown as { shape: Record<string, unknown> }).shape);
     // The hyperfleet-broker file's own keys (and its name) are documented next to ours.
     const known = new Set([...keys, ...hyperfleetBrokerKeys(), 'broker.yaml']);
-    const stale = [...spans].filter((s) => tops.some((t) => s.startsWith(`${t}.`)) && /^[\w.[\]]+$/.test(s) && !known.has(s));
+    const stale = [...spans].filter(
+      (s) => tops.some((t) => s.startsWith(`${t}.`)) && /^[\w.[\]]+$/.test(s) && !known.has(s),
+    );
     assert.deepEqual(stale, []);
     const library = new Set([
       'GOOGLE_APPLICATION_CREDENTIALS',
@@ -192,20 +220,40 @@ describe('docs/configuration.md', () => {
 
 /** Every reason `buildStatusReport` can put into a condition, found by building every kind of outcome. */
 function emittedReasons(): Set<string> {
-  const target: WorkTarget = { store: 'gcp', provider: '*', settings: { projectId: 'p-123456' }, secretName: 's', namespace: 'ns', kubernetesSecretName: 'k' };
+  const target: WorkTarget = {
+    store: 'gcp',
+    provider: '*',
+    settings: { projectId: 'p-123456' },
+    secretName: 's',
+    namespace: 'ns',
+    kubernetesSecretName: 'k',
+  };
   const job = { target, jobName: 'j', jobNamespace: 'hyperfleet-system' };
   const errors = (Object.keys(ERROR_CODES) as ErrorCode[]).map((code) => new PullSecretError(code, 'x'));
   const outcomes: WorkOutcome[] = [
-    ...(['created', 'updated', 'unchanged'] as const).map((outcome): WorkOutcome => ({ kind: 'applied', target, result: { outcome, secretPath: 'p', secretName: 's', dryRun: false } })),
+    ...(['created', 'updated', 'unchanged'] as const).map((outcome): WorkOutcome => ({
+      kind: 'applied',
+      target,
+      result: { outcome, secretPath: 'p', secretName: 's', dryRun: false },
+    })),
     { kind: 'skipped', precondition: 'p', message: 'm' },
     ...errors.map((error): WorkOutcome => ({ kind: 'failed', error, target })),
     { kind: 'job-running', ...job },
     { kind: 'job-succeeded', ...job },
     { kind: 'job-failed', ...job, message: 'm' },
-    ...(['retained', 'deleted', 'absent'] as const).map((cloud): WorkOutcome => ({ kind: 'finalized', target, kubernetesRemoved: true, cloud })),
+    ...(['retained', 'deleted', 'absent'] as const).map((cloud): WorkOutcome => ({
+      kind: 'finalized',
+      target,
+      kubernetesRemoved: true,
+      cloud,
+    })),
     ...errors.map((error): WorkOutcome => ({ kind: 'finalize-failed', target, error })),
   ];
-  return new Set(outcomes.flatMap((o) => buildStatusReport(o, 1).conditions.flatMap((c) => (c.reason === undefined ? [] : [c.reason]))));
+  return new Set(
+    outcomes.flatMap((o) =>
+      buildStatusReport(o, 1).conditions.flatMap((c) => (c.reason === undefined ? [] : [c.reason])),
+    ),
+  );
 }
 
 describe('docs/status-contract.md', () => {
@@ -219,7 +267,9 @@ describe('docs/status-contract.md', () => {
     const source = sourceText();
     // The job's result file adds its success reasons (src/job/); they are literals there.
     const resultFile = (r: string) => source.includes(`'${r}'`) && /SecretUnchanged|DryRunSucceeded/.test(r);
-    const unknown = [...pascal].filter((r) => !CONDITIONS.has(r) && !STATUSES.has(r) && !emitted.has(r) && !resultFile(r));
+    const unknown = [...pascal].filter(
+      (r) => !CONDITIONS.has(r) && !STATUSES.has(r) && !emitted.has(r) && !resultFile(r),
+    );
     assert.deepEqual(unknown, []);
   });
 
@@ -231,9 +281,30 @@ describe('docs/status-contract.md', () => {
 
   test('names the conditions and the data fields the code sends', () => {
     for (const c of CONDITIONS) assert.ok(pascal.has(c), c);
-    const target: WorkTarget = { store: 'gcp', provider: '*', settings: { projectId: 'p-123456' }, secretName: 's', namespace: 'ns', kubernetesSecretName: 'k' };
+    const target: WorkTarget = {
+      store: 'gcp',
+      provider: '*',
+      settings: { projectId: 'p-123456' },
+      secretName: 's',
+      namespace: 'ns',
+      kubernetesSecretName: 'k',
+    };
     const reports = [
-      buildStatusReport({ kind: 'applied', target, result: { outcome: 'created', secretPath: 'p', version: '1', versionPath: 'v', secretName: 's', dryRun: false } }, 1),
+      buildStatusReport(
+        {
+          kind: 'applied',
+          target,
+          result: {
+            outcome: 'created',
+            secretPath: 'p',
+            version: '1',
+            versionPath: 'v',
+            secretName: 's',
+            dryRun: false,
+          },
+        },
+        1,
+      ),
       buildStatusReport({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'n' }, 1),
       buildStatusReport({ kind: 'skipped', precondition: 'p', message: 'm' }, 1),
       buildStatusReport({ kind: 'failed', target, error: new PullSecretError('INTERNAL', 'x') }, 1),

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Secret } from '@kubernetes/client-node';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
-import { ENTITLEMENT_KEYS, ENTITLEMENT_SECRET_NAME, entitlementSecretId, keyStrings } from '../src/entitlements/entitlement.js';
+import {
+  ENTITLEMENT_KEYS,
+  ENTITLEMENT_SECRET_NAME,
+  entitlementSecretId,
+  keyStrings,
+} from '../src/entitlements/entitlement.js';
 import { LocalStore } from '../src/stores/local/index.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
@@ -15,7 +20,13 @@ import { until } from './support/until.js';
 // receives the Secret, the local store keeps the certificate; all over loopback.
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const pullSecretWith = (cloud: string) => JSON.stringify({ auths: { 'cloud.openshift.com': { auth: cloud, email: 'a@example.com' }, 'quay.io': { auth: b64('q:quay-pw') } } });
+const pullSecretWith = (cloud: string) =>
+  JSON.stringify({
+    auths: {
+      'cloud.openshift.com': { auth: cloud, email: 'a@example.com' },
+      'quay.io': { auth: b64('q:quay-pw') },
+    },
+  });
 
 const metricsText = (stack: AdapterStack) => stack.adapter.metrics.registry.metrics();
 
@@ -48,12 +59,24 @@ describe('adapter entitlement refreshes on the fleet schedule (interval 1s)', ()
     kube.createNamespace(`clusters-${cluster.id}`);
     service.setClusterToken(cluster.id, cloud);
 
-    const secret = await until('the etc-pki-entitlement Secret', () => kube.getObject('secrets', `clusters-${cluster.id}`, ENTITLEMENT_SECRET_NAME) as V1Secret | undefined);
+    const secret = await until(
+      'the etc-pki-entitlement Secret',
+      () =>
+        kube.getObject('secrets', `clusters-${cluster.id}`, ENTITLEMENT_SECRET_NAME) as V1Secret | undefined,
+    );
     const issued = service.issuedCertificate(cluster.id);
     assert.ok(issued, 'the stand-in issued a certificate');
-    assert.equal(Buffer.from(secret.data?.[ENTITLEMENT_KEYS.cert] ?? '', 'base64').toString('utf8'), issued.cert);
-    assert.equal(Buffer.from(secret.data?.[ENTITLEMENT_KEYS.key] ?? '', 'base64').toString('utf8'), issued.key);
-    const stored = await until('the stored certificate', () => store.accessLatestEnabled(entitlementSecretId(cluster.id)));
+    assert.equal(
+      Buffer.from(secret.data?.[ENTITLEMENT_KEYS.cert] ?? '', 'base64').toString('utf8'),
+      issued.cert,
+    );
+    assert.equal(
+      Buffer.from(secret.data?.[ENTITLEMENT_KEYS.key] ?? '', 'base64').toString('utf8'),
+      issued.key,
+    );
+    const stored = await until('the stored certificate', () =>
+      store.accessLatestEnabled(entitlementSecretId(cluster.id)),
+    );
     assert.deepEqual(JSON.parse(stored.data.toString('utf8')), { cert: issued.cert, key: issued.key });
 
     const expiresAt = new Date(new X509Certificate(issued.cert).validTo).toISOString();
@@ -63,12 +86,21 @@ describe('adapter entitlement refreshes on the fleet schedule (interval 1s)', ()
     assert.equal(conditionOf(status, 'Available'), 'True/SecretAvailable');
     // Scheduled refreshes go on (interval 1s) and find the same certificate: one stored version.
     // Waits on the metric, not the stand-in's call count: a refresh is counted only once its writes are done.
-    const refreshed = async () => Number(/^pullsecret_entitlement_refreshes_total\{result="refreshed"\} (\d+)$/m.exec(await metricsText(stack))?.[1] ?? 0);
+    const refreshed = async () =>
+      Number(
+        /^pullsecret_entitlement_refreshes_total\{result="refreshed"\} (\d+)$/m.exec(
+          await metricsText(stack),
+        )?.[1] ?? 0,
+      );
     await until('two more refreshes', async () => ((await refreshed()) >= 3 ? true : undefined));
     assert.equal((await store.describe(entitlementSecretId(cluster.id)))?.versions.length, 1);
     const metrics = await metricsText(stack);
 
-    const haystack = [stack.logs.join('\n'), metrics, JSON.stringify(stack.api.listStatuses(cluster.id))].join('\n');
+    const haystack = [
+      stack.logs.join('\n'),
+      metrics,
+      JSON.stringify(stack.api.listStatuses(cluster.id)),
+    ].join('\n');
     for (const needle of keyStrings(issued.key)) assert.ok(!haystack.includes(needle), 'a key line leaked');
     assert.ok(!haystack.includes(cloud), 'the cloud token leaked');
   });
@@ -102,18 +134,31 @@ describe('adapter entitlement refreshes after a new pull secret version (interva
     // The cluster's token rotates: the old one is refused from now on, the new pull secret carries the new one.
     const second = b64('cluster-bot:cloud-token-entwire-second');
     service.setClusterToken(cluster.id, second);
-    const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, { spec: { ...stack.api.getCluster(cluster.id)?.spec, pullSecret: { data: pullSecretWith(second) } } });
+    const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, {
+      spec: { ...stack.api.getCluster(cluster.id)?.spec, pullSecret: { data: pullSecretWith(second) } },
+    });
     assert.equal(patched.status, 200);
     await stack.publish({ id: cluster.id, generation: 2 });
-    await stack.waitForStatus(cluster.id, (s) => s.observed_generation === 2 && s.data?.secretVersion === '2');
-    await until('the refresh after the new version', () => (service.calls.certificates >= 2 ? true : undefined));
-    await until('counted as refreshed', async () => (/^pullsecret_entitlement_refreshes_total\{result="refreshed"\} 2$/m.test(await metricsText(stack)) ? true : undefined));
+    await stack.waitForStatus(
+      cluster.id,
+      (s) => s.observed_generation === 2 && s.data?.secretVersion === '2',
+    );
+    await until('the refresh after the new version', () =>
+      service.calls.certificates >= 2 ? true : undefined,
+    );
+    await until('counted as refreshed', async () =>
+      /^pullsecret_entitlement_refreshes_total\{result="refreshed"\} 2$/m.test(await metricsText(stack))
+        ? true
+        : undefined,
+    );
     assert.match(await metricsText(stack), /^pullsecret_entitlement_refreshes_total\{result="refused"\} 0$/m);
 
     const deleted = await stack.request('DELETE', `/clusters/${cluster.id}`);
     assert.ok(deleted.status < 300, `DELETE answered ${deleted.status}`);
     await stack.publish({ id: cluster.id, generation: stack.api.getCluster(cluster.id)?.generation ?? 3 });
-    await until('the expiry forgotten', () => (stack.adapter.entitlements?.expiry.expiresAt(cluster.id) === undefined ? true : undefined));
+    await until('the expiry forgotten', () =>
+      stack.adapter.entitlements?.expiry.expiresAt(cluster.id) === undefined ? true : undefined,
+    );
   });
 });
 
@@ -144,20 +189,28 @@ describe('adapter finalize removes the deleted cluster entitlement (deletion.clo
       kube.createNamespace(namespace);
       service.setClusterToken(cluster.id, cloud);
       // A second cluster without a cloud token never gets an entitlement; a foreign etc-pki-entitlement sits in its namespace.
-      const other = await stack.seedCluster({ pullSecret: { data: JSON.stringify({ auths: { 'quay.io': { auth: b64('q:quay-pw') } } }) } });
+      const other = await stack.seedCluster({
+        pullSecret: { data: JSON.stringify({ auths: { 'quay.io': { auth: b64('q:quay-pw') } } }) },
+      });
       const otherNamespace = `clusters-${other.id}`;
       kube.createNamespace(otherNamespace);
       kube.seed({
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: ENTITLEMENT_SECRET_NAME, namespace: otherNamespace, labels: { 'cluster-id': other.id } },
+        metadata: {
+          name: ENTITLEMENT_SECRET_NAME,
+          namespace: otherNamespace,
+          labels: { 'cluster-id': other.id },
+        },
         type: 'Opaque',
         data: { [ENTITLEMENT_KEYS.cert]: b64('foreign') },
       });
 
       await stack.publish(cluster);
       await stack.publish(other);
-      await until('the etc-pki-entitlement Secret', () => kube.getObject('secrets', namespace, ENTITLEMENT_SECRET_NAME));
+      await until('the etc-pki-entitlement Secret', () =>
+        kube.getObject('secrets', namespace, ENTITLEMENT_SECRET_NAME),
+      );
       await until('the stored certificate', () => store.getSecret(entitlementSecretId(cluster.id)));
       await stack.waitForStatus(other.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
 
@@ -167,13 +220,22 @@ describe('adapter finalize removes the deleted cluster entitlement (deletion.clo
         assert.ok(deleted.status < 300, `DELETE answered ${deleted.status}`);
         await stack.publish({ id: c.id, generation: stack.api.getCluster(c.id)?.generation ?? 2 });
       }
-      for (const c of [cluster, other]) await until(`cluster ${c.id} removed after Finalized=True`, () => (stack.api.getCluster(c.id) === undefined ? true : undefined));
+      for (const c of [cluster, other])
+        await until(`cluster ${c.id} removed after Finalized=True`, () =>
+          stack.api.getCluster(c.id) === undefined ? true : undefined,
+        );
       return {
         entitlementSecret: kube.getObject('secrets', namespace, ENTITLEMENT_SECRET_NAME),
         foreign: kube.getObject('secrets', otherNamespace, ENTITLEMENT_SECRET_NAME) as V1Secret | undefined,
         stored: await store.getSecret(entitlementSecretId(cluster.id)),
         // Reads of each namespace's etc-pki-entitlement by the cleanup.
-        reads: [namespace, otherNamespace].map((ns) => kube.requests().filter((r) => r.method === 'GET' && r.namespace === ns && r.name === ENTITLEMENT_SECRET_NAME).length),
+        reads: [namespace, otherNamespace].map(
+          (ns) =>
+            kube
+              .requests()
+              .filter((r) => r.method === 'GET' && r.namespace === ns && r.name === ENTITLEMENT_SECRET_NAME)
+              .length,
+        ),
       };
     } finally {
       await stack.stop();
@@ -186,7 +248,11 @@ describe('adapter finalize removes the deleted cluster entitlement (deletion.clo
     const result = await provisionAndDelete('delete', 'cloud-token-entclean-delete');
     assert.equal(result.entitlementSecret, undefined, 'etc-pki-entitlement removed');
     assert.equal(result.stored, undefined, 'the stored entitlement deleted');
-    assert.equal(Buffer.from(result.foreign?.data?.[ENTITLEMENT_KEYS.cert] ?? '', 'base64').toString('utf8'), 'foreign', 'the foreign Secret untouched');
+    assert.equal(
+      Buffer.from(result.foreign?.data?.[ENTITLEMENT_KEYS.cert] ?? '', 'base64').toString('utf8'),
+      'foreign',
+      'the foreign Secret untouched',
+    );
     assert.deepEqual(result.reads, [1, 1], 'each etc-pki-entitlement read once');
   });
 

@@ -9,7 +9,15 @@ import { Registry } from 'prom-client';
 import type { V1Secret } from '@kubernetes/client-node';
 import { createAccountServiceClient, type AccountServiceClient } from '../src/account-service/client.js';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
-import { ENTITLEMENT_KEYS, ENTITLEMENT_REASONS, ENTITLEMENT_SECRET_NAME, entitlementSecretId, keyStrings, refreshEntitlement, type EntitlementOutcome } from '../src/entitlements/entitlement.js';
+import {
+  ENTITLEMENT_KEYS,
+  ENTITLEMENT_REASONS,
+  ENTITLEMENT_SECRET_NAME,
+  entitlementSecretId,
+  keyStrings,
+  refreshEntitlement,
+  type EntitlementOutcome,
+} from '../src/entitlements/entitlement.js';
 import { EntitlementExpiry, EntitlementMetrics } from '../src/entitlements/expiry.js';
 import { EntitlementRefresher } from '../src/entitlements/refresher.js';
 import { createKubernetesSecretWriter, type KubernetesSecretWriter } from '../src/kube/secret-writer.js';
@@ -49,12 +57,26 @@ function cluster(): { id: string; ns: string; pullSecret: Buffer; token: string 
   const token = b64(`cluster-bot-${id}:cloud-token-${id}-abcdef`);
   kube.createNamespace(`clusters-${id}`);
   service.setClusterToken(id, token);
-  const pullSecret = Buffer.from(JSON.stringify({ auths: { 'cloud.openshift.com': { auth: token, email: 'a@example.com' }, 'quay.io': { auth: b64('q:pw') } } }));
+  const pullSecret = Buffer.from(
+    JSON.stringify({
+      auths: {
+        'cloud.openshift.com': { auth: token, email: 'a@example.com' },
+        'quay.io': { auth: b64('q:pw') },
+      },
+    }),
+  );
   return { id, ns: `clusters-${id}`, pullSecret, token };
 }
 
 function refresh(id: string, pullSecret: Buffer): Promise<EntitlementOutcome> {
-  return refreshEntitlement(id, pullSecret, { client, store, target: writer, push: { retry: FAST }, intervalMs: INTERVAL, retries: 2 });
+  return refreshEntitlement(id, pullSecret, {
+    client,
+    store,
+    target: writer,
+    push: { retry: FAST },
+    intervalMs: INTERVAL,
+    retries: 2,
+  });
 }
 
 function secretOf(ns: string): V1Secret {
@@ -103,7 +125,9 @@ describe('entitlement certificates', () => {
     assert.equal(described.labels['managed-by'], 'hyperfleet');
     assert.equal(described.labels['cluster-id'], c.id);
     assert.equal(described.versions.length, 1);
-    const payload = JSON.parse((await store.accessLatestEnabled(entitlementSecretId(c.id)))?.data.toString('utf8') ?? '') as { cert: string; key: string };
+    const payload = JSON.parse(
+      (await store.accessLatestEnabled(entitlementSecretId(c.id)))?.data.toString('utf8') ?? '',
+    ) as { cert: string; key: string };
     assert.deepEqual(payload, { cert: issued.cert, key: issued.key });
 
     const secret = secretOf(c.ns);
@@ -140,11 +164,16 @@ describe('entitlement certificates', () => {
 
   it('reuses the account-service outcomes: no token, 403, 5xx after the backoff, an unexpected answer', async () => {
     const c = cluster();
-    const noToken = await refresh(c.id, Buffer.from(JSON.stringify({ auths: { 'quay.io': { auth: b64('q:pw') } } })));
+    const noToken = await refresh(
+      c.id,
+      Buffer.from(JSON.stringify({ auths: { 'quay.io': { auth: b64('q:pw') } } })),
+    );
     assert.equal(noToken.kind, 'no-token');
     assert.equal(ENTITLEMENT_REASONS['no-token'].reason, 'TransferTokenMissing');
 
-    const wrong = Buffer.from(JSON.stringify({ auths: { 'cloud.openshift.com': { auth: b64('someone:else-token') } } }));
+    const wrong = Buffer.from(
+      JSON.stringify({ auths: { 'cloud.openshift.com': { auth: b64('someone:else-token') } } }),
+    );
     const refused = await refresh(c.id, wrong);
     assert.equal(refused.kind, 'refused');
     assert.equal(ENTITLEMENT_REASONS.refused.reason, 'AccountServiceRefused');
@@ -222,7 +251,11 @@ describe('entitlement certificates', () => {
     });
     try {
       outcomes.push(await refresher.pullSecretChanged(c.id));
-      service.injectFault({ route: 'certificates', body: JSON.stringify({ cert: 'not a pem', key: service.issuedCertificate(c.id)?.key }), contentType: 'application/json' });
+      service.injectFault({
+        route: 'certificates',
+        body: JSON.stringify({ cert: 'not a pem', key: service.issuedCertificate(c.id)?.key }),
+        contentType: 'application/json',
+      });
       outcomes.push(await refresher.pullSecretChanged(c.id));
     } finally {
       await refresher.stop();
@@ -230,7 +263,12 @@ describe('entitlement certificates', () => {
     const key = service.issuedCertificate(c.id)?.key;
     assert.ok(key);
     const status = { data: { entitlementExpiresAt: expiry.expiresAt(c.id) } };
-    const haystack = [logText, await registry.metrics(), JSON.stringify(outcomes, (_k, v: unknown) => (v instanceof Error ? v.message : v)), JSON.stringify(status)].join('\n');
+    const haystack = [
+      logText,
+      await registry.metrics(),
+      JSON.stringify(outcomes, (_k, v: unknown) => (v instanceof Error ? v.message : v)),
+      JSON.stringify(status),
+    ].join('\n');
     assert.match(haystack, /AccountServiceUnexpectedAnswer|cert holds no PEM/, 'the failure was reported');
     for (const needle of keyStrings(key)) assert.ok(!haystack.includes(needle), 'a key line leaked');
     assert.ok(!haystack.includes(c.token), 'the cloud token leaked');
@@ -254,9 +292,13 @@ describe('entitlement certificates', () => {
     try {
       refresher.start();
       refresher.seen(c.id);
-      for (let i = 0; i < 500 && expiry.expiresAt(c.id) === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 500 && expiry.expiresAt(c.id) === undefined; i++)
+        await new Promise((r) => setTimeout(r, 10));
       assert.ok(expiry.expiresAt(c.id), 'the scheduled refresh ran');
-      assert.match(await registry.metrics(), /^pullsecret_entitlement_refreshes_total\{result="refreshed"\} 1$/m);
+      assert.match(
+        await registry.metrics(),
+        /^pullsecret_entitlement_refreshes_total\{result="refreshed"\} 1$/m,
+      );
       refresher.forget(c.id);
       assert.equal(expiry.expiresAt(c.id), undefined);
     } finally {
@@ -266,11 +308,22 @@ describe('entitlement certificates', () => {
 
   it('the client refuses an invalid architecture and answers without PEM blocks', async () => {
     const c = cluster();
-    await assert.rejects(client.certificate(c.id, c.token, 'x86 64'), (err: Error & { code?: string }) => err.code === 'CONFIG_INVALID');
-    service.injectFault({ route: 'certificates', body: JSON.stringify({ cert: 'x', key: 'y' }), contentType: 'application/json' });
+    await assert.rejects(
+      client.certificate(c.id, c.token, 'x86 64'),
+      (err: Error & { code?: string }) => err.code === 'CONFIG_INVALID',
+    );
+    service.injectFault({
+      route: 'certificates',
+      body: JSON.stringify({ cert: 'x', key: 'y' }),
+      contentType: 'application/json',
+    });
     await assert.rejects(client.certificate(c.id, c.token, 'aarch64'), /cert holds no PEM certificate block/);
     const issued = await client.certificate(c.id, c.token, 'aarch64');
-    service.injectFault({ route: 'certificates', body: JSON.stringify({ cert: issued.cert, key: 'no key here' }), contentType: 'application/json' });
+    service.injectFault({
+      route: 'certificates',
+      body: JSON.stringify({ cert: issued.cert, key: 'no key here' }),
+      contentType: 'application/json',
+    });
     await assert.rejects(client.certificate(c.id, c.token, 'aarch64'), /key holds no PEM private key block/);
   });
 });

@@ -9,7 +9,10 @@ import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { WRITE_INTENT_ANNOTATION } from '../src/stores/gcp-secret-manager/write-intent.js';
 import { pushSecret } from '../src/stores/push.js';
 import type { SecretStore } from '../src/stores/store.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 import { baseEnv, finalLine, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
 
@@ -21,20 +24,39 @@ const RETRY = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 const OTHER_PULL_SECRET = VALID_PULL_SECRET.replace('test@example.com', 'ops@example.com');
 const WRITERS = 8;
 const ROUNDS = 10;
-const FOUR_PERMISSIONS = ['secretmanager.secrets.create', 'secretmanager.secrets.get', 'secretmanager.versions.add', 'secretmanager.versions.access'];
+const FOUR_PERMISSIONS = [
+  'secretmanager.secrets.create',
+  'secretmanager.secrets.get',
+  'secretmanager.versions.add',
+  'secretmanager.versions.access',
+];
 
 let server: SecretManagerTestServer;
 const stores: SecretStore[] = [];
 
 /** `count` independent clients (own gRPC channel, own writer id), as separate replicas would have. */
 async function clients(count: number, writeIntent: boolean): Promise<SecretStore[]> {
-  const made = await Promise.all(Array.from({ length: count }, () => gcpStoreFactory.create({ projectId: PROJECT, endpoint: server.address, insecure: true, callTimeoutMs: 5_000, writeIntent })));
+  const made = await Promise.all(
+    Array.from({ length: count }, () =>
+      gcpStoreFactory.create({
+        projectId: PROJECT,
+        endpoint: server.address,
+        insecure: true,
+        callTimeoutMs: 5_000,
+        writeIntent,
+      }),
+    ),
+  );
   stores.push(...made);
   return made;
 }
 
 function push(store: SecretStore, data: string) {
-  return pushSecret(store, { secretId: SECRET_ID, labels: LABELS, payload: Buffer.from(data) }, { retry: RETRY, conflictWaitMs: 30_000 });
+  return pushSecret(
+    store,
+    { secretId: SECRET_ID, labels: LABELS, payload: Buffer.from(data) },
+    { retry: RETRY, conflictWaitMs: 30_000 },
+  );
 }
 
 /** Each round: the secret holds OTHER_PULL_SECRET, and every writer pushes VALID_PULL_SECRET at once (an update, as after a change). */
@@ -79,8 +101,16 @@ describe('with the write intent (SECRET_MANAGER_WRITE_INTENT=true)', () => {
       server.state.clear();
       const results = await Promise.all(writers.map((w) => push(w, VALID_PULL_SECRET)));
       counts.push(server.state.versionsOf(SECRET_ID).length);
-      assert.equal(results.filter((r) => r.outcome === 'created').length, 1, `round ${round}: one writer created it`);
-      assert.equal(server.state.findSecret(SECRET_ID)?.annotations[WRITE_INTENT_ANNOTATION], undefined, 'the intent is cleared');
+      assert.equal(
+        results.filter((r) => r.outcome === 'created').length,
+        1,
+        `round ${round}: one writer created it`,
+      );
+      assert.equal(
+        server.state.findSecret(SECRET_ID)?.annotations[WRITE_INTENT_ANNOTATION],
+        undefined,
+        'the intent is cleared',
+      );
     }
     console.log(`versions per round with the write intent: ${counts.join(' ')}`);
     assert.deepEqual(counts, Array<number>(ROUNDS).fill(1));
@@ -106,12 +136,18 @@ describe('with the write intent (SECRET_MANAGER_WRITE_INTENT=true)', () => {
     server.state.seedSecret(SECRET_ID, { labels: LABELS });
     const secret = server.state.findSecret(SECRET_ID);
     assert.ok(secret && writer);
-    secret.annotations = { owner: 'team-a', [WRITE_INTENT_ANNOTATION]: `writer=ghost/1/x;expires=${new Date(Date.now() + 1_500).toISOString()}` };
+    secret.annotations = {
+      owner: 'team-a',
+      [WRITE_INTENT_ANNOTATION]: `writer=ghost/1/x;expires=${new Date(Date.now() + 1_500).toISOString()}`,
+    };
     const first = await push(writer, VALID_PULL_SECRET);
     assert.equal(first.outcome, 'created');
     assert.deepEqual(secret.annotations, { owner: 'team-a' });
 
-    secret.annotations = { owner: 'team-a', [WRITE_INTENT_ANNOTATION]: `writer=ghost/1/x;expires=${new Date(Date.now() - 1_000).toISOString()}` };
+    secret.annotations = {
+      owner: 'team-a',
+      [WRITE_INTENT_ANNOTATION]: `writer=ghost/1/x;expires=${new Date(Date.now() - 1_000).toISOString()}`,
+    };
     assert.equal((await push(writer, OTHER_PULL_SECRET)).outcome, 'updated');
     assert.deepEqual(versionData(), [OTHER_PULL_SECRET, VALID_PULL_SECRET]);
     assert.deepEqual(secret.annotations, { owner: 'team-a' });
@@ -130,22 +166,30 @@ describe('with the write intent (SECRET_MANAGER_WRITE_INTENT=true)', () => {
     assert.deepEqual(server.state.versionsOf(SECRET_ID), []);
   });
 
-  test('concurrent run-job processes with the same data: exactly one version', { timeout: 180_000 }, async () => {
-    const env = baseEnv({
-      SECRET_STORE: 'gcp',
-      GCP_PROJECT_ID: PROJECT,
-      SECRET_MANAGER_ENDPOINT: server.address,
-      SECRET_MANAGER_INSECURE: 'true',
-      SECRET_MANAGER_WRITE_INTENT: 'true',
-      CLUSTER_ID: CLUSTER,
-      PULL_SECRET_DATA: VALID_PULL_SECRET,
-    });
-    const results = await Promise.all(Array.from({ length: 10 }, () => runCli(['run-job', 'pull-secret'], env)));
-    for (const r of results) assert.equal(r.code, 0, r.stderr);
-    console.log(`versions after 10 concurrent jobs with the write intent: ${server.state.versionsOf(SECRET_ID).length}`);
-    assert.equal(server.state.versionsOf(SECRET_ID).length, 1);
-    assert.equal(results.filter((r) => finalLine(r)?.outcome === 'created').length, 1);
-  });
+  test(
+    'concurrent run-job processes with the same data: exactly one version',
+    { timeout: 180_000 },
+    async () => {
+      const env = baseEnv({
+        SECRET_STORE: 'gcp',
+        GCP_PROJECT_ID: PROJECT,
+        SECRET_MANAGER_ENDPOINT: server.address,
+        SECRET_MANAGER_INSECURE: 'true',
+        SECRET_MANAGER_WRITE_INTENT: 'true',
+        CLUSTER_ID: CLUSTER,
+        PULL_SECRET_DATA: VALID_PULL_SECRET,
+      });
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => runCli(['run-job', 'pull-secret'], env)),
+      );
+      for (const r of results) assert.equal(r.code, 0, r.stderr);
+      console.log(
+        `versions after 10 concurrent jobs with the write intent: ${server.state.versionsOf(SECRET_ID).length}`,
+      );
+      assert.equal(server.state.versionsOf(SECRET_ID).length, 1);
+      assert.equal(results.filter((r) => finalLine(r)?.outcome === 'created').length, 1);
+    },
+  );
 });
 
 describe('without the write intent (the four permissions only)', () => {

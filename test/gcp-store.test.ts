@@ -11,9 +11,20 @@ import { GoogleAuth } from 'google-gax';
 import { PullSecretError } from '../src/errors/index.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import type { GcpSecretStore } from '../src/stores/gcp-secret-manager/index.js';
-import { installLoopbackGuard, startSecretManagerTestServer, type LoopbackGuard, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  installLoopbackGuard,
+  startSecretManagerTestServer,
+  type LoopbackGuard,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 
-const LABELS = { 'managed-by': 'hyperfleet', adapter: 'pullsecret', 'cluster-id': 'cls-1', 'resource-type': 'pull-secret', 'hyperfleet-version': 'v1' };
+const LABELS = {
+  'managed-by': 'hyperfleet',
+  adapter: 'pullsecret',
+  'cluster-id': 'cls-1',
+  'resource-type': 'pull-secret',
+  'hyperfleet-version': 'v1',
+};
 const CANARY = Buffer.from('{"auths":{"quay.io":{"auth":"Y2FuYXJ5LXVzZXI6Y2FuYXJ5LXBhc3N3b3Jk"}}}');
 
 let server: SecretManagerTestServer;
@@ -101,13 +112,20 @@ describe('GCP store against the Secret Manager test server', () => {
     await store.createSecret('s', LABELS);
     const v1 = await store.addVersion('s', Buffer.from('first'));
     const v2 = await store.addVersion('s', CANARY);
-    assert.deepEqual([v1.version, v1.state, v1.path], ['1', 'ENABLED', 'projects/test-project/secrets/s/versions/1']);
+    assert.deepEqual(
+      [v1.version, v1.state, v1.path],
+      ['1', 'ENABLED', 'projects/test-project/secrets/s/versions/1'],
+    );
     assert.equal(v2.version, '2');
     assert.equal(server.state.findSecret('s')?.versions[1]?.clientChecksum, true);
 
     server.resetCalls();
     const latest = await store.accessLatestEnabled('s');
-    assert.deepEqual(latest, { version: '2', path: 'projects/test-project/secrets/s/versions/2', data: CANARY });
+    assert.deepEqual(latest, {
+      version: '2',
+      path: 'projects/test-project/secrets/s/versions/2',
+      data: CANARY,
+    });
     assert.equal(server.totalCalls, 1);
     assert.equal(server.calls.AccessSecretVersion, 1);
 
@@ -116,7 +134,10 @@ describe('GCP store against the Secret Manager test server', () => {
   });
 
   test('falls back to the newest ENABLED version when latest is disabled or destroyed', async () => {
-    server.state.seedSecret('s', { labels: LABELS, versions: [{ data: 'one' }, { data: 'two' }, { data: 'three', state: 'DISABLED' }] });
+    server.state.seedSecret('s', {
+      labels: LABELS,
+      versions: [{ data: 'one' }, { data: 'two' }, { data: 'three', state: 'DISABLED' }],
+    });
     server.resetCalls();
     const payload = await store.accessLatestEnabled('s');
     assert.equal(payload?.version, '2');
@@ -155,15 +176,24 @@ describe('GCP store against the Secret Manager test server', () => {
     await store.createSecret('empty', LABELS);
     for (const secretId of ['empty', 'missing']) {
       server.resetCalls();
-      await rejectsWith(store.accessLatestEnabled(secretId, { skipExistenceCheck: true }), 'SECRET_NOT_FOUND');
+      await rejectsWith(
+        store.accessLatestEnabled(secretId, { skipExistenceCheck: true }),
+        'SECRET_NOT_FOUND',
+      );
       assert.deepEqual(
         server.callLog.map((c) => `${c.method} ${c.code}`),
         ['AccessSecretVersion NOT_FOUND'],
       );
     }
     // A disabled latest is still looked past: the secret exists, so the answer is the newest enabled one.
-    server.state.seedSecret('s', { labels: LABELS, versions: [{ data: 'one' }, { data: 'two', state: 'DISABLED' }] });
-    assert.equal((await store.accessLatestEnabled('s', { skipExistenceCheck: true }))?.data.toString(), 'one');
+    server.state.seedSecret('s', {
+      labels: LABELS,
+      versions: [{ data: 'one' }, { data: 'two', state: 'DISABLED' }],
+    });
+    assert.equal(
+      (await store.accessLatestEnabled('s', { skipExistenceCheck: true }))?.data.toString(),
+      'one',
+    );
   });
 
   test('accessing a disabled version throws VERSION_NOT_ENABLED with the service text', async () => {
@@ -177,7 +207,13 @@ describe('GCP store against the Secret Manager test server', () => {
   test('describe lists every version newest first across pages', async () => {
     server.state.seedSecret('s', {
       labels: LABELS,
-      versions: [{ data: 'a' }, { data: 'b', state: 'DISABLED' }, { data: 'c', state: 'DESTROYED' }, { data: 'd' }, { data: 'e' }],
+      versions: [
+        { data: 'a' },
+        { data: 'b', state: 'DISABLED' },
+        { data: 'c', state: 'DESTROYED' },
+        { data: 'd' },
+        { data: 'e' },
+      ],
     });
     server.resetCalls();
     const description = await store.describe('s');
@@ -284,7 +320,11 @@ describe('GCP store error classification over the wire', () => {
 
   test('errors of AddSecretVersion never repeat the server text, which could quote the payload', async () => {
     server.state.seedSecret('s');
-    server.injectFault({ method: 'AddSecretVersion', code: status.INVALID_ARGUMENT, message: `bad payload ${CANARY.toString()}` });
+    server.injectFault({
+      method: 'AddSecretVersion',
+      code: status.INVALID_ARGUMENT,
+      message: `bad payload ${CANARY.toString()}`,
+    });
     const err = await rejectsWith(store.addVersion('s', CANARY), 'STORE_INVALID_REQUEST');
     assert.ok(!err.message.includes('Y2FuYXJ5'), err.message);
     assert.ok(!err.message.includes('auths'), err.message);
@@ -348,7 +388,12 @@ describe('GCP store stays on loopback without credentials', () => {
   });
 
   test('the factory refuses plaintext to a non-loopback endpoint', async () => {
-    const config = { projectId: 'test-project', endpoint: 'secretmanager.googleapis.com:443', insecure: true, callTimeoutMs: 1000 };
+    const config = {
+      projectId: 'test-project',
+      endpoint: 'secretmanager.googleapis.com:443',
+      insecure: true,
+      callTimeoutMs: 1000,
+    };
     await rejectsWith(gcpStoreFactory.create(config), 'CONFIG_INVALID');
   });
 });

@@ -39,15 +39,30 @@ interface LibraryNames {
 function libraryNames(): LibraryNames {
   const id = randomUUID().slice(0, 8);
   const queueBase = `ns-${id}-clusters-pullsecret`;
-  return { exchange: `ns-${id}-clusters`, queueBase, subscriptionId: 'pullsecret', queue: `${queueBase}-pullsecret` };
+  return {
+    exchange: `ns-${id}-clusters`,
+    queueBase,
+    subscriptionId: 'pullsecret',
+    queue: `${queueBase}-pullsecret`,
+  };
 }
 
 /** Declares what the library's DefaultTopologyBuilder declares: queue (no arguments), exchange, binding `""`. */
 async function declareAsLibrary(names: LibraryNames, exchangeType: 'fanout' | 'topic'): Promise<void> {
   const channel = await admin.createChannel();
   try {
-    await channel.assertQueue(names.queue, { durable: true, autoDelete: false, exclusive: false, arguments: {} });
-    await channel.assertExchange(names.exchange, exchangeType, { durable: true, autoDelete: false, internal: false, arguments: {} });
+    await channel.assertQueue(names.queue, {
+      durable: true,
+      autoDelete: false,
+      exclusive: false,
+      arguments: {},
+    });
+    await channel.assertExchange(names.exchange, exchangeType, {
+      durable: true,
+      autoDelete: false,
+      internal: false,
+      arguments: {},
+    });
     await channel.bindQueue(names.queue, names.exchange, '');
   } finally {
     await channel.close();
@@ -62,7 +77,10 @@ async function declareAsLibrary(names: LibraryNames, exchangeType: 'fanout' | 't
 async function publishAsLibrary(exchange: string, body: Buffer, id: string, routingKey = ''): Promise<void> {
   const channel = await admin.createConfirmChannel();
   try {
-    channel.publish(exchange, routingKey, body, { deliveryMode: 2, headers: { _watermill_message_uuid: id } });
+    channel.publish(exchange, routingKey, body, {
+      deliveryMode: 2,
+      headers: { _watermill_message_uuid: id },
+    });
     await channel.waitForConfirms();
   } finally {
     await channel.close();
@@ -77,7 +95,12 @@ function cloudEvent(cluster: { id: string; generation: number }): { id: string; 
     source: 'hyperfleet-sentinel',
     type: 'com.redhat.hyperfleet.cluster.reconcile',
     datacontenttype: 'application/json',
-    data: { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation },
+    data: {
+      id: cluster.id,
+      kind: 'Cluster',
+      href: `/api/hyperfleet/v1/clusters/${cluster.id}`,
+      generation: cluster.generation,
+    },
   };
   return { id, body: Buffer.from(JSON.stringify(event)) };
 }
@@ -106,14 +129,18 @@ async function getOne(queue: string): Promise<GetMessage> {
   const channel = await admin.createChannel();
   try {
     let got: GetMessage | false = false;
-    await eventually(`a message on ${queue}`, async () => (got = await channel.get(queue, { noAck: true })) !== false);
+    await eventually(
+      `a message on ${queue}`,
+      async () => (got = await channel.get(queue, { noAck: true })) !== false,
+    );
     return got as unknown as GetMessage;
   } finally {
     await channel.close();
   }
 }
 
-const available = (s: { conditions: Array<{ type: string; status: string }> }) => s.conditions.some((c) => c.type === 'Available' && c.status === 'True');
+const available = (s: { conditions: Array<{ type: string; status: string }> }) =>
+  s.conditions.some((c) => c.type === 'Available' && c.status === 'True');
 
 for (const exchangeType of ['fanout', 'topic'] as const) {
   describe(`adapter on a ${exchangeType} exchange and queue HyperFleet's broker library declared`, () => {
@@ -146,7 +173,11 @@ for (const exchangeType of ['fanout', 'topic'] as const) {
       await stack.waitForStatus(cluster.id, available);
       await eventually('the queue drained (acknowledged)', async () => (await depth(names.queue)) === 0);
       await libraryRedeclareSucceeds(names.queue);
-      assert.equal(await exists('exchange', `${names.exchange}.dlx`), false, 'no dead-letter exchange declared');
+      assert.equal(
+        await exists('exchange', `${names.exchange}.dlx`),
+        false,
+        'no dead-letter exchange declared',
+      );
     });
 
     test('a poison message ends up dead-lettered without any queue argument the library did not set', async () => {
@@ -192,10 +223,20 @@ describe('start against a queue the library declared', () => {
     const names = libraryNames();
     // The exchange exists but cannot take the binding (an internal exchange may not be published to
     // by clients, and binding to it is allowed; a queue whose name is reserved refuses instead).
-    const broker = await createBroker({ type: 'rabbitmq', url: rabbit.url, exchange: names.exchange, topic: 'amq.reserved', subscriptionId: 'x' });
+    const broker = await createBroker({
+      type: 'rabbitmq',
+      url: rabbit.url,
+      exchange: names.exchange,
+      topic: 'amq.reserved',
+      subscriptionId: 'x',
+    });
     brokers.push(broker);
     await assert.rejects(broker.start(async () => 'ack'));
-    assert.equal(await exists('exchange', names.exchange), false, 'the exchange it declared is removed again');
+    assert.equal(
+      await exists('exchange', names.exchange),
+      false,
+      'the exchange it declared is removed again',
+    );
     assert.equal(await exists('exchange', `${names.exchange}.dlx`), false);
   });
 });

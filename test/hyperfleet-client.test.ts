@@ -12,7 +12,12 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
 import { PullSecretError } from '../src/errors/index.js';
 import { createLogger } from '../src/observability/logger.js';
-import { createHyperFleetClient, type AdapterStatusReport, type Cluster, type HyperFleetClientOptions } from '../src/hyperfleet/index.js';
+import {
+  createHyperFleetClient,
+  type AdapterStatusReport,
+  type Cluster,
+  type HyperFleetClientOptions,
+} from '../src/hyperfleet/index.js';
 import { TOKEN_RECHECK_MS } from '../src/hyperfleet/token-source.js';
 import { generateTestPki } from './servers/kubernetes/tls.js';
 import { jsonFixture } from './support/fixtures.js';
@@ -24,7 +29,10 @@ const TOKEN_B = 'token-bbbbbbbbbbbb';
 const GONE_ID = '019466a0-0000-7000-8000-000000000000';
 
 function isCode(code: string, pattern?: RegExp) {
-  return (err: unknown) => err instanceof PullSecretError && err.code === code && (pattern === undefined || pattern.test(err.message));
+  return (err: unknown) =>
+    err instanceof PullSecretError &&
+    err.code === code &&
+    (pattern === undefined || pattern.test(err.message));
 }
 
 function report(generation: number, overrides: Partial<AdapterStatusReport> = {}): AdapterStatusReport {
@@ -48,8 +56,19 @@ describe('HyperFleet client against the API stand-in', () => {
   let tokenFile: string;
   let seeded: Cluster;
   const logLines: string[] = [];
-  const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void logLines.push(line) } });
-  const client = (overrides: Partial<HyperFleetClientOptions> = {}) => createHyperFleetClient({ baseUrl: api.url, tokenFile, retry: FAST, timeoutMs: 2_000, logger, ...overrides });
+  const logger = createLogger({
+    level: 'debug',
+    destination: { write: (line: string) => void logLines.push(line) },
+  });
+  const client = (overrides: Partial<HyperFleetClientOptions> = {}) =>
+    createHyperFleetClient({
+      baseUrl: api.url,
+      tokenFile,
+      retry: FAST,
+      timeoutMs: 2_000,
+      logger,
+      ...overrides,
+    });
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'hf-client-'));
@@ -99,7 +118,10 @@ describe('HyperFleet client against the API stand-in', () => {
       stored.map((s) => [s.adapter, s.observed_generation]),
       [['pullsecret', 2]],
     );
-    assert.equal((await c.getCluster(seeded.id))?.status.conditions.find((x) => x.type === 'Reconciled')?.status, 'True');
+    assert.equal(
+      (await c.getCluster(seeded.id))?.status.conditions.find((x) => x.type === 'Reconciled')?.status,
+      'True',
+    );
   });
 
   it('retries 503 and succeeds', async () => {
@@ -137,7 +159,13 @@ describe('HyperFleet client against the API stand-in', () => {
   it('does not retry a 400, and reports the problem details', async () => {
     api.resetCalls();
     const old = report(2, { observed_time: new Date(Date.now() - 2 * 3_600_000).toISOString() });
-    await assert.rejects(client().putStatus(seeded.id, old), isCode('API_REQUEST_INVALID', /Validation Failed: observed_time must not be more than 30m0s in the past \(HYPERFLEET-VAL-000\)/));
+    await assert.rejects(
+      client().putStatus(seeded.id, old),
+      isCode(
+        'API_REQUEST_INVALID',
+        /Validation Failed: observed_time must not be more than 30m0s in the past \(HYPERFLEET-VAL-000\)/,
+      ),
+    );
     assert.equal(api.calls.putStatus, 1);
   });
 
@@ -181,7 +209,10 @@ describe('HyperFleet client against the API stand-in', () => {
   it('times out a hanging answer, retries, and gives up', async () => {
     api.injectFault({ route: 'getCluster', hang: true, times: 2 });
     api.resetCalls();
-    await assert.rejects(client({ timeoutMs: 150, retry: { ...FAST, maxAttempts: 2 } }).getCluster(seeded.id), isCode('API_UNAVAILABLE', /within 150 ms/));
+    await assert.rejects(
+      client({ timeoutMs: 150, retry: { ...FAST, maxAttempts: 2 } }).getCluster(seeded.id),
+      isCode('API_UNAVAILABLE', /within 150 ms/),
+    );
     assert.equal(api.calls.getCluster, 2);
     api.injectFault({ route: 'getCluster', hang: true });
     assert.ok(await client({ timeoutMs: 150 }).getCluster(seeded.id));
@@ -207,7 +238,10 @@ describe('HyperFleet client against the API stand-in', () => {
   it("lists a cluster's adapter statuses; a missing cluster has none", async () => {
     await client().putStatus(seeded.id, report(seeded.generation));
     const statuses = await client().listStatuses(seeded.id, { page: 1, size: 10 });
-    assert.equal(statuses?.items.find((s) => s.adapter === 'pullsecret')?.observed_generation, seeded.generation);
+    assert.equal(
+      statuses?.items.find((s) => s.adapter === 'pullsecret')?.observed_generation,
+      seeded.generation,
+    );
     assert.equal(await client().listStatuses(GONE_ID), undefined);
     await assert.rejects(client().listStatuses(seeded.id, { size: 0 }), isCode('CONFIG_INVALID'));
   });
@@ -231,7 +265,8 @@ describe('HyperFleet client: walking the cluster list', () => {
   // in the default order sees a cluster created mid-walk push the last one seen onto the next page.
   it('pages in creation order: a cluster created mid-walk neither repeats one nor hides one', async () => {
     const client = createHyperFleetClient({ baseUrl: api.url, retry: FAST, timeoutMs: 2_000 });
-    const seed = (minute: number) => api.seedCluster({ spec: { provider: 'gcp' }, created_time: `2026-01-01T00:0${minute}:00.000Z` });
+    const seed = (minute: number) =>
+      api.seedCluster({ spec: { provider: 'gcp' }, created_time: `2026-01-01T00:0${minute}:00.000Z` });
     const first = [await seed(1), await seed(2), await seed(3)].map((c) => c.id);
     const page1 = await client.listClusters({ page: 1, size: 2 });
     const late = await seed(4);
@@ -263,7 +298,9 @@ describe('HyperFleet client over https', () => {
     const pki = await generateTestPki(dir);
     caFile = join(dir, 'api-ca.pem');
     await writeFile(caFile, pki.caPem);
-    server = createHttpsServer({ key: pki.keyPem, cert: pki.certPem }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(EMPTY_PAGE));
+    server = createHttpsServer({ key: pki.keyPem, cert: pki.certPem }, (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(EMPTY_PAGE),
+    );
     server.on('connection', () => tcpConnections++);
     server.on('secureConnection', () => tlsConnections++);
     server.listen(0, '127.0.0.1');
@@ -289,22 +326,40 @@ describe('HyperFleet client over https', () => {
     // Node reads NODE_EXTRA_CA_CERTS once, at start: a process of its own.
     const script = `import { createHyperFleetClient } from ${JSON.stringify(new URL('../src/hyperfleet/index.ts', import.meta.url).href)};
       console.log((await createHyperFleetClient({ baseUrl: ${JSON.stringify(url)}, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } }).listClusters()).total);`;
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 30_000, env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      timeout: 30_000,
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
+    });
     assert.equal(stdout.trim(), '0');
   });
 
   it('an untrusted certificate is a configuration error naming caFile, not retried', async () => {
     const client = createHyperFleetClient({ baseUrl: url, retry: FAST });
     const before = tcpConnections;
-    await assert.rejects(client.listClusters(), isCode('CONFIG_INVALID', /certificate we do not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\).*hyperfleetApi\.caFile/));
+    await assert.rejects(
+      client.listClusters(),
+      isCode(
+        'CONFIG_INVALID',
+        /certificate we do not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\).*hyperfleetApi\.caFile/,
+      ),
+    );
     assert.equal(tcpConnections - before, 1);
   });
 
   it('a missing or non-PEM CA file, or one set for an http URL, fails at creation', async () => {
-    assert.throws(() => createHyperFleetClient({ baseUrl: url, caFile: join(dir, 'missing.pem'), retry: FAST }), isCode('CONFIG_INVALID', /cannot read the HyperFleet API CA file .*ENOENT/));
+    assert.throws(
+      () => createHyperFleetClient({ baseUrl: url, caFile: join(dir, 'missing.pem'), retry: FAST }),
+      isCode('CONFIG_INVALID', /cannot read the HyperFleet API CA file .*ENOENT/),
+    );
     const notPem = join(dir, 'not.pem');
     await writeFile(notPem, 'hello');
-    assert.throws(() => createHyperFleetClient({ baseUrl: url, caFile: notPem, retry: FAST }), isCode('CONFIG_INVALID', /holds no PEM certificate/));
-    assert.throws(() => createHyperFleetClient({ baseUrl: url.replace('https:', 'http:'), caFile, retry: FAST }), isCode('CONFIG_INVALID', /CA file is set, but http:.* is not an https URL/));
+    assert.throws(
+      () => createHyperFleetClient({ baseUrl: url, caFile: notPem, retry: FAST }),
+      isCode('CONFIG_INVALID', /holds no PEM certificate/),
+    );
+    assert.throws(
+      () => createHyperFleetClient({ baseUrl: url.replace('https:', 'http:'), caFile, retry: FAST }),
+      isCode('CONFIG_INVALID', /CA file is set, but http:.* is not an https URL/),
+    );
   });
 });

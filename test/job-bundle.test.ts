@@ -13,7 +13,10 @@ import { pathToFileURL } from 'node:url';
 import { baseEnv, finalLine, runCli, runNode, type CliResult } from './support/cli.js';
 import { buildBundle, imageUser, type BuiltBundle } from './support/bundle.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 import { describeStray } from '../src/observability/process-guard.js';
 
 const PROJECT = 'bundle-project';
@@ -32,10 +35,18 @@ after(async () => {
 });
 
 /** Runs the bundle's entry, or with `executable` the `pull-secret` executable next to it (it has no main.js to fall back on). */
-const runBundle = (args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> => runNode([executable ? bundle.executable : entry, ...args], env, imageUser());
+const runBundle = (args: string[], env: NodeJS.ProcessEnv, executable = false): Promise<CliResult> =>
+  runNode([executable ? bundle.executable : entry, ...args], env, imageUser());
 
 const gcpEnv = (cluster: string) =>
-  baseEnv({ SECRET_STORE: 'gcp', GCP_PROJECT_ID: PROJECT, SECRET_MANAGER_ENDPOINT: server.address, SECRET_MANAGER_INSECURE: 'true', CLUSTER_ID: cluster, PULL_SECRET_DATA: VALID_PULL_SECRET });
+  baseEnv({
+    SECRET_STORE: 'gcp',
+    GCP_PROJECT_ID: PROJECT,
+    SECRET_MANAGER_ENDPOINT: server.address,
+    SECRET_MANAGER_INSECURE: 'true',
+    CLUSTER_ID: cluster,
+    PULL_SECRET_DATA: VALID_PULL_SECRET,
+  });
 
 /** A log line without what differs from run to run. */
 const stable = (line: Record<string, unknown> | undefined) => {
@@ -71,7 +82,10 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
   });
 
   test('the executable runs run-job from the bundle: same help as main.ts', async () => {
-    const [bundled, main] = await Promise.all([runBundle(['run-job', '--help'], baseEnv(), true), runCli(['run-job', '--help'], baseEnv())]);
+    const [bundled, main] = await Promise.all([
+      runBundle(['run-job', '--help'], baseEnv(), true),
+      runCli(['run-job', '--help'], baseEnv()),
+    ]);
     assert.equal(bundled.code, 0, bundled.stderr);
     assert.equal(bundled.stdout, main.stdout);
   });
@@ -83,7 +97,15 @@ describe('the job bundle', { timeout: 5 * 60_000 }, () => {
       [['run-job', 'other-job'], baseEnv()],
       [['run-job', 'pull-secret', '--no-such-option'], baseEnv()],
       [['run-job', 'pull-secret'], baseEnv({ CLUSTER_ID: 'cls-bundle-3' })],
-      [['run-job', 'pull-secret'], { ...gcpEnv('cls-bundle-3'), SECRET_MANAGER_ENDPOINT: '127.0.0.1:1', GCP_CALL_TIMEOUT_MS: '2000', RETRY_MAX_ATTEMPTS: '1' }],
+      [
+        ['run-job', 'pull-secret'],
+        {
+          ...gcpEnv('cls-bundle-3'),
+          SECRET_MANAGER_ENDPOINT: '127.0.0.1:1',
+          GCP_CALL_TIMEOUT_MS: '2000',
+          RETRY_MAX_ATTEMPTS: '1',
+        },
+      ],
     ];
     for (const [args, env] of cases) {
       const [bundled, main] = await Promise.all([runBundle(args, env), runCli(args, env)]);

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { baseEnv, finalLine, runCli } from './support/cli.js';
 import { VALID_PULL_SECRET } from './support/fixtures.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 
 // The job through the CLI, against the GCP Secret Manager test server, through the real SDK.
 
@@ -63,10 +66,16 @@ test('first run: at most 4 calls; no-op run: one access; labels and automatic re
   );
   assert.deepEqual(versions(), [1]);
 
-  const changed = await runCli(['run-job', 'pull-secret'], env({ PULL_SECRET_DATA: VALID_PULL_SECRET.replace('quay.io', 'quay.io/myorg') }));
+  const changed = await runCli(
+    ['run-job', 'pull-secret'],
+    env({ PULL_SECRET_DATA: VALID_PULL_SECRET.replace('quay.io', 'quay.io/myorg') }),
+  );
   assert.equal(changed.code, 0, changed.stderr);
   assert.equal(finalLine(changed)?.outcome, 'updated');
-  assert.match(String(finalLine(changed)?.version), new RegExp(`projects/${PROJECT}/secrets/hyperfleet-${cluster}-pull-secret/versions/2$`));
+  assert.match(
+    String(finalLine(changed)?.version),
+    new RegExp(`projects/${PROJECT}/secrets/hyperfleet-${cluster}-pull-secret/versions/2$`),
+  );
   assert.deepEqual(versions(), [1, 2]);
 
   const inspect = await runCli(['inspect', '--cluster-id', cluster], env());
@@ -74,7 +83,12 @@ test('first run: at most 4 calls; no-op run: one access; labels and automatic re
   assert.equal((JSON.parse(inspect.stdout) as { version_count: number }).version_count, 2);
 });
 
-for (const code of [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.DEADLINE_EXCEEDED, status.INTERNAL]) {
+for (const code of [
+  status.UNAVAILABLE,
+  status.RESOURCE_EXHAUSTED,
+  status.DEADLINE_EXCEEDED,
+  status.INTERNAL,
+]) {
   test(`transient ${status[code]} on every step ends in success without duplicate versions`, async () => {
     // The steps of a first run (a no-op reads no metadata, so GetSecret is not one of them).
     for (const method of ['CreateSecret', 'AddSecretVersion', 'AccessSecretVersion'] as const) {
@@ -85,7 +99,9 @@ for (const code of [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED, status.DEADLI
     assert.equal(result.code, 0, result.stderr);
     assert.equal(finalLine(result)?.outcome, 'created');
     assert.deepEqual(versions(), [1]);
-    assert.ok(result.logs.some((l) => l.message === 'Retrying after a transient error' && l.level === 'warn'));
+    assert.ok(
+      result.logs.some((l) => l.message === 'Retrying after a transient error' && l.level === 'warn'),
+    );
     assert.equal(server.pendingFaults, 0, 'every injected fault was hit');
   });
 }
@@ -117,7 +133,10 @@ test('retries are bounded: a store that stays down fails with exit 1', async () 
 });
 
 test('an existing secret without managed-by=hyperfleet is refused with exit 1, untouched', async () => {
-  server.state.seedSecret(`hyperfleet-${cluster}-pull-secret`, { labels: { team: 'payments' }, versions: [{ data: 'theirs' }] });
+  server.state.seedSecret(`hyperfleet-${cluster}-pull-secret`, {
+    labels: { team: 'payments' },
+    versions: [{ data: 'theirs' }],
+  });
   const result = await runCli(['run-job', 'pull-secret'], env());
   assert.equal(result.code, 1);
   assert.match(result.stderr, /not managed by HyperFleet/);
@@ -126,10 +145,16 @@ test('an existing secret without managed-by=hyperfleet is refused with exit 1, u
 
 test('an unmanaged secret already holding exactly our pull secret: a no-op, untouched; the Kubernetes Secret is ours', async () => {
   const secretId = `hyperfleet-${cluster}-pull-secret`;
-  server.state.seedSecret(secretId, { labels: { team: 'payments' }, versions: [{ data: VALID_PULL_SECRET }] });
+  server.state.seedSecret(secretId, {
+    labels: { team: 'payments' },
+    versions: [{ data: VALID_PULL_SECRET }],
+  });
   const manifests = await mkdtemp(join(tmpdir(), 'ps-job-gcp-'));
   try {
-    const result = await runCli(['run-job', 'pull-secret'], env({ KUBERNETES_TARGET: 'manifests', MANIFEST_DIR: manifests }));
+    const result = await runCli(
+      ['run-job', 'pull-secret'],
+      env({ KUBERNETES_TARGET: 'manifests', MANIFEST_DIR: manifests }),
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.equal(finalLine(result)?.outcome, 'unchanged');
     assert.deepEqual(
@@ -138,7 +163,10 @@ test('an unmanaged secret already holding exactly our pull secret: a no-op, unto
     );
     assert.deepEqual(server.state.findSecret(secretId)?.labels, { team: 'payments' });
     assert.deepEqual(versions(), [1]);
-    const manifest = await readFile(join(manifests, `clusters-${cluster}`, `${cluster}-pull-secret.yaml`), 'utf8');
+    const manifest = await readFile(
+      join(manifests, `clusters-${cluster}`, `${cluster}-pull-secret.yaml`),
+      'utf8',
+    );
     assert.match(manifest, /managed-by: hyperfleet/);
     assert.match(manifest, new RegExp(`cluster-id: ${cluster}`));
     assert.doesNotMatch(manifest, /payments/);
@@ -149,15 +177,23 @@ test('an unmanaged secret already holding exactly our pull secret: a no-op, unto
 });
 
 test('an oversized pull secret is refused before any call, exit 2', async () => {
-  const big = JSON.stringify({ auths: { 'quay.io': { auth: Buffer.from('u:p').toString('base64'), pad: 'x'.repeat(66_000) } } });
+  const big = JSON.stringify({
+    auths: { 'quay.io': { auth: Buffer.from('u:p').toString('base64'), pad: 'x'.repeat(66_000) } },
+  });
   const result = await runCli(['run-job', 'pull-secret'], env({ PULL_SECRET_DATA: big }));
   assert.equal(result.code, 2);
-  assert.match(result.stderr, /invalid pull secret format: \d+ bytes exceeds the gcp store limit of 65536 bytes/);
+  assert.match(
+    result.stderr,
+    /invalid pull secret format: \d+ bytes exceeds the gcp store limit of 65536 bytes/,
+  );
   assert.equal(server.totalCalls, 0);
 });
 
 test('insecure endpoints are refused off loopback (configuration error, exit 2)', async () => {
-  const result = await runCli(['run-job', 'pull-secret'], env({ SECRET_MANAGER_ENDPOINT: 'secretmanager.example.com:443' }));
+  const result = await runCli(
+    ['run-job', 'pull-secret'],
+    env({ SECRET_MANAGER_ENDPOINT: 'secretmanager.example.com:443' }),
+  );
   assert.equal(result.code, 2);
   assert.match(result.stderr, /SECRET_MANAGER_INSECURE/);
 });
@@ -204,7 +240,10 @@ describe("drop-in for the upstream job: the chart's exact environment", () => {
 
   test('SECRET_STORE=local next to GCP_PROJECT_ID is refused before any call: exit 2, one line, a failure result file', async () => {
     const resultsPath = join(dir, 'refused.json');
-    const result = await runCli(['run-job', 'pull-secret'], upstreamEnv(resultsPath, { SECRET_STORE: 'local' }));
+    const result = await runCli(
+      ['run-job', 'pull-secret'],
+      upstreamEnv(resultsPath, { SECRET_STORE: 'local' }),
+    );
     assert.equal(result.code, 2);
     assert.match(result.stderr, /SECRET_STORE: local contradicts GCP_PROJECT_ID/);
     assert.equal(server.totalCalls, 0);

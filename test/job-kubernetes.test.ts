@@ -35,7 +35,13 @@ function decoded(secret: { data?: Record<string, string> }): string {
 }
 
 test('manifests target: file written once, untouched on a no-op, updated on change', async () => {
-  const env = baseEnv({ CLUSTER_ID: CLUSTER, PULL_SECRET_DATA: VALID_PULL_SECRET, LOCAL_STORE_DIR: join(dir, 'm-store'), KUBERNETES_TARGET: 'manifests', MANIFEST_DIR: join(dir, 'manifests') });
+  const env = baseEnv({
+    CLUSTER_ID: CLUSTER,
+    PULL_SECRET_DATA: VALID_PULL_SECRET,
+    LOCAL_STORE_DIR: join(dir, 'm-store'),
+    KUBERNETES_TARGET: 'manifests',
+    MANIFEST_DIR: join(dir, 'manifests'),
+  });
   const file = join(dir, 'manifests', NAMESPACE, `${NAME}.yaml`);
   const first = await runCli(['run-job', 'pull-secret'], env);
   assert.equal(first.code, 0, first.stderr);
@@ -57,11 +63,21 @@ test('manifests target: file written once, untouched on a no-op, updated on chan
 });
 
 test('api target: the Secret is created through the real client, then left alone on a no-op', async () => {
-  const env = baseEnv({ CLUSTER_ID: CLUSTER, PULL_SECRET_DATA: VALID_PULL_SECRET, LOCAL_STORE_DIR: join(dir, 'a-store'), MANAGEMENT_NAMESPACE: NAMESPACE, KUBECONFIG: kube.kubeconfigPath });
+  const env = baseEnv({
+    CLUSTER_ID: CLUSTER,
+    PULL_SECRET_DATA: VALID_PULL_SECRET,
+    LOCAL_STORE_DIR: join(dir, 'a-store'),
+    MANAGEMENT_NAMESPACE: NAMESPACE,
+    KUBECONFIG: kube.kubeconfigPath,
+  });
   const first = await runCli(['run-job', 'pull-secret'], env);
   assert.equal(first.code, 0, first.stderr);
   assert.equal(finalLine(first)?.kubernetes_outcome, 'created');
-  const secret = kube.getObject('secrets', NAMESPACE, NAME) as { type?: string; data?: Record<string, string>; metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> } };
+  const secret = kube.getObject('secrets', NAMESPACE, NAME) as {
+    type?: string;
+    data?: Record<string, string>;
+    metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  };
   assert.equal(secret.type, 'kubernetes.io/dockerconfigjson');
   assert.equal(decoded(secret), VALID_PULL_SECRET);
   assert.equal(secret.metadata?.labels?.['managed-by'], 'hyperfleet');
@@ -99,11 +115,17 @@ test('the README main command writes a manifest the Kubernetes API accepts', asy
     MANIFEST_DIR: join(demo, 'manifests'),
     RESULTS_PATH: join(demo, 'result.json'),
   };
-  const { stdout } = await promisify(execFile)('bash', ['scripts/demo-job.sh'], { env, cwd: new URL('..', import.meta.url).pathname, timeout: 60_000 });
+  const { stdout } = await promisify(execFile)('bash', ['scripts/demo-job.sh'], {
+    env,
+    cwd: new URL('..', import.meta.url).pathname,
+    timeout: 60_000,
+  });
   assert.match(stdout, /secret store: created, Kubernetes Secret: created/);
   assert.match(stdout, /secret store: unchanged, Kubernetes Secret: unchanged/);
   assert.match(stdout, /secret store: updated, Kubernetes Secret: updated/);
-  const manifest = parse(await readFile(join(demo, 'manifests', NAMESPACE, `${NAME}.yaml`), 'utf8')) as V1Secret;
+  const manifest = parse(
+    await readFile(join(demo, 'manifests', NAMESPACE, `${NAME}.yaml`), 'utf8'),
+  ) as V1Secret;
   new Secret(manifest as ConstructorParameters<typeof Secret>[0]).validate();
 
   const kc = new KubeConfig();
@@ -111,7 +133,10 @@ test('the README main command writes a manifest the Kubernetes API accepts', asy
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = 'demo-apply';
   kube.createNamespace(namespace);
-  const created = await core.createNamespacedSecret({ namespace, body: { ...manifest, metadata: { ...manifest.metadata, namespace } } });
+  const created = await core.createNamespacedSecret({
+    namespace,
+    body: { ...manifest, metadata: { ...manifest.metadata, namespace } },
+  });
   assert.equal(created.type, 'kubernetes.io/dockerconfigjson');
   assert.ok(created.metadata?.uid);
 });

@@ -15,7 +15,12 @@ before(async () => (dir = await mkdtemp(join(tmpdir(), 'ps-job-local-'))));
 after(async () => rm(dir, { recursive: true, force: true }));
 
 function env(storeDir: string, extra: Record<string, string> = {}) {
-  return baseEnv({ LOCAL_STORE_DIR: storeDir, CLUSTER_ID: CLUSTER, PULL_SECRET_DATA: VALID_PULL_SECRET, ...extra });
+  return baseEnv({
+    LOCAL_STORE_DIR: storeDir,
+    CLUSTER_ID: CLUSTER,
+    PULL_SECRET_DATA: VALID_PULL_SECRET,
+    ...extra,
+  });
 }
 
 test('missing variables are all listed at once, exit 2, and the store is never touched', async () => {
@@ -53,7 +58,12 @@ test('same data twice makes one version; changed data a second; inspect shows bo
 
   const inspect = await runCli(['inspect', '--cluster-id', CLUSTER], env(storeDir));
   assert.equal(inspect.code, 0, inspect.stderr);
-  const view = JSON.parse(inspect.stdout) as { name: string; version_count: number; latest_version: string; labels: Record<string, string> };
+  const view = JSON.parse(inspect.stdout) as {
+    name: string;
+    version_count: number;
+    latest_version: string;
+    labels: Record<string, string>;
+  };
   assert.equal(view.name, `hyperfleet-${CLUSTER}-pull-secret`);
   assert.equal(view.version_count, 2);
   assert.equal(view.latest_version, '2');
@@ -118,7 +128,10 @@ test('RESULTS_PATH receives the outcome for a status reporter', async () => {
   assert.equal(success.version, '1');
   assert.equal(success.secret_name, `hyperfleet-${CLUSTER}-pull-secret`);
 
-  const failed = await runCli(['run-job', 'pull-secret'], env(storeDir, { RESULTS_PATH: resultsPath, PULL_SECRET_DATA: 'nope' }));
+  const failed = await runCli(
+    ['run-job', 'pull-secret'],
+    env(storeDir, { RESULTS_PATH: resultsPath, PULL_SECRET_DATA: 'nope' }),
+  );
   assert.equal(failed.code, 2);
   const failure = JSON.parse(await readFile(resultsPath, 'utf8')) as Record<string, unknown>;
   assert.equal(failure.status, 'failure');
@@ -126,22 +139,40 @@ test('RESULTS_PATH receives the outcome for a status reporter', async () => {
   assert.match(String(failure.message), /^invalid pull secret format: not valid JSON/);
 });
 
-test('the status-reporter sidecar, running as its own non-root UID, reads the result of a success and of a failure', { skip: !CAN_SWITCH_UID && 'needs root to start a reader as another UID' }, async () => {
-  // Like the pod's `/results` emptyDir: a directory every UID may traverse.
-  const results = join(dir, 'shared-results');
-  await mkdir(results);
-  await chmod(dir, 0o755);
-  await chmod(results, 0o777);
-  const resultsPath = join(results, 'adapter-result.json');
-  const ok = await runCli(['run-job', 'pull-secret'], env(join(dir, 'sidecar-store'), { RESULTS_PATH: resultsPath }));
-  assert.equal(ok.code, 0, ok.stderr);
-  const success = await readAs(STATUS_REPORTER_UID, resultsPath);
-  assert.equal((JSON.parse(success.startsWith('ERROR') ? '{}' : success) as { status?: string }).status, 'success', success);
-  const failed = await runCli(['run-job', 'pull-secret'], env(join(dir, 'sidecar-store'), { RESULTS_PATH: resultsPath, PULL_SECRET_DATA: 'nope' }));
-  assert.equal(failed.code, 2);
-  const failure = await readAs(STATUS_REPORTER_UID, resultsPath);
-  assert.equal((JSON.parse(failure.startsWith('ERROR') ? '{}' : failure) as { reason?: string }).reason, 'InvalidPullSecret', failure);
-});
+test(
+  'the status-reporter sidecar, running as its own non-root UID, reads the result of a success and of a failure',
+  { skip: !CAN_SWITCH_UID && 'needs root to start a reader as another UID' },
+  async () => {
+    // Like the pod's `/results` emptyDir: a directory every UID may traverse.
+    const results = join(dir, 'shared-results');
+    await mkdir(results);
+    await chmod(dir, 0o755);
+    await chmod(results, 0o777);
+    const resultsPath = join(results, 'adapter-result.json');
+    const ok = await runCli(
+      ['run-job', 'pull-secret'],
+      env(join(dir, 'sidecar-store'), { RESULTS_PATH: resultsPath }),
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    const success = await readAs(STATUS_REPORTER_UID, resultsPath);
+    assert.equal(
+      (JSON.parse(success.startsWith('ERROR') ? '{}' : success) as { status?: string }).status,
+      'success',
+      success,
+    );
+    const failed = await runCli(
+      ['run-job', 'pull-secret'],
+      env(join(dir, 'sidecar-store'), { RESULTS_PATH: resultsPath, PULL_SECRET_DATA: 'nope' }),
+    );
+    assert.equal(failed.code, 2);
+    const failure = await readAs(STATUS_REPORTER_UID, resultsPath);
+    assert.equal(
+      (JSON.parse(failure.startsWith('ERROR') ? '{}' : failure) as { reason?: string }).reason,
+      'InvalidPullSecret',
+      failure,
+    );
+  },
+);
 
 test('usage errors exit 2; --help and --version exit 0', async () => {
   const unknownJob = await runCli(['run-job', 'nope'], baseEnv());
@@ -162,5 +193,10 @@ test('inspect says where it looked when the secret is not found', async () => {
   const storeDir = join(dir, 'empty-store');
   const result = await runCli(['inspect', '--cluster-id', CLUSTER], baseEnv({ LOCAL_STORE_DIR: storeDir }));
   assert.equal(result.code, 1);
-  assert.match(result.stderr, new RegExp(`secret hyperfleet-${CLUSTER}-pull-secret not found in the local encrypted store at ${storeDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  assert.match(
+    result.stderr,
+    new RegExp(
+      `secret hyperfleet-${CLUSTER}-pull-secret not found in the local encrypted store at ${storeDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+    ),
+  );
 });

@@ -16,7 +16,9 @@ import { findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 const CLUSTER = '019466a0-8f8e-7abc-9def-0123456789ac';
 const SECRET_ID = `hyperfleet-${CLUSTER}-pull-secret`;
 /** The new owner's quay.io credential is the canary. */
-const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } } });
+const TRANSFERRED = JSON.stringify({
+  auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } },
+});
 let dir: string;
 before(async () => (dir = await mkdtemp(join(tmpdir(), 'ps-job-transfer-'))));
 after(async () => rm(dir, { recursive: true, force: true }));
@@ -35,7 +37,13 @@ test('the job keeps an applied transfer when TRANSFER_RECORDS=true, and ignores 
   } finally {
     await store.close();
   }
-  const env = (extra: Record<string, string> = {}) => baseEnv({ LOCAL_STORE_DIR: storeDir, CLUSTER_ID: CLUSTER, PULL_SECRET_DATA: VALID_PULL_SECRET, ...extra });
+  const env = (extra: Record<string, string> = {}) =>
+    baseEnv({
+      LOCAL_STORE_DIR: storeDir,
+      CLUSTER_ID: CLUSTER,
+      PULL_SECRET_DATA: VALID_PULL_SECRET,
+      ...extra,
+    });
 
   const merged = await runCli(['run-job', 'pull-secret'], env({ TRANSFER_RECORDS: 'true' }));
   assert.equal(merged.code, 0, merged.stderr);
@@ -43,7 +51,10 @@ test('the job keeps an applied transfer when TRANSFER_RECORDS=true, and ignores 
   assert.equal(findCanary(merged.stdout + merged.stderr), undefined, 'the transferred credential leaked');
   const reader = new LocalStore({ dir: storeDir });
   try {
-    const expected = mergeTransferredPullSecret(VALID_PULL_SECRET, TRANSFERRED, { maxBytes: reader.maxPayloadBytes, targetName: 'local store' }).data.toString('utf8');
+    const expected = mergeTransferredPullSecret(VALID_PULL_SECRET, TRANSFERRED, {
+      maxBytes: reader.maxPayloadBytes,
+      targetName: 'local store',
+    }).data.toString('utf8');
     assert.equal((await reader.accessLatestEnabled(SECRET_ID))?.data.toString('utf8'), expected);
   } finally {
     await reader.close();

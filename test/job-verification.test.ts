@@ -37,7 +37,8 @@ let runs = 0;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'ps-job-verify-'));
   // The canary credential (pullbot:s3cr3t-canary-7Q2v) is a wrong password at this registry.
-  if (skip === undefined) registry = await startTestRegistry({ auth: 'basic', username: 'pullbot', password: 'the-real-password' });
+  if (skip === undefined)
+    registry = await startTestRegistry({ auth: 'basic', username: 'pullbot', password: 'the-real-password' });
 });
 after(async () => {
   await registry?.stop();
@@ -64,20 +65,34 @@ async function runJob(storeName: string, data: string, extra: Record<string, str
   const resultsPath = join(dir, `result-${++runs}.json`);
   const cli = await runCli(
     ['run-job', 'pull-secret'],
-    baseEnv({ SECRET_STORE: 'local', LOCAL_STORE_DIR: join(dir, storeName), CLUSTER_ID: CLUSTER, PULL_SECRET_DATA: data, RESULTS_PATH: resultsPath, ...extra }),
+    baseEnv({
+      SECRET_STORE: 'local',
+      LOCAL_STORE_DIR: join(dir, storeName),
+      CLUSTER_ID: CLUSTER,
+      PULL_SECRET_DATA: data,
+      RESULTS_PATH: resultsPath,
+      ...extra,
+    }),
   );
   const resultText = await readFile(resultsPath, 'utf8');
   return { cli, result: JSON.parse(resultText) as JobResultFile, resultText };
 }
 
 function verifyEnv(mode: 'warn' | 'enforce'): Record<string, string> {
-  return { VERIFICATION_MODE: mode, VERIFICATION_REGISTRIES: registry.host, VERIFICATION_CA_PEM: registry.caPem, VERIFICATION_TIMEOUT_MS: '5000' };
+  return {
+    VERIFICATION_MODE: mode,
+    VERIFICATION_REGISTRIES: registry.host,
+    VERIFICATION_CA_PEM: registry.caPem,
+    VERIFICATION_TIMEOUT_MS: '5000',
+  };
 }
 
 async function versions(storeName: string): Promise<Array<{ version: string; state: string }>> {
   const store = new LocalStore({ dir: join(dir, storeName) });
   try {
-    return ((await store.describe(SECRET_ID))?.versions ?? []).map((v) => ({ version: v.version, state: v.state })).sort((a, b) => Number(a.version) - Number(b.version));
+    return ((await store.describe(SECRET_ID))?.versions ?? [])
+      .map((v) => ({ version: v.version, state: v.state }))
+      .sort((a, b) => Number(a.version) - Number(b.version));
   } finally {
     await store.close();
   }
@@ -91,7 +106,8 @@ function assertNoCanary(run: JobRun): void {
     ['result file', run.resultText],
   ] as const) {
     assert.equal(findCanary(text), undefined, `canary in ${what}`);
-    for (const needle of [...CANARY_NEEDLES, CANARY_AUTH]) assert.ok(!text.includes(needle), `a credential form in ${what}`);
+    for (const needle of [...CANARY_NEEDLES, CANARY_AUTH])
+      assert.ok(!text.includes(needle), `a credential form in ${what}`);
   }
 }
 
@@ -101,7 +117,10 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.equal(run.cli.code, 0, run.cli.stderr);
     assert.equal(run.result.status, 'success');
     assert.equal(run.result.reason, 'SecretCreated');
-    assert.deepEqual(run.result.registry_verification, { mode: 'enforce', results: { [registry.host]: 'accepted' } });
+    assert.deepEqual(run.result.registry_verification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'accepted' },
+    });
     assert.equal(run.result.current_version, '1');
     assert.deepEqual(await versions('enforce'), [{ version: '1', state: 'ENABLED' }]);
   });
@@ -148,8 +167,14 @@ describe('run-job with VERIFICATION_MODE=warn', { skip }, () => {
     assert.equal(run.cli.code, 0, run.cli.stderr);
     assert.equal(run.result.status, 'success');
     assert.equal(run.result.reason, 'SecretCreated');
-    assert.deepEqual(run.result.registry_verification, { mode: 'warn', results: { [registry.host]: 'rejected' } });
-    assert.ok(run.result.message.includes(`registry verification (warn): ${registry.host} rejected`), run.result.message);
+    assert.deepEqual(run.result.registry_verification, {
+      mode: 'warn',
+      results: { [registry.host]: 'rejected' },
+    });
+    assert.ok(
+      run.result.message.includes(`registry verification (warn): ${registry.host} rejected`),
+      run.result.message,
+    );
     assert.ok(run.cli.logs.some((l) => l.operation === 'verify-registries' && l.level === 'warn'));
     assert.deepEqual(await versions('warn'), [{ version: '1', state: 'ENABLED' }]);
     assertNoCanary(run);
@@ -157,16 +182,25 @@ describe('run-job with VERIFICATION_MODE=warn', { skip }, () => {
 
   test('the CA may also be a file in the pod (VERIFICATION_CA_FILE)', async () => {
     const { VERIFICATION_CA_PEM: _pem, ...env } = verifyEnv('warn');
-    const run = await runJob('ca-file', pullSecret(validAuth()), { ...env, VERIFICATION_CA_FILE: registry.caFile });
+    const run = await runJob('ca-file', pullSecret(validAuth()), {
+      ...env,
+      VERIFICATION_CA_FILE: registry.caFile,
+    });
     assert.equal(run.cli.code, 0, run.cli.stderr);
-    assert.deepEqual(run.result.registry_verification, { mode: 'warn', results: { [registry.host]: 'accepted' } });
+    assert.deepEqual(run.result.registry_verification, {
+      mode: 'warn',
+      results: { [registry.host]: 'accepted' },
+    });
   });
 
   test('without the CA the registry is unreachable (TLS), never rejected', async () => {
     const { VERIFICATION_CA_PEM: _pem, ...env } = verifyEnv('warn');
     const run = await runJob('no-ca', pullSecret(validAuth()), env);
     assert.equal(run.cli.code, 0, run.cli.stderr);
-    assert.deepEqual(run.result.registry_verification, { mode: 'warn', results: { [registry.host]: 'unreachable' } });
+    assert.deepEqual(run.result.registry_verification, {
+      mode: 'warn',
+      results: { [registry.host]: 'unreachable' },
+    });
   });
 });
 
@@ -191,18 +225,41 @@ describe('job configuration of verification and retention', () => {
   });
 
   test('every problem is named by its variable, at once', () => {
-    assert.throws(() => loadJobConfig({ ...base, VERIFICATION_MODE: 'enforce' }), /missing required environment variable: VERIFICATION_REGISTRIES/);
+    assert.throws(
+      () => loadJobConfig({ ...base, VERIFICATION_MODE: 'enforce' }),
+      /missing required environment variable: VERIFICATION_REGISTRIES/,
+    );
     assert.throws(
       () => loadJobConfig({ ...base, VERIFICATION_MODE: 'strict', RETENTION_ENABLED: 'yes' }),
       (err: Error) =>
-        /invalid environment variable VERIFICATION_MODE: must be off, warn or enforce/.test(err.message) && /invalid environment variable RETENTION_ENABLED: must be true or false/.test(err.message),
+        /invalid environment variable VERIFICATION_MODE: must be off, warn or enforce/.test(err.message) &&
+        /invalid environment variable RETENTION_ENABLED: must be true or false/.test(err.message),
     );
     assert.throws(
-      () => loadJobConfig({ ...base, RETENTION_ENABLED: 'true', RETENTION_DAYS: '1', RETENTION_GRACE_HOURS: '48' }),
+      () =>
+        loadJobConfig({
+          ...base,
+          RETENTION_ENABLED: 'true',
+          RETENTION_DAYS: '1',
+          RETENTION_GRACE_HOURS: '48',
+        }),
       /invalid environment variable RETENTION_DAYS: retentionDays must be at least graceHours/,
     );
-    assert.throws(() => loadJobConfig({ ...base, VERIFICATION_MODE: 'warn', VERIFICATION_REGISTRIES: 'not a host' }), /invalid environment variable VERIFICATION_REGISTRIES/);
-    assert.throws(() => loadJobConfig({ ...base, VERIFICATION_MODE: 'warn', VERIFICATION_REGISTRIES: '*', VERIFICATION_CA_PEM: 'x', VERIFICATION_CA_FILE: '/ca.pem' }), /not both/);
+    assert.throws(
+      () => loadJobConfig({ ...base, VERIFICATION_MODE: 'warn', VERIFICATION_REGISTRIES: 'not a host' }),
+      /invalid environment variable VERIFICATION_REGISTRIES/,
+    );
+    assert.throws(
+      () =>
+        loadJobConfig({
+          ...base,
+          VERIFICATION_MODE: 'warn',
+          VERIFICATION_REGISTRIES: '*',
+          VERIFICATION_CA_PEM: 'x',
+          VERIFICATION_CA_FILE: '/ca.pem',
+        }),
+      /not both/,
+    );
   });
 });
 
@@ -236,12 +293,24 @@ describe('the job entry with a controllable clock', () => {
     const storeDir = join(dir, 'retention-clock');
     const store = new LocalStore({ dir: storeDir });
     const lines: string[] = [];
-    const logger = createLogger({ level: 'info', destination: new Writable({ write: (chunk: Buffer, _enc, done) => void (lines.push(chunk.toString()), done()) }) });
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({
+        write: (chunk: Buffer, _enc, done) => void (lines.push(chunk.toString()), done()),
+      }),
+    });
     const resultsPath = join(dir, 'clock-result.json');
     const HOUR = 3_600_000;
     let now = Date.now();
     const run = async (note: string): Promise<JobResultFile> => {
-      const data = JSON.stringify({ auths: { 'registry.example.com': { auth: Buffer.from(`u:${note}-pw`).toString('base64'), email: 'a@example.com' } } });
+      const data = JSON.stringify({
+        auths: {
+          'registry.example.com': {
+            auth: Buffer.from(`u:${note}-pw`).toString('base64'),
+            email: 'a@example.com',
+          },
+        },
+      });
       const config = loadJobConfig({
         CLUSTER_ID: CLUSTER,
         PULL_SECRET_DATA: data,
@@ -260,9 +329,16 @@ describe('the job entry with a controllable clock', () => {
       const second = await run('two');
       assert.equal(second.current_version, '2');
       assert.equal(second.previous_version, '1');
-      assert.equal(second.previous_version_state, 'ENABLED', 'within its grace the old credential still serves');
+      assert.equal(
+        second.previous_version_state,
+        'ENABLED',
+        'within its grace the old credential still serves',
+      );
       const graceEnd = Date.parse(second.previous_grace_ends_at ?? '');
-      assert.ok(graceEnd > now + 23 * HOUR && graceEnd <= now + 24 * HOUR + 60_000, second.previous_grace_ends_at);
+      assert.ok(
+        graceEnd > now + 23 * HOUR && graceEnd <= now + 24 * HOUR + 60_000,
+        second.previous_grace_ends_at,
+      );
       // Same content, a day later: no write, but the fresh process still lists and disables.
       now += 25 * HOUR;
       const later = await run('two');
@@ -291,11 +367,27 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
   let kube: KubernetesTestServer;
   let stack: AdapterStack;
   before(async () => {
-    kube = await startKubernetesTestServer({ namespaces: ['hyperfleet-system'], runJobs: { command: [process.execPath, '--import', TSX, MAIN] } });
+    kube = await startKubernetesTestServer({
+      namespaces: ['hyperfleet-system'],
+      runJobs: { command: [process.execPath, '--import', TSX, MAIN] },
+    });
     stack = await startAdapterStack({
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
-      execution: { mode: 'job', job: { namespace: 'hyperfleet-system', image: 'pull-secret:test', timeoutSeconds: 60, waitSeconds: 30 } },
-      verification: { mode: 'enforce', registries: [registry.host, DOWN], caFile: registry.caFile, timeoutMs: 5000 },
+      execution: {
+        mode: 'job',
+        job: {
+          namespace: 'hyperfleet-system',
+          image: 'pull-secret:test',
+          timeoutSeconds: 60,
+          waitSeconds: 30,
+        },
+      },
+      verification: {
+        mode: 'enforce',
+        registries: [registry.host, DOWN],
+        caFile: registry.caFile,
+        timeoutMs: 5000,
+      },
       retention: { enabled: true },
     });
   });
@@ -309,12 +401,23 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     const refused = await stack.seedCluster({ pullSecret: { data: pullSecret(CANARY_AUTH) } });
     for (const c of [accepted, refused]) kube.createNamespace(`clusters-${c.id}`);
     await Promise.all([stack.publish(accepted), stack.publish(refused)]);
-    const ok = await stack.waitForStatus(accepted.id, (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded', 60_000);
+    const ok = await stack.waitForStatus(
+      accepted.id,
+      (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded',
+      60_000,
+    );
     assert.equal(conditionOf(ok, 'Available'), 'True/SecretAvailable');
     assert.equal(ok.data?.currentVersion, '1');
-    assert.deepEqual(ok.data?.registryVerification, { mode: 'enforce', results: { [registry.host]: 'accepted' } });
+    assert.deepEqual(ok.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'accepted' },
+    });
 
-    const no = await stack.waitForStatus(refused.id, (s) => conditionOf(s, 'Available') === 'False/CredentialsRejected', 60_000);
+    const no = await stack.waitForStatus(
+      refused.id,
+      (s) => conditionOf(s, 'Available') === 'False/CredentialsRejected',
+      60_000,
+    );
     assert.equal(conditionOf(no, 'Applied'), 'False/CredentialsRejected');
     assert.equal(conditionOf(no, 'Health'), 'True/Healthy', 'the cluster input is at fault, not the adapter');
     const available = no.conditions.find((c) => c.type === 'Available');
@@ -328,16 +431,30 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     }
 
     // Unreachable: the Job retried its pod (backoff limit), then the status says RegistryUnreachable, as in-process.
-    const down = await stack.seedCluster({ pullSecret: { data: JSON.stringify({ auths: { [DOWN]: { auth: validAuth() } } }) } });
+    const down = await stack.seedCluster({
+      pullSecret: { data: JSON.stringify({ auths: { [DOWN]: { auth: validAuth() } } }) },
+    });
     kube.createNamespace(`clusters-${down.id}`);
     await stack.publish(down);
-    const unreachable = await stack.waitForStatus(down.id, (s) => conditionOf(s, 'Available') === 'False/RegistryUnreachable', 60_000);
+    const unreachable = await stack.waitForStatus(
+      down.id,
+      (s) => conditionOf(s, 'Available') === 'False/RegistryUnreachable',
+      60_000,
+    );
     assert.equal(unreachable.data?.errorCode, 'REGISTRY_UNREACHABLE');
-    assert.ok(kube.jobRuns().filter((r) => r.job === `pullsecret-${down.id}-gen1`).length > 1, 'the Job retried its pod');
+    assert.ok(
+      kube.jobRuns().filter((r) => r.job === `pullsecret-${down.id}-gen1`).length > 1,
+      'the Job retried its pod',
+    );
 
     const runs = kube.jobRuns();
     assert.ok(runs.length >= 2);
-    const texts = [JSON.stringify([ok, no]), stack.logs.join('\n'), ...runs.map((r) => `${r.stdout}\n${r.stderr}`), JSON.stringify(kube.listObjects('pods', 'hyperfleet-system'))];
+    const texts = [
+      JSON.stringify([ok, no]),
+      stack.logs.join('\n'),
+      ...runs.map((r) => `${r.stdout}\n${r.stderr}`),
+      JSON.stringify(kube.listObjects('pods', 'hyperfleet-system')),
+    ];
     for (const text of texts) {
       assert.equal(findCanary(text), undefined);
       assert.ok(!text.includes(CANARY_AUTH));

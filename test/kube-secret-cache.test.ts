@@ -17,7 +17,13 @@ const OTHER = 'clusters-019466a0-8f8e-7abc-9def-0123456789a2';
 
 function desired(namespace: string, data: Buffer) {
   const id = namespace.slice('clusters-'.length);
-  return buildPullSecretManifest({ clusterId: id, pullSecret: data, namespace, secretPath: `p/${id}`, secretVersion: '1' });
+  return buildPullSecretManifest({
+    clusterId: id,
+    pullSecret: data,
+    namespace,
+    secretPath: `p/${id}`,
+    secretVersion: '1',
+  });
 }
 
 describe('Secret writer with the informer cache', () => {
@@ -74,8 +80,15 @@ describe('Secret writer with the informer cache', () => {
   it("someone else's edit reaches the cache, and the next apply writes the content back", async () => {
     const name = desired(WATCHED, V2).metadata.name;
     const current = await core.readNamespacedSecret({ namespace: WATCHED, name });
-    const edited = await core.replaceNamespacedSecret({ namespace: WATCHED, name, body: { ...current, data: { ...current.data, '.dockerconfigjson': V1.toString('base64') } } });
-    await until('the edit in the cache', () => cache.lookup(WATCHED, name)?.resourceVersion === edited.metadata?.resourceVersion);
+    const edited = await core.replaceNamespacedSecret({
+      namespace: WATCHED,
+      name,
+      body: { ...current, data: { ...current.data, '.dockerconfigjson': V1.toString('base64') } },
+    });
+    await until(
+      'the edit in the cache',
+      () => cache.lookup(WATCHED, name)?.resourceVersion === edited.metadata?.resourceVersion,
+    );
     assert.ok(changes.some((c) => c.current?.resourceVersion === edited.metadata?.resourceVersion));
     assert.equal((await writer.apply(desired(WATCHED, V2))).outcome, 'updated');
   });
@@ -148,19 +161,31 @@ describe('the informer follows watch bookmarks (allowWatchBookmarks)', () => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(server.kubeconfigPath);
     const relists: string[] = [];
-    const cache = new SecretCache({ kubeConfig, retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 }, onRelist: (reason) => relists.push(reason) });
+    const cache = new SecretCache({
+      kubeConfig,
+      retry: { maxAttempts: 1, baseDelayMs: 5, maxDelayMs: 20 },
+      onRelist: (reason) => relists.push(reason),
+    });
     try {
       cache.start();
       assert.equal(await cache.whenListed(10_000), true);
       await until('the watch is open', () => server.calls('WATCH', 'secrets') >= 1);
-      server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'not-ours', namespace: WATCHED }, data: {} });
+      server.seed({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'not-ours', namespace: WATCHED },
+        data: {},
+      });
       if (sendBookmark) server.sendBookmarks();
       server.compact();
       server.endWatches();
       await until('the watch is back', () => server.calls('WATCH', 'secrets') >= 2);
       const core = kubeConfig.makeApiClient(CoreV1Api);
       await core.createNamespacedSecret({ namespace: WATCHED, body: desired(WATCHED, V1) });
-      await until('the cache sees a new Secret', () => cache.lookup(WATCHED, `${WATCHED.slice('clusters-'.length)}-pull-secret`) !== undefined);
+      await until(
+        'the cache sees a new Secret',
+        () => cache.lookup(WATCHED, `${WATCHED.slice('clusters-'.length)}-pull-secret`) !== undefined,
+      );
       return relists;
     } finally {
       await cache.stop();

@@ -11,7 +11,11 @@ import { Secret } from 'kubernetes-models/v1';
 import { parse } from 'yaml';
 import { describeError, PullSecretError } from '../src/errors/index.js';
 import { ManifestDirectoryTarget } from '../src/kube/manifest-directory.js';
-import { ANNOTATIONS, buildPullSecretManifest, DOCKERCONFIGJSON_KEY } from '../src/kube/pull-secret-manifest.js';
+import {
+  ANNOTATIONS,
+  buildPullSecretManifest,
+  DOCKERCONFIGJSON_KEY,
+} from '../src/kube/pull-secret-manifest.js';
 import { createKubernetesSecretWriter, type KubernetesSecretWriter } from '../src/kube/secret-writer.js';
 import type { TargetLogger } from '../src/kube/target.js';
 import { CANARY_PULL_SECRET } from './support/fixtures.js';
@@ -43,7 +47,15 @@ describe('Kubernetes secret writer against the test API server', () => {
   let ids = 0;
 
   /** A cluster id with its namespace created, so tests do not share objects. */
-  function cluster(withNamespace = true): { id: string; ns: string; name: string; desired: (data: Buffer, opts?: { now?: string; version?: string }) => ReturnType<typeof buildPullSecretManifest> } {
+  function cluster(withNamespace = true): {
+    id: string;
+    ns: string;
+    name: string;
+    desired: (
+      data: Buffer,
+      opts?: { now?: string; version?: string },
+    ) => ReturnType<typeof buildPullSecretManifest>;
+  } {
     const id = `cls-${++ids}`;
     const ns = `clusters-${id}`;
     if (withNamespace) server.createNamespace(ns);
@@ -70,7 +82,11 @@ describe('Kubernetes secret writer against the test API server', () => {
 
   before(async () => {
     server = await startKubernetesTestServer();
-    writer = createKubernetesSecretWriter({ kubeconfigPath: server.kubeconfigPath, conflictRetry: FAST_RETRY, logger });
+    writer = createKubernetesSecretWriter({
+      kubeconfigPath: server.kubeconfigPath,
+      conflictRetry: FAST_RETRY,
+      logger,
+    });
     const kc = new KubeConfig();
     kc.loadFromFile(server.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
@@ -87,7 +103,10 @@ describe('Kubernetes secret writer against the test API server', () => {
     const s = stored(c.ns, c.name);
     assert.equal(s.type, 'kubernetes.io/dockerconfigjson');
     assert.deepEqual(s.metadata?.labels, { 'managed-by': 'hyperfleet', 'cluster-id': c.id });
-    assert.equal(s.metadata?.annotations?.[ANNOTATIONS.secretPath], `projects/p/secrets/hyperfleet-${c.id}-pull-secret`);
+    assert.equal(
+      s.metadata?.annotations?.[ANNOTATIONS.secretPath],
+      `projects/p/secrets/hyperfleet-${c.id}-pull-secret`,
+    );
     assert.ok(Buffer.from(s.data?.[DOCKERCONFIGJSON_KEY] ?? '', 'base64').equals(V1));
     assert.equal(server.calls('GET', 'secrets'), 1);
     assert.equal(server.calls('POST', 'secrets'), 1);
@@ -103,7 +122,10 @@ describe('Kubernetes secret writer against the test API server', () => {
     assert.equal(result.resourceVersion, before);
     assert.equal(server.writes('secrets'), 0);
     assert.equal(server.calls('GET', 'secrets'), 1);
-    assert.equal(stored(c.ns, c.name).metadata?.annotations?.[ANNOTATIONS.lastUpdated], '2025-01-01T00:00:00.000Z');
+    assert.equal(
+      stored(c.ns, c.name).metadata?.annotations?.[ANNOTATIONS.lastUpdated],
+      '2025-01-01T00:00:00.000Z',
+    );
   });
 
   it('reuses kept-alive connections: twenty applies, no new TLS handshake for each', async () => {
@@ -111,7 +133,10 @@ describe('Kubernetes secret writer against the test API server', () => {
     const before = server.connections();
     for (const c of targets) await writer.apply(c.desired(V1));
     for (const c of targets) assert.equal((await writer.apply(c.desired(V1))).outcome, 'unchanged');
-    assert.ok(server.connections() - before <= 2, `${server.connections() - before} connections for 20 applies`);
+    assert.ok(
+      server.connections() - before <= 2,
+      `${server.connections() - before} connections for 20 applies`,
+    );
   });
 
   it('updates in place with one PUT when the content changes', async () => {
@@ -159,7 +184,14 @@ describe('Kubernetes secret writer against the test API server', () => {
     const ours = writer.apply(c.desired(V2));
     await new Promise((resolve) => setTimeout(resolve, 50));
     const current = await core.readNamespacedSecret({ namespace: c.ns, name: c.name });
-    await core.replaceNamespacedSecret({ namespace: c.ns, name: c.name, body: { ...current, metadata: { ...current.metadata, labels: { ...current.metadata?.labels, other: 'writer' } } } });
+    await core.replaceNamespacedSecret({
+      namespace: c.ns,
+      name: c.name,
+      body: {
+        ...current,
+        metadata: { ...current.metadata, labels: { ...current.metadata?.labels, other: 'writer' } },
+      },
+    });
     assert.equal((await ours).outcome, 'updated');
     const s = stored(c.ns, c.name);
     assert.equal(s.metadata?.labels?.other, 'writer');
@@ -172,7 +204,10 @@ describe('Kubernetes secret writer against the test API server', () => {
     server.resetCalls();
     server.injectFault({ method: 'PUT', resource: 'secrets', status: 409, times: Infinity });
     try {
-      await assert.rejects(writer.apply(c.desired(V2)), (err: unknown) => isCode('KUBE_CONFLICT')(err) && (err as PullSecretError).retryable);
+      await assert.rejects(
+        writer.apply(c.desired(V2)),
+        (err: unknown) => isCode('KUBE_CONFLICT')(err) && (err as PullSecretError).retryable,
+      );
       assert.equal(server.calls('PUT', 'secrets'), FAST_RETRY.maxAttempts);
     } finally {
       server.clearFaults();
@@ -188,7 +223,11 @@ describe('Kubernetes secret writer against the test API server', () => {
       name: c.name,
       body: {
         ...current,
-        metadata: { ...current.metadata, labels: { ...current.metadata?.labels, team: 'payments' }, annotations: { ...current.metadata?.annotations, 'example.com/owner': 'ops' } },
+        metadata: {
+          ...current.metadata,
+          labels: { ...current.metadata?.labels, team: 'payments' },
+          annotations: { ...current.metadata?.annotations, 'example.com/owner': 'ops' },
+        },
         data: { ...current.data, extra: Buffer.from('other').toString('base64') },
       },
     });
@@ -210,16 +249,29 @@ describe('Kubernetes secret writer against the test API server', () => {
     await writer.apply(c.desired(V1));
     const current = await core.readNamespacedSecret({ namespace: c.ns, name: c.name });
     const tampered = Buffer.from('{"auths":{"evil.io":{"auth":"eDp5"}}}').toString('base64');
-    await core.replaceNamespacedSecret({ namespace: c.ns, name: c.name, body: { ...current, data: { [DOCKERCONFIGJSON_KEY]: tampered } } });
+    await core.replaceNamespacedSecret({
+      namespace: c.ns,
+      name: c.name,
+      body: { ...current, data: { [DOCKERCONFIGJSON_KEY]: tampered } },
+    });
     assert.equal((await writer.apply(c.desired(V1))).outcome, 'updated');
     assert.ok(Buffer.from(stored(c.ns, c.name).data?.[DOCKERCONFIGJSON_KEY] ?? '', 'base64').equals(V1));
   });
 
   it('refuses to modify or delete an unmanaged Secret', async () => {
     const c = cluster();
-    server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: c.name, namespace: c.ns, labels: { owner: 'someone-else' } }, type: 'Opaque', data: { a: 'YQ==' } });
+    server.seed({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: c.name, namespace: c.ns, labels: { owner: 'someone-else' } },
+      type: 'Opaque',
+      data: { a: 'YQ==' },
+    });
     server.resetCalls();
-    const refused = (err: unknown) => isCode('SECRET_UNMANAGED')(err) && (err as Error).message.includes(`${c.ns}/${c.name}`) && !(err as PullSecretError).retryable;
+    const refused = (err: unknown) =>
+      isCode('SECRET_UNMANAGED')(err) &&
+      (err as Error).message.includes(`${c.ns}/${c.name}`) &&
+      !(err as PullSecretError).retryable;
     await assert.rejects(writer.apply(c.desired(V1)), refused);
     await assert.rejects(writer.remove(c.ns, c.name), refused);
     assert.equal(server.writes(), 0);
@@ -237,20 +289,32 @@ describe('Kubernetes secret writer against the test API server', () => {
   it('surfaces 503 as retryable KUBE_UNAVAILABLE, then succeeds', async () => {
     const c = cluster();
     server.injectFault({ method: 'POST', resource: 'secrets', status: 503 });
-    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => isCode('KUBE_UNAVAILABLE')(err) && (err as PullSecretError).retryable);
+    await assert.rejects(
+      writer.apply(c.desired(V1)),
+      (err: unknown) => isCode('KUBE_UNAVAILABLE')(err) && (err as PullSecretError).retryable,
+    );
     assert.equal((await writer.apply(c.desired(V1))).outcome, 'created');
   });
 
   it('surfaces a reset connection as retryable KUBE_UNAVAILABLE', async () => {
     const c = cluster();
     server.injectFault({ method: 'GET', resource: 'secrets', reset: true });
-    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => isCode('KUBE_UNAVAILABLE')(err) && (err as PullSecretError).retryable);
+    await assert.rejects(
+      writer.apply(c.desired(V1)),
+      (err: unknown) => isCode('KUBE_UNAVAILABLE')(err) && (err as PullSecretError).retryable,
+    );
     assert.equal((await writer.apply(c.desired(V1))).outcome, 'created');
   });
 
   it('reports a missing namespace instead of creating it', async () => {
     const c = cluster(false);
-    await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => err instanceof PullSecretError && err.retryable && err.message.includes(`namespace "${c.ns}" does not exist`));
+    await assert.rejects(
+      writer.apply(c.desired(V1)),
+      (err: unknown) =>
+        err instanceof PullSecretError &&
+        err.retryable &&
+        err.message.includes(`namespace "${c.ns}" does not exist`),
+    );
     assert.equal(server.getObject('namespaces', undefined, c.ns), undefined);
   });
 
@@ -259,7 +323,14 @@ describe('Kubernetes secret writer against the test API server', () => {
     const release = server.holdNamespaceTermination();
     try {
       server.deleteObject('namespaces', undefined, c.ns);
-      await assert.rejects(writer.apply(c.desired(V1)), (err: unknown) => err instanceof PullSecretError && err.code === 'NAMESPACE_NOT_FOUND' && err.retryable && /being deleted/.test(err.message));
+      await assert.rejects(
+        writer.apply(c.desired(V1)),
+        (err: unknown) =>
+          err instanceof PullSecretError &&
+          err.code === 'NAMESPACE_NOT_FOUND' &&
+          err.retryable &&
+          /being deleted/.test(err.message),
+      );
     } finally {
       release();
     }
@@ -270,12 +341,17 @@ describe('Kubernetes secret writer against the test API server', () => {
     server.injectFault({ method: 'GET', resource: 'secrets', status: 403 });
     await assert.rejects(writer.apply(c.desired(V1)), isCode('KUBE_FORBIDDEN'));
     const wrongToken = new KubeConfig();
-    wrongToken.loadFromString((await readFile(server.kubeconfigPath, 'utf8')).replace(server.token, 'not-the-token'));
+    wrongToken.loadFromString(
+      (await readFile(server.kubeconfigPath, 'utf8')).replace(server.token, 'not-the-token'),
+    );
     const dir = await mkdtemp(join(tmpdir(), 'kube-wrong-token-'));
     try {
       const path = join(dir, 'kubeconfig');
       await writeFile(path, wrongToken.exportConfig());
-      await assert.rejects(createKubernetesSecretWriter({ kubeconfigPath: path }).apply(c.desired(V1)), isCode('KUBE_UNAUTHENTICATED'));
+      await assert.rejects(
+        createKubernetesSecretWriter({ kubeconfigPath: path }).apply(c.desired(V1)),
+        isCode('KUBE_UNAUTHENTICATED'),
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -314,7 +390,10 @@ describe('Kubernetes secret writer against the test API server', () => {
       await writeFile(join(dir, 'token'), server.token);
       await writeFile(join(dir, 'ca.crt'), server.caPem);
       const port = new URL(server.url).port;
-      const inCluster = createKubernetesSecretWriter({ env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port }, serviceAccountDir: dir });
+      const inCluster = createKubernetesSecretWriter({
+        env: { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: port },
+        serviceAccountDir: dir,
+      });
       assert.equal(inCluster.location, server.url);
       assert.equal((await inCluster.apply(c.desired(V1))).outcome, 'created');
     } finally {
@@ -341,23 +420,40 @@ describe('Kubernetes secret writer against the test API server', () => {
       assert.equal((await writer.apply(c.desired(V1))).outcome, 'unchanged');
     });
 
-    it('applies with kubectl', { skip: existsSync('/usr/bin/kubectl') ? false : 'kubectl not installed' }, async () => {
-      const c = cluster();
-      const target = new ManifestDirectoryTarget({ directory: dir });
-      await target.apply(c.desired(V1));
-      const home = join(dir, 'home');
-      await mkdir(home, { recursive: true });
-      const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', server.kubeconfigPath, 'apply', '-f', target.pathOf(c.ns, c.name)], { env: { ...process.env, HOME: home }, timeout: 30_000 });
-      assert.match(stdout, new RegExp(`secret/${c.name} created`));
-      assert.equal(stored(c.ns, c.name).metadata?.labels?.['managed-by'], 'hyperfleet');
-    });
+    it(
+      'applies with kubectl',
+      { skip: existsSync('/usr/bin/kubectl') ? false : 'kubectl not installed' },
+      async () => {
+        const c = cluster();
+        const target = new ManifestDirectoryTarget({ directory: dir });
+        await target.apply(c.desired(V1));
+        const home = join(dir, 'home');
+        await mkdir(home, { recursive: true });
+        const { stdout } = await promisify(execFile)(
+          'kubectl',
+          ['--kubeconfig', server.kubeconfigPath, 'apply', '-f', target.pathOf(c.ns, c.name)],
+          { env: { ...process.env, HOME: home }, timeout: 30_000 },
+        );
+        assert.match(stdout, new RegExp(`secret/${c.name} created`));
+        assert.equal(stored(c.ns, c.name).metadata?.labels?.['managed-by'], 'hyperfleet');
+      },
+    );
   });
 
   it('never leaks canary credentials into errors or logs', async () => {
     const raw = Buffer.from(CANARY_PULL_SECRET);
-    const forbidden = [raw.toString('utf8').trim(), raw.toString('base64'), 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=', 'pullbot:s3cr3t-canary-7Q2v'];
+    const forbidden = [
+      raw.toString('utf8').trim(),
+      raw.toString('base64'),
+      'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=',
+      'pullbot:s3cr3t-canary-7Q2v',
+    ];
     const canaryLogger = captureLogger();
-    const w = createKubernetesSecretWriter({ kubeconfigPath: server.kubeconfigPath, conflictRetry: FAST_RETRY, logger: canaryLogger });
+    const w = createKubernetesSecretWriter({
+      kubeconfigPath: server.kubeconfigPath,
+      conflictRetry: FAST_RETRY,
+      logger: canaryLogger,
+    });
     const errors: unknown[] = [];
     const attempt = async (fn: () => Promise<unknown>) => {
       try {
@@ -379,10 +475,22 @@ describe('Kubernetes secret writer against the test API server', () => {
     const missing = cluster(false);
     await attempt(() => w.apply(missing.desired(raw)));
     const foreign = cluster();
-    server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: foreign.name, namespace: foreign.ns }, type: 'kubernetes.io/dockerconfigjson', data: { [DOCKERCONFIGJSON_KEY]: raw.toString('base64') } });
+    server.seed({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: foreign.name, namespace: foreign.ns },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { [DOCKERCONFIGJSON_KEY]: raw.toString('base64') },
+    });
     await attempt(() => w.apply(foreign.desired(raw)));
     assert.ok(errors.length >= 7, `expected failures, got ${errors.length}`);
-    const texts = [...errors.map((e) => JSON.stringify(describeError(e))), ...errors.map((e) => String((e as Error).stack)), ...canaryLogger.lines];
-    for (const text of texts) for (const secret of forbidden) assert.ok(!text.includes(secret), `leaked canary into: ${text.slice(0, 200)}`);
+    const texts = [
+      ...errors.map((e) => JSON.stringify(describeError(e))),
+      ...errors.map((e) => String((e as Error).stack)),
+      ...canaryLogger.lines,
+    ];
+    for (const text of texts)
+      for (const secret of forbidden)
+        assert.ok(!text.includes(secret), `leaked canary into: ${text.slice(0, 200)}`);
   });
 });

@@ -53,13 +53,18 @@ async function assertReadable(storeDir: string, expected: Map<string, string>): 
 async function keyIdsOnDisk(storeDir: string): Promise<Set<string>> {
   const files = new SecretFiles({ dir: storeDir });
   const ids = new Set<string>();
-  for (const id of await files.listIds()) for (const v of (await files.read(id))?.versions ?? []) ids.add(String(v.keyId));
+  for (const id of await files.listIds())
+    for (const v of (await files.read(id))?.versions ?? []) ids.add(String(v.keyId));
   return ids;
 }
 
 test('a deleted key file is not replaced while encrypted secrets exist: exit 2, how to restore or rotate', async () => {
   const storeDir = join(dir, 'lost');
-  const env = baseEnv({ LOCAL_STORE_DIR: storeDir, CLUSTER_ID: CLUSTER, PULL_SECRET_DATA: VALID_PULL_SECRET });
+  const env = baseEnv({
+    LOCAL_STORE_DIR: storeDir,
+    CLUSTER_ID: CLUSTER,
+    PULL_SECRET_DATA: VALID_PULL_SECRET,
+  });
   assert.equal((await runCli(['run-job', 'pull-secret'], env)).code, 0);
   await unlink(join(storeDir, 'store.key'));
 
@@ -106,7 +111,10 @@ test('rotate-key re-encrypts every version under a new key; a store opened befor
   assert.equal(summary.new_key_id, keyId(newKey));
   assert.deepEqual(await keyIdsOnDisk(storeDir), new Set([keyId(newKey)]));
   await assert.rejects(access(join(storeDir, 'store.key.next')), { code: 'ENOENT' });
-  assert.doesNotMatch(rotated.stdout + rotated.stderr, new RegExp(newKey.toString('base64').slice(0, 16).replace(/[+/]/g, '.')));
+  assert.doesNotMatch(
+    rotated.stdout + rotated.stderr,
+    new RegExp(newKey.toString('base64').slice(0, 16).replace(/[+/]/g, '.')),
+  );
 
   // The long-lived instance loaded the old key only; it notices the change and goes on.
   assert.equal((await before.accessVersion('secret-2', '2')).data.toString(), 'payload 2.2');
@@ -143,34 +151,49 @@ await rotateStoreKey({ dir });
 process.stdout.write('done\\n');
 `;
 
-test('a rotation killed at varying points leaves every record readable, and running it again finishes it', { timeout: 120_000 }, async () => {
-  const storeDir = join(dir, 'killed');
-  const expected = await seed(storeDir, 40);
-  const originalKey = await readKeyFile(join(storeDir, 'store.key'));
-  for (let round = 0; round < 5; round++) {
-    const child = spawn(
-      process.execPath,
-      ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', ROTATE, pathToFileURL(join(import.meta.dirname, '../src/stores/local/rotate-key.ts')).href, storeDir],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    const exited = once(child, 'exit');
-    await once(child.stdout, 'data');
-    await sleep(round * 15);
-    child.kill('SIGKILL');
-    await exited;
+test(
+  'a rotation killed at varying points leaves every record readable, and running it again finishes it',
+  { timeout: 120_000 },
+  async () => {
+    const storeDir = join(dir, 'killed');
+    const expected = await seed(storeDir, 40);
+    const originalKey = await readKeyFile(join(storeDir, 'store.key'));
+    for (let round = 0; round < 5; round++) {
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          import.meta.resolve('tsx'),
+          '--input-type=module',
+          '-e',
+          ROTATE,
+          pathToFileURL(join(import.meta.dirname, '../src/stores/local/rotate-key.ts')).href,
+          storeDir,
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      const exited = once(child, 'exit');
+      await once(child.stdout, 'data');
+      await sleep(round * 15);
+      child.kill('SIGKILL');
+      await exited;
+      await assertReadable(storeDir, expected);
+    }
+    const result = await rotateStoreKey({ dir: storeDir });
+    const finalKey = await readKeyFile(join(storeDir, 'store.key'));
+    assert.ok(finalKey && originalKey && !finalKey.equals(originalKey));
+    assert.equal(result.newKeyId, keyId(finalKey));
+    assert.deepEqual(await keyIdsOnDisk(storeDir), new Set([keyId(finalKey)]));
     await assertReadable(storeDir, expected);
-  }
-  const result = await rotateStoreKey({ dir: storeDir });
-  const finalKey = await readKeyFile(join(storeDir, 'store.key'));
-  assert.ok(finalKey && originalKey && !finalKey.equals(originalKey));
-  assert.equal(result.newKeyId, keyId(finalKey));
-  assert.deepEqual(await keyIdsOnDisk(storeDir), new Set([keyId(finalKey)]));
-  await assertReadable(storeDir, expected);
-  assert.ok((await readFile(join(storeDir, 'store.key'), 'utf8')).endsWith('\n'));
-});
+    assert.ok((await readFile(join(storeDir, 'store.key'), 'utf8')).endsWith('\n'));
+  },
+);
 
 test('rotate-key refuses a key given with LOCAL_STORE_KEY and a store without a key file (exit 2)', async () => {
-  const withKey = await runCli(['store', 'rotate-key'], baseEnv({ LOCAL_STORE_DIR: join(dir, 'k'), LOCAL_STORE_KEY: Buffer.alloc(32, 7).toString('base64') }));
+  const withKey = await runCli(
+    ['store', 'rotate-key'],
+    baseEnv({ LOCAL_STORE_DIR: join(dir, 'k'), LOCAL_STORE_KEY: Buffer.alloc(32, 7).toString('base64') }),
+  );
   assert.equal(withKey.code, 2);
   assert.match(withKey.stderr, /LOCAL_STORE_KEY/);
   const none = await runCli(['store', 'rotate-key'], baseEnv({ LOCAL_STORE_DIR: join(dir, 'none') }));

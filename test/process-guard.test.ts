@@ -23,7 +23,11 @@ const STRAY_ON_SIGTERM_LISTENER = `data:text/javascript,${encodeURIComponent(
 
 function run(args: string[], env: NodeJS.ProcessEnv, preload: string[] = []): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', ...preload.flatMap((p) => ['--import', p]), ...args],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -63,8 +67,14 @@ describe('job without Google credentials', () => {
     assert.equal(result.code, 1, result.stderr);
     const lines = result.stderr.trimEnd().split('\n');
     assert.equal(lines.length, 1, result.stderr);
-    assert.match(lines[0] ?? '', /^pull-secret: GCP Secret Manager AccessSecretVersion failed .*no usable Google credentials/);
-    assert.ok(!result.logs.some((l) => l.message === 'stray error caught by the process guard'), 'the root cause leaves no stray rejection');
+    assert.match(
+      lines[0] ?? '',
+      /^pull-secret: GCP Secret Manager AccessSecretVersion failed .*no usable Google credentials/,
+    );
+    assert.ok(
+      !result.logs.some((l) => l.message === 'stray error caught by the process guard'),
+      'the root cause leaves no stray rejection',
+    );
     const file = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;
     assert.equal(file.status, 'failure');
     assert.equal(file.reason, 'AuthenticationFailed');
@@ -83,7 +93,10 @@ describe('Pub/Sub broker without Google credentials', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       console.log(JSON.stringify({ outcome }));
     `;
-    const result = await run(['--input-type=module', '-e', script], baseEnv({ HOME: mkdtempSync(join(dir, 'home-')) }));
+    const result = await run(
+      ['--input-type=module', '-e', script],
+      baseEnv({ HOME: mkdtempSync(join(dir, 'home-')) }),
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.match(String(result.logs[0]?.outcome), /^CONFIG_INVALID: Pub\/Sub: no usable Google credentials/);
     assert.equal(result.stderr, '');
@@ -93,7 +106,12 @@ describe('Pub/Sub broker without Google credentials', () => {
 describe('process guard', () => {
   it('turns a stray rejection in the job into one log line, a failure result file and exit 1', async () => {
     const resultsPath = join(dir, 'stray.json');
-    const env = baseEnv({ CLUSTER_ID: 'cls-stray', PULL_SECRET_DATA: CANARY_PULL_SECRET, LOCAL_STORE_DIR: join(dir, 'store'), RESULTS_PATH: resultsPath });
+    const env = baseEnv({
+      CLUSTER_ID: 'cls-stray',
+      PULL_SECRET_DATA: CANARY_PULL_SECRET,
+      LOCAL_STORE_DIR: join(dir, 'store'),
+      RESULTS_PATH: resultsPath,
+    });
     const result = await run([MAIN, 'run-job', 'pull-secret'], env, [STRAY_ON_SIGTERM_LISTENER]);
     assert.equal(result.code, 1, result.stderr);
     assert.equal(result.stderr, 'pull-secret: unhandled promise rejection\n');
@@ -143,10 +161,19 @@ describe('process guard', () => {
   });
 
   it('describes a stray error by class, code and package, never by its text', () => {
-    const error = Object.assign(new Error(`Could not load ${CANARY_TEXT}`), { code: 'a long free text code that could quote input' });
+    const error = Object.assign(new Error(`Could not load ${CANARY_TEXT}`), {
+      code: 'a long free text code that could quote input',
+    });
     error.stack = `Error: Could not load ${CANARY_TEXT}\n    at GoogleAuth.getApplicationDefaultAsync (/app/node_modules/google-auth-library/build/src/auth/googleauth.js:284:15)`;
     const report = describeStray('unhandledRejection', error);
-    assert.deepEqual(report, { error_code: 'INTERNAL', error: 'unhandled promise rejection', retryable: false, stray: 'unhandledRejection', cause_name: 'Error', cause_origin: 'google-auth-library' });
+    assert.deepEqual(report, {
+      error_code: 'INTERNAL',
+      error: 'unhandled promise rejection',
+      retryable: false,
+      stray: 'unhandledRejection',
+      cause_name: 'Error',
+      cause_origin: 'google-auth-library',
+    });
     assert.equal(describeStray('unhandledRejection', 'text').cause_name, 'string');
     assert.ok(existsSync(MAIN));
   });

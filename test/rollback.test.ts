@@ -17,14 +17,18 @@ import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { LocalStore } from '../src/stores/local/index.js';
 import { storeConfigSchema, storeFactory } from '../src/stores/registry.js';
 import type { SecretStore } from '../src/stores/store.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from './servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from './servers/gcp-secret-manager/index.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 import { baseEnv, runCli } from './support/cli.js';
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 
 const RETRY = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 };
 /** Pull secret number `n` (the canary's credentials, a different e-mail). */
-const content = (n: number) => CANARY_PULL_SECRET.replace(/"email":"canary@example\.com"/, `"email":"ops${n}@example.com"`);
+const content = (n: number) =>
+  CANARY_PULL_SECRET.replace(/"email":"canary@example\.com"/, `"email":"ops${n}@example.com"`);
 
 function capture() {
   const lines: string[] = [];
@@ -56,8 +60,15 @@ const backends: Array<{ name: string; open(): Promise<{ store: SecretStore; clos
     name: 'gcp',
     async open() {
       process.env.METADATA_SERVER_DETECTION = 'none';
-      const server: SecretManagerTestServer = await startSecretManagerTestServer({ project: 'rollback-project' });
-      const store = await gcpStoreFactory.create({ projectId: 'rollback-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
+      const server: SecretManagerTestServer = await startSecretManagerTestServer({
+        project: 'rollback-project',
+      });
+      const store = await gcpStoreFactory.create({
+        projectId: 'rollback-project',
+        endpoint: server.address,
+        insecure: true,
+        callTimeoutMs: 5000,
+      });
       return {
         store,
         close: async () => {
@@ -77,19 +88,24 @@ for (const backend of backends) {
     const clusterId = 'c-rollback-1';
     const secretId = defaultSecretId(clusterId);
     const payload = async (v: string) => (await store.accessVersion(secretId, v)).data.toString();
-    const states = async () => (await store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`);
+    const states = async () =>
+      (await store.describe(secretId))?.versions.map((v) => `${v.version}:${v.state}`);
 
     before(async () => {
       const opened = await backend.open();
       store = opened.store;
       close = () => opened.close();
-      for (const n of [1, 2, 3]) await reconcilePullSecret({ clusterId, pullSecretData: content(n) }, { store, retry: RETRY, log });
+      for (const n of [1, 2, 3])
+        await reconcilePullSecret({ clusterId, pullSecretData: content(n) }, { store, retry: RETRY, log });
     });
     after(() => close());
 
     it('to the previous version by default: its content as a new version, history kept', async () => {
       const result = await rollbackPullSecret({ clusterId }, { store, retry: RETRY, log });
-      assert.deepEqual([result.fromVersion, result.sourceVersion, result.push.version, result.push.outcome], ['3', '2', '4', 'updated']);
+      assert.deepEqual(
+        [result.fromVersion, result.sourceVersion, result.push.version, result.push.outcome],
+        ['3', '2', '4', 'updated'],
+      );
       assert.equal(await payload('4'), content(2));
       assert.deepEqual(await states(), ['4:ENABLED', '3:ENABLED', '2:ENABLED', '1:ENABLED']);
     });
@@ -107,15 +123,24 @@ for (const backend of backends) {
       for (const request of [{ clusterId, toVersion: '2' }]) {
         await assert.rejects(
           rollbackPullSecret(request, { store, retry: RETRY, log }),
-          (e: unknown) => e instanceof PullSecretError && e.code === 'VERSION_DESTROYED' && /version 2 of .* is destroyed/.test(e.message),
+          (e: unknown) =>
+            e instanceof PullSecretError &&
+            e.code === 'VERSION_DESTROYED' &&
+            /version 2 of .* is destroyed/.test(e.message),
         );
       }
       assert.equal((await states())?.length, 5);
     });
 
     it('refused for an unknown version, and for a secret another cluster owns', async () => {
-      await assert.rejects(rollbackPullSecret({ clusterId, toVersion: '99' }, { store, retry: RETRY, log }), (e: unknown) => e instanceof PullSecretError && e.code === 'SECRET_NOT_FOUND');
-      await assert.rejects(rollbackPullSecret({ clusterId: 'c-rollback-2', secretName: secretId }, { store, retry: RETRY, log }), (e: unknown) => e instanceof PullSecretError && e.code === 'SECRET_UNMANAGED');
+      await assert.rejects(
+        rollbackPullSecret({ clusterId, toVersion: '99' }, { store, retry: RETRY, log }),
+        (e: unknown) => e instanceof PullSecretError && e.code === 'SECRET_NOT_FOUND',
+      );
+      await assert.rejects(
+        rollbackPullSecret({ clusterId: 'c-rollback-2', secretName: secretId }, { store, retry: RETRY, log }),
+        (e: unknown) => e instanceof PullSecretError && e.code === 'SECRET_UNMANAGED',
+      );
       assert.equal(findCanary(lines.join('')), undefined, 'no credential in the logs');
     });
   });
@@ -141,7 +166,11 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
     config = join(dir, 'config.yaml');
     await writeFile(
       config,
-      JSON.stringify({ store: { type: 'local', settings }, kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath }, execution: { retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 } } }),
+      JSON.stringify({
+        store: { type: 'local', settings },
+        kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
+        execution: { retry: { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 20 } },
+      }),
     );
   });
   after(async () => {
@@ -149,7 +178,8 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
     await rm(dir, { recursive: true, force: true });
   });
 
-  const run = (...extra: string[]) => runCli(['rollback', '--cluster-id', CLUSTER, '--config', config, ...extra], baseEnv());
+  const run = (...extra: string[]) =>
+    runCli(['rollback', '--cluster-id', CLUSTER, '--config', config, ...extra], baseEnv());
 
   it('rolls back to the previous version and writes the Kubernetes Secret from it', async () => {
     const out = await run();
@@ -163,17 +193,24 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
       outcome: 'updated',
       kubernetes: { namespace, name: `${CLUSTER}-pull-secret`, outcome: 'created' },
     });
-    const secret = kube.getObject('secrets', namespace, `${CLUSTER}-pull-secret`) as { data?: Record<string, string> } | undefined;
+    const secret = kube.getObject('secrets', namespace, `${CLUSTER}-pull-secret`) as
+      { data?: Record<string, string> } | undefined;
     assert.equal(Buffer.from(secret?.data?.[DOCKERCONFIGJSON_KEY] ?? '', 'base64').toString(), content(2));
     assert.equal(findCanary(out.stdout + out.stderr), undefined);
   });
 
   it('inspect shows the current and previous versions and the end of the grace', async () => {
-    const out = await runCli(['inspect', '--cluster-id', CLUSTER, '--grace-hours', '2'], baseEnv({ LOCAL_STORE_DIR: join(dir, 'store') }));
+    const out = await runCli(
+      ['inspect', '--cluster-id', CLUSTER, '--grace-hours', '2'],
+      baseEnv({ LOCAL_STORE_DIR: join(dir, 'store') }),
+    );
     assert.equal(out.code, 0, out.stderr);
     const view = JSON.parse(out.stdout) as Record<string, unknown>;
     const versions = view.versions as Array<{ version: string; created_time: string }>;
-    assert.deepEqual([view.current_version, view.previous_version, view.previous_version_state], ['4', '3', 'ENABLED']);
+    assert.deepEqual(
+      [view.current_version, view.previous_version, view.previous_version_state],
+      ['4', '3', 'ENABLED'],
+    );
     const v4 = versions.find((v) => v.version === '4')?.created_time ?? '';
     assert.equal(view.previous_grace_ends_at, new Date(Date.parse(v4) + 2 * 3_600_000).toISOString());
     assert.equal(findCanary(out.stdout), undefined);
@@ -182,7 +219,10 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
   it('exit 1 with VERSION_DESTROYED explained for a destroyed version; exit 2 for a bad flag', async () => {
     const destroyed = await run('--to-version', '1');
     assert.equal(destroyed.code, 1);
-    assert.match(destroyed.stderr, /^pull-secret: version 1 of local:secrets\/\S+ is destroyed, its content is gone; roll back to another version with --to-version$/m);
+    assert.match(
+      destroyed.stderr,
+      /^pull-secret: version 1 of local:secrets\/\S+ is destroyed, its content is gone; roll back to another version with --to-version$/m,
+    );
     const bad = await run('--to-version', '../1');
     assert.equal(bad.code, 2);
     // Not a local store version id (those are numbers): a usage error, not a store failure.

@@ -17,7 +17,10 @@ test('a namespace event requeues the shares only when its labels changed or it a
   const state = new ShareState({ kubeConfig, onChange: (change) => changes.push(change) });
   const requeues = () => changes.filter((c) => c.kind === 'namespaces').length;
   /** Reads the namespace, changes it and writes it back (a MODIFIED event). */
-  const update = async (name: string, edit: (meta: { labels?: Record<string, string>; annotations?: Record<string, string> }) => void) => {
+  const update = async (
+    name: string,
+    edit: (meta: { labels?: Record<string, string>; annotations?: Record<string, string> }) => void,
+  ) => {
     const ns = await core.readNamespace({ name });
     edit((ns.metadata ??= {}));
     await core.replaceNamespace({ name, body: ns });

@@ -15,9 +15,15 @@ describe('adapter with shares.enabled (in-process, Kubernetes API)', () => {
   let stack: AdapterStack;
 
   before(async () => {
-    kube = await startKubernetesTestServer({ namespaces: ['team-a', 'team-b'], rbac: ['overlays/in-process-shares'] });
+    kube = await startKubernetesTestServer({
+      namespaces: ['team-a', 'team-b'],
+      rbac: ['overlays/in-process-shares'],
+    });
     const kubeconfig = await kube.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter');
-    stack = await startAdapterStack({ kubernetes: { target: 'api', kubeconfig }, shares: { enabled: true, recheckSeconds: 10 } });
+    stack = await startAdapterStack({
+      kubernetes: { target: 'api', kubeconfig },
+      shares: { enabled: true, recheckSeconds: 10 },
+    });
   });
   after(async () => {
     await stack?.stop();
@@ -42,19 +48,32 @@ describe('adapter with shares.enabled (in-process, Kubernetes API)', () => {
       metadata: { name: 'share-user' },
       rules: [{ apiGroups: ['pullsecret.hyperfleet.io'], resources: ['pullsecretshares'], verbs: ['use'] }],
     });
-    kube.seed({ apiVersion: SHARE_API_VERSION, kind: 'PullSecretShare', metadata: { name: 'cluster-creds' }, spec: { source: { clusterId: cluster.id }, consumers: { namespaces: ['team-a', 'team-b'] } } });
-    const status = () => kube.getObject('pullsecretshares', undefined, 'cluster-creds')?.status as { consumers?: { namespace: string; result: string }[] } | undefined;
+    kube.seed({
+      apiVersion: SHARE_API_VERSION,
+      kind: 'PullSecretShare',
+      metadata: { name: 'cluster-creds' },
+      spec: { source: { clusterId: cluster.id }, consumers: { namespaces: ['team-a', 'team-b'] } },
+    });
+    const status = () =>
+      kube.getObject('pullsecretshares', undefined, 'cluster-creds')?.status as
+        { consumers?: { namespace: string; result: string }[] } | undefined;
     await until('both consumers reported', () => status()?.consumers?.length === 2);
     assert.deepEqual(
       status()?.consumers?.map((c) => `${c.namespace}=${c.result}`),
       ['team-a=granted', 'team-b=denied'],
     );
     const copy = kube.getObject('secrets', 'team-a', 'cluster-creds');
-    assert.equal(Buffer.from(String((copy?.data as Record<string, string>)['.dockerconfigjson']), 'base64').toString(), CANARY_PULL_SECRET);
+    assert.equal(
+      Buffer.from(String((copy?.data as Record<string, string>)['.dockerconfigjson']), 'base64').toString(),
+      CANARY_PULL_SECRET,
+    );
     assert.equal(kube.getObject('secrets', 'team-b', 'cluster-creds'), undefined);
     const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
     assert.match(metrics, /^pullsecret_share_projections_total\{outcome="created"\} 1$/m);
     assert.match(metrics, /^pullsecret_share_denials_total [1-9]\d*$/m);
-    assert.equal(findCanary([stack.logs.join('\n'), metrics, JSON.stringify(status())].join('\n')), undefined);
+    assert.equal(
+      findCanary([stack.logs.join('\n'), metrics, JSON.stringify(status())].join('\n')),
+      undefined,
+    );
   });
 });

@@ -21,7 +21,8 @@ for (const [name, makeHarness] of HARNESSES) {
     let h: StoreHarness;
     let n = 0;
     const id = () => `hyperfleet-contract-${++n}-pull-secret`;
-    const versionIds = async (secretId: string) => (await h.store.describe(secretId))?.versions.map((v) => v.version);
+    const versionIds = async (secretId: string) =>
+      (await h.store.describe(secretId))?.versions.map((v) => v.version);
     before(async () => (h = await makeHarness()));
     after(async () => h.dispose());
 
@@ -32,7 +33,11 @@ for (const [name, makeHarness] of HARNESSES) {
       // Version ids are the store's own (GCP "1", "2"; Key Vault 32 hex digits): compared, never assumed.
       const v1 = first.version as string;
       assert.deepEqual(await versionIds(secretId), [v1]);
-      const again = await pushSecret(h.store, { secretId, labels, payload: payload(JSON.stringify(JSON.parse(VALID_PULL_SECRET), null, 4)) }, { retry: RETRY });
+      const again = await pushSecret(
+        h.store,
+        { secretId, labels, payload: payload(JSON.stringify(JSON.parse(VALID_PULL_SECRET), null, 4)) },
+        { retry: RETRY },
+      );
       assert.equal(again.outcome, 'unchanged');
       assert.equal(again.version, v1);
       const update = await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY });
@@ -51,12 +56,17 @@ for (const [name, makeHarness] of HARNESSES) {
     test('concurrent create: both runs succeed on one secret holding the same content', async () => {
       const secretId = id();
       const other = await h.second();
-      const results = await Promise.all([pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), pushSecret(other, { secretId, labels, payload: payload() }, { retry: RETRY })]);
+      const results = await Promise.all([
+        pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }),
+        pushSecret(other, { secretId, labels, payload: payload() }, { retry: RETRY }),
+      ]);
       const description = await h.store.describe(secretId);
       // Both may race past the existence check and each add a version: what matters is that both
       // report success with identical content and the store holds no torn state.
       assert.ok(results.every((r) => ['created', 'unchanged'].includes(r.outcome)));
-      assert.ok(description !== undefined && description.versions.length >= 1 && description.versions.length <= 2);
+      assert.ok(
+        description !== undefined && description.versions.length >= 1 && description.versions.length <= 2,
+      );
       assert.ok((await h.store.accessLatestEnabled(secretId))?.data.equals(payload()));
       const createdSecretOnce = results.filter((r) => r.outcome === 'created').length >= 1;
       assert.ok(createdSecretOnce);
@@ -65,13 +75,25 @@ for (const [name, makeHarness] of HARNESSES) {
     test('a secret without managed-by=hyperfleet is refused and left untouched', async () => {
       const secretId = id();
       await h.seedForeign(secretId, { owner: 'someone-else' }, 'foreign data');
-      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }), (err: Error & { code?: string }) => {
-        assert.equal(err.code, 'SECRET_UNMANAGED');
-        assert.match(err.message, /not managed by HyperFleet/);
-        assert.match(err.message, /or set SECRET_NAME to another name$/, 'the job names its variable by default');
-        return true;
-      });
-      const adapterRequest = { secretId, labels, payload: payload(), secretNameSetting: 'spec.pullSecret.secretName' };
+      await assert.rejects(
+        pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }),
+        (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'SECRET_UNMANAGED');
+          assert.match(err.message, /not managed by HyperFleet/);
+          assert.match(
+            err.message,
+            /or set SECRET_NAME to another name$/,
+            'the job names its variable by default',
+          );
+          return true;
+        },
+      );
+      const adapterRequest = {
+        secretId,
+        labels,
+        payload: payload(),
+        secretNameSetting: 'spec.pullSecret.secretName',
+      };
       await assert.rejects(pushSecret(h.store, adapterRequest, { retry: RETRY }), (err: Error) => {
         assert.match(err.message, /or set spec\.pullSecret\.secretName to another name$/);
         assert.doesNotMatch(err.message, /SECRET_NAME/);
@@ -85,7 +107,9 @@ for (const [name, makeHarness] of HARNESSES) {
     test('a managed secret of another cluster is refused', async () => {
       const secretId = id();
       await h.seedForeign(secretId, managedLabels('cls-other'), VALID_PULL_SECRET);
-      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+      await assert.rejects(pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }), {
+        code: 'SECRET_UNMANAGED',
+      });
       assert.equal((await h.store.describe(secretId))?.versions.length, 1);
     });
 
@@ -98,7 +122,10 @@ for (const [name, makeHarness] of HARNESSES) {
         assert.deepEqual([same.outcome, same.version], ['unchanged', seeded?.[0]]);
         assert.ok(same.stored?.equals(payload()));
         // The first push that would change it is refused, as before.
-        await assert.rejects(pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }), { code: 'SECRET_UNMANAGED' });
+        await assert.rejects(
+          pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }),
+          { code: 'SECRET_UNMANAGED' },
+        );
         const description = await h.store.describe(secretId);
         assert.equal(description?.versions.length, 1);
         assert.deepEqual(description?.labels, foreign);
@@ -113,15 +140,30 @@ for (const [name, makeHarness] of HARNESSES) {
         const before = h.calls?.();
         const result = await pushSecret(counted, { secretId, labels, payload: data }, { retry: RETRY });
         // The test server counts the backend calls: one per contract call on these paths, plus what the store declares.
-        const extra = methods.reduce((sum, m) => sum + (h.extraCalls?.[m as keyof NonNullable<StoreHarness['extraCalls']>] ?? 0), 0);
-        if (before !== undefined && h.multiCallMethods !== true) assert.equal((h.calls?.() ?? 0) - before, methods.length + extra, methods.join(', '));
+        const extra = methods.reduce(
+          (sum, m) => sum + (h.extraCalls?.[m as keyof NonNullable<StoreHarness['extraCalls']>] ?? 0),
+          0,
+        );
+        if (before !== undefined && h.multiCallMethods !== true)
+          assert.equal((h.calls?.() ?? 0) - before, methods.length + extra, methods.join(', '));
         return [result.outcome, ...methods];
       };
       const secretId = id();
       // A new secret is created together with its first version (one contract call).
-      assert.deepEqual(await push(payload()), ['created', 'accessLatestEnabled', 'createSecret', 'accessVersion']);
+      assert.deepEqual(await push(payload()), [
+        'created',
+        'accessLatestEnabled',
+        'createSecret',
+        'accessVersion',
+      ]);
       assert.deepEqual(await push(payload()), ['unchanged', 'accessLatestEnabled']);
-      assert.deepEqual(await push(changed()), ['updated', 'accessLatestEnabled', 'getSecret', 'addVersion', 'accessVersion']);
+      assert.deepEqual(await push(changed()), [
+        'updated',
+        'accessLatestEnabled',
+        'getSecret',
+        'addVersion',
+        'accessVersion',
+      ]);
       assert.deepEqual(await push(changed()), ['unchanged', 'accessLatestEnabled']);
     });
 
@@ -145,8 +187,10 @@ for (const [name, makeHarness] of HARNESSES) {
 
     test('disabled latest version: compared against the newest enabled one', async () => {
       const secretId = id();
-      const v1 = (await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY })).version as string;
-      const v2 = (await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY })).version as string;
+      const v1 = (await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY }))
+        .version as string;
+      const v2 = (await pushSecret(h.store, { secretId, labels, payload: changed() }, { retry: RETRY }))
+        .version as string;
       await h.disableVersion(secretId, v2);
       assert.equal((await h.store.accessLatestEnabled(secretId))?.version, v1);
       await assert.rejects(h.store.accessVersion(secretId, v2), { code: 'VERSION_NOT_ENABLED' });
@@ -170,9 +214,17 @@ for (const [name, makeHarness] of HARNESSES) {
     test('payload limit and naming rules are enforced by the store itself', async () => {
       const secretId = id();
       await h.store.createSecret(secretId, labels);
-      await assert.rejects(h.store.addVersion(secretId, Buffer.alloc(65537, 'x')), (err: Error & { code?: string }) => ['PAYLOAD_TOO_LARGE', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''));
-      await assert.rejects(h.store.createSecret('bad id', labels), (err: Error & { code?: string }) => ['IDENTIFIER_INVALID', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''));
-      await assert.rejects(h.store.createSecret(id(), { Bad: 'x' }), (err: Error & { code?: string }) => ['IDENTIFIER_INVALID', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''));
+      await assert.rejects(
+        h.store.addVersion(secretId, Buffer.alloc(65537, 'x')),
+        (err: Error & { code?: string }) =>
+          ['PAYLOAD_TOO_LARGE', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''),
+      );
+      await assert.rejects(h.store.createSecret('bad id', labels), (err: Error & { code?: string }) =>
+        ['IDENTIFIER_INVALID', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''),
+      );
+      await assert.rejects(h.store.createSecret(id(), { Bad: 'x' }), (err: Error & { code?: string }) =>
+        ['IDENTIFIER_INVALID', 'STORE_INVALID_REQUEST'].includes(err.code ?? ''),
+      );
     });
 
     test('delete removes the secret and all versions', async () => {
@@ -183,9 +235,11 @@ for (const [name, makeHarness] of HARNESSES) {
     });
 
     test('transient faults on each step end in success without a duplicate version', async (t) => {
-      if (h.injectTransient === undefined || h.calls === undefined) return t.skip('this store cannot inject faults');
+      if (h.injectTransient === undefined || h.calls === undefined)
+        return t.skip('this store cannot inject faults');
       const secretId = id();
-      for (const operation of ['accessLatest', 'createSecret', 'addVersion'] as const) h.injectTransient(operation);
+      for (const operation of ['accessLatest', 'createSecret', 'addVersion'] as const)
+        h.injectTransient(operation);
       // The add is applied but its answer is lost: the retry must find it instead of adding again.
       h.injectTransient('addVersion', true);
       const result = await pushSecret(h.store, { secretId, labels, payload: payload() }, { retry: RETRY });
@@ -194,14 +248,18 @@ for (const [name, makeHarness] of HARNESSES) {
     });
 
     test('a permanent fault fails at once, with no retry', async (t) => {
-      if (h.injectPermissionDenied === undefined || h.calls === undefined) return t.skip('this store cannot inject faults');
+      if (h.injectPermissionDenied === undefined || h.calls === undefined)
+        return t.skip('this store cannot inject faults');
       const before = h.calls();
       h.injectPermissionDenied('accessLatest');
-      await assert.rejects(pushSecret(h.store, { secretId: id(), labels, payload: payload() }, { retry: RETRY }), (err: Error & { code?: string }) => {
-        assert.equal(err.code, 'STORE_PERMISSION_DENIED');
-        if (h.accessPermission !== undefined) assert.match(err.message, h.accessPermission);
-        return true;
-      });
+      await assert.rejects(
+        pushSecret(h.store, { secretId: id(), labels, payload: payload() }, { retry: RETRY }),
+        (err: Error & { code?: string }) => {
+          assert.equal(err.code, 'STORE_PERMISSION_DENIED');
+          if (h.accessPermission !== undefined) assert.match(err.message, h.accessPermission);
+          return true;
+        },
+      );
       assert.equal(h.calls() - before, 1);
     });
 

@@ -26,16 +26,29 @@ function kindComparisons(text: string): string[] {
 /**
  * Comparisons that are not about store kinds. Each entry: file, the exact comparison, and why.
  */
-const ALLOWED: ReadonlyArray<{ file: string; match: string; why: string }> = [{ file: 'src/adapter/preconditions.ts', match: '== "gcp"', why: "a CEL rule on the cluster's cloud provider, not a store kind" }];
+const ALLOWED: ReadonlyArray<{ file: string; match: string; why: string }> = [
+  {
+    file: 'src/adapter/preconditions.ts',
+    match: '== "gcp"',
+    why: "a CEL rule on the cluster's cloud provider, not a store kind",
+  },
+];
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')).map((e) => join(e.parentPath, e.name));
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 describe('no store kind is compared by name outside src/stores/', () => {
   test('the check finds a deliberate violation in every spelling', () => {
-    const violations = ["if (kind === 'gcp') {", "const scoped = 'local' !== kind;", 'switch (kind) { case "gcp": }', 'kind == `local`'];
+    const violations = [
+      "if (kind === 'gcp') {",
+      "const scoped = 'local' !== kind;",
+      'switch (kind) { case "gcp": }',
+      'kind == `local`',
+    ];
     for (const line of violations) assert.equal(kindComparisons(line).length, 1, line);
     assert.deepEqual(kindComparisons("store: { type: 'local' }, provider: 'gcp'"), []);
   });
@@ -54,7 +67,12 @@ describe('no store kind is compared by name outside src/stores/', () => {
 });
 
 /** A valid value of each scope setting key a store may declare (by setting, not by store). */
-const SAMPLE_SCOPE: Readonly<Record<string, string>> = { projectId: 'seam-project-1', accountId: '123456789012', region: 'us-east-1', vaultUrl: 'https://seam-vault.vault.azure.net' };
+const SAMPLE_SCOPE: Readonly<Record<string, string>> = {
+  projectId: 'seam-project-1',
+  accountId: '123456789012',
+  region: 'us-east-1',
+  vaultUrl: 'https://seam-vault.vault.azure.net',
+};
 
 describe('every store descriptor', () => {
   test('declares a payload limit equal to the store it builds, and quotas only with a scope', async () => {
@@ -62,7 +80,9 @@ describe('every store descriptor', () => {
     try {
       for (const store of storeFactories()) {
         // Building a client touches neither disk nor network, so defaults are fine here.
-        const scope = Object.fromEntries((store.scope?.settingKeys ?? []).map((k) => [k, SAMPLE_SCOPE[k] ?? 'seam-project-1']));
+        const scope = Object.fromEntries(
+          (store.scope?.settingKeys ?? []).map((k) => [k, SAMPLE_SCOPE[k] ?? 'seam-project-1']),
+        );
         const config = store.configSchema.parse(scope);
         const created = await store.create(config);
         assert.equal(created.maxPayloadBytes, store.maxPayloadBytes, store.kind);
@@ -71,7 +91,10 @@ describe('every store descriptor', () => {
         await created.close();
         const metered = Object.values(store.quotas).some((figure) => figure !== undefined);
         assert.ok(!metered || store.scope !== undefined, `${store.kind}: quotas are per scope`);
-        assert.ok(store.apiCalls.methods.length > 0 && store.apiCalls.codes.includes('OK'), `${store.kind}: API-call labels`);
+        assert.ok(
+          store.apiCalls.methods.length > 0 && store.apiCalls.codes.includes('OK'),
+          `${store.kind}: API-call labels`,
+        );
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -95,7 +118,10 @@ describe('every store descriptor', () => {
       'const loaded = Object.keys(createRequire(import.meta.url).cache);',
       'process.stdout.write(JSON.stringify(loaded.filter((p) => /google-gax|@google-cloud|@grpc|@aws-sdk|@smithy/.test(p))));',
     ].join('\n');
-    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     assert.equal(result.status, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), []);
   });

@@ -14,7 +14,9 @@ import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 
 const CLUSTER = '019466a0-2222-7000-8000-000000000002';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const CLOUD = (JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> }).auths['cloud.openshift.com']?.auth ?? '';
+const CLOUD =
+  (JSON.parse(CANARY_PULL_SECRET) as { auths: Record<string, { auth: string }> }).auths['cloud.openshift.com']
+    ?.auth ?? '';
 const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: b64('newowner:n3w-0wn3r-canary-9Xk') } } });
 
 let dir: string;
@@ -31,24 +33,45 @@ before(async () => {
   await store.addVersion(defaultSecretId(CLUSTER), Buffer.from(CANARY_PULL_SECRET));
   await store.close();
   config = join(dir, 'config.yaml');
-  await writeFile(config, JSON.stringify({ hyperfleetApi: { baseUrl: 'http://127.0.0.1:9' }, store: { type: 'local', settings }, accountService: { baseUrl: service.url, transfer: { interval: '1s' } } }));
+  await writeFile(
+    config,
+    JSON.stringify({
+      hyperfleetApi: { baseUrl: 'http://127.0.0.1:9' },
+      store: { type: 'local', settings },
+      accountService: { baseUrl: service.url, transfer: { interval: '1s' } },
+    }),
+  );
 });
 after(async () => {
   await service.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
-const run = (...extra: string[]) => runCli(['transfer', 'check', '--cluster-id', CLUSTER, '--config', config, ...extra], baseEnv());
+const run = (...extra: string[]) =>
+  runCli(['transfer', 'check', '--cluster-id', CLUSTER, '--config', config, ...extra], baseEnv());
 
 describe('pull-secret transfer check', () => {
   it('prints none (exit 0) while no transfer is open, and update (exit 0) with the registries once one is accepted', async () => {
     const none = await run();
     assert.equal(none.code, 0, none.stderr);
-    assert.deepEqual(none.logs[0], { cluster_id: CLUSTER, kind: 'none', reason: 'NoTransferOpen', label: 'none' });
+    assert.deepEqual(none.logs[0], {
+      cluster_id: CLUSTER,
+      kind: 'none',
+      reason: 'NoTransferOpen',
+      label: 'none',
+    });
     service.addTransfer({ id: 'transfer-9', clusterId: CLUSTER, status: 'accepted', secret: TRANSFERRED });
     const update = await run();
     assert.equal(update.code, 0, update.stderr);
-    assert.deepEqual(update.logs[0], { cluster_id: CLUSTER, kind: 'update', reason: 'TransferPending', label: 'update', transfer_id: 'transfer-9', replaced: ['quay.io'], added: [] });
+    assert.deepEqual(update.logs[0], {
+      cluster_id: CLUSTER,
+      kind: 'update',
+      reason: 'TransferPending',
+      label: 'update',
+      transfer_id: 'transfer-9',
+      replaced: ['quay.io'],
+      added: [],
+    });
     for (const out of [none, update]) assert.equal(findCanary(out.stdout + out.stderr), undefined);
     assert.ok(!update.stdout.includes('n3w-0wn3r-canary-9Xk'));
   });
@@ -76,8 +99,12 @@ describe('pull-secret transfer check', () => {
 
     // A scoped store needs every setting of its scope, named by key where it has several (AWS).
     const aws = join(dir, 'aws.yaml');
-    await writeFile(aws, JSON.stringify({ store: { type: 'aws' }, accountService: { baseUrl: service.url } }));
-    const awsRun = (...extra: string[]) => runCli(['transfer', 'check', '--cluster-id', CLUSTER, '--config', aws, ...extra], baseEnv());
+    await writeFile(
+      aws,
+      JSON.stringify({ store: { type: 'aws' }, accountService: { baseUrl: service.url } }),
+    );
+    const awsRun = (...extra: string[]) =>
+      runCli(['transfer', 'check', '--cluster-id', CLUSTER, '--config', aws, ...extra], baseEnv());
     const noScope = await awsRun('--scope', 'accountId=123456789012');
     assert.equal(noScope.code, 2);
     assert.match(noScope.stderr, /needs its AWS account and region: --scope region=VALUE/);

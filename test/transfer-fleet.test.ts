@@ -23,7 +23,9 @@ const SPEC = JSON.stringify({
   },
 });
 /** The new owner's quay.io credential is the canary. */
-const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } } });
+const TRANSFERRED = JSON.stringify({
+  auths: { 'quay.io': { auth: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' } },
+});
 const LIMITS = { maxBytes: 65_536, targetName: 'local store' };
 
 describe('scheduled transfer checks (interval 1s)', () => {
@@ -33,7 +35,13 @@ describe('scheduled transfer checks (interval 1s)', () => {
 
   before(async () => {
     service = await startAccountServiceStandIn();
-    stack = await startAdapterStack({ accountService: { baseUrl: service.url, timeoutMs: 2000, transfer: { interval: '1s', jitter: 0, requestsPerSecond: 50 } } });
+    stack = await startAdapterStack({
+      accountService: {
+        baseUrl: service.url,
+        timeoutMs: 2000,
+        transfer: { interval: '1s', jitter: 0, requestsPerSecond: 50 },
+      },
+    });
     store = new LocalStore({ dir: join(stack.dir, 'store') });
   });
   after(async () => {
@@ -45,16 +53,31 @@ describe('scheduled transfer checks (interval 1s)', () => {
   it('applies an accepted transfer without any broker event: store version, status data, Kubernetes Secret', async () => {
     const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
     service.setClusterToken(cluster.id, CLOUD);
-    service.addTransfer({ id: 'transfer-fleet-1', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
-    const status = await stack.waitForStatus(cluster.id, (s) => s.data?.transferId === 'transfer-fleet-1', 20_000);
+    service.addTransfer({
+      id: 'transfer-fleet-1',
+      clusterId: cluster.id,
+      status: 'accepted',
+      secret: TRANSFERRED,
+    });
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => s.data?.transferId === 'transfer-fleet-1',
+      20_000,
+    );
     assert.equal(conditionOf(status, 'Applied'), 'True/SecretCreated');
     assert.equal(conditionOf(status, 'Health'), 'True/Healthy');
     const secretId = `hyperfleet-${cluster.id}-pull-secret`;
     const expected = mergeTransferredPullSecret(SPEC, TRANSFERRED, LIMITS).data.toString('utf8');
     assert.equal((await store.accessLatestEnabled(secretId))?.data.toString('utf8'), expected);
     assert.equal((await readTransferRecord(store, secretId))?.transferId, 'transfer-fleet-1');
-    const manifest = await readFile(join(stack.dir, 'manifests', `clusters-${cluster.id}`, `${cluster.id}-pull-secret.yaml`), 'utf8');
-    assert.ok(manifest.includes(Buffer.from(expected, 'utf8').toString('base64')), 'the Kubernetes Secret holds the merged pull secret');
+    const manifest = await readFile(
+      join(stack.dir, 'manifests', `clusters-${cluster.id}`, `${cluster.id}-pull-secret.yaml`),
+      'utf8',
+    );
+    assert.ok(
+      manifest.includes(Buffer.from(expected, 'utf8').toString('base64')),
+      'the Kubernetes Secret holds the merged pull secret',
+    );
     // The next scheduled checks find it applied: no new version.
     const before = service.calls.transfers;
     await until('two more checks', () => (service.calls.transfers >= before + 2 ? true : undefined));
@@ -63,7 +86,9 @@ describe('scheduled transfer checks (interval 1s)', () => {
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="updated"\} [1-9]/m);
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="unchanged"\} [1-9]/m);
     assert.match(metrics, /^pullsecret_broker_connected\{broker="embedded"\} 1$/m);
-    const leaked = findCanary(JSON.stringify(stack.api.listStatuses(cluster.id)) + stack.logs.join('\n') + metrics);
+    const leaked = findCanary(
+      JSON.stringify(stack.api.listStatuses(cluster.id)) + stack.logs.join('\n') + metrics,
+    );
     assert.equal(leaked, undefined, 'the transferred credential leaked');
     assert.ok(!stack.logs.join('\n').includes(CLOUD), 'the cluster token leaked');
     // One `operation` field per line: the check's own lines name it as their trigger, the step as operation.
@@ -72,7 +97,11 @@ describe('scheduled transfer checks (interval 1s)', () => {
       mine.filter((l) => l.split('"operation":').length > 2),
       [],
     );
-    assert.ok(mine.some((l) => l.includes('"trigger":"transfer-check"') && l.includes('"operation":"transfer-merge"')));
+    assert.ok(
+      mine.some(
+        (l) => l.includes('"trigger":"transfer-check"') && l.includes('"operation":"transfer-merge"'),
+      ),
+    );
     service.clearTransfers(cluster.id);
   });
 
@@ -82,15 +111,35 @@ describe('scheduled transfer checks (interval 1s)', () => {
     await stack.publish(cluster);
     await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
     service.injectFault({ route: 'transfers', status: 503, times: Infinity });
-    const degraded = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Health') === 'False/AccountServiceUnavailable', 30_000);
-    assert.equal(conditionOf(degraded, 'Applied'), 'True/SecretUpToDate', 'the pull secret itself is still fine');
+    const degraded = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Health') === 'False/AccountServiceUnavailable',
+      30_000,
+    );
+    assert.equal(
+      conditionOf(degraded, 'Applied'),
+      'True/SecretUpToDate',
+      'the pull secret itself is still fine',
+    );
     const health = degraded.conditions.find((c) => c.type === 'Health');
-    assert.match(health?.message ?? '', /Degraded: ownership transfer checks failed 6 times in a row: the account service answered 503/);
+    assert.match(
+      health?.message ?? '',
+      /Degraded: ownership transfer checks failed 6 times in a row: the account service answered 503/,
+    );
     // An event's report keeps saying so while the account service is down.
     await stack.publish({ id: cluster.id, generation: 1 });
-    await stack.waitForStatus(cluster.id, (s) => s.last_report_time !== degraded.last_report_time && conditionOf(s, 'Health') === 'False/AccountServiceUnavailable');
+    await stack.waitForStatus(
+      cluster.id,
+      (s) =>
+        s.last_report_time !== degraded.last_report_time &&
+        conditionOf(s, 'Health') === 'False/AccountServiceUnavailable',
+    );
     service.clearFaults();
-    const healed = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Health') === 'True/Healthy', 20_000);
+    const healed = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Health') === 'True/Healthy',
+      20_000,
+    );
     assert.equal(conditionOf(healed, 'Available'), 'True/SecretAvailable');
     const metrics = await (await fetch(`http://127.0.0.1:${stack.adapter.metricsPort}/metrics`)).text();
     assert.match(metrics, /^pullsecret_transfer_checks_total\{outcome="unreachable"\} ([6-9]|\d\d+)/m);
@@ -107,7 +156,9 @@ describe('scheduled transfer checks (interval 1s)', () => {
     const deleted = await stack.request('DELETE', `/clusters/${cluster.id}`);
     assert.ok(deleted.status < 300);
     await stack.publish({ id: cluster.id, generation: stack.api.getCluster(cluster.id)?.generation ?? 2 });
-    await until('the cluster removed', () => (stack.api.getCluster(cluster.id) === undefined ? true : undefined));
+    await until('the cluster removed', () =>
+      stack.api.getCluster(cluster.id) === undefined ? true : undefined,
+    );
     await until('the cluster forgotten', () => (fleet?.has(cluster.id) === false ? true : undefined));
     assert.equal(
       CANARY_NEEDLES.some((n) => stack.logs.join('\n').includes(n)),
@@ -122,7 +173,13 @@ describe('two adapter replicas checking the same clusters', () => {
 
   before(async () => {
     service = await startAccountServiceStandIn();
-    stack = await startAdapterStack({ accountService: { baseUrl: service.url, timeoutMs: 2000, transfer: { interval: '1s', jitter: 0, requestsPerSecond: 50 } } });
+    stack = await startAdapterStack({
+      accountService: {
+        baseUrl: service.url,
+        timeoutMs: 2000,
+        transfer: { interval: '1s', jitter: 0, requestsPerSecond: 50 },
+      },
+    });
   });
   after(async () => {
     await stack.stop();
@@ -133,7 +190,12 @@ describe('two adapter replicas checking the same clusters', () => {
     const replica = await stack.startReplica();
     const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
     service.setClusterToken(cluster.id, CLOUD);
-    service.addTransfer({ id: 'transfer-replicas-1', clusterId: cluster.id, status: 'accepted', secret: TRANSFERRED });
+    service.addTransfer({
+      id: 'transfer-replicas-1',
+      clusterId: cluster.id,
+      status: 'accepted',
+      secret: TRANSFERRED,
+    });
     await stack.waitForStatus(cluster.id, (s) => s.data?.transferId === 'transfer-replicas-1', 20_000);
     const counted = async (adapter: typeof stack.adapter) => {
       const values = (await adapter.metrics.transferChecks.get()).values;
@@ -146,11 +208,18 @@ describe('two adapter replicas checking the same clusters', () => {
       return a.updated + a.unchanged >= 2 && b.updated + b.unchanged >= 2 ? true : undefined;
     });
     const [a, b] = [await counted(stack.adapter), await counted(replica.adapter)];
-    assert.ok(a.updated + b.updated >= 1 && a.updated + b.updated <= 2, `applied ${a.updated + b.updated} times`);
+    assert.ok(
+      a.updated + b.updated >= 1 && a.updated + b.updated <= 2,
+      `applied ${a.updated + b.updated} times`,
+    );
     assert.ok(a.unchanged + b.unchanged >= 2, 'the repeats are counted as unchanged');
     const store = new LocalStore({ dir: join(stack.dir, 'store') });
     try {
-      assert.equal((await store.describe(`hyperfleet-${cluster.id}-pull-secret`))?.versions.length, 1, 'one store version whatever the replicas');
+      assert.equal(
+        (await store.describe(`hyperfleet-${cluster.id}-pull-secret`))?.versions.length,
+        1,
+        'one store version whatever the replicas',
+      );
     } finally {
       await store.close();
     }
@@ -163,7 +232,13 @@ describe('pacing of transfer checks', () => {
 
   before(async () => {
     service = await startAccountServiceStandIn();
-    stack = await startAdapterStack({ accountService: { baseUrl: service.url, timeoutMs: 2000, transfer: { interval: '1h', jitter: 0, requestsPerSecond: 4 } } });
+    stack = await startAdapterStack({
+      accountService: {
+        baseUrl: service.url,
+        timeoutMs: 2000,
+        transfer: { interval: '1h', jitter: 0, requestsPerSecond: 4 },
+      },
+    });
   });
   after(async () => {
     await stack.stop();
@@ -189,7 +264,12 @@ describe('pacing of transfer checks', () => {
     assert.equal(service.calls.transfers, 12, 'each cluster checked once in the interval');
     const store = new LocalStore({ dir: join(stack.dir, 'store') });
     try {
-      for (const id of ids.slice(1)) assert.equal(await store.getSecret(`hyperfleet-${id}-pull-secret`), undefined, 'no store write for a closed window');
+      for (const id of ids.slice(1))
+        assert.equal(
+          await store.getSecret(`hyperfleet-${id}-pull-secret`),
+          undefined,
+          'no store write for a closed window',
+        );
     } finally {
       await store.close();
     }

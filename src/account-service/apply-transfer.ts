@@ -2,9 +2,20 @@ import { toPullSecretError } from '../errors/index.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
-import { reconcilePullSecret, type ReconcileDeps, type ReconcileInput, type ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
+import {
+  reconcilePullSecret,
+  type ReconcileDeps,
+  type ReconcileInput,
+  type ReconcileResult,
+} from '../reconcile/reconcile-pull-secret.js';
 import type { SecretStore } from '../stores/store.js';
-import { applyTransfer, checkTransfer, TRANSFER_REASONS, type TransferCheckOptions, type TransferOutcome } from './transfer-check.js';
+import {
+  applyTransfer,
+  checkTransfer,
+  TRANSFER_REASONS,
+  type TransferCheckOptions,
+  type TransferOutcome,
+} from './transfer-check.js';
 import { writeTransferRecord } from './transfer-record.js';
 
 /** What one cluster's transfer check did, and the reconcile it ran when it applied one. */
@@ -25,7 +36,12 @@ export interface ClusterTransferDeps extends Omit<ReconcileDeps, 'transferRecord
  * The cluster's current pull secret for the check: the newest enabled version in the store (what the
  * cluster uses), or the spec's when the store holds none yet. One store access.
  */
-async function currentPullSecret(store: SecretStore, secretId: string, spec: string, signal?: AbortSignal): Promise<Buffer> {
+async function currentPullSecret(
+  store: SecretStore,
+  secretId: string,
+  spec: string,
+  signal?: AbortSignal,
+): Promise<Buffer> {
   try {
     const latest = await store.accessLatestEnabled(secretId, { signal, skipExistenceCheck: true });
     if (latest !== undefined) return latest.data;
@@ -50,8 +66,16 @@ async function currentPullSecret(store: SecretStore, secretId: string, spec: str
  * Never throws except ABORTED and store errors reading the current pull secret; a failed write is
  * the `update-failed` outcome.
  */
-export async function checkAndApplyClusterTransfer(cluster: ReconcileInput, deps: ClusterTransferDeps): Promise<ClusterTransferResult> {
-  const names = deriveClusterNames({ clusterId: cluster.clusterId, secretName: cluster.secretName, namespace: cluster.namespace, kubernetes: deps.kubernetes !== undefined });
+export async function checkAndApplyClusterTransfer(
+  cluster: ReconcileInput,
+  deps: ClusterTransferDeps,
+): Promise<ClusterTransferResult> {
+  const names = deriveClusterNames({
+    clusterId: cluster.clusterId,
+    secretName: cluster.secretName,
+    namespace: cluster.namespace,
+    kubernetes: deps.kubernetes !== undefined,
+  });
   const { store, signal } = deps;
   const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
   const current = await currentPullSecret(store, names.secretId, cluster.pullSecretData, signal);
@@ -64,7 +88,16 @@ export async function checkAndApplyClusterTransfer(cluster: ReconcileInput, deps
       if (decision.kind !== 'update') return;
       const release = redactor.register(credentialStrings(decision.transferred));
       try {
-        await writeTransferRecord(store, names, { transferId: decision.transferId, appliedAt: appliedAt.toISOString(), secret: decision.transferred }, { retry: deps.retry, signal });
+        await writeTransferRecord(
+          store,
+          names,
+          {
+            transferId: decision.transferId,
+            appliedAt: appliedAt.toISOString(),
+            secret: decision.transferred,
+          },
+          { retry: deps.retry, signal },
+        );
         reconcile = await reconcilePullSecret(cluster, { ...deps, transferRecords: true });
       } finally {
         release();

@@ -2,7 +2,12 @@ import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { PullSecretError, type ErrorCode } from '../errors/index.js';
 import { readCaFile } from '../hyperfleet/client.js';
-import { exchange, privateCaDispatcher, type ExchangeResponse, type ExchangeService } from '../hyperfleet/http-exchange.js';
+import {
+  exchange,
+  privateCaDispatcher,
+  type ExchangeResponse,
+  type ExchangeService,
+} from '../hyperfleet/http-exchange.js';
 import { describeIssues } from '../hyperfleet/schemas.js';
 import { createTokenSource } from '../hyperfleet/token-source.js';
 import { assertClusterId, quoteIdentifier } from '../pullsecret/identifiers.js';
@@ -44,7 +49,8 @@ export interface AcceptedTransfer {
 }
 
 /** What the transfer list said: nothing open (204, empty body or no items), or the accepted items. */
-export type TransferAnswer = { kind: 'none' } | { kind: 'accepted'; total: number; items: AcceptedTransfer[] };
+export type TransferAnswer =
+  { kind: 'none' } | { kind: 'accepted'; total: number; items: AcceptedTransfer[] };
 
 /**
  * A cluster's entitlement certificate as the client hands it on: both PEMs as sent (`key` is a
@@ -95,7 +101,12 @@ export interface AccountServiceClient {
    * @throws like `transfers`; ACCOUNT_SERVICE_UNEXPECTED for an answer without both PEMs or with a
    *   certificate that does not parse
    */
-  certificate(clusterId: string, cloudToken: string, arch: string, signal?: AbortSignal): Promise<EntitlementCertificate>;
+  certificate(
+    clusterId: string,
+    cloudToken: string,
+    arch: string,
+    signal?: AbortSignal,
+  ): Promise<EntitlementCertificate>;
 }
 
 const certificateSchema = z
@@ -112,8 +123,22 @@ const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
 const PEM_KEY = /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]+?-----END \1PRIVATE KEY-----/;
 const ARCH = /^[a-z0-9_]{1,32}$/;
 
-const itemSchema = z.object({ id: z.string().min(1), cluster_uuid: z.string().optional(), status: z.string().optional(), secret: z.unknown() }).passthrough();
-const listSchema = z.object({ page: z.number().int(), size: z.number().int(), total: z.number().int().nonnegative(), items: z.array(itemSchema) }).passthrough();
+const itemSchema = z
+  .object({
+    id: z.string().min(1),
+    cluster_uuid: z.string().optional(),
+    status: z.string().optional(),
+    secret: z.unknown(),
+  })
+  .passthrough();
+const listSchema = z
+  .object({
+    page: z.number().int(),
+    size: z.number().int(),
+    total: z.number().int().nonnegative(),
+    items: z.array(itemSchema),
+  })
+  .passthrough();
 
 /**
  * Client of an account service modelled on OCM's `accounts_mgmt` v1, over the project's HTTP stack
@@ -125,13 +150,23 @@ const listSchema = z.object({ page: z.number().int(), size: z.number().int(), to
 export function createAccountServiceClient(options: AccountServiceClientOptions): AccountServiceClient {
   const baseUrl = normalizeOrigin(options.baseUrl);
   if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
-    throw new PullSecretError('CONFIG_INVALID', `an account service CA file is set, but ${baseUrl} is not an https URL`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `an account service CA file is set, but ${baseUrl} is not an https URL`,
+    );
   }
-  const dispatcher = options.caFile === undefined ? undefined : privateCaDispatcher(readCaFile(options.caFile, SERVICE.name));
+  const dispatcher =
+    options.caFile === undefined ? undefined : privateCaDispatcher(readCaFile(options.caFile, SERVICE.name));
   const tokens = createTokenSource(options.tokenFile, SERVICE.name);
   const timeoutMs = options.timeoutMs ?? 10_000;
 
-  async function get(path: string, operation: string, authorization: { token?: string; header?: string }, signal: AbortSignal | undefined, post?: { body: unknown }): Promise<ExchangeResponse> {
+  async function get(
+    path: string,
+    operation: string,
+    authorization: { token?: string; header?: string },
+    signal: AbortSignal | undefined,
+    post?: { body: unknown },
+  ): Promise<ExchangeResponse> {
     try {
       return await exchange({
         method: post === undefined ? 'GET' : 'POST',
@@ -148,8 +183,15 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
       });
     } catch (err) {
       // The exchange speaks in HyperFleet codes; the account service has its own family.
-      if (err instanceof PullSecretError && (err.code === 'API_UNAVAILABLE' || err.code === 'API_REQUEST_INVALID')) {
-        throw new PullSecretError(err.code === 'API_UNAVAILABLE' ? 'ACCOUNT_SERVICE_UNAVAILABLE' : 'ACCOUNT_SERVICE_UNEXPECTED', err.message, { cause: err });
+      if (
+        err instanceof PullSecretError &&
+        (err.code === 'API_UNAVAILABLE' || err.code === 'API_REQUEST_INVALID')
+      ) {
+        throw new PullSecretError(
+          err.code === 'API_UNAVAILABLE' ? 'ACCOUNT_SERVICE_UNAVAILABLE' : 'ACCOUNT_SERVICE_UNEXPECTED',
+          err.message,
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -191,13 +233,19 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
 
     async certificate(clusterId, cloudToken, arch, signal) {
       assertClusterId(clusterId);
-      if (!ARCH.test(arch)) throw new PullSecretError('CONFIG_INVALID', `invalid entitlement architecture ${quoteIdentifier(arch)}: 1-32 lowercase letters, digits or "_" (e.g. x86_64)`);
+      if (!ARCH.test(arch))
+        throw new PullSecretError(
+          'CONFIG_INVALID',
+          `invalid entitlement architecture ${quoteIdentifier(arch)}: 1-32 lowercase letters, digits or "_" (e.g. x86_64)`,
+        );
       const operation = `POST ${CERTIFICATES_PATH}`;
       const header = `AccessToken ${clusterId}:${cloudToken}`;
       const release = redactor.register([cloudToken, header]);
       let response: ExchangeResponse;
       try {
-        response = await get(CERTIFICATES_PATH, operation, { header }, signal, { body: { type: 'sca', arch } });
+        response = await get(CERTIFICATES_PATH, operation, { header }, signal, {
+          body: { type: 'sca', arch },
+        });
       } finally {
         release();
       }
@@ -232,7 +280,8 @@ function readCertificate(text: string, operation: string): EntitlementCertificat
     throw unexpected(operation, 'cert is not a parsable X.509 certificate');
   }
   const expiresAt = new Date(validTo);
-  if (Number.isNaN(expiresAt.getTime())) throw unexpected(operation, 'the certificate has no readable expiry');
+  if (Number.isNaN(expiresAt.getTime()))
+    throw unexpected(operation, 'the certificate has no readable expiry');
   return { cert, key, expiresAt, serial: serial?.id === undefined ? undefined : String(serial.id) };
 }
 
@@ -245,25 +294,49 @@ function readList(text: string, clusterId: string, operation: string): TransferA
   if (items.length === 0) return { kind: 'none' };
   for (const item of items) {
     // The search asked for this cluster's accepted transfers; anything else must never be applied.
-    if (item.cluster_uuid !== undefined && item.cluster_uuid !== clusterId) throw unexpected(operation, `transfer ${quoteIdentifier(item.id)} is for another cluster`);
-    if (item.status !== undefined && item.status.toLowerCase() !== 'accepted') throw unexpected(operation, `transfer ${quoteIdentifier(item.id)} has status ${quoteIdentifier(item.status)}, not accepted`);
+    if (item.cluster_uuid !== undefined && item.cluster_uuid !== clusterId)
+      throw unexpected(operation, `transfer ${quoteIdentifier(item.id)} is for another cluster`);
+    if (item.status !== undefined && item.status.toLowerCase() !== 'accepted')
+      throw unexpected(
+        operation,
+        `transfer ${quoteIdentifier(item.id)} has status ${quoteIdentifier(item.status)}, not accepted`,
+      );
   }
-  const accepted = items.map((item) => ({ id: item.id, secret: typeof item.secret === 'string' ? item.secret : undefined }));
+  const accepted = items.map((item) => ({
+    id: item.id,
+    secret: typeof item.secret === 'string' ? item.secret : undefined,
+  }));
   return { kind: 'accepted', total, items: accepted };
 }
 
 function unexpected(operation: string, why: string): PullSecretError {
-  return new PullSecretError('ACCOUNT_SERVICE_UNEXPECTED', `unexpected answer from the account service (${operation}): ${why}`);
+  return new PullSecretError(
+    'ACCOUNT_SERVICE_UNEXPECTED',
+    `unexpected answer from the account service (${operation}): ${why}`,
+  );
 }
 
 /** 408/429/5xx → ACCOUNT_SERVICE_UNAVAILABLE (retryable); any other status → ACCOUNT_SERVICE_REFUSED naming it. */
 function errorForStatus(response: ExchangeResponse, operation: string): PullSecretError {
   const { status } = response;
   // Only OCM's error code (`ACCT-MGMT-11`): free text from the server could echo what we sent.
-  const serverCode = isObject(response.json) && typeof response.json.code === 'string' && /^[A-Z0-9-]{1,40}$/.test(response.json.code) ? response.json.code : undefined;
+  const serverCode =
+    isObject(response.json) &&
+    typeof response.json.code === 'string' &&
+    /^[A-Z0-9-]{1,40}$/.test(response.json.code)
+      ? response.json.code
+      : undefined;
   const detail = serverCode === undefined ? '' : ` (${serverCode})`;
-  const code: ErrorCode = status === 408 || status === 429 || status >= 500 ? 'ACCOUNT_SERVICE_UNAVAILABLE' : 'ACCOUNT_SERVICE_REFUSED';
-  const hint = status === 401 || status === 403 ? ' (the credential was refused)' : status >= 300 && status < 400 ? ' (redirects are not followed; configure the final URL)' : '';
+  const code: ErrorCode =
+    status === 408 || status === 429 || status >= 500
+      ? 'ACCOUNT_SERVICE_UNAVAILABLE'
+      : 'ACCOUNT_SERVICE_REFUSED';
+  const hint =
+    status === 401 || status === 403
+      ? ' (the credential was refused)'
+      : status >= 300 && status < 400
+        ? ' (redirects are not followed; configure the final URL)'
+        : '';
   return new PullSecretError(code, `the account service answered ${status} to ${operation}${hint}${detail}`);
 }
 
@@ -275,8 +348,20 @@ function normalizeOrigin(raw: string): string {
   } catch {
     throw new PullSecretError('CONFIG_INVALID', 'the account service base URL is not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new PullSecretError('CONFIG_INVALID', `the account service base URL must use http or https, not ${url.protocol}`);
-  if (url.username !== '' || url.password !== '') throw new PullSecretError('CONFIG_INVALID', 'the account service base URL must not embed credentials; use the token file');
-  if (url.search !== '' || url.hash !== '') throw new PullSecretError('CONFIG_INVALID', 'the account service base URL must not have a query or a fragment');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `the account service base URL must use http or https, not ${url.protocol}`,
+    );
+  if (url.username !== '' || url.password !== '')
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'the account service base URL must not embed credentials; use the token file',
+    );
+  if (url.search !== '' || url.hash !== '')
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'the account service base URL must not have a query or a fragment',
+    );
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { PullSecretError } from '../errors/index.js';
 import { redactor } from '../pullsecret/redact.js';
 import type { AccountServiceClient, TransferAnswer } from './client.js';
-import { applyTransfer, checkTransfer, cloudToken, TRANSFER_REASONS, transferBackoff } from './transfer-check.js';
+import {
+  applyTransfer,
+  checkTransfer,
+  cloudToken,
+  TRANSFER_REASONS,
+  transferBackoff,
+} from './transfer-check.js';
 
 // The decision logic over the client's own interface; the wire protocol is tested against the
 // stand-in in test/account-service.test.ts.
@@ -11,11 +17,17 @@ import { applyTransfer, checkTransfer, cloudToken, TRANSFER_REASONS, transferBac
 const LIMITS = { maxBytes: 65_536, targetName: 'gcp store' };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const CLOUD = b64('cluster:cloud-token-1');
-const CURRENT = Buffer.from(JSON.stringify({ auths: { 'cloud.openshift.com': { auth: CLOUD }, 'quay.io': { auth: b64('a:b'), email: 'a@b.c' } } }));
+const CURRENT = Buffer.from(
+  JSON.stringify({
+    auths: { 'cloud.openshift.com': { auth: CLOUD }, 'quay.io': { auth: b64('a:b'), email: 'a@b.c' } },
+  }),
+);
 const ID = 'cls-123';
 
 /** A client that plays the given answers (an error is thrown) and records the tokens it was given. */
-function scripted(answers: (TransferAnswer | PullSecretError)[]): AccountServiceClient & { tokens: string[] } {
+function scripted(
+  answers: (TransferAnswer | PullSecretError)[],
+): AccountServiceClient & { tokens: string[] } {
   const tokens: string[] = [];
   return {
     baseUrl: 'http://127.0.0.1:1',
@@ -36,7 +48,8 @@ function recorder() {
   return { delays, sleep: (ms: number) => Promise.resolve(void delays.push(ms)) };
 }
 
-const unavailable = () => new PullSecretError('ACCOUNT_SERVICE_UNAVAILABLE', 'the account service answered 500');
+const unavailable = () =>
+  new PullSecretError('ACCOUNT_SERVICE_UNAVAILABLE', 'the account service answered 500');
 
 test('backoff: interval/24, doubling, five steps, capped at the interval', () => {
   const hour = 3_600_000;
@@ -52,7 +65,11 @@ test('the cloud.openshift.com auth is the token; without it the check does not a
   assert.equal(cloudToken(CURRENT), CLOUD);
   assert.equal(cloudToken(Buffer.from('not json')), undefined);
   const client = scripted([]);
-  const decision = await checkTransfer(ID, Buffer.from(JSON.stringify({ auths: { 'quay.io': { auth: b64('a:b') } } })), { client, intervalMs: 240, limits: LIMITS });
+  const decision = await checkTransfer(
+    ID,
+    Buffer.from(JSON.stringify({ auths: { 'quay.io': { auth: b64('a:b') } } })),
+    { client, intervalMs: 240, limits: LIMITS },
+  );
   assert.equal(decision.kind, 'no-token');
   assert.equal(client.tokens.length, 0);
 });
@@ -61,38 +78,86 @@ test('5xx is retried with the backoff and recovers; until the steps run out it i
   const ok: TransferAnswer = { kind: 'none' };
   const once = recorder();
   const client = scripted([unavailable(), unavailable(), ok]);
-  assert.equal((await checkTransfer(ID, CURRENT, { client, intervalMs: 240, limits: LIMITS, sleep: once.sleep })).kind, 'none');
+  assert.equal(
+    (await checkTransfer(ID, CURRENT, { client, intervalMs: 240, limits: LIMITS, sleep: once.sleep })).kind,
+    'none',
+  );
   assert.deepEqual(once.delays, [10, 20]);
   assert.deepEqual(client.tokens, [CLOUD, CLOUD, CLOUD]);
 
   const always = recorder();
-  const down = await checkTransfer(ID, CURRENT, { client: scripted(Array.from({ length: 6 }, unavailable)), intervalMs: 240, limits: LIMITS, sleep: always.sleep });
+  const down = await checkTransfer(ID, CURRENT, {
+    client: scripted(Array.from({ length: 6 }, unavailable)),
+    intervalMs: 240,
+    limits: LIMITS,
+    sleep: always.sleep,
+  });
   assert.equal(down.kind, 'unreachable');
   assert.equal(down.kind === 'unreachable' && down.attempts, 6);
   assert.deepEqual(always.delays, [10, 20, 40, 80, 160]);
 
   const fewer = recorder();
-  const single = await checkTransfer(ID, CURRENT, { client: scripted([unavailable(), unavailable()]), intervalMs: 240, limits: LIMITS, sleep: fewer.sleep, retries: 1 });
+  const single = await checkTransfer(ID, CURRENT, {
+    client: scripted([unavailable(), unavailable()]),
+    intervalMs: 240,
+    limits: LIMITS,
+    sleep: fewer.sleep,
+    retries: 1,
+  });
   assert.deepEqual([single.kind, fewer.delays], ['unreachable', [10]]);
 });
 
 test('4xx and contract breaks are not retried', async () => {
-  const refused = await checkTransfer(ID, CURRENT, { client: scripted([new PullSecretError('ACCOUNT_SERVICE_REFUSED', 'the account service answered 403')]), intervalMs: 240, limits: LIMITS });
+  const refused = await checkTransfer(ID, CURRENT, {
+    client: scripted([new PullSecretError('ACCOUNT_SERVICE_REFUSED', 'the account service answered 403')]),
+    intervalMs: 240,
+    limits: LIMITS,
+  });
   assert.equal(refused.kind, 'refused');
-  const odd = await checkTransfer(ID, CURRENT, { client: scripted([new PullSecretError('ACCOUNT_SERVICE_UNEXPECTED', 'x')]), intervalMs: 240, limits: LIMITS });
+  const odd = await checkTransfer(ID, CURRENT, {
+    client: scripted([new PullSecretError('ACCOUNT_SERVICE_UNEXPECTED', 'x')]),
+    intervalMs: 240,
+    limits: LIMITS,
+  });
   assert.equal(odd.kind, 'unexpected');
 });
 
 test('decisions: multiple, corrupted (empty or invalid secret), unchanged, update', async () => {
-  const check = (answer: TransferAnswer) => checkTransfer(ID, CURRENT, { client: scripted([answer]), intervalMs: 240, limits: LIMITS });
+  const check = (answer: TransferAnswer) =>
+    checkTransfer(ID, CURRENT, { client: scripted([answer]), intervalMs: 240, limits: LIMITS });
   const two = await check({ kind: 'accepted', total: 2, items: [{ id: 't1', secret: '{}' }] });
   assert.equal(two.kind, 'multiple');
-  assert.equal((await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: '' }] })).kind, 'corrupted');
-  assert.equal((await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: undefined }] })).kind, 'corrupted');
-  assert.equal((await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: '{"auths":{"quay.io":{"auth":"bad"}}}' }] })).kind, 'corrupted');
-  const same = await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { email: 'a@b.c', auth: b64('a:b') } } }) }] });
+  assert.equal(
+    (await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: '' }] })).kind,
+    'corrupted',
+  );
+  assert.equal(
+    (await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: undefined }] })).kind,
+    'corrupted',
+  );
+  assert.equal(
+    (
+      await check({
+        kind: 'accepted',
+        total: 1,
+        items: [{ id: 't1', secret: '{"auths":{"quay.io":{"auth":"bad"}}}' }],
+      })
+    ).kind,
+    'corrupted',
+  );
+  const same = await check({
+    kind: 'accepted',
+    total: 1,
+    items: [
+      { id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { email: 'a@b.c', auth: b64('a:b') } } }) },
+    ],
+  });
   assert.equal(same.kind, 'unchanged');
-  const update = await check({ kind: 'accepted', total: 1, items: [{ id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { auth: b64('new:owner') } } }) }] });
+  const update = await check({
+    kind: 'accepted',
+    total: 1,
+    items: [{ id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { auth: b64('new:owner') } } }) }],
+  });
   assert.equal(update.kind, 'update');
   if (update.kind !== 'update') return;
   assert.deepEqual(update.replaced, ['quay.io']);
@@ -102,11 +167,22 @@ test('decisions: multiple, corrupted (empty or invalid secret), unchanged, updat
     (data) => Promise.resolve(void written.push(data)),
     () => new Date('2026-01-01T00:00:00Z'),
   );
-  assert.deepEqual(applied, { kind: 'updated', transferId: 't1', replaced: ['quay.io'], added: [], appliedAt: '2026-01-01T00:00:00.000Z' });
+  assert.deepEqual(applied, {
+    kind: 'updated',
+    transferId: 't1',
+    replaced: ['quay.io'],
+    added: [],
+    appliedAt: '2026-01-01T00:00:00.000Z',
+  });
   assert.equal(written.length, 1);
-  const failed = await applyTransfer(update, () => Promise.reject(new PullSecretError('STORE_UNAVAILABLE', 'store down')));
+  const failed = await applyTransfer(update, () =>
+    Promise.reject(new PullSecretError('STORE_UNAVAILABLE', 'store down')),
+  );
   assert.equal(failed.kind, 'update-failed');
-  assert.equal((await applyTransfer({ kind: 'none' }, () => Promise.reject(new Error('must not write')))).kind, 'none');
+  assert.equal(
+    (await applyTransfer({ kind: 'none' }, () => Promise.reject(new Error('must not write')))).kind,
+    'none',
+  );
 });
 
 test('every outcome kind has a distinct PascalCase reason and snake_case label', () => {
@@ -120,7 +196,11 @@ test('every outcome kind has a distinct PascalCase reason and snake_case label',
 
 test('an invalid current pull secret is reported as such, without asking', async () => {
   const client = scripted([]);
-  const decision = await checkTransfer(ID, Buffer.from('{"auths":{}}'), { client, intervalMs: 240, limits: LIMITS });
+  const decision = await checkTransfer(ID, Buffer.from('{"auths":{}}'), {
+    client,
+    intervalMs: 240,
+    limits: LIMITS,
+  });
   assert.equal(decision.kind, 'current-invalid');
   assert.equal(client.tokens.length, 0);
 });
@@ -128,14 +208,24 @@ test('an invalid current pull secret is reported as such, without asking', async
 test('credentials are masked while the check runs and released after it, so a fleet does not pile them up', async () => {
   const NEW = b64('new:owner-credential');
   let maskedDuring = false;
-  const client = scripted([{ kind: 'accepted', total: 1, items: [{ id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { auth: NEW } } }) }] }, unavailable()]);
+  const client = scripted([
+    {
+      kind: 'accepted',
+      total: 1,
+      items: [{ id: 't1', secret: JSON.stringify({ auths: { 'quay.io': { auth: NEW } } }) }],
+    },
+    unavailable(),
+  ]);
   const original = client.transfers.bind(client);
   client.transfers = async (...args) => {
     const answer = await original(...args);
     maskedDuring = redactor.redact(CLOUD) !== CLOUD;
     return answer;
   };
-  assert.equal((await checkTransfer(ID, CURRENT, { client, intervalMs: 240, limits: LIMITS })).kind, 'update');
+  assert.equal(
+    (await checkTransfer(ID, CURRENT, { client, intervalMs: 240, limits: LIMITS })).kind,
+    'update',
+  );
   assert.ok(maskedDuring, 'the cloud token is masked during the check');
   assert.equal(redactor.redact(`${CLOUD} ${NEW}`), `${CLOUD} ${NEW}`, 'released after the check');
 });

@@ -30,7 +30,15 @@ export type TransferDecision =
   | { kind: 'no-token'; message: string }
   | { kind: 'current-invalid'; message: string }
   | { kind: 'unchanged'; transferId: string }
-  | { kind: 'update'; transferId: string; data: Buffer; transferred: string; replaced: string[]; added: string[]; credentials?: TransferMerge['credentials'] }
+  | {
+      kind: 'update';
+      transferId: string;
+      data: Buffer;
+      transferred: string;
+      replaced: string[];
+      added: string[];
+      credentials?: TransferMerge['credentials'];
+    }
   | { kind: 'multiple'; transferIds: string[]; message: string }
   | { kind: 'corrupted'; transferId: string; message: string }
   | { kind: 'unexpected'; message: string; error: PullSecretError }
@@ -40,7 +48,14 @@ export type TransferDecision =
 /** After `applyTransfer`: the write happened (`updated`) or failed (`update-failed`); other decisions pass through. */
 export type TransferOutcome =
   | Exclude<TransferDecision, { kind: 'update' }>
-  | { kind: 'updated'; transferId: string; replaced: string[]; added: string[]; credentials?: TransferMerge['credentials']; appliedAt: string }
+  | {
+      kind: 'updated';
+      transferId: string;
+      replaced: string[];
+      added: string[];
+      credentials?: TransferMerge['credentials'];
+      appliedAt: string;
+    }
   | { kind: 'update-failed'; transferId: string; message: string; error: PullSecretError };
 
 /** Condition reason (PascalCase) and metric label of each decision and outcome kind. */
@@ -67,7 +82,9 @@ export const TRANSFER_RETRY_STEPS = 5;
  * at `intervalMs` (12 h: 30 min, 1 h, 2 h, 4 h, 8 h).
  */
 export function transferBackoff(intervalMs: number): number[] {
-  return Array.from({ length: TRANSFER_RETRY_STEPS }, (_, i) => Math.min(intervalMs, (intervalMs / 24) * 2 ** i));
+  return Array.from({ length: TRANSFER_RETRY_STEPS }, (_, i) =>
+    Math.min(intervalMs, (intervalMs / 24) * 2 ** i),
+  );
 }
 
 export interface TransferCheckOptions {
@@ -107,7 +124,11 @@ export function cloudToken(pullSecret: Uint8Array): string | undefined {
  *
  * Never throws except ABORTED (when `signal` fires): every other failure is a decision.
  */
-export async function checkTransfer(clusterId: string, current: Uint8Array, options: TransferCheckOptions): Promise<TransferDecision> {
+export async function checkTransfer(
+  clusterId: string,
+  current: Uint8Array,
+  options: TransferCheckOptions,
+): Promise<TransferDecision> {
   // Registered for the check only: a fleet's worth of registrations would slow every log line.
   const releases = [redactor.register(credentialStrings(Buffer.from(current).toString('utf8')))];
   try {
@@ -117,14 +138,23 @@ export async function checkTransfer(clusterId: string, current: Uint8Array, opti
   }
 }
 
-async function check(clusterId: string, current: Uint8Array, options: TransferCheckOptions, releases: (() => void)[]): Promise<TransferDecision> {
+async function check(
+  clusterId: string,
+  current: Uint8Array,
+  options: TransferCheckOptions,
+  releases: (() => void)[],
+): Promise<TransferDecision> {
   try {
     validatePullSecret(current, options.limits);
   } catch (err) {
     return { kind: 'current-invalid', message: toPullSecretError(err).message };
   }
   const token = cloudToken(current);
-  if (token === undefined) return { kind: 'no-token', message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask the account service` };
+  if (token === undefined)
+    return {
+      kind: 'no-token',
+      message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask the account service`,
+    };
   const delays = transferBackoff(options.intervalMs).slice(0, options.retries ?? TRANSFER_RETRY_STEPS);
   const wait = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }));
   for (let attempt = 1; ; attempt++) {
@@ -136,7 +166,8 @@ async function check(clusterId: string, current: Uint8Array, options: TransferCh
       if (error.code === 'ABORTED') throw error;
       if (error.code === 'ACCOUNT_SERVICE_UNAVAILABLE') {
         const delayMs = delays[attempt - 1];
-        if (delayMs === undefined) return { kind: 'unreachable', attempts: attempt, message: error.message, error };
+        if (delayMs === undefined)
+          return { kind: 'unreachable', attempts: attempt, message: error.message, error };
         options.onRetry?.({ attempt, delayMs, error });
         try {
           await wait(delayMs, options.signal);
@@ -148,27 +179,52 @@ async function check(clusterId: string, current: Uint8Array, options: TransferCh
       if (error.code === 'ACCOUNT_SERVICE_REFUSED') return { kind: 'refused', message: error.message, error };
       return { kind: 'unexpected', message: error.message, error };
     }
-    if (answer.kind === 'accepted') releases.push(redactor.register(answer.items.flatMap((item) => (item.secret === undefined ? [] : credentialStrings(item.secret)))));
+    if (answer.kind === 'accepted')
+      releases.push(
+        redactor.register(
+          answer.items.flatMap((item) => (item.secret === undefined ? [] : credentialStrings(item.secret))),
+        ),
+      );
     return decide(answer, current, options.limits);
   }
 }
 
-function decide(answer: Awaited<ReturnType<AccountServiceClient['transfers']>>, current: Uint8Array, limits: ValidateOptions): TransferDecision {
+function decide(
+  answer: Awaited<ReturnType<AccountServiceClient['transfers']>>,
+  current: Uint8Array,
+  limits: ValidateOptions,
+): TransferDecision {
   if (answer.kind === 'none') return { kind: 'none' };
   const [first, ...others] = answer.items;
   if (first === undefined) return { kind: 'none' };
   if (others.length > 0 || answer.total > 1) {
     const transferIds = answer.items.map((item) => item.id);
-    return { kind: 'multiple', transferIds, message: `${Math.max(answer.total, transferIds.length)} accepted transfers for one cluster; none applied` };
+    return {
+      kind: 'multiple',
+      transferIds,
+      message: `${Math.max(answer.total, transferIds.length)} accepted transfers for one cluster; none applied`,
+    };
   }
   if (first.secret === undefined || first.secret.trim() === '') {
-    return { kind: 'corrupted', transferId: first.id, message: 'the accepted transfer carries no pull secret' };
+    return {
+      kind: 'corrupted',
+      transferId: first.id,
+      message: 'the accepted transfer carries no pull secret',
+    };
   }
   try {
     const merged = mergeTransferredPullSecret(current, first.secret, limits);
     if (!merged.changed) return { kind: 'unchanged', transferId: first.id };
     const credentials = merged.credentials.length === 0 ? {} : { credentials: merged.credentials };
-    return { kind: 'update', transferId: first.id, data: merged.data, transferred: first.secret, replaced: merged.replaced, added: merged.added, ...credentials };
+    return {
+      kind: 'update',
+      transferId: first.id,
+      data: merged.data,
+      transferred: first.secret,
+      replaced: merged.replaced,
+      added: merged.added,
+      ...credentials,
+    };
   } catch (err) {
     return { kind: 'corrupted', transferId: first.id, message: toPullSecretError(err).message };
   }
@@ -179,7 +235,11 @@ function decide(answer: Awaited<ReturnType<AccountServiceClient['transfers']>>, 
  * time it was applied, from `now`) or `update-failed`; every other decision passes through
  * unchanged. Never throws.
  */
-export async function applyTransfer(decision: TransferDecision, write: (data: Buffer) => Promise<void>, now: () => Date = () => new Date()): Promise<TransferOutcome> {
+export async function applyTransfer(
+  decision: TransferDecision,
+  write: (data: Buffer) => Promise<void>,
+  now: () => Date = () => new Date(),
+): Promise<TransferOutcome> {
   if (decision.kind !== 'update') return decision;
   try {
     await write(decision.data);
@@ -188,5 +248,12 @@ export async function applyTransfer(decision: TransferDecision, write: (data: Bu
     return { kind: 'update-failed', transferId: decision.transferId, message: error.message, error };
   }
   const { transferId, replaced, added, credentials } = decision;
-  return { kind: 'updated', transferId, replaced, added, ...(credentials === undefined ? {} : { credentials }), appliedAt: now().toISOString() };
+  return {
+    kind: 'updated',
+    transferId,
+    replaced,
+    added,
+    ...(credentials === undefined ? {} : { credentials }),
+    appliedAt: now().toISOString(),
+  };
 }

@@ -33,7 +33,11 @@ export function transferRecordId(secretId: string): string {
  * @throws PullSecretError STORE_CORRUPT when the record does not hold an `AppliedTransfer` (message
  *   without its bytes), or what the store throws.
  */
-export async function readTransferRecord(store: SecretStore, secretId: string, signal?: AbortSignal): Promise<AppliedTransfer | undefined> {
+export async function readTransferRecord(
+  store: SecretStore,
+  secretId: string,
+  signal?: AbortSignal,
+): Promise<AppliedTransfer | undefined> {
   const id = transferRecordId(secretId);
   let payload;
   try {
@@ -45,8 +49,16 @@ export async function readTransferRecord(store: SecretStore, secretId: string, s
   if (payload === undefined) return undefined;
   const parsed = parseStrictJson(payload.data.toString('utf8'));
   const value = parsed.ok ? parsed.value : undefined;
-  if (!isObject(value) || typeof value.transferId !== 'string' || typeof value.appliedAt !== 'string' || typeof value.secret !== 'string') {
-    throw new PullSecretError('STORE_CORRUPT', `transfer record ${id} version ${payload.version} is not a {transferId, appliedAt, secret} object`);
+  if (
+    !isObject(value) ||
+    typeof value.transferId !== 'string' ||
+    typeof value.appliedAt !== 'string' ||
+    typeof value.secret !== 'string'
+  ) {
+    throw new PullSecretError(
+      'STORE_CORRUPT',
+      `transfer record ${id} version ${payload.version} is not a {transferId, appliedAt, secret} object`,
+    );
   }
   return { transferId: value.transferId, appliedAt: value.appliedAt, secret: value.secret };
 }
@@ -62,6 +74,17 @@ export async function writeTransferRecord(
   record: AppliedTransfer,
   options: { retry: RetryPolicy; signal?: AbortSignal },
 ): Promise<void> {
-  const payload = Buffer.from(JSON.stringify({ transferId: record.transferId, appliedAt: record.appliedAt, secret: record.secret }), 'utf8');
-  await pushSecret(store, { secretId: transferRecordId(target.secretId), labels: { ...target.labels, 'resource-type': TRANSFER_RECORD_RESOURCE_TYPE }, payload }, options);
+  const payload = Buffer.from(
+    JSON.stringify({ transferId: record.transferId, appliedAt: record.appliedAt, secret: record.secret }),
+    'utf8',
+  );
+  await pushSecret(
+    store,
+    {
+      secretId: transferRecordId(target.secretId),
+      labels: { ...target.labels, 'resource-type': TRANSFER_RECORD_RESOURCE_TYPE },
+      payload,
+    },
+    options,
+  );
 }

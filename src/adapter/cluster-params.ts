@@ -8,7 +8,9 @@ import { z } from 'zod';
 export const fieldPathsSchema = z
   .object({
     provider: z.array(z.string().min(1)).default(['spec.provider', 'spec.platform.type']),
-    projectId: z.array(z.string().min(1)).default(['spec.gcp.projectId', 'spec.platform.gcp.projectID', 'spec.platform.gcp.projectId']),
+    projectId: z
+      .array(z.string().min(1))
+      .default(['spec.gcp.projectId', 'spec.platform.gcp.projectID', 'spec.platform.gcp.projectId']),
     pullSecret: z.array(z.string().min(1)).default(['spec.pullSecret.data']),
     secretName: z.array(z.string().min(1)).default(['spec.pullSecret.secretName']),
     namespace: z.array(z.string().min(1)).default([]),
@@ -56,7 +58,12 @@ export function readClusterParams(cluster: unknown, paths: FieldPaths): ClusterP
   return {
     provider: asString(first(cluster, paths.provider)) ?? '',
     projectId: asString(first(cluster, paths.projectId)) ?? '',
-    pullSecret: typeof secret === 'string' ? secret : secret !== undefined && typeof secret === 'object' ? JSON.stringify(secret) : undefined,
+    pullSecret:
+      typeof secret === 'string'
+        ? secret
+        : secret !== undefined && typeof secret === 'object'
+          ? JSON.stringify(secret)
+          : undefined,
     secretName: asString(first(cluster, paths.secretName)),
     namespace: asString(first(cluster, paths.namespace)),
   };

@@ -27,7 +27,12 @@ test('tasks of one cluster never overlap; a newer waiting event replaces an olde
   const third = scheduler.submit('c1', 3, task('gen3'));
   const stale = scheduler.submit('c1', 2, task('gen2-again'));
   gate.release();
-  assert.deepEqual(await Promise.all([first, second, third, stale]), ['gen1', SUPERSEDED, 'gen3', SUPERSEDED]);
+  assert.deepEqual(await Promise.all([first, second, third, stale]), [
+    'gen1',
+    SUPERSEDED,
+    'gen3',
+    SUPERSEDED,
+  ]);
   assert.deepEqual(ran, ['gen1', 'gen3']);
   assert.equal(maxActive, 1);
   assert.equal(scheduler.size, 0);
@@ -67,7 +72,11 @@ test('a failing task rejects its own promise and the cluster keeps working', asy
 
 test('abortAll signals running tasks', async () => {
   const scheduler = new ClusterScheduler<string>(1);
-  const running = scheduler.submit('c1', 1, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve('aborted'))));
+  const running = scheduler.submit(
+    'c1',
+    1,
+    (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve('aborted'))),
+  );
   scheduler.abortAll();
   assert.equal(await running, 'aborted');
 });
@@ -79,7 +88,9 @@ test('a newer generation aborts the running task with SUPERSEDED; the same or an
   const running = scheduler.submit('c1', 2, async (signal) => {
     await gate.promise;
     reasons.push(signal.aborted ? signal.reason : 'running');
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+    await new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve()),
+    );
     reasons.push(signal.reason);
     return 'gen2';
   });
@@ -95,7 +106,13 @@ test('a newer generation aborts the running task with SUPERSEDED; the same or an
 test("the caller's signal (the broker's, per message) reaches the task", async () => {
   const scheduler = new ClusterScheduler<string>(1);
   const broker = new AbortController();
-  const running = scheduler.submit('c1', 1, (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(String(signal.reason)))), broker.signal);
+  const running = scheduler.submit(
+    'c1',
+    1,
+    (signal) =>
+      new Promise((resolve) => signal.addEventListener('abort', () => resolve(String(signal.reason)))),
+    broker.signal,
+  );
   broker.abort('drain over');
   assert.equal(await running, 'drain over');
 });

@@ -56,7 +56,12 @@ export class ClusterScheduler<T> {
    * Schedules `task` for `clusterId`; see the class rules. `signal` (the broker's for the message)
    * reaches the task's signal. Rejects with whatever `task` throws.
    */
-  submit(clusterId: string, generation: number, task: Task<T>, signal?: AbortSignal): Promise<T | Superseded> {
+  submit(
+    clusterId: string,
+    generation: number,
+    task: Task<T>,
+    signal?: AbortSignal,
+  ): Promise<T | Superseded> {
     return new Promise((resolve, reject) => {
       let slot = this.slots.get(clusterId);
       if (slot === undefined) {
@@ -72,7 +77,8 @@ export class ClusterScheduler<T> {
         waiting.resolve(SUPERSEDED);
       }
       slot.pending = { generation, task, signal, resolve, reject };
-      if (slot.current !== undefined && generation > slot.current.generation) slot.current.controller.abort(SUPERSEDED);
+      if (slot.current !== undefined && generation > slot.current.generation)
+        slot.current.controller.abort(SUPERSEDED);
       if (!slot.running) this.enqueue(clusterId, slot);
     });
   }

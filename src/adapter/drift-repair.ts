@@ -58,7 +58,8 @@ export function classifyDrift(change: SecretChange): DriftKind | undefined {
     return change.released ? 'labels' : 'deleted';
   }
   if (current.type !== PULL_SECRET_TYPE) return 'type';
-  if (current.labels[MANAGED_BY.key] !== MANAGED_BY.value || current.labels['cluster-id'] !== clusterId) return 'labels';
+  if (current.labels[MANAGED_BY.key] !== MANAGED_BY.value || current.labels['cluster-id'] !== clusterId)
+    return 'labels';
   if (previous === undefined || current.payloadSha256 === previous.payloadSha256) return undefined;
   if (change.written !== undefined) return current.payloadSha256 === change.written ? undefined : 'data';
   // Not written by this process (since its start): ours changes the content annotation with the bytes.
@@ -115,7 +116,8 @@ export class DriftRepair {
     state.kind = kind;
     state.namespace = secret.namespace;
     this.clusters.set(clusterId, state);
-    const delayMs = state.strikes === 0 ? 0 : Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** (state.strikes - 1));
+    const delayMs =
+      state.strikes === 0 ? 0 : Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** (state.strikes - 1));
     const fired = state;
     fired.timer = setTimeout(() => void this.run(clusterId, fired, delayMs), delayMs);
     fired.timer.unref();
@@ -124,7 +126,8 @@ export class DriftRepair {
   /** Clusters quiet for `quietMs` would start afresh anyway: their state goes (bounded memory). */
   private forgetQuiet(now: number): void {
     if (this.clusters.size < 1000) return;
-    for (const [id, state] of this.clusters) if (state.timer === undefined && now - state.lastAt > this.backoff.quietMs) this.clusters.delete(id);
+    for (const [id, state] of this.clusters)
+      if (state.timer === undefined && now - state.lastAt > this.backoff.quietMs) this.clusters.delete(id);
   }
 
   private async run(clusterId: string, state: ClusterState, delayMs: number): Promise<void> {
@@ -133,7 +136,14 @@ export class DriftRepair {
     const kind = state.kind ?? 'deleted';
     this.options.onRepair(kind);
     this.options.logger.warn(
-      { operation: 'drift-repair', cluster_id: clusterId, kind, namespace: state.namespace, delay_ms: delayMs, repairs_in_a_row: state.strikes + 1 },
+      {
+        operation: 'drift-repair',
+        cluster_id: clusterId,
+        kind,
+        namespace: state.namespace,
+        delay_ms: delayMs,
+        repairs_in_a_row: state.strikes + 1,
+      },
       'Managed Kubernetes Secret changed by someone else; restoring it',
     );
     await this.options.repair(clusterId);

@@ -81,10 +81,17 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
       );
       if (run.kind === 'done') return run.value;
       if (run.kind === 'gone' || run.kind === 'superseded') return run.kind;
-      if (run.kind === 'failed') logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(run.error) }, 'Entitlement refresh could not read the cluster');
+      if (run.kind === 'failed')
+        logger.warn(
+          { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(run.error) },
+          'Entitlement refresh could not read the cluster',
+        );
       return 'skipped';
     } catch (err) {
-      logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) }, 'Entitlement refresh stopped');
+      logger.warn(
+        { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) },
+        'Entitlement refresh stopped',
+      );
       return 'skipped';
     }
   };
@@ -95,7 +102,10 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
     pipeline: {
       onPullSecretWritten: (clusterId) => {
         refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
-          logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) }, 'Entitlement refresh after a new pull secret failed');
+          logger.warn(
+            { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) },
+            'Entitlement refresh after a new pull secret failed',
+          );
         });
       },
       expiresAt: (clusterId) => expiry.expiresAt(clusterId),

@@ -14,15 +14,38 @@ const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 export class InProcessExecutor implements Executor {
   /** `transferRecords`: merge an applied ownership transfer into the spec (set when an account service is configured). */
   /** `verification`: registry verification of new pull secrets (`verification.mode` warn or enforce). `retention`: retires superseded versions (docs/retention.md). */
-  constructor(private readonly deps: { resources: ClusterResources; retry: RetryPolicy; transferRecords?: boolean; verification?: VerificationGate; retention?: RetentionRunner }) {}
+  constructor(
+    private readonly deps: {
+      resources: ClusterResources;
+      retry: RetryPolicy;
+      transferRecords?: boolean;
+      verification?: VerificationGate;
+      retention?: RetentionRunner;
+    },
+  ) {}
 
   async execute(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     try {
       const { stores, kubernetes } = this.deps.resources;
       const store = await storeFor(stores, work.target);
       const result = await reconcilePullSecret(
-        { clusterId: work.clusterId, secretName: work.target.secretName, pullSecretData: work.pullSecret, namespace: work.target.namespace, secretNameSetting: ADAPTER_SECRET_NAME_SETTING },
-        { store, kubernetes, retry: this.deps.retry, log: work.log, signal, transferRecords: this.deps.transferRecords, verification: this.deps.verification, retention: this.deps.retention },
+        {
+          clusterId: work.clusterId,
+          secretName: work.target.secretName,
+          pullSecretData: work.pullSecret,
+          namespace: work.target.namespace,
+          secretNameSetting: ADAPTER_SECRET_NAME_SETTING,
+        },
+        {
+          store,
+          kubernetes,
+          retry: this.deps.retry,
+          log: work.log,
+          signal,
+          transferRecords: this.deps.transferRecords,
+          verification: this.deps.verification,
+          retention: this.deps.retention,
+        },
       );
       return { kind: 'applied', target: work.target, result };
     } catch (err) {
@@ -33,9 +56,18 @@ export class InProcessExecutor implements Executor {
   /** Deletes the Kubernetes Secret, then retains or deletes the cloud secret (`removeClusterSecrets`). */
   async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
     try {
-      const removed = await removeClusterSecrets(cleanup.target, this.deps.resources, signal, cleanup.clusterId);
+      const removed = await removeClusterSecrets(
+        cleanup.target,
+        this.deps.resources,
+        signal,
+        cleanup.clusterId,
+      );
       // The cluster is gone: its retention due time need not be kept.
-      if (this.deps.retention !== undefined) this.deps.retention.forget(await storeFor(this.deps.resources.stores, cleanup.target), cleanup.target.secretName);
+      if (this.deps.retention !== undefined)
+        this.deps.retention.forget(
+          await storeFor(this.deps.resources.stores, cleanup.target),
+          cleanup.target.secretName,
+        );
       return { kind: 'finalized', target: cleanup.target, ...removed };
     } catch (err) {
       return { kind: 'finalize-failed', target: cleanup.target, error: toPullSecretError(err) };

@@ -24,7 +24,11 @@ import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js
  * by label), stopping a Job still running, and only once they are gone the Kubernetes Secret and
  * the cloud secret (`removeClusterSecrets`), so a late Job can never write the Secret again.
  */
-export async function createJobExecutor(config: AdapterConfig, logger: Logger, resources: ClusterResources): Promise<Executor> {
+export async function createJobExecutor(
+  config: AdapterConfig,
+  logger: Logger,
+  resources: ClusterResources,
+): Promise<Executor> {
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
   const job = config.execution.job;
@@ -35,15 +39,27 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
     const jobBase = { target: work.target, jobNamespace: job.namespace };
     try {
       // Every name the Job and its data Secret use, checked before the first Kubernetes call.
-      deriveClusterNames({ clusterId: work.clusterId, secretName: work.target.secretName, namespace: work.target.namespace, kubernetes: config.kubernetes.target === 'api' });
+      deriveClusterNames({
+        clusterId: work.clusterId,
+        secretName: work.target.secretName,
+        namespace: work.target.namespace,
+        kubernetes: config.kubernetes.target === 'api',
+      });
       pullSecretJobName(work.clusterId, work.generation);
       jobDataSecretName(work.clusterId);
       // The store's per-version limit, checked before a Job is launched.
       const store = storeFactory(work.target.store);
-      validatePullSecret(work.pullSecret, { maxBytes: store.maxPayloadBytes, targetName: `${work.target.store} store` });
+      validatePullSecret(work.pullSecret, {
+        maxBytes: store.maxPayloadBytes,
+        targetName: `${work.target.store} store`,
+      });
       const route = config.providers[work.target.provider];
       const env = {
-        ...projectJobEnv(config, { kind: work.target.store, settings: route?.settings ?? {} }, work.target.settings),
+        ...projectJobEnv(
+          config,
+          { kind: work.target.store, settings: route?.settings ?? {} },
+          work.target.settings,
+        ),
         SECRET_NAME: work.target.secretName,
         ...lifecycleEnv,
         ...(config.accountService === undefined ? {} : { TRANSFER_RECORDS: 'true' }),
@@ -59,15 +75,34 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
           activeDeadlineSeconds: job.timeoutSeconds,
           // What the store's pods need (Azure: the workload identity label).
           pod: store.jobPod,
-          kubernetesSecret: config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
+          kubernetesSecret:
+            config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
         },
         { signal, timeoutMs: job.waitSeconds * 1000 },
       );
-      if (result.outcome === 'succeeded') return { kind: 'job-succeeded', ...jobBase, jobName: result.jobName, ...(result.report === undefined ? {} : { report: result.report }) };
-      return verificationFailure(result, work.target) ?? { kind: 'job-failed', ...jobBase, jobName: result.jobName, message: `${result.result.reason}: ${result.message}` };
+      if (result.outcome === 'succeeded')
+        return {
+          kind: 'job-succeeded',
+          ...jobBase,
+          jobName: result.jobName,
+          ...(result.report === undefined ? {} : { report: result.report }),
+        };
+      return (
+        verificationFailure(result, work.target) ?? {
+          kind: 'job-failed',
+          ...jobBase,
+          jobName: result.jobName,
+          message: `${result.result.reason}: ${result.message}`,
+        }
+      );
     } catch (err) {
       const error = toPullSecretError(err);
-      if (error.code === 'JOB_IN_PROGRESS') return { kind: 'job-running', ...jobBase, jobName: pullSecretJobName(work.clusterId, work.generation) };
+      if (error.code === 'JOB_IN_PROGRESS')
+        return {
+          kind: 'job-running',
+          ...jobBase,
+          jobName: pullSecretJobName(work.clusterId, work.generation),
+        };
       return { kind: 'failed', error, target: work.target };
     }
   }
@@ -84,8 +119,15 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
     },
     async finalize(cleanup: ClusterCleanup, signal: AbortSignal): Promise<WorkOutcome> {
       try {
-        const removed = await launcher.removeClusterJobs(cleanup.clusterId, { namespace: job.namespace, signal });
-        if (removed.jobs > 0) cleanup.log.info({ operation: 'finalize', jobs: removed.jobs, data_secrets: removed.dataSecrets }, "Removed the cluster's Jobs");
+        const removed = await launcher.removeClusterJobs(cleanup.clusterId, {
+          namespace: job.namespace,
+          signal,
+        });
+        if (removed.jobs > 0)
+          cleanup.log.info(
+            { operation: 'finalize', jobs: removed.jobs, data_secrets: removed.dataSecrets },
+            "Removed the cluster's Jobs",
+          );
         const secrets = await removeClusterSecrets(cleanup.target, resources, signal, cleanup.clusterId);
         return { kind: 'finalized', target: cleanup.target, ...secrets, jobs: removed.jobs };
       } catch (err) {
@@ -107,6 +149,14 @@ export async function createJobExecutor(config: AdapterConfig, logger: Logger, r
  */
 function verificationFailure(result: JobLaunchResult, target: WorkTarget): WorkOutcome | undefined {
   const code = result.report?.errorCode;
-  if (result.report?.status !== 'failure' || (code !== 'CREDENTIALS_REJECTED' && code !== 'REGISTRY_UNREACHABLE')) return undefined;
-  return { kind: 'failed', error: new PullSecretError(code, result.report.message, { retryable: false }), target };
+  if (
+    result.report?.status !== 'failure' ||
+    (code !== 'CREDENTIALS_REJECTED' && code !== 'REGISTRY_UNREACHABLE')
+  )
+    return undefined;
+  return {
+    kind: 'failed',
+    error: new PullSecretError(code, result.report.message, { retryable: false }),
+    target,
+  };
 }

@@ -43,7 +43,8 @@ export class JobReports {
         } else if (outcome.kind === 'job-running') {
           this.reported.delete(outcome.jobName);
           // Finished between the end of the wait and now: report it right after this event.
-          if (this.done.has(outcome.jobName)) this.report({ name: outcome.jobName, clusterId: work.clusterId, generation: work.generation });
+          if (this.done.has(outcome.jobName))
+            this.report({ name: outcome.jobName, clusterId: work.clusterId, generation: work.generation });
           else this.waiting.add(outcome.jobName);
         }
         return outcome;
@@ -68,7 +69,10 @@ export class JobReports {
   };
 
   private report(job: Pick<JobSummary, 'name' | 'clusterId' | 'generation'>): void {
-    this.options.logger.info({ operation: 'job-finished', cluster_id: job.clusterId, job: job.name, generation: job.generation }, 'Job finished; reporting its outcome');
+    this.options.logger.info(
+      { operation: 'job-finished', cluster_id: job.clusterId, job: job.name, generation: job.generation },
+      'Job finished; reporting its outcome',
+    );
     void this.options.reconcile(job.clusterId, job.generation, () => !this.reported.has(job.name));
   }
 }

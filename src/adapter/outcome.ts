@@ -26,7 +26,13 @@ export type WorkOutcome =
   /** `report`: what the Job's pod reported (versions, registry verification), when it could be read. */
   | { kind: 'job-succeeded'; target: WorkTarget; jobName: string; jobNamespace: string; report?: JobReport }
   | { kind: 'job-failed'; target: WorkTarget; jobName: string; jobNamespace: string; message: string }
-  | { kind: 'finalized'; target?: WorkTarget; kubernetesRemoved: boolean; cloud: 'retained' | 'deleted' | 'absent'; jobs?: number }
+  | {
+      kind: 'finalized';
+      target?: WorkTarget;
+      kubernetesRemoved: boolean;
+      cloud: 'retained' | 'deleted' | 'absent';
+      jobs?: number;
+    }
   | { kind: 'finalize-failed'; target: WorkTarget; error: PullSecretError };
 
 export type { ApplyResult };

@@ -54,7 +54,12 @@ export interface PipelineEntitlements {
  * value, or why it did not run (or did not finish): the cluster gone or being deleted, skipped
  * (unroutable, preconditions, no pull secret), superseded by a newer event, or failed.
  */
-export type ClusterRun<T> = { kind: 'done'; value: T } | { kind: 'gone' } | { kind: 'skipped'; message: string } | { kind: 'superseded' } | { kind: 'failed'; error: PullSecretError };
+export type ClusterRun<T> =
+  | { kind: 'done'; value: T }
+  | { kind: 'gone' }
+  | { kind: 'skipped'; message: string }
+  | { kind: 'superseded' }
+  | { kind: 'failed'; error: PullSecretError };
 
 /** Where the pipeline reads a cluster's pull secret when it is not the spec's (`pullSecretSource: account-service`). */
 export interface PullSecretSource {
@@ -129,27 +134,51 @@ export class EventPipeline {
       const decoded = decodeEvent(message.body);
       if ('other' in decoded) {
         // A node pool's (or another resource's) event on the same topic: not ours to reconcile.
-        logger.info({ operation: 'decode-event', message_id: message.id, event_id: decoded.other.eventId, event_kind: decoded.other.kind }, 'Ignored an event about another kind of resource');
+        logger.info(
+          {
+            operation: 'decode-event',
+            message_id: message.id,
+            event_id: decoded.other.eventId,
+            event_kind: decoded.other.kind,
+          },
+          'Ignored an event about another kind of resource',
+        );
         metrics.events.inc({ result: 'ignored' });
         return 'ack';
       }
       event = decoded.cluster;
       assertClusterId(event.clusterId);
     } catch (err) {
-      logger.warn({ operation: 'decode-event', message_id: message.id, delivery_attempt: message.deliveryAttempt, ...describeError(err) }, 'Rejected an invalid event');
+      logger.warn(
+        {
+          operation: 'decode-event',
+          message_id: message.id,
+          delivery_attempt: message.deliveryAttempt,
+          ...describeError(err),
+        },
+        'Rejected an invalid event',
+      );
       metrics.events.inc({ result: 'invalid' });
       return 'reject';
     }
     metrics.inFlight.inc();
     try {
-      const settled = await this.deps.scheduler.submit(event.clusterId, event.generation ?? 0, (taskSignal) => this.process(event, taskSignal), signal);
+      const settled = await this.deps.scheduler.submit(
+        event.clusterId,
+        event.generation ?? 0,
+        (taskSignal) => this.process(event, taskSignal),
+        signal,
+      );
       if (settled === SUPERSEDED) {
         metrics.events.inc({ result: 'superseded' });
         return 'ack';
       }
       return settled;
     } catch (err) {
-      logger.error({ operation: 'process-event', cluster_id: event.clusterId, ...describeError(err) }, 'Event processing failed');
+      logger.error(
+        { operation: 'process-event', cluster_id: event.clusterId, ...describeError(err) },
+        'Event processing failed',
+      );
       metrics.events.inc({ result: 'failed' });
       return 'retry';
     } finally {
@@ -164,12 +193,28 @@ export class EventPipeline {
    * `generation`. `still` is asked when the task starts (after the cluster's earlier work): false
    * skips it. Resolves with the disposition, or SUPERSEDED; never throws.
    */
-  async reconcile(clusterId: string, generation: number, origin: 'drift-repair' | 'job-finished' | 'store-notification', still: () => boolean = () => true): Promise<Disposition | typeof SUPERSEDED> {
-    const event: ClusterEvent = { eventId: `${origin}-${Date.now()}`, type: 'com.redhat.hyperfleet.cluster.reconcile', source: origin, clusterId, generation };
+  async reconcile(
+    clusterId: string,
+    generation: number,
+    origin: 'drift-repair' | 'job-finished' | 'store-notification',
+    still: () => boolean = () => true,
+  ): Promise<Disposition | typeof SUPERSEDED> {
+    const event: ClusterEvent = {
+      eventId: `${origin}-${Date.now()}`,
+      type: 'com.redhat.hyperfleet.cluster.reconcile',
+      source: origin,
+      clusterId,
+      generation,
+    };
     try {
-      return await this.deps.scheduler.submit(clusterId, generation, (signal) => (still() ? this.process(event, signal) : Promise.resolve<Disposition>('ack')));
+      return await this.deps.scheduler.submit(clusterId, generation, (signal) =>
+        still() ? this.process(event, signal) : Promise.resolve<Disposition>('ack'),
+      );
     } catch (err) {
-      this.deps.logger.error({ operation: origin, cluster_id: clusterId, ...describeError(err) }, 'Event processing failed');
+      this.deps.logger.error(
+        { operation: origin, cluster_id: clusterId, ...describeError(err) },
+        'Event processing failed',
+      );
       return 'retry';
     }
   }
@@ -182,9 +227,14 @@ export class EventPipeline {
    * changed (from a fresh reconcile, so `Applied` and `Available` stay true to the store). A newer
    * event replacing the check ends it as `superseded`. Never throws.
    */
-  async checkTransfer(clusterId: string, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>): Promise<TransferRun> {
+  async checkTransfer(
+    clusterId: string,
+    check: (input: TransferCheckInput) => Promise<ClusterTransferResult>,
+  ): Promise<TransferRun> {
     try {
-      const run = await this.runForCluster(clusterId, 'transfer-check', (input) => this.transferTask(input, check));
+      const run = await this.runForCluster(clusterId, 'transfer-check', (input) =>
+        this.transferTask(input, check),
+      );
       return run.kind === 'done' ? run.value : run;
     } catch (err) {
       return { kind: 'failed', error: toPullSecretError(err) };
@@ -199,7 +249,12 @@ export class EventPipeline {
    * shows without waiting for an event; `Applied` and `Available` stay true to the store).
    * A newer event replacing it ends it as `superseded`. Throws only what `task` throws.
    */
-  async runForCluster<T>(clusterId: string, operation: string, task: (input: TransferCheckInput) => Promise<T>, reportAfter?: (value: T) => boolean): Promise<ClusterRun<T>> {
+  async runForCluster<T>(
+    clusterId: string,
+    operation: string,
+    task: (input: TransferCheckInput) => Promise<T>,
+    reportAfter?: (value: T) => boolean,
+  ): Promise<ClusterRun<T>> {
     let run: ClusterRun<T> = { kind: 'superseded' };
     const settled = await this.deps.scheduler.submit(clusterId, 0, async (signal) => {
       // `trigger`, not `operation`: the steps' own lines name their operation (e.g. execute), once per line.
@@ -218,7 +273,10 @@ export class EventPipeline {
   }
 
   /** One transfer check of a resolved cluster (`checkTransfer`), and the report it calls for. */
-  private async transferTask(input: TransferCheckInput, check: (input: TransferCheckInput) => Promise<ClusterTransferResult>): Promise<TransferRun> {
+  private async transferTask(
+    input: TransferCheckInput,
+    check: (input: TransferCheckInput) => Promise<ClusterTransferResult>,
+  ): Promise<TransferRun> {
     const transfers = this.deps.transfers;
     const { cluster, target, log, signal } = input;
     let result: ClusterTransferResult;
@@ -232,7 +290,10 @@ export class EventPipeline {
     }
     transfers?.onOutcome?.(result.outcome);
     const note = transfers?.health.note(cluster.id, result.outcome) ?? { healthChanged: false };
-    if (signal.aborted) return supersededBy(signal) ? { kind: 'superseded' } : { kind: 'done', value: { outcome: result.outcome } };
+    if (signal.aborted)
+      return supersededBy(signal)
+        ? { kind: 'superseded' }
+        : { kind: 'done', value: { outcome: result.outcome } };
     if (result.reconcile !== undefined) {
       const applied = { kind: 'applied', target, result: result.reconcile } as const;
       this.noteWritten(cluster.id, applied);
@@ -240,7 +301,13 @@ export class EventPipeline {
     } else if (note.healthChanged) {
       await this.reportFresh(input);
     }
-    return { kind: 'done', value: { outcome: result.outcome, ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }) } };
+    return {
+      kind: 'done',
+      value: {
+        outcome: result.outcome,
+        ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }),
+      },
+    };
   }
 
   /** Reports the status of a fresh reconcile (so `Applied` and `Available` stay true to the store). */
@@ -249,7 +316,11 @@ export class EventPipeline {
   }
 
   /** One cluster's current inputs (GET, route, target, preconditions, pull secret) as an event reads them. Never throws. */
-  private async resolve(clusterId: string, log: Logger, signal: AbortSignal): Promise<ClusterRun<TransferCheckInput>> {
+  private async resolve(
+    clusterId: string,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<ClusterRun<TransferCheckInput>> {
     let cluster: Cluster | undefined;
     try {
       cluster = await this.deps.api.getCluster(clusterId, { signal });
@@ -260,10 +331,16 @@ export class EventPipeline {
     if (cluster === undefined || cluster.deleted_time !== undefined) return { kind: 'gone' };
     const params = readClusterParams(cluster, this.deps.fieldPaths);
     const route = this.deps.routes.route(cluster, params.provider);
-    if (route === undefined) return { kind: 'skipped', message: this.deps.routes.unmappedMessage(params.provider) };
+    if (route === undefined)
+      return { kind: 'skipped', message: this.deps.routes.unmappedMessage(params.provider) };
     let target: WorkTarget;
     try {
-      const names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
+      const names = deriveClusterNames({
+        clusterId: cluster.id,
+        secretName: params.secretName,
+        namespace: params.namespace,
+        kubernetes: this.deps.writesKubernetes,
+      });
       target = targetOf(route, names);
       const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
       if (!verdict.met) return { kind: 'skipped', message: verdict.message };
@@ -277,7 +354,11 @@ export class EventPipeline {
 
   /** A new pull secret version was written: the entitlement refresher hears of it (never blocks). */
   private noteWritten(clusterId: string, outcome: WorkOutcome): void {
-    if (outcome.kind === 'applied' && (outcome.result.outcome === 'created' || outcome.result.outcome === 'updated') && !outcome.result.dryRun) {
+    if (
+      outcome.kind === 'applied' &&
+      (outcome.result.outcome === 'created' || outcome.result.outcome === 'updated') &&
+      !outcome.result.dryRun
+    ) {
       this.deps.entitlements?.onPullSecretWritten(clusterId);
     }
   }
@@ -306,12 +387,16 @@ export class EventPipeline {
     if (supersededBy(signal)) return this.superseded(log);
     if (signal.aborted) {
       // Stopped (drain time over): no report with a cut-short outcome; the broker delivers it again.
-      log.info({ operation: 'process-event' }, 'Stopped before the work finished; the event will be delivered again');
+      log.info(
+        { operation: 'process-event' },
+        'Stopped before the work finished; the event will be delivered again',
+      );
       return 'retry';
     }
     metrics.events.inc({ result: RESULT_OF[outcome.kind] });
     const reported = await this.report(cluster, outcome, log, signal);
-    const again = outcome.kind === 'finalize-failed' || (outcome.kind === 'failed' && outcome.error.retryable);
+    const again =
+      outcome.kind === 'finalize-failed' || (outcome.kind === 'failed' && outcome.error.retryable);
     if (reported && !again) return 'ack';
     // Superseded while reporting: the newer event does the work and reports; no need to retry this one.
     return supersededBy(signal) ? this.superseded(log) : 'retry';
@@ -330,15 +415,28 @@ export class EventPipeline {
     const route = this.deps.routes.route(cluster, params.provider);
     if (route === undefined) {
       // No store serves this provider: nothing was ever written for it, so a deletion is done.
-      if (cluster.deleted_time !== undefined) return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
-      log.info({ operation: 'preconditions', precondition: UNMAPPED_PROVIDER }, 'No store serves the cluster provider; skipping');
+      if (cluster.deleted_time !== undefined)
+        return { kind: 'finalized', kubernetesRemoved: false, cloud: 'absent' };
+      log.info(
+        { operation: 'preconditions', precondition: UNMAPPED_PROVIDER },
+        'No store serves the cluster provider; skipping',
+      );
       metrics.jobTotal.inc({ result: 'skipped' });
-      return { kind: 'skipped', precondition: UNMAPPED_PROVIDER, message: this.deps.routes.unmappedMessage(params.provider) };
+      return {
+        kind: 'skipped',
+        precondition: UNMAPPED_PROVIDER,
+        message: this.deps.routes.unmappedMessage(params.provider),
+      };
     }
     // Every name checked once, before any store or Kubernetes call (a failed status, 0 writes).
     let names: ClusterNames;
     try {
-      names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
+      names = deriveClusterNames({
+        clusterId: cluster.id,
+        secretName: params.secretName,
+        namespace: params.namespace,
+        kubernetes: this.deps.writesKubernetes,
+      });
     } catch (err) {
       if (cluster.deleted_time === undefined) return { kind: 'failed', error: toPullSecretError(err) };
       // A deleted cluster whose current spec names something unusable: an earlier generation may have
@@ -349,15 +447,25 @@ export class EventPipeline {
     }
     const target = targetOf(route, names);
     if (cluster.deleted_time !== undefined) {
-      const outcome = await this.deps.executor.finalize({ clusterId: cluster.id, generation: cluster.generation, target, log }, signal);
-      if (outcome.kind === 'finalize-failed') log.warn({ operation: 'finalize', ...describeError(outcome.error) }, 'Cluster cleanup not confirmed; will retry');
+      const outcome = await this.deps.executor.finalize(
+        { clusterId: cluster.id, generation: cluster.generation, target, log },
+        signal,
+      );
+      if (outcome.kind === 'finalize-failed')
+        log.warn(
+          { operation: 'finalize', ...describeError(outcome.error) },
+          'Cluster cleanup not confirmed; will retry',
+        );
       else log.info({ operation: 'finalize', outcome: outcome.kind }, 'Cluster cleanup finished');
       return outcome;
     }
     try {
       const verdict = this.deps.routes.evaluate(route, cluster, this.forPreconditions(cluster, params));
       if (!verdict.met) {
-        log.info({ operation: 'preconditions', precondition: verdict.name }, 'Preconditions not met; skipping');
+        log.info(
+          { operation: 'preconditions', precondition: verdict.name },
+          'Preconditions not met; skipping',
+        );
         metrics.jobTotal.inc({ result: 'skipped' });
         return { kind: 'skipped', precondition: verdict.name, message: verdict.message };
       }
@@ -374,18 +482,30 @@ export class EventPipeline {
    * account service's for the cluster's organization (`pullSecretSource: account-service`).
    * @returns the error to report when there is none or the source failed (never throws)
    */
-  private async pullSecretOf(cluster: Cluster, params: ClusterParams, log: Logger, signal: AbortSignal): Promise<string | PullSecretError> {
+  private async pullSecretOf(
+    cluster: Cluster,
+    params: ClusterParams,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<string | PullSecretError> {
     const source = this.deps.pullSecretSource;
     if (source !== undefined) {
       try {
         return await source.read(cluster, signal);
       } catch (err) {
         const error = toPullSecretError(err);
-        log.warn({ operation: 'pull-secret-source', ...describeError(error) }, 'Could not read the pull secret from the account service');
+        log.warn(
+          { operation: 'pull-secret-source', ...describeError(error) },
+          'Could not read the pull secret from the account service',
+        );
         return error;
       }
     }
-    if (params.pullSecret === undefined) return new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: the cluster has no pull secret data');
+    if (params.pullSecret === undefined)
+      return new PullSecretError(
+        'PULL_SECRET_INVALID',
+        'invalid pull secret format: the cluster has no pull secret data',
+      );
     return params.pullSecret;
   }
 
@@ -396,28 +516,63 @@ export class EventPipeline {
     return { ...params, pullSecret: source.has(cluster) ? '(from the account service)' : undefined };
   }
 
-  private async execute(cluster: Cluster, target: WorkTarget, pullSecret: string, log: Logger, signal: AbortSignal): Promise<WorkOutcome> {
+  private async execute(
+    cluster: Cluster,
+    target: WorkTarget,
+    pullSecret: string,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<WorkOutcome> {
     const { metrics } = this.deps;
     const started = performance.now();
-    const outcome = await this.deps.executor.execute({ clusterId: cluster.id, generation: cluster.generation, target, pullSecret, log }, signal);
+    const outcome = await this.deps.executor.execute(
+      { clusterId: cluster.id, generation: cluster.generation, target, pullSecret, log },
+      signal,
+    );
     metrics.jobDuration.observe((performance.now() - started) / 1000);
     // A Job still running has no result yet: it is counted when a later event sees it finish.
-    if (outcome.kind !== 'job-running') metrics.jobTotal.inc({ result: outcome.kind === 'failed' || outcome.kind === 'job-failed' ? 'failure' : 'success' });
-    if (outcome.kind === 'applied' && outcome.result.kubernetes) metrics.kubernetesWrites.inc({ outcome: outcome.result.kubernetes.outcome });
-    if (outcome.kind === 'failed') log.warn({ operation: 'execute', ...describeError(outcome.error) }, 'Pull secret reconcile failed');
-    else log.info({ operation: 'execute', outcome: outcome.kind === 'applied' ? outcome.result.outcome : outcome.kind }, 'Pull secret reconciled');
+    if (outcome.kind !== 'job-running')
+      metrics.jobTotal.inc({
+        result: outcome.kind === 'failed' || outcome.kind === 'job-failed' ? 'failure' : 'success',
+      });
+    if (outcome.kind === 'applied' && outcome.result.kubernetes)
+      metrics.kubernetesWrites.inc({ outcome: outcome.result.kubernetes.outcome });
+    if (outcome.kind === 'failed')
+      log.warn({ operation: 'execute', ...describeError(outcome.error) }, 'Pull secret reconcile failed');
+    else
+      log.info(
+        { operation: 'execute', outcome: outcome.kind === 'applied' ? outcome.result.outcome : outcome.kind },
+        'Pull secret reconciled',
+      );
     this.noteWritten(cluster.id, outcome);
     return outcome;
   }
 
   /** Sends the status; false when it could not be delivered (then the event is retried). */
-  private async report(cluster: Cluster, outcome: WorkOutcome, log: Logger, signal: AbortSignal): Promise<boolean> {
-    const entitlementExpiresAt = outcome.kind === 'finalized' || outcome.kind === 'finalize-failed' ? undefined : this.deps.entitlements?.expiresAt(cluster.id);
-    const report = buildStatusReport(outcome, cluster.generation, new Date(), this.deps.transfers?.health.problem(cluster.id), entitlementExpiresAt);
+  private async report(
+    cluster: Cluster,
+    outcome: WorkOutcome,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const entitlementExpiresAt =
+      outcome.kind === 'finalized' || outcome.kind === 'finalize-failed'
+        ? undefined
+        : this.deps.entitlements?.expiresAt(cluster.id);
+    const report = buildStatusReport(
+      outcome,
+      cluster.generation,
+      new Date(),
+      this.deps.transfers?.health.problem(cluster.id),
+      entitlementExpiresAt,
+    );
     try {
       const result = await this.deps.api.putStatus(cluster.id, report, { signal });
       this.deps.metrics.statusReports.inc({ result });
-      log.info({ operation: 'report-status', result, observed_generation: cluster.generation }, 'Status reported');
+      log.info(
+        { operation: 'report-status', result, observed_generation: cluster.generation },
+        'Status reported',
+      );
       return true;
     } catch (err) {
       this.deps.metrics.statusReports.inc({ result: 'error' });
@@ -433,7 +588,14 @@ function supersededBy(signal: AbortSignal): boolean {
 
 /** Where a routed cluster's secrets go, under its checked names. */
 function targetOf(route: ClusterRoute, names: ClusterNames): WorkTarget {
-  return { store: route.store, provider: route.provider, settings: route.settings, secretName: names.secretId, namespace: names.namespace, kubernetesSecretName: names.kubernetesSecretName };
+  return {
+    store: route.store,
+    provider: route.provider,
+    settings: route.settings,
+    secretName: names.secretId,
+    namespace: names.namespace,
+    kubernetesSecretName: names.kubernetesSecretName,
+  };
 }
 
 /** The default names of a cluster (no spec overrides); `undefined` when even those cannot be used. */

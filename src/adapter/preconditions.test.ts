@@ -4,10 +4,17 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_PRECONDITIONS, defaultPreconditions, Preconditions } from './preconditions.js';
 import { fieldPathsSchema, readClusterParams } from './cluster-params.js';
 
-type Cluster = { spec: Record<string, unknown>; status: { conditions: Array<{ type: string; status: string }> } };
-const fixture = () => JSON.parse(readFileSync(new URL('../../test/fixtures/clusters/gcp-cluster.json', import.meta.url), 'utf8')) as Cluster;
+type Cluster = {
+  spec: Record<string, unknown>;
+  status: { conditions: Array<{ type: string; status: string }> };
+};
+const fixture = () =>
+  JSON.parse(
+    readFileSync(new URL('../../test/fixtures/clusters/gcp-cluster.json', import.meta.url), 'utf8'),
+  ) as Cluster;
 const paths = fieldPathsSchema.parse({});
-const check = (cluster: Cluster) => new Preconditions(DEFAULT_PRECONDITIONS).evaluate(cluster, readClusterParams(cluster, paths));
+const check = (cluster: Cluster) =>
+  new Preconditions(DEFAULT_PRECONDITIONS).evaluate(cluster, readClusterParams(cluster, paths));
 
 test('the fixture cluster meets the seed defaults', () => {
   assert.deepEqual(check(fixture()), { met: true });
@@ -73,15 +80,26 @@ test('project id is found under either field path', () => {
 });
 
 test('a broken expression is a configuration error; an evaluation error is a failure, not a skip', () => {
-  assert.throws(() => new Preconditions([{ name: 'bad', expression: 'spec.provider ==', message: 'm' }]), { code: 'CONFIG_INVALID' });
-  const missingKey = new Preconditions([{ name: 'deep', expression: 'spec.nothing.here == "x"', message: 'm' }]);
-  assert.throws(() => missingKey.evaluate(fixture(), readClusterParams(fixture(), paths)), { code: 'PRECONDITION_ERROR' });
+  assert.throws(() => new Preconditions([{ name: 'bad', expression: 'spec.provider ==', message: 'm' }]), {
+    code: 'CONFIG_INVALID',
+  });
+  const missingKey = new Preconditions([
+    { name: 'deep', expression: 'spec.nothing.here == "x"', message: 'm' },
+  ]);
+  assert.throws(() => missingKey.evaluate(fixture(), readClusterParams(fixture(), paths)), {
+    code: 'PRECONDITION_ERROR',
+  });
   const notBool = new Preconditions([{ name: 'number', expression: '1 + 1', message: 'm' }]);
-  assert.throws(() => notBool.evaluate(fixture(), readClusterParams(fixture(), paths)), { code: 'PRECONDITION_ERROR' });
+  assert.throws(() => notBool.evaluate(fixture(), readClusterParams(fixture(), paths)), {
+    code: 'PRECONDITION_ERROR',
+  });
 });
 
 test('a pull secret given as an object is serialized', () => {
-  const params = readClusterParams({ spec: { pullSecret: { data: { auths: { 'quay.io': { auth: 'x' } } } } } }, paths);
+  const params = readClusterParams(
+    { spec: { pullSecret: { data: { auths: { 'quay.io': { auth: 'x' } } } } } },
+    paths,
+  );
   assert.equal(params.pullSecret, '{"auths":{"quay.io":{"auth":"x"}}}');
 });
 

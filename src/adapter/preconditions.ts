@@ -25,20 +25,34 @@ const adapterAvailable = (type: string, adapter: string): Precondition => ({
 /** The `pull-secret-data` rule, its message naming the source that lacks the data. */
 function pullSecretData(source: PullSecretSourceKind): Precondition {
   const spec = 'the cluster spec has no pull secret data';
-  const message = source === 'spec' ? spec : 'the account-service pull secret source cannot serve this cluster';
+  const message =
+    source === 'spec' ? spec : 'the account-service pull secret source cannot serve this cluster';
   return { name: 'pull-secret-data', expression: 'params.hasPullSecret', message };
 }
 
 /** The rules every provider shares: pull secret data (from `source`), and validation/dns/placement done. */
 export function sharedPreconditions(source: PullSecretSourceKind = 'spec'): Precondition[] {
-  return [pullSecretData(source), adapterAvailable('ValidationSuccessful', 'validation'), adapterAvailable('DnsSuccessful', 'dns'), adapterAvailable('PlacementSuccessful', 'placement')];
+  return [
+    pullSecretData(source),
+    adapterAvailable('ValidationSuccessful', 'validation'),
+    adapterAvailable('DnsSuccessful', 'dns'),
+    adapterAvailable('PlacementSuccessful', 'placement'),
+  ];
 }
 
 /** Seed 001's defaults (one store, no `providers`): GCP provider, a project id, then the shared ones. */
 export function defaultPreconditions(source: PullSecretSourceKind = 'spec'): Precondition[] {
   return [
-    { name: 'gcp-provider', expression: 'params.provider == "gcp"', message: 'the cluster provider is not gcp' },
-    { name: 'project-id', expression: 'params.projectId != ""', message: 'the cluster spec has no GCP project id' },
+    {
+      name: 'gcp-provider',
+      expression: 'params.provider == "gcp"',
+      message: 'the cluster provider is not gcp',
+    },
+    {
+      name: 'project-id',
+      expression: 'params.projectId != ""',
+      message: 'the cluster spec has no GCP project id',
+    },
     ...sharedPreconditions(source),
   ];
 }
@@ -69,7 +83,11 @@ export class Preconditions {
       try {
         return { precondition, evaluate: parse(precondition.expression) as Compiled['evaluate'] };
       } catch (err) {
-        throw new PullSecretError('CONFIG_INVALID', `precondition ${precondition.name}: the CEL expression does not parse: ${firstLine(err)}`, { cause: err });
+        throw new PullSecretError(
+          'CONFIG_INVALID',
+          `precondition ${precondition.name}: the CEL expression does not parse: ${firstLine(err)}`,
+          { cause: err },
+        );
       }
     });
   }
@@ -79,24 +97,40 @@ export class Preconditions {
    * @throws PRECONDITION_ERROR when an expression fails to evaluate or does not yield a boolean
    *   (a broken rule is a failure, not a skip).
    */
-  evaluate(cluster: { spec?: unknown; status?: { conditions?: Array<{ type: string; status: string }> } }, params: ClusterParams, settings: Readonly<Record<string, string>> = {}): PreconditionVerdict {
+  evaluate(
+    cluster: { spec?: unknown; status?: { conditions?: Array<{ type: string; status: string }> } },
+    params: ClusterParams,
+    settings: Readonly<Record<string, string>> = {},
+  ): PreconditionVerdict {
     const conditions: Record<string, string> = {};
     for (const c of cluster.status?.conditions ?? []) conditions[c.type] = c.status;
     const context = {
       cluster,
       spec: cluster.spec ?? {},
       conditions,
-      params: { provider: params.provider, projectId: params.projectId, ...settings, hasPullSecret: params.pullSecret !== undefined },
+      params: {
+        provider: params.provider,
+        projectId: params.projectId,
+        ...settings,
+        hasPullSecret: params.pullSecret !== undefined,
+      },
     };
     for (const { precondition, evaluate } of this.compiled) {
       let value: unknown;
       try {
         value = evaluate(context);
       } catch (err) {
-        throw new PullSecretError('PRECONDITION_ERROR', `precondition ${precondition.name} could not be evaluated: ${firstLine(err)}`, { cause: err });
+        throw new PullSecretError(
+          'PRECONDITION_ERROR',
+          `precondition ${precondition.name} could not be evaluated: ${firstLine(err)}`,
+          { cause: err },
+        );
       }
       if (typeof value !== 'boolean') {
-        throw new PullSecretError('PRECONDITION_ERROR', `precondition ${precondition.name} did not evaluate to a boolean`);
+        throw new PullSecretError(
+          'PRECONDITION_ERROR',
+          `precondition ${precondition.name} did not evaluate to a boolean`,
+        );
       }
       if (!value) return { met: false, name: precondition.name, message: precondition.message };
     }

@@ -31,7 +31,8 @@ export class ProviderRoutes {
     private readonly routes: Readonly<Record<string, ProviderRoute>>,
     shared: readonly Precondition[],
   ) {
-    for (const [name, route] of Object.entries(routes)) this.preconditions.set(name, new Preconditions([...route.rules, ...shared]));
+    for (const [name, route] of Object.entries(routes))
+      this.preconditions.set(name, new Preconditions([...route.rules, ...shared]));
   }
 
   /** The provider keys served, for messages. */
@@ -41,11 +42,17 @@ export class ProviderRoutes {
 
   /** The route of a cluster whose provider field reads `provider`, or undefined when none serves it. */
   route(cluster: unknown, provider: string): ClusterRoute | undefined {
-    const key = provider !== '' && Object.hasOwn(this.routes, provider) ? provider : Object.hasOwn(this.routes, '*') ? '*' : undefined;
+    const key =
+      provider !== '' && Object.hasOwn(this.routes, provider)
+        ? provider
+        : Object.hasOwn(this.routes, '*')
+          ? '*'
+          : undefined;
     const route = key === undefined ? undefined : this.routes[key];
     if (key === undefined || route === undefined) return undefined;
     const params: Record<string, string> = {};
-    for (const [setting, paths] of Object.entries(route.fieldPaths)) params[setting] = asSetting(first(cluster, paths));
+    for (const [setting, paths] of Object.entries(route.fieldPaths))
+      params[setting] = asSetting(first(cluster, paths));
     const settings = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== ''));
     return { provider: key, store: route.store, settings, params };
   }
@@ -61,7 +68,11 @@ export class ProviderRoutes {
    * Evaluates the route's preconditions.
    * @throws PRECONDITION_ERROR as `Preconditions.evaluate`.
    */
-  evaluate(route: ClusterRoute, cluster: Parameters<Preconditions['evaluate']>[0], params: ClusterParams): PreconditionVerdict {
+  evaluate(
+    route: ClusterRoute,
+    cluster: Parameters<Preconditions['evaluate']>[0],
+    params: ClusterParams,
+  ): PreconditionVerdict {
     const compiled = this.preconditions.get(route.provider);
     return compiled === undefined ? { met: true } : compiled.evaluate(cluster, params, route.params);
   }

@@ -38,19 +38,32 @@ export function storeFor(stores: StoreProvider, target: WorkTarget): Promise<Sec
  * (`removeEntitlement`).
  * @throws PullSecretError from the target or store (STORE_*, KUBE_*, SECRET_UNMANAGED, ABORTED)
  */
-export async function removeClusterSecrets(target: WorkTarget, options: ClusterResources, signal: AbortSignal, clusterId?: string): Promise<SecretCleanupResult> {
-  const kubernetesRemoved = options.kubernetes ? await options.kubernetes.remove(target.namespace, target.kubernetesSecretName, { signal }) : false;
-  if (options.entitlements === true && clusterId !== undefined) await removeEntitlement(clusterId, target, options, signal);
+export async function removeClusterSecrets(
+  target: WorkTarget,
+  options: ClusterResources,
+  signal: AbortSignal,
+  clusterId?: string,
+): Promise<SecretCleanupResult> {
+  const kubernetesRemoved = options.kubernetes
+    ? await options.kubernetes.remove(target.namespace, target.kubernetesSecretName, { signal })
+    : false;
+  if (options.entitlements === true && clusterId !== undefined)
+    await removeEntitlement(clusterId, target, options, signal);
   // A cluster that never named its scope (GCP project) never had a cloud secret.
-  if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined) return { kubernetesRemoved, cloud: 'absent' };
+  if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined)
+    return { kubernetesRemoved, cloud: 'absent' };
   const store = await storeFor(options.stores, target);
   const existing = await store.getSecret(target.secretName, { signal });
   if (existing === undefined) return { kubernetesRemoved, cloud: 'absent' };
-  if (options.cloudSecretOnDelete !== 'delete' || !isManaged(existing.labels)) return { kubernetesRemoved, cloud: 'retained' };
+  if (options.cloudSecretOnDelete !== 'delete' || !isManaged(existing.labels))
+    return { kubernetesRemoved, cloud: 'retained' };
   // The applied-transfer record (a credential too) goes with it; a foreign one is left alone.
   const record = await store.getSecret(transferRecordId(target.secretName), { signal });
   if (record !== undefined && isManaged(record.labels)) await store.deleteSecret(record.name, { signal });
-  return { kubernetesRemoved, cloud: (await store.deleteSecret(target.secretName, { signal })) ? 'deleted' : 'absent' };
+  return {
+    kubernetesRemoved,
+    cloud: (await store.deleteSecret(target.secretName, { signal })) ? 'deleted' : 'absent',
+  };
 }
 
 /** Carries our managed-by label and this cluster's `cluster-id` label. */
@@ -66,8 +79,16 @@ function ownedBy(labels: Readonly<Record<string, string>>, clusterId: string): b
  * (`retain` keeps it). Anything already absent counts as removed.
  * @throws PullSecretError from the target or store (STORE_*, KUBE_*, ABORTED)
  */
-export async function removeEntitlement(clusterId: string, target: WorkTarget, options: ClusterResources, signal: AbortSignal): Promise<void> {
-  await options.kubernetes?.remove(target.namespace, ENTITLEMENT_SECRET_NAME, { signal, only: (labels) => ownedBy(labels, clusterId) });
+export async function removeEntitlement(
+  clusterId: string,
+  target: WorkTarget,
+  options: ClusterResources,
+  signal: AbortSignal,
+): Promise<void> {
+  await options.kubernetes?.remove(target.namespace, ENTITLEMENT_SECRET_NAME, {
+    signal,
+    only: (labels) => ownedBy(labels, clusterId),
+  });
   if (options.cloudSecretOnDelete !== 'delete') return;
   if (options.stores.scoped(target.provider) && scopeOf(target.store, target.settings) === undefined) return;
   const store = await storeFor(options.stores, target);

@@ -23,7 +23,10 @@ import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches, waitForSecretList } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
 import { startShares, type RunningShares } from '../shares/start.js';
-import { startStoreNotifications, type RunningStoreNotifications } from '../notifications/store-notifications.js';
+import {
+  startStoreNotifications,
+  type RunningStoreNotifications,
+} from '../notifications/store-notifications.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -55,7 +58,11 @@ export interface AdapterOverrides {
  * watches (`watches.ts`), executor, pipeline, health (/healthz, /readyz) and metrics (/metrics) servers.
  * @throws PullSecretError when a part cannot start (e.g. BROKER_UNAVAILABLE, CONFIG_INVALID).
  */
-export async function startAdapter(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides = {}): Promise<RunningAdapter> {
+export async function startAdapter(
+  config: AdapterConfig,
+  logger: Logger,
+  overrides: AdapterOverrides = {},
+): Promise<RunningAdapter> {
   // Every part started so far, stopped in reverse order when a later part fails to start; a stop
   // that fails there does not hide the start-up error.
   const started: Array<() => Promise<unknown>> = [];
@@ -72,10 +79,17 @@ export async function startAdapter(config: AdapterConfig, logger: Logger, overri
 type Track = <T>(part: T, stop: (part: T) => Promise<unknown>) => T;
 
 /** The start-up of {@link startAdapter}, each part tracked as soon as it has started. */
-async function startParts(config: AdapterConfig, logger: Logger, overrides: AdapterOverrides, track: Track): Promise<RunningAdapter> {
+async function startParts(
+  config: AdapterConfig,
+  logger: Logger,
+  overrides: AdapterOverrides,
+  track: Track,
+): Promise<RunningAdapter> {
   const metrics = overrides.metrics ?? new Metrics();
   // First: an unreadable verification.caFile stops the start before anything is opened.
-  const verification = track(createVerificationGate(config.verification, metrics), (gate) => Promise.resolve(gate?.verifier.close()));
+  const verification = track(createVerificationGate(config.verification, metrics), (gate) =>
+    Promise.resolve(gate?.verifier.close()),
+  );
   const api = createHyperFleetClient({
     baseUrl: config.hyperfleetApi.baseUrl,
     tokenFile: config.hyperfleetApi.tokenFile,
@@ -87,30 +101,68 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
   const routes = Object.fromEntries(
     Object.entries(config.providers).map(([name, p]) => [
       name,
-      { kind: p.store, config: p.settings, writesPerMinute: p.writesPerMinute, readsPerMinute: p.readsPerMinute, accessesPerMinute: p.accessesPerMinute },
+      {
+        kind: p.store,
+        config: p.settings,
+        writesPerMinute: p.writesPerMinute,
+        readsPerMinute: p.readsPerMinute,
+        accessesPerMinute: p.accessesPerMinute,
+      },
     ]),
   );
-  const stores = track(new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing }), (s) => s.close());
+  const stores = track(
+    new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing }),
+    (s) => s.close(),
+  );
   await stores.preload();
   const watches = track(await startWatches(config, metrics, logger), (w) => w.stop());
   // PullSecretShares (docs/shares.md), when enabled.
-  const shares: RunningShares | undefined = config.shares.enabled ? track(await startShares(config, metrics, logger), (s) => s.stop()) : undefined;
+  const shares: RunningShares | undefined = config.shares.enabled
+    ? track(await startShares(config, metrics, logger), (s) => s.stop())
+    : undefined;
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
-      : await createKubernetesTarget({ target: config.kubernetes.target, manifestDir: config.kubernetes.manifestDir, kubeconfigPath: config.kubernetes.kubeconfig }, logger, watches.secrets);
-  const resources = { stores, kubernetes, cloudSecretOnDelete: config.deletion.cloudSecret, entitlements: config.entitlements.enabled };
+      : await createKubernetesTarget(
+          {
+            target: config.kubernetes.target,
+            manifestDir: config.kubernetes.manifestDir,
+            kubeconfigPath: config.kubernetes.kubeconfig,
+          },
+          logger,
+          watches.secrets,
+        );
+  const resources = {
+    stores,
+    kubernetes,
+    cloudSecretOnDelete: config.deletion.cloudSecret,
+    entitlements: config.entitlements.enabled,
+  };
   const executor: Executor = track(
     watches.track(
       config.execution.mode === 'job'
         ? await createJobExecutor(config, logger, resources)
-        : new InProcessExecutor({ resources, retry: config.execution.retry, transferRecords: config.accountService !== undefined, verification, retention: retentionRunner(config, metrics) }),
+        : new InProcessExecutor({
+            resources,
+            retry: config.execution.retry,
+            transferRecords: config.accountService !== undefined,
+            verification,
+            retention: retentionRunner(config, metrics),
+          }),
     ),
     (e) => e.close(),
   );
   const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
   // What the transfer fleet and the entitlement refresher both work with.
-  const background = { stores, kubernetes, retry: config.execution.retry, api, metrics, logger, concurrency: config.execution.concurrency };
+  const background = {
+    stores,
+    kubernetes,
+    retry: config.execution.retry,
+    api,
+    metrics,
+    logger,
+    concurrency: config.execution.concurrency,
+  };
   const transfers =
     config.accountService === undefined
       ? undefined
@@ -147,7 +199,9 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
     transfers: transfers?.pipeline,
     pullSecretSource: transfers?.source,
     entitlements: entitlements?.pipeline,
-    clusterObservers: [transfers?.onCluster, entitlements?.onCluster].filter((observe) => observe !== undefined),
+    clusterObservers: [transfers?.onCluster, entitlements?.onCluster].filter(
+      (observe) => observe !== undefined,
+    ),
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
@@ -168,18 +222,38 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
     checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
     rollback,
   };
-  const admin = track(await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }), (a) => a.close());
+  const admin = track(
+    await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }),
+    (a) => a.close(),
+  );
   servers.push(
     track(
       await startHealthServer({
         port: config.server.healthPort,
         host: config.server.host,
-        ready: () => ({ ready: ready(), reason: draining ? 'draining' : listing ? 'listing the managed Kubernetes Secrets' : 'broker not connected' }),
+        ready: () => ({
+          ready: ready(),
+          reason: draining
+            ? 'draining'
+            : listing
+              ? 'listing the managed Kubernetes Secrets'
+              : 'broker not connected',
+        }),
       }),
       (s) => s.close(),
     ),
   );
-  servers.push(track(await startMetricsServer({ port: config.server.metricsPort, host: config.server.host, registry: metrics.registry, authorize: admin.authorizeScrape }), (s) => s.close()));
+  servers.push(
+    track(
+      await startMetricsServer({
+        port: config.server.metricsPort,
+        host: config.server.host,
+        registry: metrics.registry,
+        authorize: admin.authorizeScrape,
+      }),
+      (s) => s.close(),
+    ),
+  );
   // No work before the Secrets are listed (nothing yet to drain if the pod is stopped meanwhile).
   listing = true;
   await waitForSecretList(watches, config.informer.listWaitSeconds, logger);
@@ -242,7 +316,11 @@ async function startParts(config: AdapterConfig, logger: Logger, overrides: Adap
 function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunner | undefined {
   if (!config.retention.enabled) return undefined;
   const { graceHours, retentionDays, keepVersions } = config.retention;
-  return new RetentionRunner({ policy: { graceHours, retentionDays, keepVersions }, retry: config.execution.retry, observer: metrics.retention });
+  return new RetentionRunner({
+    policy: { graceHours, retentionDays, keepVersions },
+    retry: config.execution.retry,
+    observer: metrics.retention,
+  });
 }
 
 /**
@@ -253,7 +331,12 @@ function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunn
  */
 function rollbackInSlot(
   scheduler: ClusterScheduler<Disposition>,
-  deps: { stores: StoreProvider; kubernetes: KubernetesSecretTarget | undefined; retry: AdapterConfig['execution']['retry']; logger: Logger },
+  deps: {
+    stores: StoreProvider;
+    kubernetes: KubernetesSecretTarget | undefined;
+    retry: AdapterConfig['execution']['retry'];
+    logger: Logger;
+  },
 ): (target: StoreTarget, request: RollbackRequest) => Promise<RollbackResult> {
   return async (target, request) => {
     let result: RollbackResult | undefined;
@@ -261,14 +344,23 @@ function rollbackInSlot(
       const store = await deps.stores.forTarget(target);
       const log = deps.logger.child({ cluster_id: request.clusterId });
       try {
-        result = await rollbackPullSecret(request, { store, kubernetes: deps.kubernetes, retry: deps.retry, log, signal });
+        result = await rollbackPullSecret(request, {
+          store,
+          kubernetes: deps.kubernetes,
+          retry: deps.retry,
+          log,
+          signal,
+        });
       } catch (err) {
         if (signal.reason !== SUPERSEDED) throw err;
       }
       return 'ack';
     });
     if (settled === SUPERSEDED || result === undefined) {
-      throw new PullSecretError('STORE_CONFLICT', `an event for cluster ${request.clusterId} took its turn before the rollback finished; check the versions and try again`);
+      throw new PullSecretError(
+        'STORE_CONFLICT',
+        `an event for cluster ${request.clusterId} took its turn before the rollback finished; check the versions and try again`,
+      );
     }
     return result;
   };

@@ -12,22 +12,39 @@ const target: WorkTarget = {
   namespace: 'clusters-c1',
   kubernetesSecretName: 'c1-pull-secret',
 };
-const conditions = (o: WorkOutcome) => Object.fromEntries(buildStatusReport(o, 3).conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`]));
+const conditions = (o: WorkOutcome) =>
+  Object.fromEntries(
+    buildStatusReport(o, 3).conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`]),
+  );
 
 test('applied: Applied/Available/Health True with seed reasons and the secret in data', () => {
   const report = buildStatusReport(
-    { kind: 'applied', target, result: { outcome: 'created', secretName: target.secretName, secretPath: 'projects/p/secrets/s', version: '1', versionPath: 'projects/p/secrets/s/versions/1', dryRun: false } },
+    {
+      kind: 'applied',
+      target,
+      result: {
+        outcome: 'created',
+        secretName: target.secretName,
+        secretPath: 'projects/p/secrets/s',
+        version: '1',
+        versionPath: 'projects/p/secrets/s/versions/1',
+        dryRun: false,
+      },
+    },
     7,
     new Date('2026-01-01T00:00:00Z'),
   );
   assert.equal(report.adapter, 'pullsecret');
   assert.equal(report.observed_generation, 7);
   assert.equal(report.observed_time, '2026-01-01T00:00:00.000Z');
-  assert.deepEqual(Object.fromEntries(report.conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`])), {
-    Applied: 'True/SecretCreated',
-    Available: 'True/SecretAvailable',
-    Health: 'True/Healthy',
-  });
+  assert.deepEqual(
+    Object.fromEntries(report.conditions.map((c) => [c.type, `${c.status}/${c.reason ?? ''}`])),
+    {
+      Applied: 'True/SecretCreated',
+      Available: 'True/SecretAvailable',
+      Health: 'True/Healthy',
+    },
+  );
   assert.equal(report.data?.secretPath, 'projects/p/secrets/s');
   assert.equal(report.data?.secretVersion, '1');
   assert.equal(report.data?.gcpProject, 'customer-prod-12345');
@@ -36,16 +53,26 @@ test('applied: Applied/Available/Health True with seed reasons and the secret in
 });
 
 test("an invalid pull secret is the cluster's problem (Health stays True); a store outage is not", () => {
-  assert.deepEqual(conditions({ kind: 'failed', target, error: new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: "auths" is empty') }), {
-    Applied: 'False/InvalidPullSecret',
-    Available: 'False/SecretNotReady',
-    Health: 'True/Healthy',
-  });
-  assert.deepEqual(conditions({ kind: 'failed', target, error: new PullSecretError('STORE_PERMISSION_DENIED', 'denied') }), {
-    Applied: 'False/PermissionDenied',
-    Available: 'False/SecretNotReady',
-    Health: 'False/PermissionDenied',
-  });
+  assert.deepEqual(
+    conditions({
+      kind: 'failed',
+      target,
+      error: new PullSecretError('PULL_SECRET_INVALID', 'invalid pull secret format: "auths" is empty'),
+    }),
+    {
+      Applied: 'False/InvalidPullSecret',
+      Available: 'False/SecretNotReady',
+      Health: 'True/Healthy',
+    },
+  );
+  assert.deepEqual(
+    conditions({ kind: 'failed', target, error: new PullSecretError('STORE_PERMISSION_DENIED', 'denied') }),
+    {
+      Applied: 'False/PermissionDenied',
+      Available: 'False/SecretNotReady',
+      Health: 'False/PermissionDenied',
+    },
+  );
 });
 
 test('skipped, Job states and deletion', () => {
@@ -54,22 +81,44 @@ test('skipped, Job states and deletion', () => {
     Available: 'Unknown/PreconditionNotMet',
     Health: 'True/Healthy',
   });
-  assert.equal(conditions({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'hyperfleet-system' }).Applied, 'True/JobInProgress');
-  assert.equal(conditions({ kind: 'job-failed', target, jobName: 'j', jobNamespace: 'hyperfleet-system', message: 'exit 1' }).Health, 'False/JobFailed');
+  assert.equal(
+    conditions({ kind: 'job-running', target, jobName: 'j', jobNamespace: 'hyperfleet-system' }).Applied,
+    'True/JobInProgress',
+  );
+  assert.equal(
+    conditions({
+      kind: 'job-failed',
+      target,
+      jobName: 'j',
+      jobNamespace: 'hyperfleet-system',
+      message: 'exit 1',
+    }).Health,
+    'False/JobFailed',
+  );
   const finalized = conditions({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' });
   assert.equal(finalized.Finalized, 'True/CleanupCompleted');
-  assert.deepEqual(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }), {
-    Applied: 'Unknown/CleanupFailed',
-    Available: 'False/ClusterDeleted',
-    Health: 'False/StoreUnavailable',
-    Finalized: 'False/StoreUnavailable',
-  });
-  assert.deepEqual(conditions({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'Jobs terminating') }), {
-    Applied: 'Unknown/CleanupPending',
-    Available: 'False/ClusterDeleted',
-    Health: 'True/Healthy',
-    Finalized: 'False/CleanupPending',
-  });
+  assert.deepEqual(
+    conditions({ kind: 'finalize-failed', target, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }),
+    {
+      Applied: 'Unknown/CleanupFailed',
+      Available: 'False/ClusterDeleted',
+      Health: 'False/StoreUnavailable',
+      Finalized: 'False/StoreUnavailable',
+    },
+  );
+  assert.deepEqual(
+    conditions({
+      kind: 'finalize-failed',
+      target,
+      error: new PullSecretError('CLEANUP_PENDING', 'Jobs terminating'),
+    }),
+    {
+      Applied: 'Unknown/CleanupPending',
+      Available: 'False/ClusterDeleted',
+      Health: 'True/Healthy',
+      Finalized: 'False/CleanupPending',
+    },
+  );
 });
 
 test('every report carries the three mandatory conditions, each with a reason and a message', () => {
@@ -82,28 +131,42 @@ test('every report carries the three mandatory conditions, each with a reason an
   for (const o of outcomes) {
     const report = buildStatusReport(o, 1);
     const types = report.conditions.map((c) => c.type);
-    for (const required of ['Applied', 'Available', 'Health']) assert.ok(types.includes(required), `${o.kind} lacks ${required}`);
-    for (const c of report.conditions) assert.ok(c.reason && c.message, `${o.kind}: ${c.type} lacks a reason or message`);
+    for (const required of ['Applied', 'Available', 'Health'])
+      assert.ok(types.includes(required), `${o.kind} lacks ${required}`);
+    for (const c of report.conditions)
+      assert.ok(c.reason && c.message, `${o.kind}: ${c.type} lacks a reason or message`);
   }
 });
 
 test('Available is Unknown only while waiting, never on deletion (a discarded report would lose Finalized)', () => {
-  const available = (o: WorkOutcome) => buildStatusReport(o, 1).conditions.find((c) => c.type === 'Available')?.status;
+  const available = (o: WorkOutcome) =>
+    buildStatusReport(o, 1).conditions.find((c) => c.type === 'Available')?.status;
   assert.equal(available({ kind: 'skipped', precondition: 'x', message: 'y' }), 'Unknown');
   assert.equal(available({ kind: 'finalized', target, kubernetesRemoved: true, cloud: 'retained' }), 'False');
-  assert.equal(available({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'x') }), 'False');
+  assert.equal(
+    available({ kind: 'finalize-failed', target, error: new PullSecretError('CLEANUP_PENDING', 'x') }),
+    'False',
+  );
 });
 
 test('a store without a scope reports neither a location nor a project', () => {
   const local: WorkTarget = { ...target, store: 'local', settings: {} };
-  const report = buildStatusReport({ kind: 'failed', target: local, error: new PullSecretError('STORE_UNAVAILABLE', 'down') }, 1);
+  const report = buildStatusReport(
+    { kind: 'failed', target: local, error: new PullSecretError('STORE_UNAVAILABLE', 'down') },
+    1,
+  );
   assert.equal(report.data?.store, 'local');
   assert.equal(report.data?.location, undefined);
   assert.equal(report.data?.gcpProject, undefined);
 });
 
 test('job-succeeded with the pod report: the same version and verification data, and warn note, as in-process', () => {
-  const job = { kind: 'job-succeeded', target, jobName: 'pullsecret-c1-gen2', jobNamespace: 'hyperfleet-system' } as const;
+  const job = {
+    kind: 'job-succeeded',
+    target,
+    jobName: 'pullsecret-c1-gen2',
+    jobNamespace: 'hyperfleet-system',
+  } as const;
   const report = {
     status: 'success',
     reason: 'SecretUpdated',
@@ -126,16 +189,28 @@ test('job-succeeded with the pod report: the same version and verification data,
         version: '2',
         versionPath: 'p/versions/2',
         dryRun: false,
-        retention: { currentVersion: '2', previous: { version: '1', state: 'ENABLED', graceEndsAt: '2026-01-02T00:00:00.000Z' } },
+        retention: {
+          currentVersion: '2',
+          previous: { version: '1', state: 'ENABLED', graceEndsAt: '2026-01-02T00:00:00.000Z' },
+        },
         verification: report.registryVerification,
       },
     },
     2,
   );
-  for (const key of ['currentVersion', 'previousVersion', 'previousVersionState', 'previousGraceEndsAt', 'registryVerification']) {
+  for (const key of [
+    'currentVersion',
+    'previousVersion',
+    'previousVersionState',
+    'previousGraceEndsAt',
+    'registryVerification',
+  ]) {
     assert.deepEqual(withReport.data?.[key], inProcess.data?.[key], key);
   }
-  assert.match(withReport.conditions.find((c) => c.type === 'Applied')?.message ?? '', /; registry verification \(warn\): quay\.io rejected$/);
+  assert.match(
+    withReport.conditions.find((c) => c.type === 'Applied')?.message ?? '',
+    /; registry verification \(warn\): quay\.io rejected$/,
+  );
   // Without a readable report: the Job's conditions alone, as before.
   const bare = buildStatusReport(job, 2);
   assert.equal(bare.data?.currentVersion, undefined);
@@ -144,7 +219,18 @@ test('job-succeeded with the pod report: the same version and verification data,
 });
 
 test('entitlementExpiresAt joins the data when given, beside what the outcome reports', () => {
-  const applied: WorkOutcome = { kind: 'applied', target, result: { outcome: 'unchanged', secretName: target.secretName, secretPath: 'p', version: '2', versionPath: 'v', dryRun: false } };
+  const applied: WorkOutcome = {
+    kind: 'applied',
+    target,
+    result: {
+      outcome: 'unchanged',
+      secretName: target.secretName,
+      secretPath: 'p',
+      version: '2',
+      versionPath: 'v',
+      dryRun: false,
+    },
+  };
   const report = buildStatusReport(applied, 1, new Date(), undefined, '2027-01-01T00:00:00Z');
   assert.equal(report.data?.entitlementExpiresAt, '2027-01-01T00:00:00Z');
   assert.equal(report.data?.secretVersion, '2');

@@ -12,15 +12,35 @@ export const ADAPTER_NAME = 'pullsecret';
  * Errors caused by the cluster's own data: the adapter itself is healthy (Health=True), the cluster
  * needs fixing. Everything else (store, API, Kubernetes, permissions) marks Health=False.
  */
-const INPUT_ERRORS: ReadonlySet<ErrorCode> = new Set(['PULL_SECRET_INVALID', 'PAYLOAD_TOO_LARGE', 'IDENTIFIER_INVALID', 'SECRET_UNMANAGED', 'CREDENTIALS_REJECTED']);
+const INPUT_ERRORS: ReadonlySet<ErrorCode> = new Set([
+  'PULL_SECRET_INVALID',
+  'PAYLOAD_TOO_LARGE',
+  'IDENTIFIER_INVALID',
+  'SECRET_UNMANAGED',
+  'CREDENTIALS_REJECTED',
+]);
 
 /** Failures whose own reason is also `Available`'s: the registry verification (docs/verification.md). */
 const AVAILABILITY_ERRORS: ReadonlySet<ErrorCode> = new Set(['CREDENTIALS_REJECTED', 'REGISTRY_UNREACHABLE']);
 
-const HEALTHY: ConditionRequest = { type: 'Health', status: 'True', reason: 'Healthy', message: 'Adapter functioning normally' };
-const APPLIED_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unchanged: 'SecretUpToDate' } as const;
+const HEALTHY: ConditionRequest = {
+  type: 'Health',
+  status: 'True',
+  reason: 'Healthy',
+  message: 'Adapter functioning normally',
+};
+const APPLIED_REASON = {
+  created: 'SecretCreated',
+  updated: 'SecretUpdated',
+  unchanged: 'SecretUpToDate',
+} as const;
 
-function condition(type: string, status: ConditionRequest['status'], reason: string, message: string): ConditionRequest {
+function condition(
+  type: string,
+  status: ConditionRequest['status'],
+  reason: string,
+  message: string,
+): ConditionRequest {
   return { type, status, reason, message };
 }
 
@@ -36,12 +56,19 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
 }
 
 /** The applied ownership transfer, when the reconcile merged one (docs/account-service.md). */
-function transferData(transfer: { transferId: string; appliedAt: string } | undefined): Record<string, string> {
-  return transfer === undefined ? {} : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
+function transferData(
+  transfer: { transferId: string; appliedAt: string } | undefined,
+): Record<string, string> {
+  return transfer === undefined
+    ? {}
+    : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
 }
 
 /** Adds the current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
-function addVersionData(data: Record<string, unknown>, result: { version?: string | undefined; retention?: RetentionView | undefined }): void {
+function addVersionData(
+  data: Record<string, unknown>,
+  result: { version?: string | undefined; retention?: RetentionView | undefined },
+): void {
   if (result.version !== undefined) data.currentVersion = result.retention?.currentVersion ?? result.version;
   const previous = result.retention?.previous;
   if (previous === undefined) return;
@@ -58,7 +85,9 @@ function verificationData(verification: VerificationSummary | undefined): Record
 /** The Applied message's note on registries that did not accept (warn mode writes anyway). */
 function verificationNote(verification: VerificationSummary | undefined): string {
   if (verification === undefined) return '';
-  const failed = Object.entries(verification.results).filter(([, outcome]) => outcome === 'rejected' || outcome === 'unreachable');
+  const failed = Object.entries(verification.results).filter(
+    ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',
+  );
   if (failed.length === 0) return '';
   return `; registry verification (${verification.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
 }
@@ -67,7 +96,10 @@ function verificationNote(verification: VerificationSummary | undefined): string
  * `data` of an applied reconcile, built in place (every no-op reconcile reports one): the target,
  * the secret's path, version and outcome, then the transfer, version and verification fields.
  */
-function appliedData(target: WorkTarget, result: Extract<WorkOutcome, { kind: 'applied' }>['result']): Record<string, unknown> {
+function appliedData(
+  target: WorkTarget,
+  result: Extract<WorkOutcome, { kind: 'applied' }>['result'],
+): Record<string, unknown> {
   const data = targetData(target);
   data.secretPath = result.secretPath;
   data.secretVersion = result.version;
@@ -84,12 +116,24 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
   switch (outcome.kind) {
     case 'applied': {
       const { result, target } = outcome;
-      const k8s = result.kubernetes ? `; Kubernetes Secret ${result.kubernetes.namespace}/${result.kubernetes.name} ${result.kubernetes.outcome}` : '';
+      const k8s = result.kubernetes
+        ? `; Kubernetes Secret ${result.kubernetes.namespace}/${result.kubernetes.name} ${result.kubernetes.outcome}`
+        : '';
       const verified = verificationNote(result.verification);
       return {
         conditions: [
-          condition('Applied', 'True', APPLIED_REASON[result.outcome], `Pull secret ${result.outcome} in the ${target.store} store${k8s}${verified}`),
-          condition('Available', 'True', 'SecretAvailable', `Version ${result.version ?? '?'} of ${result.secretPath} is available`),
+          condition(
+            'Applied',
+            'True',
+            APPLIED_REASON[result.outcome],
+            `Pull secret ${result.outcome} in the ${target.store} store${k8s}${verified}`,
+          ),
+          condition(
+            'Available',
+            'True',
+            'SecretAvailable',
+            `Version ${result.version ?? '?'} of ${result.secretPath} is available`,
+          ),
           HEALTHY,
         ],
         data: appliedData(target, result),
@@ -100,19 +144,31 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
       return {
         conditions: [
           condition('Applied', 'False', 'PreconditionNotMet', `Skipped: ${outcome.message}`),
-          condition('Available', 'Unknown', 'PreconditionNotMet', 'Not provisioned until the preconditions are met'),
+          condition(
+            'Available',
+            'Unknown',
+            'PreconditionNotMet',
+            'Not provisioned until the preconditions are met',
+          ),
           HEALTHY,
         ],
         data: { precondition: outcome.precondition },
       };
     case 'failed': {
       const reason = failureReason(outcome.error.code);
-      const health = INPUT_ERRORS.has(outcome.error.code) ? HEALTHY : condition('Health', 'False', reason, outcome.error.message);
+      const health = INPUT_ERRORS.has(outcome.error.code)
+        ? HEALTHY
+        : condition('Health', 'False', reason, outcome.error.message);
       return {
         conditions: [
           condition('Applied', 'False', reason, outcome.error.message),
           AVAILABILITY_ERRORS.has(outcome.error.code)
-            ? condition('Available', 'False', reason, `The new pull secret is not provisioned: ${outcome.error.message}`)
+            ? condition(
+                'Available',
+                'False',
+                reason,
+                `The new pull secret is not provisioned: ${outcome.error.message}`,
+              )
             : condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
           health,
         ],
@@ -122,7 +178,12 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
     case 'job-running':
       return {
         conditions: [
-          condition('Applied', 'True', 'JobInProgress', `Job ${outcome.jobNamespace}/${outcome.jobName} is running`),
+          condition(
+            'Applied',
+            'True',
+            'JobInProgress',
+            `Job ${outcome.jobNamespace}/${outcome.jobName} is running`,
+          ),
           condition('Available', 'False', 'JobInProgress', 'Waiting for the Job to finish'),
           HEALTHY,
         ],
@@ -135,29 +196,57 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
       const versions = {
         ...(report?.currentVersion === undefined ? {} : { currentVersion: report.currentVersion }),
         ...(report?.previousVersion === undefined ? {} : { previousVersion: report.previousVersion }),
-        ...(report?.previousVersionState === undefined ? {} : { previousVersionState: report.previousVersionState }),
-        ...(report?.previousGraceEndsAt === undefined ? {} : { previousGraceEndsAt: report.previousGraceEndsAt }),
+        ...(report?.previousVersionState === undefined
+          ? {}
+          : { previousVersionState: report.previousVersionState }),
+        ...(report?.previousGraceEndsAt === undefined
+          ? {}
+          : { previousGraceEndsAt: report.previousGraceEndsAt }),
       };
       return {
         conditions: [
-          condition('Applied', 'True', 'JobSucceeded', `Job ${outcome.jobNamespace}/${outcome.jobName} completed${verificationNote(verification)}`),
-          condition('Available', 'True', 'SecretAvailable', 'The pull secret was stored and provisioned by the Job'),
+          condition(
+            'Applied',
+            'True',
+            'JobSucceeded',
+            `Job ${outcome.jobNamespace}/${outcome.jobName} completed${verificationNote(verification)}`,
+          ),
+          condition(
+            'Available',
+            'True',
+            'SecretAvailable',
+            'The pull secret was stored and provisioned by the Job',
+          ),
           HEALTHY,
         ],
-        data: { ...targetData(outcome.target), jobName: outcome.jobName, ...versions, ...verificationData(verification) },
+        data: {
+          ...targetData(outcome.target),
+          jobName: outcome.jobName,
+          ...versions,
+          ...verificationData(verification),
+        },
       };
     }
     case 'job-failed':
       return {
         conditions: [
-          condition('Applied', 'False', 'JobFailed', `Job ${outcome.jobNamespace}/${outcome.jobName} failed: ${outcome.message}`),
+          condition(
+            'Applied',
+            'False',
+            'JobFailed',
+            `Job ${outcome.jobNamespace}/${outcome.jobName} failed: ${outcome.message}`,
+          ),
           condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
           condition('Health', 'False', 'JobFailed', outcome.message),
         ],
         data: { ...targetData(outcome.target), jobName: outcome.jobName },
       };
     case 'finalized': {
-      const cloud = { retained: 'cloud secret retained', deleted: 'cloud secret deleted', absent: 'no cloud secret' }[outcome.cloud];
+      const cloud = {
+        retained: 'cloud secret retained',
+        deleted: 'cloud secret deleted',
+        absent: 'no cloud secret',
+      }[outcome.cloud];
       const k8s = outcome.kubernetesRemoved ? 'Kubernetes Secret deleted' : 'no Kubernetes Secret';
       const jobs = outcome.jobs ? `${outcome.jobs} Job(s) deleted, ` : '';
       return {
@@ -167,7 +256,11 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           HEALTHY,
           condition('Finalized', 'True', 'CleanupCompleted', `${jobs}${k8s}; ${cloud}`),
         ],
-        data: { ...targetData(outcome.target), cloudSecret: outcome.cloud, ...(outcome.jobs === undefined ? {} : { jobsDeleted: outcome.jobs }) },
+        data: {
+          ...targetData(outcome.target),
+          cloudSecret: outcome.cloud,
+          ...(outcome.jobs === undefined ? {} : { jobsDeleted: outcome.jobs }),
+        },
       };
     }
     case 'finalize-failed': {
@@ -178,7 +271,12 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
       return {
         conditions: [
           condition('Applied', 'Unknown', pending ? reason : 'CleanupFailed', outcome.error.message),
-          condition('Available', 'False', 'ClusterDeleted', 'The cluster is being deleted; cleanup is not confirmed yet'),
+          condition(
+            'Available',
+            'False',
+            'ClusterDeleted',
+            'The cluster is being deleted; cleanup is not confirmed yet',
+          ),
           pending ? HEALTHY : condition('Health', 'False', reason, outcome.error.message),
           condition('Finalized', 'False', reason, outcome.error.message),
         ],
@@ -211,6 +309,18 @@ export function buildStatusReport(
   const data = entitlementExpiresAt === undefined ? described : { ...described, entitlementExpiresAt };
   // Ownership transfer checks failing past their backoff (docs/account-service.md): Degraded, even when this reconcile went well.
   const withTransfer =
-    transferProblem === undefined ? conditions : conditions.map((c) => (c.type === 'Health' && c.status === 'True' ? condition('Health', 'False', transferProblem.reason, transferProblem.message) : c));
-  return { adapter: ADAPTER_NAME, observed_generation: generation, observed_time: observedTime.toISOString(), conditions: withTransfer, data };
+    transferProblem === undefined
+      ? conditions
+      : conditions.map((c) =>
+          c.type === 'Health' && c.status === 'True'
+            ? condition('Health', 'False', transferProblem.reason, transferProblem.message)
+            : c,
+        );
+  return {
+    adapter: ADAPTER_NAME,
+    observed_generation: generation,
+    observed_time: observedTime.toISOString(),
+    conditions: withTransfer,
+    data,
+  };
 }

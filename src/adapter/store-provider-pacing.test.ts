@@ -17,8 +17,12 @@ test("one set of quota buckets per project, shared by all of that project's work
     waited: () => undefined,
   };
   // Building a GCP client makes no call, so an unreachable endpoint is fine here.
-  const stores = StoreProvider.single({ kind: 'gcp', config: { endpoint: '127.0.0.1:9', insecure: true }, writesPerMinute: 300 }, { pacing: observer });
-  const project = (projectId: string, extra: Record<string, string> = {}) => stores.forTarget({ provider: '*', settings: { projectId, ...extra } });
+  const stores = StoreProvider.single(
+    { kind: 'gcp', config: { endpoint: '127.0.0.1:9', insecure: true }, writesPerMinute: 300 },
+    { pacing: observer },
+  );
+  const project = (projectId: string, extra: Record<string, string> = {}) =>
+    stores.forTarget({ provider: '*', settings: { projectId, ...extra } });
   const [a1, a2] = await Promise.all([project('project-a'), project('project-a')]);
   assert.equal(a1, a2, 'the same paced client for every caller of a project');
   await project('project-b');

@@ -1,6 +1,12 @@
 import { PullSecretError } from '../errors/index.js';
 import type { StoreFactory } from '../stores/factory.js';
-import { quotaLimits, withRateLimits, type PacingObserver, type QuotaKind, type RateLimits } from '../stores/rate-limited-store.js';
+import {
+  quotaLimits,
+  withRateLimits,
+  type PacingObserver,
+  type QuotaKind,
+  type RateLimits,
+} from '../stores/rate-limited-store.js';
 import { scopeOf, storeFactory } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
 
@@ -46,11 +52,19 @@ export interface StoreTarget {
 export class StoreProvider {
   private readonly stores = new Map<string, Promise<SecretStore>>();
   private readonly buckets = new Map<string, { kind: string; limits: RateLimits }>();
-  private readonly routes: ReadonlyMap<string, { options: StoreRouteOptions; factory: StoreFactory<unknown> }>;
+  private readonly routes: ReadonlyMap<
+    string,
+    { options: StoreRouteOptions; factory: StoreFactory<unknown> }
+  >;
 
   /** @throws CONFIG_INVALID for an unknown store kind. */
   constructor(private readonly options: StoreProviderOptions) {
-    this.routes = new Map(Object.entries(options.routes).map(([key, route]) => [key, { options: route, factory: storeFactory(route.kind) }]));
+    this.routes = new Map(
+      Object.entries(options.routes).map(([key, route]) => [
+        key,
+        { options: route, factory: storeFactory(route.kind) },
+      ]),
+    );
   }
 
   /** One store for every cluster (`*`): the single-store case. */
@@ -69,7 +83,10 @@ export class StoreProvider {
    */
   forTarget(target: StoreTarget): Promise<SecretStore> {
     const route = this.routes.get(target.provider);
-    if (route === undefined) return Promise.reject(new PullSecretError('CONFIG_INVALID', `no store serves provider ${target.provider}`));
+    if (route === undefined)
+      return Promise.reject(
+        new PullSecretError('CONFIG_INVALID', `no store serves provider ${target.provider}`),
+      );
     const key = storeKey(target);
     let store = this.stores.get(key);
     if (store === undefined) {
@@ -81,26 +98,38 @@ export class StoreProvider {
     return store;
   }
 
-  private async create(route: StoreRouteOptions, factory: StoreFactory<unknown>, settings: Readonly<Record<string, string>>): Promise<SecretStore> {
+  private async create(
+    route: StoreRouteOptions,
+    factory: StoreFactory<unknown>,
+    settings: Readonly<Record<string, string>>,
+  ): Promise<SecretStore> {
     const declared = factory.scope;
     const scope = scopeOf(factory.kind, settings);
-    if (declared !== undefined && scope === undefined) throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
+    if (declared !== undefined && scope === undefined)
+      throw new PullSecretError('CONFIG_INVALID', `the cluster names no ${declared.noun}`);
     const kind = factory.kind;
     const onApiCall = this.options.onApiCall;
-    const hook = onApiCall && ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
+    const hook =
+      onApiCall &&
+      ((method: string, code: string, durationMs: number) => onApiCall(method, code, durationMs, kind));
     const store = await factory.create({ ...route.config, ...settings }, { onApiCall: hook });
     const limits = this.bucketsOf(factory, scope ?? {}, route);
     return Object.keys(limits).length === 0 ? store : withRateLimits(store, limits, this.options.pacing);
   }
 
   /** The token buckets of one quota scope (store kind and scope values), made by its first client and shared by all. */
-  private bucketsOf(factory: StoreFactory<unknown>, scope: Readonly<Record<string, string>>, route: StoreRouteOptions): RateLimits {
+  private bucketsOf(
+    factory: StoreFactory<unknown>,
+    scope: Readonly<Record<string, string>>,
+    route: StoreRouteOptions,
+  ): RateLimits {
     const key = JSON.stringify([factory.kind, Object.entries(scope)]);
     let entry = this.buckets.get(key);
     if (entry === undefined) {
       entry = { kind: factory.kind, limits: quotaLimits(factory.quotas, route, this.options.quotaWindowMs) };
       this.buckets.set(key, entry);
-      for (const [quota, bucket] of Object.entries(entry.limits)) this.options.pacing?.track(factory.kind, quota as QuotaKind, bucket);
+      for (const [quota, bucket] of Object.entries(entry.limits))
+        this.options.pacing?.track(factory.kind, quota as QuotaKind, bucket);
     }
     return entry.limits;
   }
@@ -119,7 +148,8 @@ export class StoreProvider {
     const stores = [...this.stores.values()];
     this.stores.clear();
     for (const { kind, limits } of this.buckets.values()) {
-      for (const [quota, bucket] of Object.entries(limits)) this.options.pacing?.untrack(kind, quota as QuotaKind, bucket);
+      for (const [quota, bucket] of Object.entries(limits))
+        this.options.pacing?.untrack(kind, quota as QuotaKind, bucket);
     }
     this.buckets.clear();
     await Promise.all(stores.map(async (s) => (await s.catch(() => undefined))?.close()));

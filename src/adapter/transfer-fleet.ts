@@ -61,7 +61,13 @@ export class TransferFleet {
   private readonly running = new Set<Promise<void>>();
   private readonly checking = new Set<string>();
   private get label(): { operation: string; work: string; listFailed: string } {
-    return this.options.label ?? { operation: 'transfer-fleet', work: 'transfer checks', listFailed: 'Could not list clusters for transfer checks; keeping the known ones' };
+    return (
+      this.options.label ?? {
+        operation: 'transfer-fleet',
+        work: 'transfer checks',
+        listFailed: 'Could not list clusters for transfer checks; keeping the known ones',
+      }
+    );
   }
 
   constructor(private readonly options: TransferFleetOptions) {
@@ -94,7 +100,13 @@ export class TransferFleet {
 
   /** A cluster exists: plan its first check if it is new. */
   seen(clusterId: string): void {
-    if (this.stopper.signal.aborted || this.timers.has(clusterId) || this.queued.has(clusterId) || this.checking.has(clusterId)) return;
+    if (
+      this.stopper.signal.aborted ||
+      this.timers.has(clusterId) ||
+      this.queued.has(clusterId) ||
+      this.checking.has(clusterId)
+    )
+      return;
     this.plan(clusterId, Math.floor(clusterPhase(clusterId) * this.options.jitter * this.options.intervalMs));
   }
 
@@ -124,8 +136,12 @@ export class TransferFleet {
     try {
       const ids = new Set(await list(this.stopper.signal));
       for (const id of ids) this.seen(id);
-      for (const id of [...this.timers.keys(), ...this.queued, ...this.checking]) if (!ids.has(id)) this.forget(id);
-      logger.debug({ operation: this.label.operation, clusters: ids.size }, `Cluster list read for ${this.label.work}`);
+      for (const id of [...this.timers.keys(), ...this.queued, ...this.checking])
+        if (!ids.has(id)) this.forget(id);
+      logger.debug(
+        { operation: this.label.operation, clusters: ids.size },
+        `Cluster list read for ${this.label.work}`,
+      );
     } catch (err) {
       if (!this.stopper.signal.aborted) {
         logger.warn({ operation: this.label.operation, ...describeError(err) }, this.label.listFailed);
@@ -186,6 +202,9 @@ export class TransferFleet {
     if (!this.checking.delete(clusterId) || this.stopper.signal.aborted) return;
     if (result.kind === 'gone') return this.forget(clusterId);
     if (result.kind === 'superseded') return this.plan(clusterId, Math.min(intervalMs / 24, 60_000));
-    this.plan(clusterId, result.kind === 'checked' && result.retryInMs !== undefined ? result.retryInMs : intervalMs);
+    this.plan(
+      clusterId,
+      result.kind === 'checked' && result.retryInMs !== undefined ? result.retryInMs : intervalMs,
+    );
   }
 }

@@ -5,7 +5,12 @@ import { clusterPhase } from './transfer-fleet.js';
 import { TransferHealth } from './transfer-health.js';
 
 const HOUR = 3_600_000;
-const unreachable = { kind: 'unreachable' as const, attempts: 1, message: 'the account service answered 503', error: new PullSecretError('ACCOUNT_SERVICE_UNAVAILABLE', 'x') };
+const unreachable = {
+  kind: 'unreachable' as const,
+  attempts: 1,
+  message: 'the account service answered 503',
+  error: new PullSecretError('ACCOUNT_SERVICE_UNAVAILABLE', 'x'),
+};
 
 describe('TransferHealth', () => {
   it('re-checks five 5xx with the interval/24 doubling backoff, then turns Degraded, then heals', () => {
@@ -19,8 +24,15 @@ describe('TransferHealth', () => {
     assert.equal(health.problem('c1'), undefined);
     assert.deepEqual(health.note('c1', unreachable), { healthChanged: true });
     assert.equal(health.problem('c1')?.reason, 'AccountServiceUnavailable');
-    assert.match(health.problem('c1')?.message ?? '', /^Degraded: ownership transfer checks failed 6 times in a row: the account service answered 503$/);
-    assert.deepEqual(health.note('c1', unreachable), { healthChanged: false }, 'still degraded: no new report');
+    assert.match(
+      health.problem('c1')?.message ?? '',
+      /^Degraded: ownership transfer checks failed 6 times in a row: the account service answered 503$/,
+    );
+    assert.deepEqual(
+      health.note('c1', unreachable),
+      { healthChanged: false },
+      'still degraded: no new report',
+    );
     assert.equal(health.problem('c2'), undefined, 'per cluster');
     assert.deepEqual(health.note('c1', { kind: 'none' }), { healthChanged: true });
     assert.equal(health.problem('c1'), undefined);

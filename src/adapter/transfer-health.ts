@@ -1,4 +1,8 @@
-import { TRANSFER_RETRY_STEPS, transferBackoff, type TransferOutcome } from '../account-service/transfer-check.js';
+import {
+  TRANSFER_RETRY_STEPS,
+  transferBackoff,
+  type TransferOutcome,
+} from '../account-service/transfer-check.js';
 
 /** A cluster's transfer problem as its `Health` condition shows it. Messages never hold a credential. */
 export interface TransferProblem {
@@ -39,7 +43,8 @@ export class TransferHealth {
     }
     const failures = (this.failures.get(clusterId) ?? 0) + 1;
     this.failures.set(clusterId, failures);
-    if (failures <= TRANSFER_RETRY_STEPS) return { retryInMs: this.backoff[failures - 1], healthChanged: false };
+    if (failures <= TRANSFER_RETRY_STEPS)
+      return { retryInMs: this.backoff[failures - 1], healthChanged: false };
     const was = this.degraded.has(clusterId);
     this.degraded.set(clusterId, {
       reason: 'AccountServiceUnavailable',

@@ -1,4 +1,7 @@
-import { checkAndApplyClusterTransfer, type ClusterTransferResult } from '../account-service/apply-transfer.js';
+import {
+  checkAndApplyClusterTransfer,
+  type ClusterTransferResult,
+} from '../account-service/apply-transfer.js';
 import { createAccountServiceClient, type AccountServiceClient } from '../account-service/client.js';
 import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
@@ -13,7 +16,14 @@ import type { AccountServiceSection, PullSecretSourceKind } from '../config/acco
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
 import { listClusterIds } from './cluster-list.js';
-import type { ClusterObserver, EventPipeline, PipelineTransfers, PullSecretSource, TransferCheckInput, TransferRun } from './pipeline.js';
+import type {
+  ClusterObserver,
+  EventPipeline,
+  PipelineTransfers,
+  PullSecretSource,
+  TransferCheckInput,
+  TransferRun,
+} from './pipeline.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from './store-provider.js';
 import { TransferFleet } from './transfer-fleet.js';
@@ -69,11 +79,31 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   let pipelineRef: EventPipeline | undefined;
   let fleet: TransferFleet | undefined;
 
-  const check = async ({ cluster, target, pullSecret, log, signal }: TransferCheckInput): Promise<ClusterTransferResult> => {
+  const check = async ({
+    cluster,
+    target,
+    pullSecret,
+    log,
+    signal,
+  }: TransferCheckInput): Promise<ClusterTransferResult> => {
     const store = await storeFor(deps.stores, target);
     return await checkAndApplyClusterTransfer(
-      { clusterId: cluster.id, secretName: target.secretName, pullSecretData: pullSecret, namespace: target.namespace, secretNameSetting: SECRET_NAME_SETTING },
-      { store, kubernetes: deps.kubernetes, retry: deps.retry, log, signal, verification: deps.verification, check: { client, intervalMs: section.transfer.interval, retries: 0 } },
+      {
+        clusterId: cluster.id,
+        secretName: target.secretName,
+        pullSecretData: pullSecret,
+        namespace: target.namespace,
+        secretNameSetting: SECRET_NAME_SETTING,
+      },
+      {
+        store,
+        kubernetes: deps.kubernetes,
+        retry: deps.retry,
+        log,
+        signal,
+        verification: deps.verification,
+        check: { client, intervalMs: section.transfer.interval, retries: 0 },
+      },
     );
   };
   const checkNow = async (clusterId: string): Promise<TransferRun> => {
@@ -114,7 +144,8 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
       health,
       onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
     },
-    onCluster: (clusterId, exists) => (exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId))),
+    onCluster: (clusterId, exists) =>
+      exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId)),
     source,
     get fleet() {
       return fleet;
@@ -128,9 +159,18 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
         maxInFlight: deps.concurrency,
         check: async (clusterId) => {
           const run = await checkNow(clusterId);
-          if (run.kind === 'failed') deps.logger.warn({ operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) }, 'Transfer check failed');
+          if (run.kind === 'failed')
+            deps.logger.warn(
+              { operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) },
+              'Transfer check failed',
+            );
           if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
-          return run.kind === 'done' ? { kind: 'checked', ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }) } : run;
+          return run.kind === 'done'
+            ? {
+                kind: 'checked',
+                ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }),
+              }
+            : run;
         },
         list: (signal) => listClusterIds(deps.api, signal),
         logger: deps.logger,

@@ -25,13 +25,27 @@ const NONE: AdapterWatches = { track: (e) => e, attach: () => undefined, stop: (
  * Past the wait, events are taken anyway (a list refused for lack of the grant must not stop the
  * adapter). Logs how it ended; never throws.
  */
-export async function waitForSecretList(watches: AdapterWatches, seconds: number, logger: Logger): Promise<void> {
+export async function waitForSecretList(
+  watches: AdapterWatches,
+  seconds: number,
+  logger: Logger,
+): Promise<void> {
   if (watches.secrets === undefined || seconds === 0) return;
   const started = performance.now();
   if (await watches.secrets.whenListed(seconds * 1000)) {
-    logger.info({ operation: 'start', secrets: watches.secrets.size, duration_ms: Math.round(performance.now() - started) }, 'Kubernetes Secrets listed');
+    logger.info(
+      {
+        operation: 'start',
+        secrets: watches.secrets.size,
+        duration_ms: Math.round(performance.now() - started),
+      },
+      'Kubernetes Secrets listed',
+    );
   } else {
-    logger.warn({ operation: 'start', wait_seconds: seconds }, `Kubernetes Secrets not listed within ${seconds} s; taking events, each apply reads its Secret with a GET until the list succeeds`);
+    logger.warn(
+      { operation: 'start', wait_seconds: seconds },
+      `Kubernetes Secrets not listed within ${seconds} s; taking events, each apply reads its Secret with a GET until the list succeeds`,
+    );
   }
 }
 
@@ -42,15 +56,20 @@ export async function waitForSecretList(watches: AdapterWatches, seconds: number
  * and until the first list the writer reads with GET.
  * @throws CONFIG_INVALID when no kubeconfig can be loaded.
  */
-export async function startWatches(config: AdapterConfig, metrics: Metrics, logger: Logger): Promise<AdapterWatches> {
+export async function startWatches(
+  config: AdapterConfig,
+  metrics: Metrics,
+  logger: Logger,
+): Promise<AdapterWatches> {
   if (config.kubernetes.target !== 'api' || !config.informer.enabled) return NONE;
-  const [{ loadKubeConfig }, { SecretCache }, { JobInformer }, { DriftRepair }, { JobReports }] = await Promise.all([
-    import('../kube/client.js'),
-    import('../kube/secret-cache.js'),
-    import('../kube/job-informer.js'),
-    import('./drift-repair.js'),
-    import('./job-reports.js'),
-  ]);
+  const [{ loadKubeConfig }, { SecretCache }, { JobInformer }, { DriftRepair }, { JobReports }] =
+    await Promise.all([
+      import('../kube/client.js'),
+      import('../kube/secret-cache.js'),
+      import('../kube/job-informer.js'),
+      import('./drift-repair.js'),
+      import('./job-reports.js'),
+    ]);
   const { kubeConfig } = loadKubeConfig({ kubeconfigPath: config.kubernetes.kubeconfig });
   const relisted = (resource: string) => (reason: string) => {
     metrics.relists.inc({ resource, reason });
@@ -59,7 +78,9 @@ export async function startWatches(config: AdapterConfig, metrics: Metrics, logg
   // A failed list is worth a warning (e.g. 403: the list/watch grant is missing; until it works every
   // apply reads with GET and drift waits for the next event); a watch that breaks now and then is not.
   const interrupted = (fields: Record<string, unknown>) =>
-    fields.operation === 'list' ? logger.warn(fields, 'Kubernetes watch cannot list; retrying') : logger.debug(fields, 'Kubernetes watch interrupted; listing again');
+    fields.operation === 'list'
+      ? logger.warn(fields, 'Kubernetes watch cannot list; retrying')
+      : logger.debug(fields, 'Kubernetes watch interrupted; listing again');
   const secrets = new SecretCache({
     kubeConfig,
     namespaces: config.informer.namespaces,
@@ -69,8 +90,15 @@ export async function startWatches(config: AdapterConfig, metrics: Metrics, logg
   });
   secrets.start();
   let drift: InstanceType<typeof DriftRepair> | undefined;
-  let reconcileJob: (clusterId: string, generation: number, still: () => boolean) => Promise<unknown> = () => Promise.resolve();
-  const jobReports = config.execution.mode === 'job' ? new JobReports({ reconcile: (clusterId, generation, still) => reconcileJob(clusterId, generation, still), logger }) : undefined;
+  let reconcileJob: (clusterId: string, generation: number, still: () => boolean) => Promise<unknown> = () =>
+    Promise.resolve();
+  const jobReports =
+    config.execution.mode === 'job'
+      ? new JobReports({
+          reconcile: (clusterId, generation, still) => reconcileJob(clusterId, generation, still),
+          logger,
+        })
+      : undefined;
   const jobs =
     jobReports === undefined
       ? undefined
@@ -88,12 +116,18 @@ export async function startWatches(config: AdapterConfig, metrics: Metrics, logg
     track: (executor) => jobReports?.track(executor) ?? executor,
     attach(pipeline) {
       if (jobs !== undefined) {
-        reconcileJob = (clusterId, generation, still) => pipeline.reconcile(clusterId, generation, 'job-finished', still);
+        reconcileJob = (clusterId, generation, still) =>
+          pipeline.reconcile(clusterId, generation, 'job-finished', still);
         jobs.start();
       }
       // In Job mode the Jobs write the Secret, and a finished Job of the same generation is not run again.
       if (config.execution.mode === 'in-process' && config.informer.driftRepair) {
-        drift = new DriftRepair({ cache: secrets, repair: (clusterId) => pipeline.reconcile(clusterId, 0, 'drift-repair'), onRepair: (kind) => metrics.driftRepairs.inc({ kind }), logger });
+        drift = new DriftRepair({
+          cache: secrets,
+          repair: (clusterId) => pipeline.reconcile(clusterId, 0, 'drift-repair'),
+          onRepair: (kind) => metrics.driftRepairs.inc({ kind }),
+          logger,
+        });
       }
     },
     async stop() {

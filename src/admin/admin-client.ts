@@ -40,9 +40,15 @@ export function adminRequest(req: AdminRequest): Promise<AdminAnswer> {
   try {
     url = new URL(`/api/pullsecret/admin/v1${req.path}`, req.server);
   } catch {
-    return Promise.reject(new PullSecretError('CONFIG_INVALID', `--server must be a URL such as https://adapter:8443 (got ${quoteIdentifier(req.server)})`));
+    return Promise.reject(
+      new PullSecretError(
+        'CONFIG_INVALID',
+        `--server must be a URL such as https://adapter:8443 (got ${quoteIdentifier(req.server)})`,
+      ),
+    );
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new PullSecretError('CONFIG_INVALID', '--server must be an http or https URL'));
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return Promise.reject(new PullSecretError('CONFIG_INVALID', '--server must be an http or https URL'));
   const timeoutMs = req.timeoutMs ?? 30_000;
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -51,25 +57,35 @@ export function adminRequest(req: AdminRequest): Promise<AdminAnswer> {
   if (req.method === 'POST') headers['content-length'] = String(payload?.length ?? 0);
   if (payload !== undefined) headers['content-type'] = 'application/json';
   return new Promise((resolve, reject) => {
-    const r = send(url, { method: req.method, headers, ...(req.ca === undefined ? {} : { ca: req.ca }), timeout: timeoutMs, agent: req.agent ?? false }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_ANSWER_BYTES) r.destroy(new Error('answer too large'));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        let json: unknown;
-        try {
-          json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
-      });
-      res.on('error', (err) => reject(unreachable(url, err)));
-    });
+    const r = send(
+      url,
+      {
+        method: req.method,
+        headers,
+        ...(req.ca === undefined ? {} : { ca: req.ca }),
+        timeout: timeoutMs,
+        agent: req.agent ?? false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) r.destroy(new Error('answer too large'));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
+        });
+        res.on('error', (err) => reject(unreachable(url, err)));
+      },
+    );
     r.on('timeout', () => r.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
     r.on('error', (err) => reject(unreachable(url, err, timeoutMs)));
     r.end(payload);
@@ -88,7 +104,9 @@ function unreachable(url: URL, err: Error, timeoutMs?: number): PullSecretError 
           : /CERT|SELF_SIGNED|UNABLE_TO|ALTNAME|ERR_TLS|EPROTO/.test(code)
             ? `TLS failed (${code}): pass the CA that signed the server certificate with --ca-file`
             : code || 'network error';
-  return new PullSecretError('ADMIN_UNAVAILABLE', `cannot reach the admin API at ${url.origin}: ${why}`, { cause: err });
+  return new PullSecretError('ADMIN_UNAVAILABLE', `cannot reach the admin API at ${url.origin}: ${why}`, {
+    cause: err,
+  });
 }
 
 /** The token in a file's text: the `current.token` of an admin token file (dev stack), else the first line. */
@@ -112,10 +130,15 @@ export function readTokenFile(file: string): string {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new PullSecretError('ADMIN_UNAUTHENTICATED', `cannot read the token file ${quoteIdentifier(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+    throw new PullSecretError(
+      'ADMIN_UNAUTHENTICATED',
+      `cannot read the token file ${quoteIdentifier(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      { cause: err },
+    );
   }
   const token = tokenIn(text);
-  if (token === '') throw new PullSecretError('ADMIN_UNAUTHENTICATED', `the token file ${quoteIdentifier(file)} is empty`);
+  if (token === '')
+    throw new PullSecretError('ADMIN_UNAUTHENTICATED', `the token file ${quoteIdentifier(file)} is empty`);
   return token;
 }
 
@@ -129,16 +152,33 @@ export function expectOk(answer: AdminAnswer, what: string): unknown {
   const detail = typeof problem.detail === 'string' ? problem.detail : `HTTP ${answer.status}`;
   switch (answer.status) {
     case 401:
-      throw new PullSecretError('ADMIN_UNAUTHENTICATED', `the admin API refused the token (401): ${detail}; check --token-file (after a rotation the previous token works only until its grace ends)`);
+      throw new PullSecretError(
+        'ADMIN_UNAUTHENTICATED',
+        `the admin API refused the token (401): ${detail}; check --token-file (after a rotation the previous token works only until its grace ends)`,
+      );
     case 403:
       throw new PullSecretError('ADMIN_REFUSED', `the admin API forbids ${what} (403): ${detail}`);
     case 404:
-      throw new PullSecretError('ADMIN_REFUSED', problem.code === 'ADMIN-NTF-002' ? `the server does not offer ${what} yet (404): ${detail}` : `${what}: not found (404): ${detail}`);
+      throw new PullSecretError(
+        'ADMIN_REFUSED',
+        problem.code === 'ADMIN-NTF-002'
+          ? `the server does not offer ${what} yet (404): ${detail}`
+          : `${what}: not found (404): ${detail}`,
+      );
     case 429:
-      throw new PullSecretError('ADMIN_REFUSED', `the admin API refuses requests from this address for now (429): ${detail}; retry after ${String(answer.headers['retry-after'] ?? '?')} s`);
+      throw new PullSecretError(
+        'ADMIN_REFUSED',
+        `the admin API refuses requests from this address for now (429): ${detail}; retry after ${String(answer.headers['retry-after'] ?? '?')} s`,
+      );
     case 503:
-      throw new PullSecretError('ADMIN_UNAVAILABLE', `the admin API could not do ${what} now (503): ${detail}`);
+      throw new PullSecretError(
+        'ADMIN_UNAVAILABLE',
+        `the admin API could not do ${what} now (503): ${detail}`,
+      );
     default:
-      throw new PullSecretError('ADMIN_REFUSED', `the admin API refused ${what} (${answer.status}): ${detail}`);
+      throw new PullSecretError(
+        'ADMIN_REFUSED',
+        `the admin API refused ${what} (${answer.status}): ${detail}`,
+      );
   }
 }

@@ -13,12 +13,22 @@ export interface ClusterSummary {
 }
 
 const NONE = '-';
-const cell = (v: ConditionView | undefined) => (v === undefined ? NONE : v.reason === undefined ? v.status : `${v.status} ${v.reason}`);
+const cell = (v: ConditionView | undefined) =>
+  v === undefined ? NONE : v.reason === undefined ? v.status : `${v.status} ${v.reason}`;
 
 /** `pull-secret admin list` as a table: id, name, generation, state, conditions, then why (when not healthy). Pure. */
 export function formatClusterList(items: readonly ClusterSummary[]): string {
   if (items.length === 0) return 'No clusters.';
-  const rows = items.map((i) => [i.id, i.name, String(i.generation), i.state, cell(i.report?.applied), cell(i.report?.available), cell(i.report?.health), i.explanation ?? '']);
+  const rows = items.map((i) => [
+    i.id,
+    i.name,
+    String(i.generation),
+    i.state,
+    cell(i.report?.applied),
+    cell(i.report?.available),
+    cell(i.report?.health),
+    i.explanation ?? '',
+  ]);
   return renderColumns(['ID', 'CLUSTER', 'GEN', 'STATE', 'APPLIED', 'AVAILABLE', 'HEALTH', 'WHY'], rows);
 }
 
@@ -27,15 +37,26 @@ export function formatClusterView(view: ClusterView): string {
   const report = view.report;
   const fields: Array<[string, string]> = [
     ['Cluster', `${view.name} (${view.id})`],
-    ['Generation', report === undefined ? String(view.generation) : `${view.generation} (last report for ${report.observedGeneration})`],
+    [
+      'Generation',
+      report === undefined
+        ? String(view.generation)
+        : `${view.generation} (last report for ${report.observedGeneration})`,
+    ],
     ['State', view.explanation === undefined ? view.state : `${view.state}: ${view.explanation}`],
     ['Applied', cell(report?.applied)],
     ['Available', cell(report?.available)],
     ['Health', cell(report?.health)],
     ['Store', `${view.store.kind} ${view.store.path ?? view.store.secretId ?? NONE}`],
-    ['Kubernetes Secret', view.kubernetesSecret === undefined ? NONE : `${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}`],
+    [
+      'Kubernetes Secret',
+      view.kubernetesSecret === undefined
+        ? NONE
+        : `${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}`,
+    ],
   ];
-  if (view.store.error !== undefined) fields.push(['Store error', `${view.store.error.code}: ${view.store.error.message}`]);
+  if (view.store.error !== undefined)
+    fields.push(['Store error', `${view.store.error.code}: ${view.store.error.message}`]);
   const width = Math.max(...fields.map(([k]) => k.length));
   const lines = fields.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`);
   const versions = view.store.versions ?? [];
@@ -65,14 +86,21 @@ export function formatReconcile(view: ReconcileView): string {
 export function formatTransferCheck(view: TransferCheckView): string {
   const head = `Transfer check of ${view.id}: ${view.result}${view.outcome === undefined ? '' : ` (${view.outcome}, ${view.reason ?? NONE})`}`;
   const lines = [head];
-  if (view.transferId !== undefined) lines.push(`Transfer: ${view.transferId}${view.appliedAt === undefined ? '' : ` applied at ${view.appliedAt}`}`);
-  if (view.replaced !== undefined || view.added !== undefined) lines.push(`Replaced: ${view.replaced?.join(', ') || NONE}  Added: ${view.added?.join(', ') || NONE}`);
+  if (view.transferId !== undefined)
+    lines.push(
+      `Transfer: ${view.transferId}${view.appliedAt === undefined ? '' : ` applied at ${view.appliedAt}`}`,
+    );
+  if (view.replaced !== undefined || view.added !== undefined)
+    lines.push(`Replaced: ${view.replaced?.join(', ') || NONE}  Added: ${view.added?.join(', ') || NONE}`);
   if (view.message !== undefined) lines.push(view.message);
   return lines.join('\n');
 }
 
 /** `pull-secret admin rollback`: which version was restored as which, and the Kubernetes Secret. Pure. */
 export function formatRollback(view: RollbackView): string {
-  const k8s = view.kubernetesSecret === undefined ? '' : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ${view.kubernetesSecret.outcome}`;
+  const k8s =
+    view.kubernetesSecret === undefined
+      ? ''
+      : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ${view.kubernetesSecret.outcome}`;
   return `Rollback of ${view.id}: version ${view.restoredVersion} restored as version ${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}`;
 }

@@ -1,5 +1,10 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describeError, PullSecretError } from '../errors/index.js';
@@ -38,7 +43,11 @@ function readTls(files: TlsFiles): { cert: string; key: string } {
     try {
       return readFileSync(file, 'utf8');
     } catch (err) {
-      throw new PullSecretError('CONFIG_INVALID', `cannot read the admin API TLS ${what} ${quoteIdentifier(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `cannot read the admin API TLS ${what} ${quoteIdentifier(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+        { cause: err },
+      );
     }
   };
   return { cert: read(files.certFile, 'certificate'), key: read(files.keyFile, 'key') };
@@ -58,7 +67,11 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
       server = createHttpsServer({ ...readTls(tls), minVersion: 'TLSv1.2' }, options.handler);
     } catch (err) {
       if (err instanceof PullSecretError) throw err;
-      throw new PullSecretError('CONFIG_INVALID', `the admin API TLS certificate or key cannot be used: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err });
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `the admin API TLS certificate or key cannot be used: ${(err as Error).message.split('\n')[0] ?? ''}`,
+        { cause: err },
+      );
     }
   } else {
     server = createHttpServer(options.handler);
@@ -70,10 +83,16 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
     if (tls === undefined) return false;
     try {
       (server as HttpsServer).setSecureContext({ ...readTls(tls), minVersion: 'TLSv1.2' });
-      options.logger.info({ operation: 'admin-tls-reload', cert_file: tls.certFile }, 'Admin API certificate reloaded');
+      options.logger.info(
+        { operation: 'admin-tls-reload', cert_file: tls.certFile },
+        'Admin API certificate reloaded',
+      );
       return true;
     } catch (err) {
-      options.logger.warn({ operation: 'admin-tls-reload', cert_file: tls.certFile, ...describeError(err) }, 'Could not reload the admin API certificate; keeping the current one');
+      options.logger.warn(
+        { operation: 'admin-tls-reload', cert_file: tls.certFile, ...describeError(err) },
+        'Could not reload the admin API certificate; keeping the current one',
+      );
       return false;
     }
   };
@@ -81,7 +100,8 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Run
     if (now.mtimeMs !== before.mtimeMs) reloadTls();
   };
   if (tls !== undefined) {
-    for (const file of [tls.certFile, tls.keyFile]) watchFile(file, { interval: options.tlsPollMs ?? 5_000, persistent: false }, onChange);
+    for (const file of [tls.certFile, tls.keyFile])
+      watchFile(file, { interval: options.tlsPollMs ?? 5_000, persistent: false }, onChange);
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -10,7 +10,12 @@ import { RECONCILE_EVENT_TYPE } from '../events/cluster-event.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { collectStatusRows, findAdapterStatus } from '../status-view/read-statuses.js';
-import { explainRow, toStatusRow, type ClusterStatusRow, type ReportView } from '../status-view/status-row.js';
+import {
+  explainRow,
+  toStatusRow,
+  type ClusterStatusRow,
+  type ReportView,
+} from '../status-view/status-row.js';
 import { clusterState, type ClusterFilter } from './cluster-state.js';
 import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
 import type { TransferRun } from '../adapter/pipeline.js';
@@ -84,7 +89,13 @@ export interface ClusterView {
   explanation?: string;
   /** The adapter's last report (conditions, secret version); absent before the first one. */
   report?: ReportView;
-  store: { kind: string; secretId?: string; path?: string; versions?: VersionView[]; error?: { code: string; message: string } };
+  store: {
+    kind: string;
+    secretId?: string;
+    path?: string;
+    versions?: VersionView[];
+    error?: { code: string; message: string };
+  };
   /** Where the Kubernetes Secret is (or would be) written; absent when the adapter writes none. */
   kubernetesSecret?: { namespace: string; name: string };
 }
@@ -121,14 +132,25 @@ export class AdminService {
     const route = this.deps.routes.route(cluster, params.provider);
     const view: ClusterView = { ...rowSummary(row), store: { kind: route?.store ?? 'none' } };
     try {
-      if (route === undefined) throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
-      const names = deriveClusterNames({ clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, kubernetes: this.deps.writesKubernetes });
+      if (route === undefined)
+        throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
+      const names = deriveClusterNames({
+        clusterId: cluster.id,
+        secretName: params.secretName,
+        namespace: params.namespace,
+        kubernetes: this.deps.writesKubernetes,
+      });
       view.store.secretId = names.secretId;
-      if (this.deps.writesKubernetes) view.kubernetesSecret = { namespace: names.namespace, name: names.kubernetesSecretName };
+      if (this.deps.writesKubernetes)
+        view.kubernetesSecret = { namespace: names.namespace, name: names.kubernetesSecretName };
       const store = await this.deps.stores.forTarget({ provider: route.provider, settings: route.settings });
       const described = await store.describe(names.secretId, { signal });
       view.store.path = store.secretPath(names.secretId);
-      view.store.versions = (described?.versions ?? []).map((v) => ({ version: v.version, state: v.state, createdTime: v.createdTime }));
+      view.store.versions = (described?.versions ?? []).map((v) => ({
+        version: v.version,
+        state: v.state,
+        createdTime: v.createdTime,
+      }));
     } catch (err) {
       const error = toPullSecretError(err);
       view.store.error = { code: error.code, message: error.message };
@@ -137,7 +159,10 @@ export class AdminService {
   }
 
   /** Every cluster's summary, optionally only those in `filter`. @throws API_* from the HyperFleet API */
-  async list(filter: ClusterFilter | undefined, signal?: AbortSignal): Promise<Array<ReturnType<typeof rowSummary>>> {
+  async list(
+    filter: ClusterFilter | undefined,
+    signal?: AbortSignal,
+  ): Promise<Array<ReturnType<typeof rowSummary>>> {
     const rows = await collectStatusRows(this.deps.api, { signal });
     return rows.map(rowSummary).filter((r) => filter === undefined || r.state === filter);
   }
@@ -170,8 +195,17 @@ export class AdminService {
     const disposition = await this.deps.handleEvent(adminEvent(id, cluster.generation), signal);
     const after = await this.deps.api.getCluster(id, { signal });
     if (after === undefined) return { id, generation: cluster.generation, result: 'gone' };
-    const summary = rowSummary(toStatusRow(after, await findAdapterStatus(this.deps.api, id, ADAPTER_NAME, signal)));
-    return { id, generation: after.generation, result: disposition === 'retry' ? 'retrying' : 'done', state: summary.state, explanation: summary.explanation, report: summary.report };
+    const summary = rowSummary(
+      toStatusRow(after, await findAdapterStatus(this.deps.api, id, ADAPTER_NAME, signal)),
+    );
+    return {
+      id,
+      generation: after.generation,
+      result: disposition === 'retry' ? 'retrying' : 'done',
+      state: summary.state,
+      explanation: summary.explanation,
+      report: summary.report,
+    };
   }
 
   /** True when this server offers rollbacks. */
@@ -185,39 +219,71 @@ export class AdminService {
    * @throws API_* from the HyperFleet API; CONFIG_INVALID (no store serves it); the rollback's errors
    *   (VERSION_DESTROYED, SECRET_NOT_FOUND, SECRET_UNMANAGED, VERSION_NOT_ENABLED, store, Kubernetes)
    */
-  async rollback(id: string, toVersion: string | undefined, signal?: AbortSignal): Promise<RollbackView | undefined> {
+  async rollback(
+    id: string,
+    toVersion: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<RollbackView | undefined> {
     const run = this.deps.rollback;
     if (run === undefined) throw new PullSecretError('INTERNAL', 'rollback is not offered by this server');
     const cluster = await this.deps.api.getCluster(id, { signal });
     if (cluster === undefined) return undefined;
     const params = readClusterParams(cluster, this.deps.fieldPaths);
     const route = this.deps.routes.route(cluster, params.provider);
-    if (route === undefined) throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
-    const result = await run({ provider: route.provider, settings: route.settings }, { clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, toVersion });
-    const view: RollbackView = { id, secretPath: result.secretPath, fromVersion: result.fromVersion, restoredVersion: result.sourceVersion, outcome: result.push.outcome };
+    if (route === undefined)
+      throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
+    const result = await run(
+      { provider: route.provider, settings: route.settings },
+      { clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, toVersion },
+    );
+    const view: RollbackView = {
+      id,
+      secretPath: result.secretPath,
+      fromVersion: result.fromVersion,
+      restoredVersion: result.sourceVersion,
+      outcome: result.push.outcome,
+    };
     if (result.push.version !== undefined) view.version = result.push.version;
-    if (result.kubernetes !== undefined) view.kubernetesSecret = { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome };
+    if (result.kubernetes !== undefined)
+      view.kubernetesSecret = {
+        namespace: result.kubernetes.namespace,
+        name: result.kubernetes.name,
+        outcome: result.kubernetes.outcome,
+      };
     return view;
   }
 }
 
 /** The answer to a transfer check: names and reasons only; messages are PullSecretError messages (never a credential). */
-export function transferCheckView(id: string, run: Exclude<TransferRun, { kind: 'gone' }>): TransferCheckView {
-  if (run.kind === 'superseded') return { id, result: 'superseded', message: 'an event of the cluster replaced the check; try again' };
+export function transferCheckView(
+  id: string,
+  run: Exclude<TransferRun, { kind: 'gone' }>,
+): TransferCheckView {
+  if (run.kind === 'superseded')
+    return { id, result: 'superseded', message: 'an event of the cluster replaced the check; try again' };
   if (run.kind === 'skipped') return { id, result: 'skipped', message: run.message };
-  if (run.kind === 'failed') return { id, result: 'failed', errorCode: run.error.code, message: run.error.message };
+  if (run.kind === 'failed')
+    return { id, result: 'failed', errorCode: run.error.code, message: run.error.message };
   const o = run.value.outcome;
   const { reason, label } = TRANSFER_REASONS[o.kind];
   const view: TransferCheckView = { id, result: 'checked', outcome: label, reason };
   if ('transferId' in o) view.transferId = o.transferId;
   if (o.kind === 'multiple') view.transferIds = o.transferIds;
-  if (o.kind === 'updated') Object.assign(view, { appliedAt: o.appliedAt, replaced: o.replaced, added: o.added });
+  if (o.kind === 'updated')
+    Object.assign(view, { appliedAt: o.appliedAt, replaced: o.replaced, added: o.added });
   if ('message' in o) view.message = o.message;
   return view;
 }
 
 /** The summary of a status row the list and the cluster view share. */
-function rowSummary(row: ClusterStatusRow): { id: string; name: string; generation: number; state: ClusterFilter; explanation?: string; report?: ReportView } {
+function rowSummary(row: ClusterStatusRow): {
+  id: string;
+  name: string;
+  generation: number;
+  state: ClusterFilter;
+  explanation?: string;
+  report?: ReportView;
+} {
   const explanation = explainRow(row);
   return {
     id: row.id,
@@ -240,5 +306,10 @@ function adminEvent(id: string, generation: number): InboundMessage {
     datacontenttype: 'application/json',
     data: { id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${id}`, generation },
   };
-  return { id: `admin-${event.id}`, body: Buffer.from(JSON.stringify(event)), attributes: {}, deliveryAttempt: 1 };
+  return {
+    id: `admin-${event.id}`,
+    body: Buffer.from(JSON.stringify(event)),
+    attributes: {},
+    deliveryAttempt: 1,
+  };
 }

@@ -24,14 +24,20 @@ export interface AdminRuntime {
  * The token storage the config names: a file, or a Kubernetes Secret (client loaded only then).
  * @throws CONFIG_INVALID when neither is set; what the Secret storage throws at creation
  */
-export async function tokenStorageFor(tokens: AdminSection['tokens'], kubeconfigPath?: string): Promise<TokenStorage> {
+export async function tokenStorageFor(
+  tokens: AdminSection['tokens'],
+  kubeconfigPath?: string,
+): Promise<TokenStorage> {
   if (tokens.file !== undefined) return fileTokenStorage(tokens.file);
   if (tokens.secret !== undefined) {
     const { secretTokenStorage } = await import('../kube/admin-token-secret.js');
     return secretTokenStorage({ ...tokens.secret, kubeconfigPath });
   }
   const { PullSecretError } = await import('../errors/index.js');
-  throw new PullSecretError('CONFIG_INVALID', 'no admin token storage configured: set admin.tokens.file or admin.tokens.secret');
+  throw new PullSecretError(
+    'CONFIG_INVALID',
+    'no admin token storage configured: set admin.tokens.file or admin.tokens.secret',
+  );
 }
 
 /**
@@ -39,18 +45,38 @@ export async function tokenStorageFor(tokens: AdminSection['tokens'], kubeconfig
  * is on) and the admin API server (when enabled). Nothing when both are off.
  * @throws CONFIG_INVALID (token storage, TLS files), KUBE_* (token Secret), the listen error
  */
-export async function startAdmin(config: AdminSection, deps: AdminServiceDeps & { logger: Logger; kubeconfigPath?: string }): Promise<AdminRuntime> {
+export async function startAdmin(
+  config: AdminSection,
+  deps: AdminServiceDeps & { logger: Logger; kubeconfigPath?: string },
+): Promise<AdminRuntime> {
   if (!config.enabled && !config.protectMetrics) return { close: async () => {} };
   const logger = deps.logger.child({ component: 'admin' });
-  const tokens = new TokenManager({ storage: await tokenStorageFor(config.tokens, deps.kubeconfigPath), lifetimeMs: config.tokens.lifetimeSeconds * 1000, pollMs: config.tokens.pollSeconds * 1000, logger });
+  const tokens = new TokenManager({
+    storage: await tokenStorageFor(config.tokens, deps.kubeconfigPath),
+    lifetimeMs: config.tokens.lifetimeSeconds * 1000,
+    pollMs: config.tokens.pollSeconds * 1000,
+    logger,
+  });
   await tokens.start();
-  const limiter = new FailureLimiter({ maxFailures: config.failedAttempts.max, windowMs: config.failedAttempts.windowSeconds * 1000 });
+  const limiter = new FailureLimiter({
+    maxFailures: config.failedAttempts.max,
+    windowMs: config.failedAttempts.windowSeconds * 1000,
+  });
   let server: RunningAdminServer | undefined;
   try {
     if (config.enabled) {
       const handler = createAdminHandler({ service: new AdminService(deps), tokens, limiter, logger });
-      server = await startAdminServer({ host: config.host, port: config.port, tls: config.tls, handler, logger });
-      logger.info({ operation: 'start', admin_port: server.port, protocol: server.protocol, tokens: tokens.where }, 'Admin API listening');
+      server = await startAdminServer({
+        host: config.host,
+        port: config.port,
+        tls: config.tls,
+        handler,
+        logger,
+      });
+      logger.info(
+        { operation: 'start', admin_port: server.port, protocol: server.protocol, tokens: tokens.where },
+        'Admin API listening',
+      );
     }
   } catch (err) {
     tokens.stop();
@@ -62,7 +88,10 @@ export async function startAdmin(config: AdminSection, deps: AdminServiceDeps & 
     if (wait > 0) return { status: 429, headers: { 'retry-after': String(wait) } };
     if (tokens.check(bearerToken(req)) !== undefined) return undefined;
     limiter.fail(client);
-    return { status: 401, headers: { 'www-authenticate': challenge(req.headers.authorization !== undefined) } };
+    return {
+      status: 401,
+      headers: { 'www-authenticate': challenge(req.headers.authorization !== undefined) },
+    };
   };
   return {
     tokens,

@@ -8,7 +8,11 @@ describe('constant-time token comparison', () => {
     const token = newToken();
     assert.equal(tokensEqual(token, token), true);
     assert.equal(tokensEqual(`${token}`, token.slice(0)), true);
-    assert.equal(tokensEqual(token.slice(0, -2) + (token.at(-2) === 'A' ? 'B' : 'A') + token.at(-1), token), false, 'one character differs');
+    assert.equal(
+      tokensEqual(token.slice(0, -2) + (token.at(-2) === 'A' ? 'B' : 'A') + token.at(-1), token),
+      false,
+      'one character differs',
+    );
     assert.equal(tokensEqual(token.slice(0, 20), token), false, 'a prefix');
     assert.equal(tokensEqual(`${token}x`, token), false, 'a longer value');
     assert.equal(tokensEqual('', token), false, 'empty');
@@ -16,7 +20,8 @@ describe('constant-time token comparison', () => {
   });
 
   it('never throws on different lengths: both sides are fixed-length digests', () => {
-    for (const presented of ['', 'a', 'x'.repeat(10_000), '\u0000', '€']) assert.equal(tokensEqual(presented, newToken()), false);
+    for (const presented of ['', 'a', 'x'.repeat(10_000), '\u0000', '€'])
+      assert.equal(tokensEqual(presented, newToken()), false);
     assert.equal(tokenDigest('a').length, 32);
     assert.equal(tokenDigest('x'.repeat(10_000)).length, 32);
   });

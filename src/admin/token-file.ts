@@ -34,7 +34,10 @@ export function fileTokenStorage(path: string): TokenStorage {
       // The same rule as the local store's key file: a token others can read is a token others can use.
       if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
         const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
-        throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600\` on it`);
+        throw new PullSecretError(
+          'CONFIG_INVALID',
+          `the admin token ${where} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600\` on it`,
+        );
       }
       const text = await handle.readFile('utf8');
       return { state: parseTokenState(text, where), version: digest(text) };
@@ -46,7 +49,11 @@ export function fileTokenStorage(path: string): TokenStorage {
   }
 
   function unreadable(err: unknown): PullSecretError {
-    return new PullSecretError('CONFIG_INVALID', `cannot read the admin token ${where}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+    return new PullSecretError(
+      'CONFIG_INVALID',
+      `cannot read the admin token ${where}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      { cause: err },
+    );
   }
 
   async function lock(): Promise<() => Promise<void>> {
@@ -58,14 +65,22 @@ export function fileTokenStorage(path: string): TokenStorage {
         return () => rm(lockPath, { force: true });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-          throw new PullSecretError('CONFIG_INVALID', `cannot lock the admin token ${where}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+          throw new PullSecretError(
+            'CONFIG_INVALID',
+            `cannot lock the admin token ${where}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+            { cause: err },
+          );
         }
         const age = await stat(lockPath).then(
           (s) => Date.now() - s.mtimeMs,
           () => 0,
         );
         if (age > STALE_LOCK_MS) await rm(lockPath, { force: true });
-        else if (attempt > 200) throw new PullSecretError('STORE_CONFLICT', `the admin token ${where} stays locked by another writer`);
+        else if (attempt > 200)
+          throw new PullSecretError(
+            'STORE_CONFLICT',
+            `the admin token ${where} stays locked by another writer`,
+          );
         else await new Promise((r) => setTimeout(r, 10));
       }
     }

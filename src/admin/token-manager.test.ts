@@ -23,7 +23,13 @@ describe('token manager on a file', () => {
   function replicas(): { now: { t: number }; a: TokenManager; b: TokenManager; file: string } {
     const file = join(dir, `tokens-${++n}.json`);
     const now = { t: Date.parse('2026-01-01T00:00:00Z') };
-    const make = () => new TokenManager({ storage: fileTokenStorage(file), lifetimeMs: LIFETIME, pollMs: 0, clock: () => now.t });
+    const make = () =>
+      new TokenManager({
+        storage: fileTokenStorage(file),
+        lifetimeMs: LIFETIME,
+        pollMs: 0,
+        clock: () => now.t,
+      });
     return { now, a: make(), b: make(), file };
   }
 
@@ -95,10 +101,17 @@ describe('token manager on a file', () => {
   it('a token file group or others may read (0644) is refused, as the local store key file is', async () => {
     const file = join(dir, 'open.json');
     const { writeFile, chmod } = await import('node:fs/promises');
-    await writeFile(file, serializeTokenState({ current: { token: randomBytes(32).toString('base64'), generatedAt: Date.now() } }));
+    await writeFile(
+      file,
+      serializeTokenState({
+        current: { token: randomBytes(32).toString('base64'), generatedAt: Date.now() },
+      }),
+    );
     await chmod(file, 0o644);
     const m = new TokenManager({ storage: fileTokenStorage(file), pollMs: 0 });
-    await assert.rejects(m.start(), (err: Error) => /accessible by group or others \(mode 0644\); refusing to use it/.test(err.message));
+    await assert.rejects(m.start(), (err: Error) =>
+      /accessible by group or others \(mode 0644\); refusing to use it/.test(err.message),
+    );
     await chmod(file, 0o600);
     await m.start();
     m.stop();
@@ -107,8 +120,15 @@ describe('token manager on a file', () => {
   it('a malformed file is a clear error that quotes no content', async () => {
     const file = join(dir, 'bad.json');
     const secretish = 'c2VjcmV0LXRva2VuLWJ5dGVzLXRoYXQtbXVzdC1ub3Qtc2hvdw==';
-    await (await import('node:fs/promises')).writeFile(file, JSON.stringify({ current: { token: secretish, generatedAt: 'yesterday' } }), { mode: 0o600 });
+    await (
+      await import('node:fs/promises')
+    ).writeFile(file, JSON.stringify({ current: { token: secretish, generatedAt: 'yesterday' } }), {
+      mode: 0o600,
+    });
     const m = new TokenManager({ storage: fileTokenStorage(file), pollMs: 0 });
-    await assert.rejects(m.start(), (err: Error) => err.message.includes('malformed') && !err.message.includes(secretish));
+    await assert.rejects(
+      m.start(),
+      (err: Error) => err.message.includes('malformed') && !err.message.includes(secretish),
+    );
   });
 });

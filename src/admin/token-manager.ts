@@ -63,13 +63,19 @@ export class TokenManager {
   async start(): Promise<void> {
     await this.refresh();
     if (this.stored === undefined) {
-      throw new PullSecretError('CONFIG_INVALID', `no admin token in ${this.where}, and this process does not create one`);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `no admin token in ${this.where}, and this process does not create one`,
+      );
     }
     const pollMs = this.options.pollMs ?? 10_000;
     if (pollMs > 0) {
       this.timer = setInterval(() => {
         this.refresh().catch((err: unknown) =>
-          this.options.logger?.warn({ operation: 'admin-token-reload', where: this.where, ...describeError(err) }, 'Could not reload the admin tokens; keeping the last ones'),
+          this.options.logger?.warn(
+            { operation: 'admin-token-reload', where: this.where, ...describeError(err) },
+            'Could not reload the admin tokens; keeping the last ones',
+          ),
         );
       }, pollMs);
       this.timer.unref();
@@ -91,13 +97,19 @@ export class TokenManager {
     for (let race = 0; race < MAX_RACES; race++) {
       const stored = await this.options.storage.read();
       const now = this.clock();
-      if (this.options.rotate === false || (stored !== undefined && !rotationDue(stored.state, now, this.lifetimeMs))) {
+      if (
+        this.options.rotate === false ||
+        (stored !== undefined && !rotationDue(stored.state, now, this.lifetimeMs))
+      ) {
         this.adopt(stored);
         return;
       }
       const next = stored === undefined ? initialState(now) : rotatedState(stored.state, now);
       if (await this.options.storage.write(next, stored?.version)) {
-        this.options.logger?.info({ operation: 'admin-token-rotate', where: this.where, first: stored === undefined }, 'Admin token rotated');
+        this.options.logger?.info(
+          { operation: 'admin-token-rotate', where: this.where, first: stored === undefined },
+          'Admin token rotated',
+        );
         this.adopt(await this.options.storage.read());
         return;
       }
@@ -117,7 +129,10 @@ export class TokenManager {
         return;
       }
     }
-    throw new PullSecretError('STORE_CONFLICT', `the admin token in ${this.where} kept changing while rotating; try again`);
+    throw new PullSecretError(
+      'STORE_CONFLICT',
+      `the admin token in ${this.where} kept changing while rotating; try again`,
+    );
   }
 
   /**
@@ -128,22 +143,34 @@ export class TokenManager {
   check(presented: string | undefined): TokenSlot | undefined {
     const state = this.stored?.state;
     const digests = this.digests;
-    if (state === undefined || digests === undefined || presented === undefined || presented === '') return undefined;
+    if (state === undefined || digests === undefined || presented === undefined || presented === '')
+      return undefined;
     const digest = tokenDigest(presented);
     const current = digestsEqual(digest, digests.current);
     const previous = digestsEqual(digest, digests.previous ?? digests.current);
     if (current) return 'current';
-    if (previous && state.previous !== undefined && previousAccepted(state, this.clock(), this.lifetimeMs)) return 'previous';
+    if (previous && state.previous !== undefined && previousAccepted(state, this.clock(), this.lifetimeMs))
+      return 'previous';
     return undefined;
   }
 
   private adopt(stored: StoredTokens | undefined): void {
     if (stored !== undefined && stored.version !== this.stored?.version) {
-      if (this.stored !== undefined) this.options.logger?.info({ operation: 'admin-token-reload', where: this.where }, 'Admin tokens reloaded');
+      if (this.stored !== undefined)
+        this.options.logger?.info(
+          { operation: 'admin-token-reload', where: this.where },
+          'Admin tokens reloaded',
+        );
       this.stored = stored;
-      this.digests = { current: tokenDigest(stored.state.current.token), ...(stored.state.previous ? { previous: tokenDigest(stored.state.previous.token) } : {}) };
+      this.digests = {
+        current: tokenDigest(stored.state.current.token),
+        ...(stored.state.previous ? { previous: tokenDigest(stored.state.previous.token) } : {}),
+      };
       // The last line of defence masks them in any text this process writes (see redact.ts).
-      const release = redactor.register([stored.state.current.token, ...(stored.state.previous ? [stored.state.previous.token] : [])]);
+      const release = redactor.register([
+        stored.state.current.token,
+        ...(stored.state.previous ? [stored.state.previous.token] : []),
+      ]);
       this.unregister();
       this.unregister = release;
     }

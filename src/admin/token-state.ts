@@ -52,7 +52,9 @@ export function previousAccepted(state: TokenState, now: number, lifetimeMs: num
 }
 
 const BASE64_TOKEN = /^[A-Za-z0-9+/]{43}=$/;
-const recordSchema = z.object({ token: z.string().regex(BASE64_TOKEN), generatedAt: z.string().datetime() }).strict();
+const recordSchema = z
+  .object({ token: z.string().regex(BASE64_TOKEN), generatedAt: z.string().datetime() })
+  .strict();
 const fileSchema = z.object({ current: recordSchema, previous: recordSchema.optional() }).strict();
 
 /** The JSON form kept in a token file (and its tests): ISO times, base64 tokens. */
@@ -75,7 +77,10 @@ export function parseTokenState(text: string, where: string): TokenState {
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
     const paths = [...new Set(parsed.error.issues.map((i) => i.path.join('.') || '(root)'))].join(', ');
-    throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} is malformed (at ${paths}); ${fixHint(where)}`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `the admin token ${where} is malformed (at ${paths}); ${fixHint(where)}`,
+    );
   }
   return fromRecords(parsed.data.current, parsed.data.previous);
 }
@@ -83,16 +88,27 @@ export function parseTokenState(text: string, where: string): TokenState {
 /** How to mend a token state that does not parse: every command that reads it (rotate too) fails until then. */
 function fixHint(where: string): string {
   return (
-    'it must hold {"current":{"token":BASE64,"generatedAt":ISO-8601 time},"previous":{...}} (previous optional); ' + `correct the ${where}, or delete it and a new token is generated (clients need the new one)`
+    'it must hold {"current":{"token":BASE64,"generatedAt":ISO-8601 time},"previous":{...}} (previous optional); ' +
+    `correct the ${where}, or delete it and a new token is generated (clients need the new one)`
   );
 }
 
 /** Builds a state from stored records (ISO times). @throws CONFIG_INVALID for a token or time that does not fit */
-export function fromRecords(current: { token: string; generatedAt: string }, previous?: { token: string; generatedAt: string }): TokenState {
+export function fromRecords(
+  current: { token: string; generatedAt: string },
+  previous?: { token: string; generatedAt: string },
+): TokenState {
   const record = (r: { token: string; generatedAt: string }, slot: string): TokenRecord => {
     const at = Date.parse(r.generatedAt);
-    if (!BASE64_TOKEN.test(r.token) || Number.isNaN(at)) throw new PullSecretError('CONFIG_INVALID', `the ${slot} admin token or its generation time is malformed`);
+    if (!BASE64_TOKEN.test(r.token) || Number.isNaN(at))
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `the ${slot} admin token or its generation time is malformed`,
+      );
     return { token: r.token, generatedAt: at };
   };
-  return { current: record(current, 'current'), ...(previous ? { previous: record(previous, 'previous') } : {}) };
+  return {
+    current: record(current, 'current'),
+    ...(previous ? { previous: record(previous, 'previous') } : {}),
+  };
 }

@@ -8,7 +8,11 @@ import { rabbitMqBrokerConfigSchema } from './rabbitmq/config.js';
  * Broker settings: one schema per broker (each in its folder, free of SDK imports), told apart by
  * `type`. Numbers and flags also accept their text form, so values read from the environment parse.
  */
-export const brokerConfigSchema = z.discriminatedUnion('type', [embeddedBrokerConfigSchema, rabbitMqBrokerConfigSchema, pubSubBrokerConfigSchema]);
+export const brokerConfigSchema = z.discriminatedUnion('type', [
+  embeddedBrokerConfigSchema,
+  rabbitMqBrokerConfigSchema,
+  pubSubBrokerConfigSchema,
+]);
 
 /** Parsed broker settings (defaults applied). */
 export type BrokerConfig = z.output<typeof brokerConfigSchema>;
@@ -16,7 +20,9 @@ export type BrokerConfig = z.output<typeof brokerConfigSchema>;
 export type BrokerConfigInput = z.input<typeof brokerConfigSchema>;
 
 /** The broker kinds this build knows; `embedded` is the default. */
-export const BROKER_KINDS = ['embedded', 'rabbitmq', 'pubsub'] as const satisfies ReadonlyArray<BrokerConfig['type']>;
+export const BROKER_KINDS = ['embedded', 'rabbitmq', 'pubsub'] as const satisfies ReadonlyArray<
+  BrokerConfig['type']
+>;
 export type BrokerKind = (typeof BROKER_KINDS)[number];
 
 /**
@@ -29,7 +35,10 @@ export function parseBrokerConfig(input: unknown): Readonly<BrokerConfig> {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const path = issue.path.length > 0 ? issue.path.map(String).join('.') : 'type';
-      const rule = issue.code === 'invalid_union' && path === 'type' ? `must be one of ${BROKER_KINDS.join(', ')}` : issue.message;
+      const rule =
+        issue.code === 'invalid_union' && path === 'type'
+          ? `must be one of ${BROKER_KINDS.join(', ')}`
+          : issue.message;
       return `invalid broker setting ${path}: ${rule}`;
     });
     throw new PullSecretError('CONFIG_INVALID', lines.join('\n'));

@@ -10,10 +10,22 @@ describe('createBroker', () => {
     const embedded = await createBroker({ type: 'embedded' });
     assert.equal(embedded.kind, 'embedded');
     // Nothing listens on port 1: building must not connect.
-    const rabbit = await createBroker({ type: 'rabbitmq', url: 'amqp://127.0.0.1:1', exchange: 'x', topic: 't', subscriptionId: 's' });
+    const rabbit = await createBroker({
+      type: 'rabbitmq',
+      url: 'amqp://127.0.0.1:1',
+      exchange: 'x',
+      topic: 't',
+      subscriptionId: 's',
+    });
     assert.equal(rabbit.kind, 'rabbitmq');
     assert.equal(rabbit.isReady(), false);
-    const pubsub = await createBroker({ type: 'pubsub', projectId: 'proj-test', topic: 'topic', subscriptionId: 'sub', apiEndpoint: '127.0.0.1:1' });
+    const pubsub = await createBroker({
+      type: 'pubsub',
+      projectId: 'proj-test',
+      topic: 'topic',
+      subscriptionId: 'sub',
+      apiEndpoint: '127.0.0.1:1',
+    });
     assert.equal(pubsub.kind, 'pubsub');
     assert.equal(pubsub.isReady(), false);
     await Promise.all([embedded.stop(), rabbit.stop(), pubsub.stop()]);
@@ -24,7 +36,14 @@ describe('createBroker', () => {
   });
 
   it('reports an unreachable RabbitMQ as BROKER_UNAVAILABLE on start', async () => {
-    const rabbit = await createBroker({ type: 'rabbitmq', url: 'amqp://127.0.0.1:1', exchange: 'x', topic: 't', subscriptionId: 's', connectTimeoutMs: 500 });
+    const rabbit = await createBroker({
+      type: 'rabbitmq',
+      url: 'amqp://127.0.0.1:1',
+      exchange: 'x',
+      topic: 't',
+      subscriptionId: 's',
+      connectTimeoutMs: 500,
+    });
     await assert.rejects(
       rabbit.start(async () => 'ack'),
       (err: Error & { code?: string }) => {
@@ -37,7 +56,14 @@ describe('createBroker', () => {
   });
 
   it('reports an unreachable Pub/Sub as BROKER_UNAVAILABLE on start, and may be started again', async () => {
-    const pubsub = await createBroker({ type: 'pubsub', projectId: 'proj-test', topic: 'topic', subscriptionId: 'sub', apiEndpoint: '127.0.0.1:1', requestTimeoutMs: 500 });
+    const pubsub = await createBroker({
+      type: 'pubsub',
+      projectId: 'proj-test',
+      topic: 'topic',
+      subscriptionId: 'sub',
+      apiEndpoint: '127.0.0.1:1',
+      requestTimeoutMs: 500,
+    });
     await assert.rejects(
       pubsub.start(async () => 'ack'),
       { code: 'BROKER_UNAVAILABLE', message: /Pub\/Sub is unavailable while reading topic "topic"/ },

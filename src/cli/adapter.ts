@@ -10,7 +10,8 @@ import { printOut, reportFailure } from './output.js';
 /** Every override, its key and who else reads it (the job, or one store only). */
 function overridesHelp(): string {
   const rows = Object.entries(envFor('adapter')).map(([name, v]) => {
-    const note = v.store !== undefined ? ` [${v.store} store]` : v.scope === 'both' ? ' [same for run-job]' : '';
+    const note =
+      v.store !== undefined ? ` [${v.store} store]` : v.scope === 'both' ? ' [same for run-job]' : '';
     return `  ${name.padEnd(26)} ${v.path}${note}`;
   });
   return [
@@ -24,7 +25,9 @@ function overridesHelp(): string {
     'Providers (providers.<name> in the file maps clusters of a provider to a store; unset: the store',
     'section serves every cluster). Defaults of an entry, store setting <- cluster paths:',
     ...Object.entries(PROVIDER_DEFAULTS).map(([name, d]) => {
-      const paths = Object.entries(d.fieldPaths).map(([key, p]) => `${key} <- ${p.length > 0 ? p.join(' | ') : 'preconditions.fieldPaths.projectId'}`);
+      const paths = Object.entries(d.fieldPaths).map(
+        ([key, p]) => `${key} <- ${p.length > 0 ? p.join(' | ') : 'preconditions.fieldPaths.projectId'}`,
+      );
       return `  ${name.padEnd(6)} store ${d.store}${isStoreKind(d.store) ? '' : ' (not in this build)'}; ${paths.join('; ')}`;
     }),
   ].join('\n');
@@ -55,9 +58,15 @@ function wrap(text: string, width: number): string[] {
 /** `adapter --config FILE`: the long-running event-driven service. */
 export function adapterCommand(): Command {
   return new Command('adapter')
-    .description('Run the event-driven adapter: consume cluster events, store and provision pull secrets, report status.')
+    .description(
+      'Run the event-driven adapter: consume cluster events, store and provision pull secrets, report status.',
+    )
     .option('-c, --config <file>', 'YAML configuration file (see docs/configuration.md)')
-    .addHelpText('after', () => `${overridesHelp()}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime failure, 2 configuration error.`)
+    .addHelpText(
+      'after',
+      () =>
+        `${overridesHelp()}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime failure, 2 configuration error.`,
+    )
     .action(async (options: { config?: string }) => {
       process.exitCode = await runAdapter(options.config);
     });
@@ -72,7 +81,9 @@ export function validateConfigCommand(): Command {
       try {
         const { loadAdapterConfig } = await import('../adapter/config.js');
         const config = await loadAdapterConfig(options.config, process.env);
-        printOut(`configuration is valid: broker ${config.broker.type}, ${describeStores(config)}, Kubernetes target ${config.kubernetes.target}, execution ${config.execution.mode}`);
+        printOut(
+          `configuration is valid: broker ${config.broker.type}, ${describeStores(config)}, Kubernetes target ${config.kubernetes.target}, execution ${config.execution.mode}`,
+        );
         process.exitCode = 0;
       } catch (err) {
         process.exitCode = reportFailure(err);

@@ -58,15 +58,23 @@ function missingDevModule(err: unknown): string | undefined {
   if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ERR_MODULE_NOT_FOUND') return undefined;
   const specifier = /Cannot find (?:package|module) '([^']+)'/.exec((err as Error).message)?.[1];
   if (specifier === undefined) return 'a module';
-  return specifier.startsWith('/') || specifier.startsWith('file:') ? relative(PACKAGE_ROOT, specifier.startsWith('file:') ? fileURLToPath(specifier) : specifier) : specifier;
+  return specifier.startsWith('/') || specifier.startsWith('file:')
+    ? relative(PACKAGE_ROOT, specifier.startsWith('file:') ? fileURLToPath(specifier) : specifier)
+    : specifier;
 }
 
 /** Parses durations at the edge. */
-function durations(options: Record<DurationOption, string>, parseDuration: DevStackModules['parseDuration']): Record<DurationOption, number> {
+function durations(
+  options: Record<DurationOption, string>,
+  parseDuration: DevStackModules['parseDuration'],
+): Record<DurationOption, number> {
   const out = {} as Record<DurationOption, number>;
   for (const key of ['pollInterval', 'debounce', 'maxAge', 'timeout'] as const) {
     const ms = parseDuration(options[key]);
-    if (ms === undefined || ms <= 0) throw new InvalidArgumentError(`--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must be a duration such as 500ms, 10s, 30m`);
+    if (ms === undefined || ms <= 0)
+      throw new InvalidArgumentError(
+        `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must be a duration such as 500ms, 10s, 30m`,
+      );
     out[key] = ms;
   }
   return out;
@@ -76,7 +84,9 @@ function durations(options: Record<DurationOption, string>, parseDuration: DevSt
 export function devCommand(): Command {
   return (
     new Command('dev')
-      .description('Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and adapter (local store, manifests).')
+      .description(
+        'Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and adapter (local store, manifests).',
+      )
       // The default (DEFAULT_DEV_DATA_DIR) is applied once the dev stack is loaded, not at start-up.
       .option('--data-dir <dir>', 'API state, secret store, manifests and logs (default .pull-secret/dev)')
       .option('--port <n>', 'HyperFleet API port (default 8000; 0 picks a free one)', port)
@@ -85,10 +95,18 @@ export function devCommand(): Command {
       .option('--admin-port <n>', 'admin API port (default 8443)', port)
       .option('--poll-interval <duration>', 'Sentinel: time between two listings', '1s')
       .option('--debounce <duration>', 'Sentinel: send an unreconciled cluster again after this long', '10s')
-      .option('--max-age <duration>', 'Sentinel: send a reconciled cluster again (resync) after this long', '30m')
+      .option(
+        '--max-age <duration>',
+        'Sentinel: send a reconciled cluster again (resync) after this long',
+        '30m',
+      )
       .option('--demo', 'start from an empty data directory and create sample clusters', false)
       .option('--demo-clusters <n>', 'valid sample clusters (besides one invalid and one skipped)', count, 3)
-      .option('--exit-when-settled', 'with --demo: print the summary and exit once every sample cluster has a status (ports default to 0)', false)
+      .option(
+        '--exit-when-settled',
+        'with --demo: print the summary and exit once every sample cluster has a status (ports default to 0)',
+        false,
+      )
       .option('--timeout <duration>', 'with --exit-when-settled: give up (exit 1) after this long', '2m')
       .option('--log-file <file>', 'JSON log lines go here; - for stdout (default <data-dir>/dev.log)')
       .option('--log-level <level>', 'debug, info, warn or error', 'info')
@@ -117,10 +135,23 @@ async function runDev(options: DevOptions): Promise<number> {
   } catch (err) {
     const missing = missingDevModule(err);
     if (missing === undefined) throw err;
-    printError(`the dev stack is not part of this installation (${missing} is missing): run it from a source checkout after npm ci (npm start)`);
+    printError(
+      `the dev stack is not part of this installation (${missing} is missing): run it from a source checkout after npm ci (npm start)`,
+    );
     return 2;
   }
-  const { parseDuration, startDevStack, createDevLogger, describeStack, nextSteps, devPaths, prepareDataDir, runDemo, demoSummary, DEFAULT_DEV_DATA_DIR } = dev;
+  const {
+    parseDuration,
+    startDevStack,
+    createDevLogger,
+    describeStack,
+    nextSteps,
+    devPaths,
+    prepareDataDir,
+    runDemo,
+    demoSummary,
+    DEFAULT_DEV_DATA_DIR,
+  } = dev;
   const dataDir = options.dataDir ?? DEFAULT_DEV_DATA_DIR;
   let times;
   try {
@@ -139,7 +170,12 @@ async function runDev(options: DevOptions): Promise<number> {
     const logger = createDevLogger(logTarget, options.logLevel);
     stack = await startDevStack({
       dataDir,
-      ports: { api: options.port ?? fallbackPort, health: options.healthPort ?? fallbackPort, metrics: options.metricsPort ?? fallbackPort, admin: options.adminPort ?? fallbackPort },
+      ports: {
+        api: options.port ?? fallbackPort,
+        health: options.healthPort ?? fallbackPort,
+        metrics: options.metricsPort ?? fallbackPort,
+        admin: options.adminPort ?? fallbackPort,
+      },
       sentinel: { pollIntervalMs: times.pollInterval, debounceMs: times.debounce, maxAgeMs: times.maxAge },
       accountService: true,
       logger,
@@ -159,18 +195,29 @@ async function runDev(options: DevOptions): Promise<number> {
     let code = 0;
     if (options.demo) {
       try {
-        const result = await runDemo(stack, { validClusters: options.demoClusters, timeoutMs: times.timeout, say: (text) => printOut(`\n${text}`), signal: interrupted.signal });
+        const result = await runDemo(stack, {
+          validClusters: options.demoClusters,
+          timeoutMs: times.timeout,
+          say: (text) => printOut(`\n${text}`),
+          signal: interrupted.signal,
+        });
         printOut(`\n${demoSummary(stack, result, logs, { exiting: options.exitWhenSettled })}`);
         if (!result.settled) {
           const pending = `${result.pending.slice(0, 5).join(', ')}${result.pending.length > 5 ? ', …' : ''}`;
-          printError(interrupted.signal.aborted ? 'interrupted before every sample cluster had a status' : `not every sample cluster has a status after ${options.timeout}: ${pending}; see ${logs}`);
+          printError(
+            interrupted.signal.aborted
+              ? 'interrupted before every sample cluster had a status'
+              : `not every sample cluster has a status after ${options.timeout}: ${pending}; see ${logs}`,
+          );
           code = 1;
         }
       } catch (err) {
         code = reportFailure(err);
       }
     } else {
-      printOut(`\n${nextSteps({ apiUrl: stack.urls.api, apiBase: stack.urls.apiBase, adminUrl: stack.urls.admin, adminTokens: stack.paths.adminTokens })}\n`);
+      printOut(
+        `\n${nextSteps({ apiUrl: stack.urls.api, apiBase: stack.urls.apiBase, adminUrl: stack.urls.admin, adminTokens: stack.paths.adminTokens })}\n`,
+      );
     }
     if (!options.exitWhenSettled && !interrupted.signal.aborted) {
       printOut('The stack is running. Ctrl+C stops it.');

@@ -36,7 +36,10 @@ function inspectTable(view: ReturnType<typeof inspectView>, wide: boolean): stri
     ['NAME', view.name],
     ['PATH', view.path],
     ['CURRENT', view.current_version ?? '-'],
-    ['PREVIOUS', `${view.previous_version ?? '-'}${view.previous_version_state === null ? '' : ` (${view.previous_version_state})`}`],
+    [
+      'PREVIOUS',
+      `${view.previous_version ?? '-'}${view.previous_version_state === null ? '' : ` (${view.previous_version_state})`}`,
+    ],
     ...(wide
       ? [
           ['GRACE ENDS', view.previous_grace_ends_at ?? '-'],
@@ -60,25 +63,49 @@ function inspectTable(view: ReturnType<typeof inspectView>, wide: boolean): stri
 /** `inspect`: prints a stored secret's metadata (JSON unless `-o` says otherwise). */
 export function inspectCommand(): Command {
   return new Command('inspect')
-    .description("Print a stored pull secret's metadata (labels, versions; JSON unless -o says otherwise); never the payload.")
+    .description(
+      "Print a stored pull secret's metadata (labels, versions; JSON unless -o says otherwise); never the payload.",
+    )
     .requiredOption('--cluster-id <id>', 'cluster id')
     .option('--secret-name <name>', 'cloud secret id (default hyperfleet-{cluster-id}-pull-secret)')
     .addOption(outputOption('json'))
-    .option('--grace-hours <n>', 'retention.graceHours of the adapter, for previous_grace_ends_at', String(DEFAULT_RETENTION_POLICY.graceHours))
+    .option(
+      '--grace-hours <n>',
+      'retention.graceHours of the adapter, for previous_grace_ends_at',
+      String(DEFAULT_RETENTION_POLICY.graceHours),
+    )
     .addHelpText(
       'after',
       '\nThe store is chosen like for run-job: SECRET_STORE (or the store whose variables are set) and its settings\nfrom the environment, e.g. LOCAL_STORE_DIR. "not found" names the store and the directory or project searched.\nExit codes: 0 found, 1 not found or store failure, 2 usage or configuration error.',
     )
-    .action(async (options: { clusterId: string; secretName?: string; graceHours: string; output: OutputFormat }) => {
-      process.exitCode = await inspect(options.clusterId, options.secretName, options.graceHours, options.output);
-    });
+    .action(
+      async (options: {
+        clusterId: string;
+        secretName?: string;
+        graceHours: string;
+        output: OutputFormat;
+      }) => {
+        process.exitCode = await inspect(
+          options.clusterId,
+          options.secretName,
+          options.graceHours,
+          options.output,
+        );
+      },
+    );
 }
 
-async function inspect(clusterId: string, secretName: string | undefined, graceText: string, output: OutputFormat): Promise<number> {
+async function inspect(
+  clusterId: string,
+  secretName: string | undefined,
+  graceText: string,
+  output: OutputFormat,
+): Promise<number> {
   try {
     assertClusterId(clusterId);
     const graceHours = Number(graceText);
-    if (!Number.isFinite(graceHours) || graceHours < 0 || graceHours > 8760) throw new PullSecretError('CONFIG_INVALID', '--grace-hours must be a number from 0 to 8760');
+    if (!Number.isFinite(graceHours) || graceHours < 0 || graceHours > 8760)
+      throw new PullSecretError('CONFIG_INVALID', '--grace-hours must be a number from 0 to 8760');
     const name = secretName ?? defaultSecretId(clusterId);
     assertSecretId(name);
     const kind = selectStoreKind(process.env);
@@ -89,7 +116,10 @@ async function inspect(clusterId: string, secretName: string | undefined, graceT
       const description = await store.describe(name);
       if (description === undefined) {
         // Say where it looked: the store, and its directory or project (the usual cause is another store).
-        throw new PullSecretError('SECRET_NOT_FOUND', `secret ${name} not found in the ${storeFactory(kind).title} at ${store.location}`);
+        throw new PullSecretError(
+          'SECRET_NOT_FOUND',
+          `secret ${name} not found in the ${storeFactory(kind).title} at ${store.location}`,
+        );
       }
       const view = inspectView(description, graceHours);
       printOut(await render(output, view, (wide) => inspectTable(view, wide)));

@@ -9,7 +9,9 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
  * unless `fallback` says otherwise), wide (table with every column), json, yaml.
  */
 export function outputOption(fallback: OutputFormat = 'table'): Option {
-  return new Option('-o, --output <format>', 'table, wide (every column), json or yaml').choices(OUTPUT_FORMATS).default(fallback);
+  return new Option('-o, --output <format>', 'table, wide (every column), json or yaml')
+    .choices(OUTPUT_FORMATS)
+    .default(fallback);
 }
 
 /**
@@ -17,8 +19,14 @@ export function outputOption(fallback: OutputFormat = 'table'): Option {
  * one record, read by scripts line by line) and yaml of the same object, or the command's own table
  * text (`table(true)` for wide). The YAML library is loaded only for yaml.
  */
-export async function render(format: OutputFormat, data: unknown, table: (wide: boolean) => string, options: { oneLine?: boolean } = {}): Promise<string> {
-  if (format === 'json') return options.oneLine === true ? JSON.stringify(data) : JSON.stringify(data, null, 2);
+export async function render(
+  format: OutputFormat,
+  data: unknown,
+  table: (wide: boolean) => string,
+  options: { oneLine?: boolean } = {},
+): Promise<string> {
+  if (format === 'json')
+    return options.oneLine === true ? JSON.stringify(data) : JSON.stringify(data, null, 2);
   if (format === 'yaml') {
     const { stringifyYaml } = await import('../config/yaml-parser.js');
     return stringifyYaml(data).trimEnd();
@@ -28,7 +36,13 @@ export async function render(format: OutputFormat, data: unknown, table: (wide: 
 
 /** The table form of a flat record: one `KEY  value` line per field (a nested value as compact JSON). */
 export function factsTable(record: Readonly<Record<string, unknown>>): string {
-  const rows = Object.entries(record).map(([key, value]) => [key.toUpperCase().replaceAll('_', ' '), typeof value === 'string' ? value : JSON.stringify(value)] as const);
+  const rows = Object.entries(record).map(
+    ([key, value]) =>
+      [
+        key.toUpperCase().replaceAll('_', ' '),
+        typeof value === 'string' ? value : JSON.stringify(value),
+      ] as const,
+  );
   const width = Math.max(0, ...rows.map(([key]) => key.length));
   return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`).join('\n');
 }

@@ -17,8 +17,13 @@ function withPreflight() {
 export function preflightCommand(): Command {
   const stores = withPreflight();
   const command = new Command('preflight')
-    .description(`Check a customer's setup before its first cluster (${stores.map((s) => `${s.kind}: ${s.preflight?.summary ?? ''}`).join('; ')}).`)
-    .option('--store <kind>', `store to check (default SECRET_STORE, else the store whose options are given, else ${stores[0]?.kind ?? 'none'}; one of ${stores.map((s) => s.kind).join(' | ')})`)
+    .description(
+      `Check a customer's setup before its first cluster (${stores.map((s) => `${s.kind}: ${s.preflight?.summary ?? ''}`).join('; ')}).`,
+    )
+    .option(
+      '--store <kind>',
+      `store to check (default SECRET_STORE, else the store whose options are given, else ${stores[0]?.kind ?? 'none'}; one of ${stores.map((s) => s.kind).join(' | ')})`,
+    )
     .addOption(outputOption())
     .option('--json', 'same as -o json', false);
   const seen = new Set<string>();
@@ -32,7 +37,10 @@ export function preflightCommand(): Command {
   }
   const help = stores.map((s) => `\n[${s.kind}] ${s.preflight?.help ?? ''}`).join('\n');
   return command
-    .addHelpText('after', `${help}\n\nA store without preflight checks says so and exits 2. Exit codes: 0 every check passed (warnings allowed), 1 a check failed, 2 usage error.`)
+    .addHelpText(
+      'after',
+      `${help}\n\nA store without preflight checks says so and exits 2. Exit codes: 0 every check passed (warnings allowed), 1 a check failed, 2 usage error.`,
+    )
     .action(async (options: Record<string, unknown>) => {
       process.exitCode = await preflight(options);
     });
@@ -47,9 +55,17 @@ function chooseStore(explicit: unknown, options: Record<string, unknown>): strin
   const chosen = typeof explicit === 'string' && explicit !== '' ? explicit : process.env.SECRET_STORE;
   if (chosen !== undefined && chosen !== '') return storeFactory(chosen).kind;
   const stores = withPreflight();
-  const given = stores.filter((s) => s.preflight?.options.some((o) => o.defaultValue === undefined && options[new Option(o.flags, '').attributeName()] !== undefined));
+  const given = stores.filter((s) =>
+    s.preflight?.options.some(
+      (o) => o.defaultValue === undefined && options[new Option(o.flags, '').attributeName()] !== undefined,
+    ),
+  );
   if (given.length === 1) return (given[0] as (typeof given)[number]).kind;
-  if (given.length > 1) throw new PullSecretError('CONFIG_INVALID', `options of several stores were given; choose the store to check with --store (${stores.map((s) => s.kind).join(', ')})`);
+  if (given.length > 1)
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `options of several stores were given; choose the store to check with --store (${stores.map((s) => s.kind).join(', ')})`,
+    );
   const selected = selectStoreKind(process.env);
   const first = stores.find((s) => s.kind === selected) ?? stores[0];
   if (first === undefined) throw new PullSecretError('CONFIG_INVALID', 'no store has preflight checks');
@@ -63,18 +79,30 @@ async function preflight(options: Record<string, unknown>): Promise<number> {
   try {
     const store = storeFactory(chooseStore(options.store, options));
     if (store.preflight === undefined) {
-      throw new PullSecretError('CONFIG_INVALID', `the ${store.kind} store has no preflight checks: nothing needs to be set up before its first cluster`);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `the ${store.kind} store has no preflight checks: nothing needs to be set up before its first cluster`,
+      );
     }
     // Loaded here: a store's checks pull in its SDK, which other commands must not pay for.
     const run = await store.preflight.load();
     const format = options.json === true ? 'json' : (options.output as OutputFormat);
     // The stores' reports come as text (table, wide) or JSON (json, yaml).
     const structured = format === 'json' || format === 'yaml';
-    const outcome = await run({ ...options, json: structured }, { env: process.env, signal: controller.signal });
-    printOut(structured ? await render(format, JSON.parse(outcome.output) as unknown, () => outcome.output) : outcome.output);
+    const outcome = await run(
+      { ...options, json: structured },
+      { env: process.env, signal: controller.signal },
+    );
+    printOut(
+      structured
+        ? await render(format, JSON.parse(outcome.output) as unknown, () => outcome.output)
+        : outcome.output,
+    );
     if (outcome.ok) return 0;
     const failed = outcome.failedChecks;
-    printError(`preflight failed: ${failed} check${failed === 1 ? '' : 's'} failed; run the fix commands above, then preflight again`);
+    printError(
+      `preflight failed: ${failed} check${failed === 1 ? '' : 's'} failed; run the fix commands above, then preflight again`,
+    );
     return 1;
   } catch (err) {
     return reportFailure(err);

@@ -11,7 +11,9 @@ import { redactor } from '../pullsecret/redact.js';
  */
 export function buildCliProgram(commands: Command[], version?: string): Command {
   const output = { outputError: (text: string) => printError(text.replace(/^error: /, '').trimEnd()) };
-  const program = new Command('pull-secret').description('Lifecycle of image-registry pull secrets for HyperFleet clusters.');
+  const program = new Command('pull-secret').description(
+    'Lifecycle of image-registry pull secrets for HyperFleet clusters.',
+  );
   if (version !== undefined) program.version(version);
   program.showHelpAfterError().exitOverride().configureOutput(output);
   // Commands built apart do not inherit these settings: usage errors must read and exit the same everywhere.
@@ -39,7 +41,12 @@ export async function runCliProgram(program: Command, argv: string[]): Promise<v
  * `--version`, for a line that is rarely written.
  */
 function guardLine(fields: object, message: string): void {
-  writeSync(1, redactor.redact(`${JSON.stringify({ level: 'error', timestamp: new Date().toISOString(), ...fields, message })}\n`));
+  writeSync(
+    1,
+    redactor.redact(
+      `${JSON.stringify({ level: 'error', timestamp: new Date().toISOString(), ...fields, message })}\n`,
+    ),
+  );
 }
 
 async function exitCodeOf(program: Command, argv: string[]): Promise<number> {
@@ -48,7 +55,9 @@ async function exitCodeOf(program: Command, argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      const informational = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code);
+      const informational = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(
+        err.code,
+      );
       return informational ? 0 : 2;
     }
     return reportFailure(err);

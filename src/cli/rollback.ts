@@ -28,12 +28,26 @@ const rollbackConfigSchema = z.object({
 /** `rollback --cluster-id ID [--to-version N] --config FILE`: an earlier version's content, current again. */
 export function rollbackCommand(): Command {
   return new Command('rollback')
-    .description("Make an earlier version of a cluster's pull secret current again (as a new version) and update the Kubernetes Secret.")
+    .description(
+      "Make an earlier version of a cluster's pull secret current again (as a new version) and update the Kubernetes Secret.",
+    )
     .requiredOption('--cluster-id <id>', 'the cluster')
-    .requiredOption('--config <file>', 'the adapter config file (its store, kubernetes and execution.retry sections are used)')
-    .option('--to-version <n>', 'the version to restore (default: the previous one, the newest enabled version before the current)')
-    .option('--project <id>', 'the scope of a store with a one-setting scope (GCP: the project holding the secret)')
-    .option('--scope <setting=value...>', 'the scope settings of any scoped store (AWS: accountId=... region=...; Azure: vaultUrl=...)')
+    .requiredOption(
+      '--config <file>',
+      'the adapter config file (its store, kubernetes and execution.retry sections are used)',
+    )
+    .option(
+      '--to-version <n>',
+      'the version to restore (default: the previous one, the newest enabled version before the current)',
+    )
+    .option(
+      '--project <id>',
+      'the scope of a store with a one-setting scope (GCP: the project holding the secret)',
+    )
+    .option(
+      '--scope <setting=value...>',
+      'the scope settings of any scoped store (AWS: accountId=... region=...; Azure: vaultUrl=...)',
+    )
     .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
     .option('--namespace <ns>', 'namespace of the Kubernetes Secret (default clusters-{cluster-id})')
     .addOption(outputOption('json'))
@@ -69,24 +83,45 @@ const VERSION_FORMS: Readonly<Record<string, { pattern: RegExp; example: string 
  */
 function assertVersionFlag(kind: string, version: string): void {
   const form = VERSION_FORMS[kind] ?? { pattern: /^[A-Za-z0-9-]{1,64}$/, example: 'a version id such as 3' };
-  if (!form.pattern.test(version)) throw new PullSecretError('CONFIG_INVALID', `--to-version must be a ${kind} store version id: ${form.example}`);
+  if (!form.pattern.test(version))
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `--to-version must be a ${kind} store version id: ${form.example}`,
+    );
 }
 
 async function runRollback(options: RollbackOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
-    const { store: storeSection, kubernetes: k8s, execution } = await readConfigSections(options.config, rollbackConfigSchema);
-    if (options.toVersion !== undefined) assertVersionFlag(storeSection.type ?? DEFAULT_STORE_KIND, options.toVersion);
+    const {
+      store: storeSection,
+      kubernetes: k8s,
+      execution,
+    } = await readConfigSections(options.config, rollbackConfigSchema);
+    if (options.toVersion !== undefined)
+      assertVersionFlag(storeSection.type ?? DEFAULT_STORE_KIND, options.toVersion);
     const { open } = configuredStore(storeSection, options);
     // Loaded here, not at start-up: other commands must not pay for them.
     const { rollbackPullSecret } = await import('../retention/rollback.js');
     const { createKubernetesTarget } = await import('../kube/target-config.js');
     const log = createLogger({ level: 'warn' });
-    const kubernetes = k8s.target === 'none' ? undefined : await createKubernetesTarget({ target: k8s.target, manifestDir: k8s.manifestDir, kubeconfigPath: k8s.kubeconfig });
+    const kubernetes =
+      k8s.target === 'none'
+        ? undefined
+        : await createKubernetesTarget({
+            target: k8s.target,
+            manifestDir: k8s.manifestDir,
+            kubeconfigPath: k8s.kubeconfig,
+          });
     const store = await open();
     try {
       const result = await rollbackPullSecret(
-        { clusterId: options.clusterId, secretName: options.secretName, namespace: options.namespace, toVersion: options.toVersion },
+        {
+          clusterId: options.clusterId,
+          secretName: options.secretName,
+          namespace: options.namespace,
+          toVersion: options.toVersion,
+        },
         { store, kubernetes, retry: execution.retry, log },
       );
       const shown: Record<string, unknown> = {
@@ -97,7 +132,12 @@ async function runRollback(options: RollbackOptions): Promise<number> {
         version: result.push.version,
         outcome: result.push.outcome,
       };
-      if (result.kubernetes !== undefined) shown.kubernetes = { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome };
+      if (result.kubernetes !== undefined)
+        shown.kubernetes = {
+          namespace: result.kubernetes.namespace,
+          name: result.kubernetes.name,
+          outcome: result.kubernetes.outcome,
+        };
       printOut(await render(options.output, shown, () => factsTable(shown), { oneLine: true }));
       return 0;
     } finally {

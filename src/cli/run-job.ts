@@ -28,7 +28,8 @@ export function runJobCommand(): Command {
     .addHelpText('after', environmentHelp)
     .addHelpText('after', '\nExit codes: 0 success, 1 runtime failure, 2 usage or configuration error.')
     .action(async (job: string, options: { dryRun: boolean }, command: Command) => {
-      if (job !== 'pull-secret') command.error(`unknown job "${job}": the only job is pull-secret`, { exitCode: 2 });
+      if (job !== 'pull-secret')
+        command.error(`unknown job "${job}": the only job is pull-secret`, { exitCode: 2 });
       process.exitCode = await runPullSecret(options.dryRun);
     });
 }
@@ -55,7 +56,10 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
     ending ??= (async () => {
       controller.abort();
       // The aborted job writes its own (ABORTED) result: let it settle first, so this one stays.
-      await Promise.race([job.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await Promise.race([
+        job.catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+      ]);
       await writeFailureResult(resultsPath, error, { reason });
       process.exit(reportFailure(error));
     })();
@@ -63,9 +67,16 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
   };
   // A stray rejection from a dependency ends the job as a failure the sidecar can read, not a crash.
   const restoreGuard = onStrayError(async (_kind, error) => endAsFailure(error));
-  const onSignal = (signal: NodeJS.Signals) => void endAsFailure(new PullSecretError('ABORTED', `the job was stopped by ${signal} before it finished`), 'JobTerminated');
+  const onSignal = (signal: NodeJS.Signals) =>
+    void endAsFailure(
+      new PullSecretError('ABORTED', `the job was stopped by ${signal} before it finished`),
+      'JobTerminated',
+    );
   const timeoutMessage = `the job did not finish within JOB_TIMEOUT (${config.timeoutSeconds} s)`;
-  const deadline = setTimeout(() => void endAsFailure(new PullSecretError('ABORTED', timeoutMessage), 'JobTimeout'), config.timeoutSeconds * 1000);
+  const deadline = setTimeout(
+    () => void endAsFailure(new PullSecretError('ABORTED', timeoutMessage), 'JobTimeout'),
+    config.timeoutSeconds * 1000,
+  );
   // `on`, not `once`: the store's lock library re-raises a signal nobody else listens to.
   process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
   try {
@@ -94,7 +105,11 @@ async function runPullSecret(dryRun: boolean): Promise<number> {
  * overrides the code's (JobTimeout, JobTerminated). Never throws:
  * the caller is already reporting a failure.
  */
-async function writeFailureResult(path: string | undefined, error: PullSecretError, options: { keepFailure?: boolean; reason?: string } = {}): Promise<void> {
+async function writeFailureResult(
+  path: string | undefined,
+  error: PullSecretError,
+  options: { keepFailure?: boolean; reason?: string } = {},
+): Promise<void> {
   if (!path) return;
   if (options.keepFailure === true && (await readStatus(path)) === 'failure') return;
   await writeResultFile(path, {

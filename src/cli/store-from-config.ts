@@ -26,7 +26,11 @@ export async function readConfigSections<S extends z.ZodType>(path: string, sche
   // Loaded here, not at start-up (yaml, CEL, every config section): the job must not pay for it.
   const { readYamlLayer } = await import('../config/adapter.js');
   const parsed = schema.safeParse(await readYamlLayer(path, 'the config file'));
-  if (!parsed.success) throw new PullSecretError('CONFIG_INVALID', ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'));
+  if (!parsed.success)
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      ['invalid configuration:', ...issueLines(parsed.error).map((p) => `  ${p}`)].join('\n'),
+    );
   return parsed.data;
 }
 
@@ -34,20 +38,37 @@ export async function readConfigSections<S extends z.ZodType>(path: string, sche
  * The scope settings from `--scope key=value ...`, or `--project` for a store whose scope is one setting.
  * @throws CONFIG_INVALID for a malformed pair, a key that is not a scope setting, or a missing one.
  */
-function scopeOptions(kind: string, keys: readonly string[], noun: string, options: ScopeFlags): Record<string, string> {
+function scopeOptions(
+  kind: string,
+  keys: readonly string[],
+  noun: string,
+  options: ScopeFlags,
+): Record<string, string> {
   const values: Record<string, string> = {};
   for (const pair of options.scope ?? []) {
     const at = pair.indexOf('=');
     const key = pair.slice(0, at);
-    if (at < 1 || !keys.includes(key)) throw new PullSecretError('CONFIG_INVALID', `--scope takes ${keys.map((k) => `${k}=VALUE`).join(' ')} for the ${kind} store`);
+    if (at < 1 || !keys.includes(key))
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `--scope takes ${keys.map((k) => `${k}=VALUE`).join(' ')} for the ${kind} store`,
+      );
     values[key] = pair.slice(at + 1);
   }
   if (options.project !== undefined) {
-    if (keys.length !== 1) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store's scope is ${keys.join(' and ')}: give them with --scope`);
+    if (keys.length !== 1)
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `the ${kind} store's scope is ${keys.join(' and ')}: give them with --scope`,
+      );
     values[keys[0] as string] = options.project;
   }
   const missing = keys.filter((k) => values[k] === undefined);
-  if (missing.length > 0) throw new PullSecretError('CONFIG_INVALID', `the ${kind} store needs its ${noun}: ${keys.length === 1 ? '--project or ' : ''}--scope ${missing.map((k) => `${k}=VALUE`).join(' ')}`);
+  if (missing.length > 0)
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `the ${kind} store needs its ${noun}: ${keys.length === 1 ? '--project or ' : ''}--scope ${missing.map((k) => `${k}=VALUE`).join(' ')}`,
+    );
   return values;
 }
 
@@ -55,13 +76,22 @@ function scopeOptions(kind: string, keys: readonly string[], noun: string, optio
  * The store of a config's `store` section with the scope options merged into its settings.
  * @throws CONFIG_INVALID for bad scope options or store settings (before anything is opened).
  */
-export function configuredStore(section: z.output<typeof storeSectionSchema>, options: ScopeFlags): ConfiguredStore {
+export function configuredStore(
+  section: z.output<typeof storeSectionSchema>,
+  options: ScopeFlags,
+): ConfiguredStore {
   const kind = section.type ?? DEFAULT_STORE_KIND;
   const factory = storeFactory(kind);
   const scope = factory.scope;
   const scopeValues = scope === undefined ? {} : scopeOptions(kind, scope.settingKeys, scope.noun, options);
   const settings = storeConfigSchema(kind).safeParse({ ...section.settings, ...scopeValues });
-  if (!settings.success) throw new PullSecretError('CONFIG_INVALID', ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join('\n'));
+  if (!settings.success)
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      ['invalid store settings:', ...issueLines(settings.error).map((p) => `  store.settings.${p}`)].join(
+        '\n',
+      ),
+    );
   return { open: () => factory.create(settings.data) };
 }
 
@@ -70,9 +100,17 @@ export function configuredStore(section: z.output<typeof storeSectionSchema>, op
  * `hyperfleet-{cluster-id}-pull-secret`).
  * @throws SECRET_NOT_FOUND when it has none.
  */
-export async function latestPullSecret(store: SecretStore, clusterId: string, secretName: string | undefined): Promise<Buffer> {
+export async function latestPullSecret(
+  store: SecretStore,
+  clusterId: string,
+  secretName: string | undefined,
+): Promise<Buffer> {
   const secretId = secretName ?? defaultSecretId(clusterId);
   const current = await store.accessLatestEnabled(secretId);
-  if (current === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `the cluster's pull secret ${secretId} has no enabled version in the ${store.kind} store`);
+  if (current === undefined)
+    throw new PullSecretError(
+      'SECRET_NOT_FOUND',
+      `the cluster's pull secret ${secretId} has no enabled version in the ${store.kind} store`,
+    );
   return current.data;
 }

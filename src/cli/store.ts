@@ -15,7 +15,9 @@ export function storeCommand(): Command {
     });
   store.addCommand(
     new Command('rotate-key')
-      .description('Re-encrypt every secret version of the local store under a new key, then retire the old key.')
+      .description(
+        'Re-encrypt every secret version of the local store under a new key, then retire the old key.',
+      )
       .addHelpText(
         'after',
         [
@@ -43,11 +45,17 @@ async function rotateKey(output: OutputFormat): Promise<number> {
     throwEnvProblems([parsed]);
     if (!parsed.ok) throw new PullSecretError('CONFIG_INVALID', 'invalid local store configuration');
     if (parsed.value.key !== undefined) {
-      throw new PullSecretError('CONFIG_INVALID', 'the store key is given with LOCAL_STORE_KEY: rotate-key replaces a key file; unset LOCAL_STORE_KEY and use LOCAL_STORE_KEY_FILE');
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        'the store key is given with LOCAL_STORE_KEY: rotate-key replaces a key file; unset LOCAL_STORE_KEY and use LOCAL_STORE_KEY_FILE',
+      );
     }
     // Loaded here, not at start-up: the local store's files and locks are not every command's.
     const { rotateStoreKey } = await import('../stores/local/rotate-key.js');
-    const result = await rotateStoreKey({ dir: parsed.value.dir, ...(parsed.value.keyFile === undefined ? {} : { keyFile: parsed.value.keyFile }) });
+    const result = await rotateStoreKey({
+      dir: parsed.value.dir,
+      ...(parsed.value.keyFile === undefined ? {} : { keyFile: parsed.value.keyFile }),
+    });
     const summary = {
       rotated: true,
       old_key_id: result.oldKeyId,

@@ -8,7 +8,12 @@ import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
 import { printOut, reportFailure } from './output.js';
 import { factsTable, outputOption, render, type OutputFormat } from './output-format.js';
-import { configuredStore, latestPullSecret, readConfigSections, type ScopeFlags } from './store-from-config.js';
+import {
+  configuredStore,
+  latestPullSecret,
+  readConfigSections,
+  type ScopeFlags,
+} from './store-from-config.js';
 
 export interface CheckOptions extends ScopeFlags {
   clusterId: string;
@@ -19,10 +24,20 @@ export interface CheckOptions extends ScopeFlags {
 }
 
 /** The sections `transfer check` reads from the adapter's config file; the others are ignored. */
-const transferConfigSchema = z.object({ accountService: accountServiceSectionSchema, store: storeSectionSchema.prefault({}) });
+const transferConfigSchema = z.object({
+  accountService: accountServiceSectionSchema,
+  store: storeSectionSchema.prefault({}),
+});
 
 /** Decisions that need a human (exit 1); the others are a normal answer (exit 0). */
-const PROBLEMS = new Set(['current-invalid', 'multiple', 'corrupted', 'unexpected', 'refused', 'unreachable']);
+const PROBLEMS = new Set([
+  'current-invalid',
+  'multiple',
+  'corrupted',
+  'unexpected',
+  'refused',
+  'unreachable',
+]);
 
 /** `transfer check --cluster-id ID --config FILE`: asks the account service about one cluster's transfer. */
 export function transferCommand(): Command {
@@ -36,12 +51,25 @@ export function transferCommand(): Command {
     new Command('check')
       .description("Check one cluster's accepted transfer now and print the decision; nothing is written.")
       .requiredOption('--cluster-id <id>', 'the cluster')
-      .requiredOption('--config <file>', 'the adapter config file (its accountService and store sections are used)')
-      .option('--project <id>', 'the scope of a store with a one-setting scope (GCP: the project holding the secret)')
-      .option('--scope <setting=value...>', 'the scope settings of any scoped store (AWS: accountId=123456789012 region=us-east-1; Azure: vaultUrl=https://NAME.vault.azure.net)')
+      .requiredOption(
+        '--config <file>',
+        'the adapter config file (its accountService and store sections are used)',
+      )
+      .option(
+        '--project <id>',
+        'the scope of a store with a one-setting scope (GCP: the project holding the secret)',
+      )
+      .option(
+        '--scope <setting=value...>',
+        'the scope settings of any scoped store (AWS: accountId=123456789012 region=us-east-1; Azure: vaultUrl=https://NAME.vault.azure.net)',
+      )
       .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
       .addOption(outputOption('json'))
-      .option('--retries <n>', 'retries of a 5xx answer with the backoff of accountService.transfer.interval (0-5)', '0')
+      .option(
+        '--retries <n>',
+        'retries of a 5xx answer with the backoff of accountService.transfer.interval (0-5)',
+        '0',
+      )
       .addHelpText(
         'after',
         [
@@ -64,8 +92,12 @@ async function runCheck(options: CheckOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
     const retries = Number(options.retries);
-    if (!Number.isInteger(retries) || retries < 0 || retries > 5) throw new PullSecretError('CONFIG_INVALID', '--retries must be a whole number from 0 to 5');
-    const { accountService, store: storeSection } = await readConfigSections(options.config, transferConfigSchema);
+    if (!Number.isInteger(retries) || retries < 0 || retries > 5)
+      throw new PullSecretError('CONFIG_INVALID', '--retries must be a whole number from 0 to 5');
+    const { accountService, store: storeSection } = await readConfigSections(
+      options.config,
+      transferConfigSchema,
+    );
     // Loaded here, not at start-up: other commands must not pay for them.
     const { createAccountServiceClient } = await import('../account-service/client.js');
     const { checkTransfer, TRANSFER_REASONS } = await import('../account-service/transfer-check.js');
@@ -82,10 +114,16 @@ async function runCheck(options: CheckOptions): Promise<number> {
         limits: { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` },
       });
       const { reason, label } = TRANSFER_REASONS[decision.kind];
-      const shown: Record<string, unknown> = { cluster_id: options.clusterId, kind: decision.kind, reason, label };
+      const shown: Record<string, unknown> = {
+        cluster_id: options.clusterId,
+        kind: decision.kind,
+        reason,
+        label,
+      };
       if ('transferId' in decision) shown.transfer_id = decision.transferId;
       if ('transferIds' in decision) shown.transfer_ids = decision.transferIds;
-      if (decision.kind === 'update') Object.assign(shown, { replaced: decision.replaced, added: decision.added });
+      if (decision.kind === 'update')
+        Object.assign(shown, { replaced: decision.replaced, added: decision.added });
       if ('message' in decision) shown.message = decision.message;
       printOut(await render(options.output, shown, () => factsTable(shown), { oneLine: true }));
       return PROBLEMS.has(decision.kind) ? 1 : 0;

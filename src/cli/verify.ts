@@ -10,7 +10,12 @@ import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { printOut, reportFailure } from './output.js';
 import { outputOption, render, type OutputFormat } from './output-format.js';
-import { configuredStore, latestPullSecret, readConfigSections, type ScopeFlags } from './store-from-config.js';
+import {
+  configuredStore,
+  latestPullSecret,
+  readConfigSections,
+  type ScopeFlags,
+} from './store-from-config.js';
 
 interface VerifyOptions extends ScopeFlags {
   file?: string;
@@ -27,20 +32,37 @@ interface VerifyOptions extends ScopeFlags {
 const MAX_FILE_BYTES = 1024 * 1024;
 
 /** The sections `verify --config` reads from the adapter's config file; the others are ignored. */
-const verifyConfigSchema = z.object({ store: storeSectionSchema.prefault({}), verification: verificationSectionSchema.prefault({}) });
+const verifyConfigSchema = z.object({
+  store: storeSectionSchema.prefault({}),
+  verification: verificationSectionSchema.prefault({}),
+});
 
 /** `verify`: the registry login check of a pull secret (a file, or a cluster's stored secret). */
 export function verifyCommand(): Command {
   return new Command('verify')
-    .description('Log in to each registry a pull secret names (Docker Registry API v2) and print whether it accepts the credentials; nothing is written.')
+    .description(
+      'Log in to each registry a pull secret names (Docker Registry API v2) and print whether it accepts the credentials; nothing is written.',
+    )
     .option('--file <file>', 'the pull secret (.dockerconfigjson / auth.json) to check')
     .option('--cluster-id <id>', "check the cluster's stored pull secret instead (needs --config)")
     .option('--config <file>', 'the adapter config file (its store and verification sections are used)')
-    .option('--project <id>', 'with --cluster-id: the scope of a store with a one-setting scope (GCP project)')
+    .option(
+      '--project <id>',
+      'with --cluster-id: the scope of a store with a one-setting scope (GCP project)',
+    )
     .option('--scope <setting=value...>', 'with --cluster-id: the scope settings of any scoped store')
-    .option('--secret-name <name>', 'with --cluster-id: the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
-    .option('--ca-file <file>', "PEM CA of the registries' certificates (default: verification.caFile of --config)")
-    .option('--registry <host...>', 'check only these registries (auths keys or host[:port]); default every one (or verification.registries of --config)')
+    .option(
+      '--secret-name <name>',
+      'with --cluster-id: the cloud secret (default hyperfleet-{cluster-id}-pull-secret)',
+    )
+    .option(
+      '--ca-file <file>',
+      "PEM CA of the registries' certificates (default: verification.caFile of --config)",
+    )
+    .option(
+      '--registry <host...>',
+      'check only these registries (auths keys or host[:port]); default every one (or verification.registries of --config)',
+    )
     .option('--timeout-ms <ms>', 'time limit of one HTTP request', '10000')
     .addOption(outputOption())
     .addHelpText(
@@ -62,17 +84,31 @@ export function verifyCommand(): Command {
 async function runVerify(options: VerifyOptions): Promise<number> {
   try {
     const timeoutMs = Number(options.timeoutMs);
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 120_000) throw new PullSecretError('CONFIG_INVALID', '--timeout-ms must be a whole number from 100 to 120000');
-    if ((options.file === undefined) === (options.clusterId === undefined)) throw new PullSecretError('CONFIG_INVALID', 'give exactly one of --file and --cluster-id');
-    if (options.clusterId !== undefined && options.config === undefined) throw new PullSecretError('CONFIG_INVALID', '--cluster-id needs --config (the adapter config file naming the store)');
-    const section = options.config === undefined ? undefined : await readConfigSections(options.config, verifyConfigSchema);
-    const text = options.file !== undefined ? await readPullSecretFile(options.file) : await readStored(options as VerifyOptions & { clusterId: string }, section?.store);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 120_000)
+      throw new PullSecretError('CONFIG_INVALID', '--timeout-ms must be a whole number from 100 to 120000');
+    if ((options.file === undefined) === (options.clusterId === undefined))
+      throw new PullSecretError('CONFIG_INVALID', 'give exactly one of --file and --cluster-id');
+    if (options.clusterId !== undefined && options.config === undefined)
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        '--cluster-id needs --config (the adapter config file naming the store)',
+      );
+    const section =
+      options.config === undefined ? undefined : await readConfigSections(options.config, verifyConfigSchema);
+    const text =
+      options.file !== undefined
+        ? await readPullSecretFile(options.file)
+        : await readStored(options as VerifyOptions & { clusterId: string }, section?.store);
     // Before anything else touches the document.
     redactor.register(credentialStrings(text));
     validatePullSecret(text, { maxBytes: MAX_FILE_BYTES, targetName: 'verify' });
     const { RegistryVerifier } = await import('../verification/verifier.js');
     const verifier = new RegistryVerifier({
-      registries: options.registry ?? (section !== undefined && section.verification.registries.length > 0 ? section.verification.registries : ['*']),
+      registries:
+        options.registry ??
+        (section !== undefined && section.verification.registries.length > 0
+          ? section.verification.registries
+          : ['*']),
       caFile: options.caFile ?? section?.verification.caFile,
       timeoutMs,
       perRegistryPerMinute: 100_000,
@@ -80,8 +116,16 @@ async function runVerify(options: VerifyOptions): Promise<number> {
     });
     try {
       const report = await verifier.verify(text);
-      const results = report.results.map((r) => ({ registry: r.registry, outcome: r.outcome, detail: r.detail }));
-      printOut(await render(options.output, { results }, () => results.map((r) => `${r.registry}\t${r.outcome}\t${r.detail}`).join('\n')));
+      const results = report.results.map((r) => ({
+        registry: r.registry,
+        outcome: r.outcome,
+        detail: r.detail,
+      }));
+      printOut(
+        await render(options.output, { results }, () =>
+          results.map((r) => `${r.registry}\t${r.outcome}\t${r.detail}`).join('\n'),
+        ),
+      );
       return report.results.some((r) => r.outcome === 'rejected' || r.outcome === 'unreachable') ? 1 : 0;
     } finally {
       verifier.close();
@@ -96,14 +140,25 @@ async function readPullSecretFile(path: string): Promise<string> {
   try {
     data = await readFile(path);
   } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `cannot read the pull secret file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `cannot read the pull secret file ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      { cause: err },
+    );
   }
-  if (data.length > MAX_FILE_BYTES) throw new PullSecretError('PAYLOAD_TOO_LARGE', `invalid pull secret format: ${data.length} bytes exceeds the verify limit of ${MAX_FILE_BYTES} bytes`);
+  if (data.length > MAX_FILE_BYTES)
+    throw new PullSecretError(
+      'PAYLOAD_TOO_LARGE',
+      `invalid pull secret format: ${data.length} bytes exceeds the verify limit of ${MAX_FILE_BYTES} bytes`,
+    );
   return data.toString('utf8');
 }
 
 /** The newest enabled version of the cluster's stored pull secret. */
-async function readStored(options: VerifyOptions & { clusterId: string }, storeSection: z.output<typeof storeSectionSchema> | undefined): Promise<string> {
+async function readStored(
+  options: VerifyOptions & { clusterId: string },
+  storeSection: z.output<typeof storeSectionSchema> | undefined,
+): Promise<string> {
   assertClusterId(options.clusterId);
   const { open } = configuredStore(storeSection ?? storeSectionSchema.parse({}), options);
   const store = await open();

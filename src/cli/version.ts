@@ -8,7 +8,10 @@ import { readFileSync } from 'node:fs';
 export function packageVersion(): string {
   for (let up = new URL('../', import.meta.url); up.pathname !== '/'; up = new URL('../', up)) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL('package.json', up), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL('package.json', up), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'pull-secret' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // no package.json at this level: look one higher

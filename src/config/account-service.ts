@@ -1,15 +1,25 @@
 import { z } from 'zod';
 
-const count = (min: number, max: number) => z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+const count = (min: number, max: number) =>
+  z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** A duration as `500ms`, `30s`, `10m`, `12h`, `1d`, or a number of milliseconds; parsed to ms. */
-const duration = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'must be a duration such as 30m, 12h or 1d')]).transform((v) => {
-  if (typeof v === 'number') return v;
-  const [, amount = '0', unit = 'ms'] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(v) ?? [];
-  return Math.round(Number(amount) * (UNITS[unit] ?? 1));
-});
+const duration = z
+  .union([
+    z.number().int().nonnegative(),
+    z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'must be a duration such as 30m, 12h or 1d'),
+  ])
+  .transform((v) => {
+    if (typeof v === 'number') return v;
+    const [, amount = '0', unit = 'ms'] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(v) ?? [];
+    return Math.round(Number(amount) * (UNITS[unit] ?? 1));
+  });
 
 /**
  * `accountService`: where the account service is (docs/account-service.md) and how often each
@@ -24,9 +34,19 @@ export const accountServiceSectionSchema = z
     timeoutMs: count(100, 300_000).default(10_000),
     transfer: z
       .object({
-        interval: duration.default(12 * 3_600_000).refine((ms) => ms >= 1000 && ms <= 7 * 86_400_000, 'must be between 1s and 7d'),
-        jitter: z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.5),
-        requestsPerSecond: z.coerce.number().positive('must be above 0').max(10_000, 'must be at most 10000').default(5),
+        interval: duration
+          .default(12 * 3_600_000)
+          .refine((ms) => ms >= 1000 && ms <= 7 * 86_400_000, 'must be between 1s and 7d'),
+        jitter: z.coerce
+          .number()
+          .min(0, 'must be between 0 and 1')
+          .max(1, 'must be between 0 and 1')
+          .default(0.5),
+        requestsPerSecond: z.coerce
+          .number()
+          .positive('must be above 0')
+          .max(10_000, 'must be at most 10000')
+          .default(5),
       })
       .strict()
       .prefault({}),
@@ -34,7 +54,9 @@ export const accountServiceSectionSchema = z
   .strict();
 
 /** Where a cluster's pull secret comes from: the cluster spec, or the account service. */
-export const pullSecretSourceSchema = z.enum(['spec', 'account-service'], { message: 'must be spec or account-service' });
+export const pullSecretSourceSchema = z.enum(['spec', 'account-service'], {
+  message: 'must be spec or account-service',
+});
 
 /** `pullSecretSource`: `spec` or `account-service`. */
 export type PullSecretSourceKind = z.output<typeof pullSecretSourceSchema>;
@@ -42,7 +64,10 @@ export type PullSecretSourceKind = z.output<typeof pullSecretSourceSchema>;
 export type AccountServiceSection = z.output<typeof accountServiceSectionSchema>;
 
 /** `pullSecretSource: account-service` needs an `accountService` section; one line per problem. */
-export function accountServiceProblems(config: { accountService?: AccountServiceSection; pullSecretSource: PullSecretSourceKind }): string[] {
+export function accountServiceProblems(config: {
+  accountService?: AccountServiceSection;
+  pullSecretSource: PullSecretSourceKind;
+}): string[] {
   if (config.pullSecretSource === 'account-service' && config.accountService === undefined) {
     return ['pullSecretSource: account-service needs an accountService section (accountService.baseUrl)'];
   }

@@ -1,7 +1,11 @@
 import { toPullSecretError } from '../errors/index.js';
 import { isStoreKind, selectStoreKind, storeFactory } from '../stores/registry.js';
 import { envFor } from './env-table.js';
-import { HYPERFLEET_BROKER_ENV, hyperfleetBrokerDocument, translateHyperfleetBroker } from './hyperfleet-broker.js';
+import {
+  HYPERFLEET_BROKER_ENV,
+  hyperfleetBrokerDocument,
+  translateHyperfleetBroker,
+} from './hyperfleet-broker.js';
 import { HYPERFLEET_ENV } from './hyperfleet-env.js';
 import { brokerKind, layerAt, mergeLayers, valueAt, type Layer } from './layers.js';
 
@@ -17,7 +21,8 @@ function envLayer(env: NodeJS.ProcessEnv, table: Readonly<Record<string, string>
   let layer: Layer = {};
   for (const [name, path] of Object.entries(table)) {
     const value = given(env, name);
-    if (value !== undefined) layer = mergeLayers(layer, layerAt(path, path === 'broker.type' ? brokerKind(value) : value));
+    if (value !== undefined)
+      layer = mergeLayers(layer, layerAt(path, path === 'broker.type' ? brokerKind(value) : value));
   }
   return layer;
 }
@@ -31,10 +36,17 @@ function envLayer(env: NodeJS.ProcessEnv, table: Readonly<Record<string, string>
  *
  * @returns the merged raw config and the problems found on the way (validated by the caller).
  */
-export function adapterEnvLayers(file: Layer, brokerFile: Layer | undefined, env: NodeJS.ProcessEnv): { raw: Layer; problems: string[] } {
+export function adapterEnvLayers(
+  file: Layer,
+  brokerFile: Layer | undefined,
+  env: NodeJS.ProcessEnv,
+): { raw: Layer; problems: string[] } {
   const problems: string[] = [];
   let raw = file;
-  if (brokerFile !== undefined || Object.keys(HYPERFLEET_BROKER_ENV).some((name) => given(env, name) !== undefined)) {
+  if (
+    brokerFile !== undefined ||
+    Object.keys(HYPERFLEET_BROKER_ENV).some((name) => given(env, name) !== undefined)
+  ) {
     const doc = hyperfleetBrokerDocument(brokerFile, env);
     if (doc.ok) {
       const translated = translateHyperfleetBroker(doc.value);
@@ -46,10 +58,19 @@ export function adapterEnvLayers(file: Layer, brokerFile: Layer | undefined, env
   }
   raw = mergeLayers(raw, envLayer(env, HYPERFLEET_ENV));
   const version = given(env, 'HYPERFLEET_API_VERSION');
-  if (version !== undefined && !API_VERSIONS.includes(version)) problems.push(`HYPERFLEET_API_VERSION: must be one of ${API_VERSIONS.join(', ')} (the API versions this adapter speaks)`);
+  if (version !== undefined && !API_VERSIONS.includes(version))
+    problems.push(
+      `HYPERFLEET_API_VERSION: must be one of ${API_VERSIONS.join(', ')} (the API versions this adapter speaks)`,
+    );
 
   const own = Object.entries(envFor('adapter'));
-  raw = mergeLayers(raw, envLayer(env, Object.fromEntries(own.filter(([, v]) => v.store === undefined).map(([name, v]) => [name, v.path]))));
+  raw = mergeLayers(
+    raw,
+    envLayer(
+      env,
+      Object.fromEntries(own.filter(([, v]) => v.store === undefined).map(([name, v]) => [name, v.path])),
+    ),
+  );
   const chosen = valueAt(raw, 'store.type');
   // An unknown store.type is left to the schema, which names the allowed ones.
   if (chosen !== undefined && (typeof chosen !== 'string' || !isStoreKind(chosen))) return { raw, problems };
@@ -62,6 +83,12 @@ export function adapterEnvLayers(file: Layer, brokerFile: Layer | undefined, env
   }
   const store = storeFactory(kind);
   const settings = own.filter(([name, v]) => v.store === store.kind && name in store.env);
-  raw = mergeLayers(raw, mergeLayers(layerAt('store.type', kind), envLayer(env, Object.fromEntries(settings.map(([name, v]) => [name, v.path])))));
+  raw = mergeLayers(
+    raw,
+    mergeLayers(
+      layerAt('store.type', kind),
+      envLayer(env, Object.fromEntries(settings.map(([name, v]) => [name, v.path]))),
+    ),
+  );
   return { raw, problems };
 }

@@ -3,10 +3,20 @@ import { z } from 'zod';
 import { brokerConfigSchema } from '../brokers/config.js';
 import { PullSecretError } from '../errors/index.js';
 import { fieldPathsSchema } from '../adapter/cluster-params.js';
-import { defaultPreconditions, Preconditions, preconditionSchema, sharedPreconditions, type Precondition } from '../adapter/preconditions.js';
+import {
+  defaultPreconditions,
+  Preconditions,
+  preconditionSchema,
+  sharedPreconditions,
+  type Precondition,
+} from '../adapter/preconditions.js';
 import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
-import { accountServiceProblems, accountServiceSectionSchema, pullSecretSourceSchema } from './account-service.js';
+import {
+  accountServiceProblems,
+  accountServiceSectionSchema,
+  pullSecretSourceSchema,
+} from './account-service.js';
 import { adapterEnvLayers } from './adapter-env.js';
 import { adminSectionSchema } from './admin.js';
 import { retentionSectionSchema } from './retention.js';
@@ -16,7 +26,12 @@ import { jobModeGrantProblems } from './job-mode-grants.js';
 import { adapterConfigMessage } from './config-hints.js';
 import { providersSchema, resolveProviders, type ProviderRoute } from './providers.js';
 import { managementNamespaceSchema } from '../kube/target-config.js';
-import { kubernetesSectionSchema, logLevelSchema, retrySectionSchema, storeSectionSchema } from './sections.js';
+import {
+  kubernetesSectionSchema,
+  logLevelSchema,
+  retrySectionSchema,
+  storeSectionSchema,
+} from './sections.js';
 import { verificationProblems, verificationSectionSchema } from './verification.js';
 import { notificationsProblems, notificationsSectionSchema } from '../notifications/config.js';
 
@@ -89,7 +104,12 @@ export const adapterConfigSchema = z
       .strict()
       .prefault({}),
     server: z
-      .object({ healthPort: port.default(8080), metricsPort: port.default(9090), host: z.string().default('0.0.0.0'), drainSeconds: count(0, 3600).default(30) })
+      .object({
+        healthPort: port.default(8080),
+        metricsPort: port.default(9090),
+        host: z.string().default('0.0.0.0'),
+        drainSeconds: count(0, 3600).default(30),
+      })
       .strict()
       .prefault({}),
     admin: adminSectionSchema.prefault({}),
@@ -124,16 +144,26 @@ export type AdapterConfig = Omit<ParsedConfig, 'store' | 'providers' | 'precondi
 };
 
 /** Checks across sections, one line per problem. */
-function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record<string, ProviderRoute>>, rules: readonly Precondition[]): string[] {
+function crossChecks(
+  config: ParsedConfig,
+  type: string,
+  routes: Readonly<Record<string, ProviderRoute>>,
+  rules: readonly Precondition[],
+): string[] {
   const problems = storeFactory(type)
     .validate(config.store.settings)
     .map((p) => `store.settings.${p}`);
   if (config.execution.mode === 'job' && config.kubernetes.target === 'manifests') {
-    problems.push('kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none');
+    problems.push(
+      'kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none',
+    );
   }
   problems.push(...accountServiceProblems(config));
   problems.push(...verificationProblems(config));
-  if (config.shares.enabled && config.kubernetes.target !== 'api') problems.push('shares.enabled needs kubernetes.target: api (shares are projected through the Kubernetes API)');
+  if (config.shares.enabled && config.kubernetes.target !== 'api')
+    problems.push(
+      'shares.enabled needs kubernetes.target: api (shares are projected through the Kubernetes API)',
+    );
   problems.push(
     ...notificationsProblems(
       config.notifications,
@@ -163,7 +193,11 @@ function crossChecks(config: ParsedConfig, type: string, routes: Readonly<Record
  * default store.
  * @throws CONFIG_INVALID listing every problem, one per line, with its path.
  */
-export function validateAdapterConfig(raw: unknown, earlier: readonly string[] = [], file?: string): AdapterConfig {
+export function validateAdapterConfig(
+  raw: unknown,
+  earlier: readonly string[] = [],
+  file?: string,
+): AdapterConfig {
   const parsed = adapterConfigSchema.safeParse(raw ?? {});
   const problems = [...earlier, ...(parsed.success ? [] : issueLines(parsed.error))];
   if (!parsed.success) throw invalid(problems, file);
@@ -176,7 +210,9 @@ export function validateAdapterConfig(raw: unknown, earlier: readonly string[] =
     pullSecretPaths: data.preconditions.fieldPaths.pullSecret,
   });
   // The seed's six rules pick GCP clusters for the one store; with providers, the provider does.
-  const rules = data.preconditions.rules ?? (data.providers === undefined ? defaultPreconditions : sharedPreconditions)(data.pullSecretSource);
+  const rules =
+    data.preconditions.rules ??
+    (data.providers === undefined ? defaultPreconditions : sharedPreconditions)(data.pullSecretSource);
   problems.push(...routeProblems, ...crossChecks(data, store.type, routes, rules));
   if (problems.length > 0) throw invalid(problems, file);
   return deepFreeze({ ...data, store, providers: routes, preconditions: { ...data.preconditions, rules } });
@@ -204,10 +240,15 @@ export async function readYamlLayer(path: string, what: string): Promise<Record<
   try {
     value = parseYaml(text);
   } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `${what} ${path} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`, { cause: err });
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `${what} ${path} is not valid YAML: ${(err as Error).message.split('\n')[0] ?? ''}`,
+      { cause: err },
+    );
   }
   if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new PullSecretError('CONFIG_INVALID', `${what} ${path} must hold a YAML mapping`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new PullSecretError('CONFIG_INVALID', `${what} ${path} must hold a YAML mapping`);
   return value as Record<string, unknown>;
 }
 
@@ -217,9 +258,14 @@ export async function readYamlLayer(path: string, what: string): Promise<Record<
  * `SUBSCRIBER_*`) > the hyperfleet-broker file (`BROKER_CONFIG_FILE`) > the config file > defaults.
  * @throws CONFIG_INVALID (unreadable file, bad YAML, invalid values), every problem at once.
  */
-export async function loadAdapterConfig(path: string | undefined, env: NodeJS.ProcessEnv): Promise<AdapterConfig> {
+export async function loadAdapterConfig(
+  path: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<AdapterConfig> {
   const file = path === undefined ? {} : await readYamlLayer(path, 'the config file');
-  const brokerFile = env.BROKER_CONFIG_FILE ? await readYamlLayer(env.BROKER_CONFIG_FILE, 'the broker config file (BROKER_CONFIG_FILE)') : undefined;
+  const brokerFile = env.BROKER_CONFIG_FILE
+    ? await readYamlLayer(env.BROKER_CONFIG_FILE, 'the broker config file (BROKER_CONFIG_FILE)')
+    : undefined;
   const { raw, problems } = adapterEnvLayers(file, brokerFile, env);
   return validateAdapterConfig(raw, problems, path);
 }

@@ -30,7 +30,15 @@ describe('admin configuration', () => {
       problem(() => withAdmin({ enabled: true, host: '0.0.0.0', tokens: { file: 't.json' } })),
       /admin\.tls: plain HTTP is allowed on a loopback host only \(0\.0\.0\.0 is not\)/,
     );
-    assert.equal(withAdmin({ enabled: true, host: '0.0.0.0', tls: { certFile: 'c', keyFile: 'k' }, tokens: { file: 't.json' } }).admin.enabled, true);
+    assert.equal(
+      withAdmin({
+        enabled: true,
+        host: '0.0.0.0',
+        tls: { certFile: 'c', keyFile: 'k' },
+        tokens: { file: 't.json' },
+      }).admin.enabled,
+      true,
+    );
     assert.equal(withAdmin({ enabled: true, host: '::1', tokens: { file: 't.json' } }).admin.host, '::1');
   });
 
@@ -44,16 +52,33 @@ describe('admin configuration', () => {
       /admin\.tokens: set exactly one of/,
     );
     assert.match(
-      problem(() => withAdmin({ enabled: true, tokens: { file: 'f', secret: { namespace: 'n', name: 'x' } } })),
+      problem(() =>
+        withAdmin({ enabled: true, tokens: { file: 'f', secret: { namespace: 'n', name: 'x' } } }),
+      ),
       /exactly one/,
     );
-    assert.equal(withAdmin({ enabled: true, tokens: { secret: { namespace: 'hyperfleet-system', name: 'pullsecret-admin-token' } } }).admin.tokens.secret?.name, 'pullsecret-admin-token');
+    assert.equal(
+      withAdmin({
+        enabled: true,
+        tokens: { secret: { namespace: 'hyperfleet-system', name: 'pullsecret-admin-token' } },
+      }).admin.tokens.secret?.name,
+      'pullsecret-admin-token',
+    );
   });
 
   it('reads the environment overrides', () => {
-    const { raw } = adapterEnvLayers(BASE, undefined, { ADMIN_ENABLED: 'true', ADMIN_PORT: '9443', ADMIN_TOKEN_SECRET_NAMESPACE: 'ns', ADMIN_TOKEN_SECRET_NAME: 'tok', METRICS_REQUIRE_TOKEN: 'true' });
+    const { raw } = adapterEnvLayers(BASE, undefined, {
+      ADMIN_ENABLED: 'true',
+      ADMIN_PORT: '9443',
+      ADMIN_TOKEN_SECRET_NAMESPACE: 'ns',
+      ADMIN_TOKEN_SECRET_NAME: 'tok',
+      METRICS_REQUIRE_TOKEN: 'true',
+    });
     const config = validateAdapterConfig(raw);
-    assert.deepEqual([config.admin.enabled, config.admin.port, config.admin.tokens.secret, config.admin.protectMetrics], [true, 9443, { namespace: 'ns', name: 'tok' }, true]);
+    assert.deepEqual(
+      [config.admin.enabled, config.admin.port, config.admin.tokens.secret, config.admin.protectMetrics],
+      [true, 9443, { namespace: 'ns', name: 'tok' }, true],
+    );
     assert.match(
       problem(() => validateAdapterConfig(adapterEnvLayers(BASE, undefined, { ADMIN_ENABLED: 'yes' }).raw)),
       /admin\.enabled: must be true or false/,
@@ -61,7 +86,9 @@ describe('admin configuration', () => {
   });
 
   it('knows the loopback hosts', () => {
-    for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost']) assert.equal(isLoopbackHost(host), true, host);
-    for (const host of ['0.0.0.0', '10.0.0.1', '::', 'example.com', '127.0.0.1.nip.io']) assert.equal(isLoopbackHost(host), false, host);
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', 'localhost'])
+      assert.equal(isLoopbackHost(host), true, host);
+    for (const host of ['0.0.0.0', '10.0.0.1', '::', 'example.com', '127.0.0.1.nip.io'])
+      assert.equal(isLoopbackHost(host), false, host);
   });
 });

@@ -2,7 +2,9 @@ import { z } from 'zod';
 
 const count = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** A boolean from YAML (`true`) or the environment (`"true"`, `"false"`). */
-const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], { message: 'must be true or false' });
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], {
+  message: 'must be true or false',
+});
 
 /** Hosts plain HTTP may listen on: nothing leaves the machine. */
 export function isLoopbackHost(host: string): boolean {
@@ -46,7 +48,12 @@ export const adminSectionSchema = z
   .superRefine((admin, ctx) => {
     const needsTokens = admin.enabled || admin.protectMetrics;
     if (needsTokens && (admin.tokens.file === undefined) === (admin.tokens.secret === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['tokens'], message: 'set exactly one of tokens.file (ADMIN_TOKEN_FILE) or tokens.secret (ADMIN_TOKEN_SECRET_NAMESPACE and ADMIN_TOKEN_SECRET_NAME)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tokens'],
+        message:
+          'set exactly one of tokens.file (ADMIN_TOKEN_FILE) or tokens.secret (ADMIN_TOKEN_SECRET_NAMESPACE and ADMIN_TOKEN_SECRET_NAME)',
+      });
     }
     if (admin.enabled && admin.tls === undefined && !isLoopbackHost(admin.host)) {
       ctx.addIssue({

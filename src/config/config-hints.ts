@@ -6,7 +6,10 @@ import { HYPERFLEET_ENV } from './hyperfleet-env.js';
 export const SETTINGS_HELP = 'pull-secret adapter --help';
 
 /** A required section reported whole when it is missing: the key that makes it. */
-const SECTION_KEY: Readonly<Record<string, string>> = { hyperfleetApi: 'hyperfleetApi.baseUrl', broker: 'broker.type' };
+const SECTION_KEY: Readonly<Record<string, string>> = {
+  hyperfleetApi: 'hyperfleetApi.baseUrl',
+  broker: 'broker.type',
+};
 
 /** `broker.rabbitmq.exchange_type` (hyperfleet-broker's key) → `broker.exchangeType` (ours). */
 function ourBrokerPath(libraryPath: string): string {
@@ -49,7 +52,8 @@ export function explainProblem(line: string): string {
 }
 
 /** The source of a configuration read without a file. */
-const NO_FILE = 'no --config FILE given: defaults and environment variables only; give --config or set the variables below';
+const NO_FILE =
+  'no --config FILE given: defaults and environment variables only; give --config or set the variables below';
 
 /**
  * The message of an invalid adapter configuration: where it came from (the file, or the environment

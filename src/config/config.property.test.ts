@@ -12,14 +12,37 @@ import { hyperfleetBrokerDocument, translateHyperfleetBroker } from './hyperflee
 const CANARY = 'hunter2-canary-password';
 
 /** Values that sometimes carry the canary, at any depth. */
-const value = fc.oneof(fc.constant(CANARY), fc.constant(`amqp://user:${CANARY}@host`), fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
+const value = fc.oneof(
+  fc.constant(CANARY),
+  fc.constant(`amqp://user:${CANARY}@host`),
+  fc.string(),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+);
 const tree = fc.letrec((tie) => ({
   node: fc.oneof(
     { depthSize: 'small' },
     value,
     fc.array(tie('node'), { maxLength: 3 }),
     fc.dictionary(
-      fc.constantFrom('broker', 'type', 'rabbitmq', 'googlepubsub', 'url', 'project_id', 'subscriber', 'parallelism', 'store', 'settings', 'hyperfleetApi', 'baseUrl', 'kubernetes', 'target', 'x'),
+      fc.constantFrom(
+        'broker',
+        'type',
+        'rabbitmq',
+        'googlepubsub',
+        'url',
+        'project_id',
+        'subscriber',
+        'parallelism',
+        'store',
+        'settings',
+        'hyperfleetApi',
+        'baseUrl',
+        'kubernetes',
+        'target',
+        'x',
+      ),
       tie('node'),
       { maxKeys: 4 },
     ),
@@ -47,7 +70,15 @@ test('validateAdapterConfig returns a config or throws CONFIG_INVALID, never ech
 
 test('the hyperfleet-broker file and environment translate or report problems, never throw, never echo', () => {
   const env = fc.dictionary(
-    fc.constantFrom('BROKER_TYPE', 'BROKER_RABBITMQ_URL', 'BROKER_GOOGLEPUBSUB_PROJECT_ID', 'SUBSCRIBER_PARALLELISM', 'HYPERFLEET_BROKER_TOPIC', 'SECRET_STORE', 'SECRET_MANAGER_ENDPOINT'),
+    fc.constantFrom(
+      'BROKER_TYPE',
+      'BROKER_RABBITMQ_URL',
+      'BROKER_GOOGLEPUBSUB_PROJECT_ID',
+      'SUBSCRIBER_PARALLELISM',
+      'HYPERFLEET_BROKER_TOPIC',
+      'SECRET_STORE',
+      'SECRET_MANAGER_ENDPOINT',
+    ),
     fc.oneof(fc.string(), fc.constant(CANARY)),
     { maxKeys: 4 },
   );
@@ -56,7 +87,11 @@ test('the hyperfleet-broker file and environment translate or report problems, n
       const doc = hyperfleetBrokerDocument(brokerFile, vars);
       const problems = doc.ok ? translateHyperfleetBroker(doc.value).problems : doc.problems;
       assert.ok(problems.every((p) => !p.includes(CANARY)));
-      const layered = adapterEnvLayers(typeof file === 'object' && file !== null && !Array.isArray(file) ? file : {}, undefined, vars);
+      const layered = adapterEnvLayers(
+        typeof file === 'object' && file !== null && !Array.isArray(file) ? file : {},
+        undefined,
+        vars,
+      );
       assert.ok(layered.problems.every((p) => !p.includes(CANARY)));
       try {
         validateAdapterConfig(layered.raw, layered.problems);

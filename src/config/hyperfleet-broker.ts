@@ -11,21 +11,28 @@ import { issueLines } from './problems.js';
  */
 
 const text = z.string();
-const count = z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must not be negative');
+const count = z.coerce
+  .number({ message: 'must be a number' })
+  .int('must be a whole number')
+  .min(0, 'must not be negative');
 const flag = z.union([z.boolean(), z.stringbool()], { message: 'must be true or false' });
 /** Pub/Sub durations as the library writes them: `600s` (seconds only; minutes would be `10m`). */
-const seconds = z.union([z.number(), z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'must be a duration such as 10s, 5m or 1h')]).transform((v) => {
-  if (typeof v === 'number') return v;
-  const unit = { s: 1, m: 60, h: 3600 }[v.at(-1) as 's' | 'm' | 'h'] ?? 1;
-  return Math.round(Number.parseFloat(v) * unit);
-});
+const seconds = z
+  .union([z.number(), z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'must be a duration such as 10s, 5m or 1h')])
+  .transform((v) => {
+    if (typeof v === 'number') return v;
+    const unit = { s: 1, m: 60, h: 3600 }[v.at(-1) as 's' | 'm' | 'h'] ?? 1;
+    return Math.round(Number.parseFloat(v) * unit);
+  });
 
 export const hyperfleetBrokerFileSchema = z
   .object({
     log_config: flag.optional(),
     broker: z
       .object({
-        type: z.enum(['rabbitmq', 'googlepubsub'], { message: 'must be rabbitmq or googlepubsub' }).optional(),
+        type: z
+          .enum(['rabbitmq', 'googlepubsub'], { message: 'must be rabbitmq or googlepubsub' })
+          .optional(),
         rabbitmq: z
           .object({
             url: text.optional(),
@@ -112,18 +119,25 @@ function set(target: Record<string, unknown>, path: string, value: unknown): voi
  * checked against the library's keys.
  * @returns the document, or the problems (`BROKER_CONFIG_FILE broker.x: rule`).
  */
-export function hyperfleetBrokerDocument(file: unknown, env: NodeJS.ProcessEnv): { ok: true; value: BrokerFile } | { ok: false; problems: string[] } {
-  if (file !== undefined && file !== null && !isPlainObject(file)) return { ok: false, problems: ['hyperfleet-broker: must be a YAML mapping'] };
+export function hyperfleetBrokerDocument(
+  file: unknown,
+  env: NodeJS.ProcessEnv,
+): { ok: true; value: BrokerFile } | { ok: false; problems: string[] } {
+  if (file !== undefined && file !== null && !isPlainObject(file))
+    return { ok: false, problems: ['hyperfleet-broker: must be a YAML mapping'] };
   const doc = structuredClone(file ?? {});
   for (const [name, path] of Object.entries(HYPERFLEET_BROKER_ENV)) {
     const value = env[name];
     if (value !== undefined && value !== '') set(doc, path, value);
   }
   const parsed = hyperfleetBrokerFileSchema.safeParse(doc);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, problems: issueLines(parsed.error, 'hyperfleet-broker') };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, problems: issueLines(parsed.error, 'hyperfleet-broker') };
 }
 
-const defined = (entries: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined && v !== ''));
+const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined && v !== ''));
 
 /**
  * Our broker settings from a hyperfleet-broker document: only what it sets, so lower layers and
@@ -134,7 +148,10 @@ const defined = (entries: Record<string, unknown>): Record<string, unknown> => O
  *
  * @returns the partial broker settings, and problems for values we cannot honour.
  */
-export function translateHyperfleetBroker(doc: BrokerFile): { broker: Record<string, unknown>; problems: string[] } {
+export function translateHyperfleetBroker(doc: BrokerFile): {
+  broker: Record<string, unknown>;
+  problems: string[];
+} {
   const problems: string[] = [];
   const parallelism = doc.subscriber?.parallelism || undefined;
   const type = doc.broker?.type;
@@ -142,16 +159,29 @@ export function translateHyperfleetBroker(doc: BrokerFile): { broker: Record<str
   const pubsub = doc.broker?.googlepubsub;
   const exchangeType = rabbit?.exchange_type || undefined;
   if (exchangeType !== undefined && exchangeType !== 'topic' && exchangeType !== 'fanout') {
-    problems.push('hyperfleet-broker.broker.rabbitmq.exchange_type: must be topic or fanout (the types the adapter declares a missing exchange with)');
+    problems.push(
+      'hyperfleet-broker.broker.rabbitmq.exchange_type: must be topic or fanout (the types the adapter declares a missing exchange with)',
+    );
   }
   const broker: Record<string, unknown> = defined({ type: type === 'googlepubsub' ? 'pubsub' : type });
   if (rabbit !== undefined && type !== 'googlepubsub') {
     // routing_key is the library's publisher key; its subscriber binds with "" (our bindingKey default).
-    const settings = { url: rabbit.url, exchange: rabbit.exchange, exchangeType, queue: rabbit.queue, routingKey: rabbit.routing_key };
-    Object.assign(broker, defined({ ...settings, maxInFlight: parallelism ?? (rabbit.prefetch_count || undefined) }));
+    const settings = {
+      url: rabbit.url,
+      exchange: rabbit.exchange,
+      exchangeType,
+      queue: rabbit.queue,
+      routingKey: rabbit.routing_key,
+    };
+    Object.assign(
+      broker,
+      defined({ ...settings, maxInFlight: parallelism ?? (rabbit.prefetch_count || undefined) }),
+    );
   }
   if (pubsub !== undefined && type !== 'rabbitmq') {
-    const create = [pubsub.create_topic_if_missing, pubsub.create_subscription_if_missing].filter((v) => v !== undefined);
+    const create = [pubsub.create_topic_if_missing, pubsub.create_subscription_if_missing].filter(
+      (v) => v !== undefined,
+    );
     Object.assign(
       broker,
       defined({

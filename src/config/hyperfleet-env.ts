@@ -9,5 +9,10 @@ export const HYPERFLEET_ENV: Readonly<Record<string, string>> = {
 
 /** Every HyperFleet-convention variable the adapter reads (for docs and `--help`). */
 export function hyperfleetVariables(): string[] {
-  return ['BROKER_CONFIG_FILE', ...Object.keys(HYPERFLEET_BROKER_ENV), ...Object.keys(HYPERFLEET_ENV), 'HYPERFLEET_API_VERSION'];
+  return [
+    'BROKER_CONFIG_FILE',
+    ...Object.keys(HYPERFLEET_BROKER_ENV),
+    ...Object.keys(HYPERFLEET_ENV),
+    'HYPERFLEET_API_VERSION',
+  ];
 }

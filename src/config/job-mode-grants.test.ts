@@ -20,7 +20,10 @@ describe('Job mode refuses features whose Kubernetes writes its service account 
     it(`refuses ${name} with kubernetes.target api`, () => {
       assert.throws(
         () => validateAdapterConfig({ ...base, ...extra }),
-        (err: unknown) => err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && /cannot be used with execution.mode job.*use execution.mode in-process/s.test(err.message),
+        (err: unknown) =>
+          err instanceof PullSecretError &&
+          err.code === 'CONFIG_INVALID' &&
+          /cannot be used with execution.mode job.*use execution.mode in-process/s.test(err.message),
       );
     });
   }

@@ -35,7 +35,10 @@ export function mergeLayers(base: Layer, overlay: Layer, path = ''): Layer {
   for (const [key, value] of Object.entries(overlay)) {
     if (value === undefined) continue;
     const below = source[key];
-    merged[key] = isPlainObject(value) && isPlainObject(below) ? mergeLayers(below, value, path === '' ? key : `${path}.${key}`) : value;
+    merged[key] =
+      isPlainObject(value) && isPlainObject(below)
+        ? mergeLayers(below, value, path === '' ? key : `${path}.${key}`)
+        : value;
   }
   return merged;
 }

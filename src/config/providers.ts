@@ -14,7 +14,8 @@ const SETTING_KEY = /^[a-zA-Z][a-zA-Z0-9]{0,62}$/;
 /** A record whose keys must match `key` (zod's own key error does not say the rule). */
 function keyedRecord<T extends z.ZodType>(key: RegExp, rule: string, value: T) {
   return z.record(z.string(), value).check((ctx) => {
-    for (const name of Object.keys(ctx.value)) if (!key.test(name)) ctx.issues.push({ code: 'custom', message: rule, path: [name], input: name });
+    for (const name of Object.keys(ctx.value))
+      if (!key.test(name)) ctx.issues.push({ code: 'custom', message: rule, path: [name], input: name });
   });
 }
 
@@ -33,13 +34,21 @@ export const providerSchema = z
     readsPerMinute: wholeNumber(1, 1_000_000).optional(),
     accessesPerMinute: wholeNumber(1, 10_000_000).optional(),
     /** Store setting key → cluster paths; merged over the provider's defaults. */
-    fieldPaths: keyedRecord(SETTING_KEY, 'must be a store setting key (letters and digits)', pathsSchema).default({}),
+    fieldPaths: keyedRecord(
+      SETTING_KEY,
+      'must be a store setting key (letters and digits)',
+      pathsSchema,
+    ).default({}),
     /** CEL rules of this provider, evaluated before `preconditions.rules`; default one per scope setting. */
     rules: z.array(preconditionSchema).optional(),
   })
   .strict();
 
-export const providersSchema = keyedRecord(PROVIDER_KEY, 'must be a lowercase provider name (letters, digits, -) or *', providerSchema);
+export const providersSchema = keyedRecord(
+  PROVIDER_KEY,
+  'must be a lowercase provider name (letters, digits, -) or *',
+  providerSchema,
+);
 
 /** What the adapter knows about a provider without configuration: its store and where its settings sit. */
 interface ProviderDefaults {
@@ -56,7 +65,11 @@ export const PROVIDER_DEFAULTS: Readonly<Record<string, ProviderDefaults>> = {
   gcp: { store: 'gcp', fieldPaths: { projectId: [], kmsKeyName: ['spec.gcp.kmsKeyName'] } },
   aws: {
     store: 'aws',
-    fieldPaths: { accountId: ['spec.aws.accountId', 'spec.platform.aws.accountID'], region: ['spec.aws.region', 'spec.platform.aws.region'], kmsKeyId: ['spec.aws.kmsKeyId'] },
+    fieldPaths: {
+      accountId: ['spec.aws.accountId', 'spec.platform.aws.accountID'],
+      region: ['spec.aws.region', 'spec.platform.aws.region'],
+      kmsKeyId: ['spec.aws.kmsKeyId'],
+    },
   },
   azure: { store: 'azure', fieldPaths: { vaultUrl: ['spec.azure.keyVaultUrl'] } },
 };
@@ -80,7 +93,13 @@ export interface ProviderRoute {
 export interface ProviderInputs {
   providers?: z.output<typeof providersSchema>;
   /** The `store` section, its type resolved. */
-  store: { type: string; settings: Record<string, unknown>; writesPerMinute?: number; readsPerMinute?: number; accessesPerMinute?: number };
+  store: {
+    type: string;
+    settings: Record<string, unknown>;
+    writesPerMinute?: number;
+    readsPerMinute?: number;
+    accessesPerMinute?: number;
+  };
   projectIdPaths: readonly string[];
   /** Where the pull secret sits (`preconditions.fieldPaths.pullSecret`): no setting may read it. */
   pullSecretPaths: readonly string[];
@@ -102,10 +121,19 @@ export function scopeRules(kind: string): Precondition[] {
 }
 
 /** The default field paths of `provider` when it is served by `kind`. */
-function defaultPaths(provider: string, kind: string, projectIdPaths: readonly string[]): Record<string, readonly string[]> {
-  const defaults = Object.entries(PROVIDER_DEFAULTS).find(([name, d]) => d.store === kind && (name === provider || provider === '*'))?.[1];
+function defaultPaths(
+  provider: string,
+  kind: string,
+  projectIdPaths: readonly string[],
+): Record<string, readonly string[]> {
+  const defaults = Object.entries(PROVIDER_DEFAULTS).find(
+    ([name, d]) => d.store === kind && (name === provider || provider === '*'),
+  )?.[1];
   if (defaults === undefined) return {};
-  return { ...defaults.fieldPaths, ...('projectId' in defaults.fieldPaths ? { projectId: projectIdPaths } : {}) };
+  return {
+    ...defaults.fieldPaths,
+    ...('projectId' in defaults.fieldPaths ? { projectId: projectIdPaths } : {}),
+  };
 }
 
 /** Keys of a store's config a cluster may give: every plain (non-secret) setting it reads. */
@@ -117,7 +145,12 @@ function clusterSettingKeys(kind: string): Set<string> {
   );
 }
 
-function resolveOne(name: string, entry: z.output<typeof providerSchema>, inputs: ProviderInputs, problems: string[]): ProviderRoute | undefined {
+function resolveOne(
+  name: string,
+  entry: z.output<typeof providerSchema>,
+  inputs: ProviderInputs,
+  problems: string[],
+): ProviderRoute | undefined {
   const at = `providers.${name}`;
   const kind = entry.store ?? PROVIDER_DEFAULTS[name]?.store;
   if (kind === undefined) {
@@ -136,14 +169,22 @@ function resolveOne(name: string, entry: z.output<typeof providerSchema>, inputs
   const fieldPaths = Object.fromEntries(Object.entries(merged).filter(([, paths]) => paths.length > 0));
   const allowed = clusterSettingKeys(kind);
   for (const key of Object.keys(fieldPaths)) {
-    if (!allowed.has(key)) problems.push(`${at}.fieldPaths.${key}: not a setting of the ${kind} store (${[...allowed].join(', ')})`);
+    if (!allowed.has(key))
+      problems.push(
+        `${at}.fieldPaths.${key}: not a setting of the ${kind} store (${[...allowed].join(', ')})`,
+      );
     // Settings land in status data, logs and Job specs: a credential must never be read as one.
     if (fieldPaths[key]?.some((path) => inputs.pullSecretPaths.some((secret) => overlaps(path, secret)))) {
-      problems.push(`${at}.fieldPaths.${key}: must not read the pull secret (${inputs.pullSecretPaths.join(', ')})`);
+      problems.push(
+        `${at}.fieldPaths.${key}: must not read the pull secret (${inputs.pullSecretPaths.join(', ')})`,
+      );
     }
   }
   for (const key of factory.scope?.settingKeys ?? []) {
-    if (fieldPaths[key] === undefined) problems.push(`${at}.fieldPaths.${key}: required: the ${factory.scope?.noun ?? kind} comes from each cluster`);
+    if (fieldPaths[key] === undefined)
+      problems.push(
+        `${at}.fieldPaths.${key}: required: the ${factory.scope?.noun ?? kind} comes from each cluster`,
+      );
   }
   // The `store` section's rate overrides apply to the provider entries of its kind, unless an entry sets its own.
   const shared: Partial<ProviderInputs['store']> = inputs.store.type === kind ? inputs.store : {};
@@ -161,17 +202,31 @@ function resolveOne(name: string, entry: z.output<typeof providerSchema>, inputs
  * With one, each entry is filled from its provider's defaults and checked against the registry.
  * @returns the routes by provider key, and one line per problem (`providers.aws.store: ...`).
  */
-export function resolveProviders(inputs: ProviderInputs): { routes: Record<string, ProviderRoute>; problems: string[] } {
+export function resolveProviders(inputs: ProviderInputs): {
+  routes: Record<string, ProviderRoute>;
+  problems: string[];
+} {
   const problems: string[] = [];
   const routes: Record<string, ProviderRoute> = {};
   if (inputs.providers === undefined) {
     const kind = inputs.store.type;
-    const fieldPaths = Object.fromEntries(Object.entries(defaultPaths('*', kind, inputs.projectIdPaths)).filter(([, p]) => p.length > 0));
+    const fieldPaths = Object.fromEntries(
+      Object.entries(defaultPaths('*', kind, inputs.projectIdPaths)).filter(([, p]) => p.length > 0),
+    );
     const { settings, writesPerMinute, readsPerMinute, accessesPerMinute } = inputs.store;
-    routes['*'] = { store: kind, settings, writesPerMinute, readsPerMinute, accessesPerMinute, fieldPaths, rules: [] };
+    routes['*'] = {
+      store: kind,
+      settings,
+      writesPerMinute,
+      readsPerMinute,
+      accessesPerMinute,
+      fieldPaths,
+      rules: [],
+    };
     return { routes, problems };
   }
-  if (Object.keys(inputs.providers).length === 0) problems.push('providers: must map at least one provider to a store');
+  if (Object.keys(inputs.providers).length === 0)
+    problems.push('providers: must map at least one provider to a store');
   for (const [name, entry] of Object.entries(inputs.providers)) {
     const route = resolveOne(name, entry, inputs, problems);
     if (route !== undefined) routes[name] = route;

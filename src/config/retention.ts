@@ -14,7 +14,10 @@ export const retentionSectionSchema = z
     keepVersions: z.coerce.number().int().min(1).max(1000).default(DEFAULT_RETENTION_POLICY.keepVersions),
   })
   .strict()
-  .refine((r) => r.retentionDays * 24 >= r.graceHours, { message: 'retentionDays must be at least graceHours (a version is disabled before it is destroyed)', path: ['retentionDays'] })
+  .refine((r) => r.retentionDays * 24 >= r.graceHours, {
+    message: 'retentionDays must be at least graceHours (a version is disabled before it is destroyed)',
+    path: ['retentionDays'],
+  })
   .prefault({});
 
 /** The validated `retention` section. */

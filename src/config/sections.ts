@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { DEFAULT_MANIFEST_DIR, KUBERNETES_TARGET_KINDS, managementNamespaceSchema } from '../kube/target-config.js';
+import {
+  DEFAULT_MANIFEST_DIR,
+  KUBERNETES_TARGET_KINDS,
+  managementNamespaceSchema,
+} from '../kube/target-config.js';
 import { isStoreKind, STORE_KINDS } from '../stores/registry.js';
 import { DEFAULT_RETRY } from '../util/retry.js';
 
@@ -11,7 +15,11 @@ import { DEFAULT_RETRY } from '../util/retry.js';
 
 /** A whole number in [min, max], from a number or its string (an environment variable). */
 export const wholeNumber = (min: number, max: number) =>
-  z.coerce.number({ message: 'must be a whole number' }).int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+  z.coerce
+    .number({ message: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
 
 /** Backoff of transient errors, per step (store calls, API calls). */
 export const retrySectionSchema = z
@@ -21,13 +29,20 @@ export const retrySectionSchema = z
     maxDelayMs: wholeNumber(1, 600_000).default(DEFAULT_RETRY.maxDelayMs),
   })
   .strict()
-  .refine((r) => r.maxDelayMs >= r.baseDelayMs, { message: 'must not be above the largest delay (maxDelayMs, RETRY_MAX_DELAY_MS)', path: ['baseDelayMs'] });
+  .refine((r) => r.maxDelayMs >= r.baseDelayMs, {
+    message: 'must not be above the largest delay (maxDelayMs, RETRY_MAX_DELAY_MS)',
+    path: ['baseDelayMs'],
+  });
 
 /** `debug | info | warn | error`. */
-export const logLevelSchema = z.enum(['debug', 'info', 'warn', 'error'], { message: 'must be debug, info, warn or error' });
+export const logLevelSchema = z.enum(['debug', 'info', 'warn', 'error'], {
+  message: 'must be debug, info, warn or error',
+});
 
 const kubernetesShape = {
-  target: z.enum(KUBERNETES_TARGET_KINDS, { message: `must be one of ${KUBERNETES_TARGET_KINDS.join(', ')}` }).optional(),
+  target: z
+    .enum(KUBERNETES_TARGET_KINDS, { message: `must be one of ${KUBERNETES_TARGET_KINDS.join(', ')}` })
+    .optional(),
   manifestDir: z.string().min(1).default(DEFAULT_MANIFEST_DIR),
   kubeconfig: z.string().min(1).optional(),
 };
@@ -46,7 +61,10 @@ export const kubernetesSectionSchema = z
 export const jobKubernetesSectionSchema = z
   .object({ ...kubernetesShape, namespace: managementNamespaceSchema.optional() })
   .strict()
-  .transform((k) => ({ ...k, target: k.target ?? (k.namespace !== undefined ? ('api' as const) : ('none' as const)) }));
+  .transform((k) => ({
+    ...k,
+    target: k.target ?? (k.namespace !== undefined ? ('api' as const) : ('none' as const)),
+  }));
 
 /**
  * The store: its kind (unset: chosen from the environment, see `selectStoreKind`), its own

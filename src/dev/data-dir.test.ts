@@ -21,9 +21,14 @@ it('creates and marks the data directory; clears only a marked one', async () =>
     const foreign = join(root, 'someone-elses');
     await mkdir(foreign);
     await writeFile(join(foreign, 'thesis.tex'), 'precious');
-    await assert.rejects(prepareDataDir(foreign, { fresh: true }), { code: 'CONFIG_INVALID', message: /refusing to clear .*someone-elses/ });
+    await assert.rejects(prepareDataDir(foreign, { fresh: true }), {
+      code: 'CONFIG_INVALID',
+      message: /refusing to clear .*someone-elses/,
+    });
     assert.deepEqual(await readdir(foreign), ['thesis.tex']);
-    await assert.rejects(prepareDataDir(join(foreign, 'thesis.tex'), { fresh: false }), { code: 'CONFIG_INVALID' });
+    await assert.rejects(prepareDataDir(join(foreign, 'thesis.tex'), { fresh: false }), {
+      code: 'CONFIG_INVALID',
+    });
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -44,12 +44,16 @@ export function devPaths(dataDir: string): DevPaths {
 export async function prepareDataDir(dataDir: string, options: { fresh: boolean }): Promise<DevPaths> {
   const entries = await readdir(dataDir).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
-    if (err.code === 'ENOTDIR') throw new PullSecretError('CONFIG_INVALID', `the dev data directory ${dataDir} is a file`);
+    if (err.code === 'ENOTDIR')
+      throw new PullSecretError('CONFIG_INVALID', `the dev data directory ${dataDir} is a file`);
     throw err;
   });
   if (options.fresh && entries !== undefined && entries.length > 0) {
     if (!entries.includes(MARKER)) {
-      throw new PullSecretError('CONFIG_INVALID', `refusing to clear ${dataDir}: it is not a pull-secret dev data directory (no ${MARKER} file); choose another --data-dir`);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `refusing to clear ${dataDir}: it is not a pull-secret dev data directory (no ${MARKER} file); choose another --data-dir`,
+      );
     }
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -61,7 +65,11 @@ export async function prepareDataDir(dataDir: string, options: { fresh: boolean 
       () => false,
     ))
   ) {
-    await writeFile(marker, 'Data directory of `pull-secret dev`: API stand-in state, local secret store, manifests, logs.\n', { mode: 0o600 });
+    await writeFile(
+      marker,
+      'Data directory of `pull-secret dev`: API stand-in state, local secret store, manifests, logs.\n',
+      { mode: 0o600 },
+    );
   }
   return devPaths(dataDir);
 }

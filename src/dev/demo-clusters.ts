@@ -20,8 +20,14 @@ export interface DemoClusterRequest {
  */
 const DEMO_PULL_SECRET = JSON.stringify({
   auths: {
-    'quay.io': { auth: Buffer.from('demo-user:demo-only-7f3k').toString('base64'), email: 'demo@example.com' },
-    'registry.redhat.io': { auth: Buffer.from('demo-user:demo-only-7f3k').toString('base64'), email: 'demo@example.com' },
+    'quay.io': {
+      auth: Buffer.from('demo-user:demo-only-7f3k').toString('base64'),
+      email: 'demo@example.com',
+    },
+    'registry.redhat.io': {
+      auth: Buffer.from('demo-user:demo-only-7f3k').toString('base64'),
+      email: 'demo@example.com',
+    },
   },
 });
 
@@ -29,7 +35,12 @@ const DEMO_PULL_SECRET = JSON.stringify({
 const INVALID_PULL_SECRET = '{"auths":{"quay.io":{"auth":"bm9jb2xvbg=="}}}';
 
 function gcpSpec(project: string, pullSecret: string): Record<string, unknown> {
-  return { provider: 'gcp', gcp: { projectId: project }, region: 'us-central1', pullSecret: { data: pullSecret } };
+  return {
+    provider: 'gcp',
+    gcp: { projectId: project },
+    region: 'us-central1',
+    pullSecret: { data: pullSecret },
+  };
 }
 
 /** The name of the `i`-th (from 1) valid demo cluster out of `count`, padded so names sort. */
@@ -48,7 +59,12 @@ export function demoClusters(valid: number): DemoClusterRequest[] {
     spec: gcpSpec('demo-project', DEMO_PULL_SECRET),
     expect: 'stored and provisioned',
   }));
-  clusters.push({ kind: 'Cluster', name: 'demo-invalid-pull-secret', spec: gcpSpec('demo-project', INVALID_PULL_SECRET), expect: 'refused: its pull secret is invalid' });
+  clusters.push({
+    kind: 'Cluster',
+    name: 'demo-invalid-pull-secret',
+    spec: gcpSpec('demo-project', INVALID_PULL_SECRET),
+    expect: 'refused: its pull secret is invalid',
+  });
   clusters.push({
     kind: 'Cluster',
     name: 'demo-waiting-for-dns',
@@ -61,7 +77,12 @@ export function demoClusters(valid: number): DemoClusterRequest[] {
 
 /** Valid demo clusters only (the benchmark's), named `{prefix}-{i}`. */
 export function validClusterRequests(count: number, prefix = 'bench'): DemoClusterRequest[] {
-  return Array.from({ length: count }, (_, i) => ({ kind: 'Cluster', name: `${prefix}-${i + 1}`, spec: gcpSpec('demo-project', DEMO_PULL_SECRET), expect: 'stored and provisioned' }));
+  return Array.from({ length: count }, (_, i) => ({
+    kind: 'Cluster',
+    name: `${prefix}-${i + 1}`,
+    spec: gcpSpec('demo-project', DEMO_PULL_SECRET),
+    expect: 'stored and provisioned',
+  }));
 }
 
 /**
@@ -69,20 +90,36 @@ export function validClusterRequests(count: number, prefix = 'bench'): DemoClust
  * `onCreated` after each. Returns them in request order.
  * @throws PullSecretError API_REQUEST_INVALID (refused) or API_UNAVAILABLE (unreachable)
  */
-export async function createClusters(apiBase: string, requests: readonly DemoClusterRequest[], options: { concurrency?: number; onCreated?: (done: number) => void } = {}): Promise<Cluster[]> {
+export async function createClusters(
+  apiBase: string,
+  requests: readonly DemoClusterRequest[],
+  options: { concurrency?: number; onCreated?: (done: number) => void } = {},
+): Promise<Cluster[]> {
   const created: Cluster[] = new Array<Cluster>(requests.length);
   let done = 0;
   await forEachLimited(requests, options.concurrency ?? 8, async (request, index) => {
     const { expect: _expect, ...body } = request;
     let response: Response;
     try {
-      response = await fetch(`${apiBase}/clusters`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+      response = await fetch(`${apiBase}/clusters`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
     } catch (err) {
-      throw new PullSecretError('API_UNAVAILABLE', `cannot reach the HyperFleet API at ${apiBase} to create a cluster`, { cause: err });
+      throw new PullSecretError(
+        'API_UNAVAILABLE',
+        `cannot reach the HyperFleet API at ${apiBase} to create a cluster`,
+        { cause: err },
+      );
     }
     const json: unknown = await response.json().catch(() => undefined);
     if (response.status !== 201) {
-      throw new PullSecretError('API_REQUEST_INVALID', `the HyperFleet API refused cluster ${boundText(request.name, 64)} (${response.status}): ${describeProblem(parseProblem(json))}`);
+      throw new PullSecretError(
+        'API_REQUEST_INVALID',
+        `the HyperFleet API refused cluster ${boundText(request.name, 64)} (${response.status}): ${describeProblem(parseProblem(json))}`,
+      );
     }
     created[index] = json as Cluster;
     done += 1;

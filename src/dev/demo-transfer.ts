@@ -25,14 +25,21 @@ const CURRENT = JSON.stringify({
     'registry.redhat.io': { auth: OLD_OWNER, email: 'old-owner@example.com' },
   },
 });
-const TRANSFERRED = JSON.stringify({ auths: { 'quay.io': { auth: NEW_OWNER, email: 'new-owner@example.com' } } });
+const TRANSFERRED = JSON.stringify({
+  auths: { 'quay.io': { auth: NEW_OWNER, email: 'new-owner@example.com' } },
+});
 
 /** The demo's transfer cluster, created with the others. */
 export function transferClusterRequest(): DemoClusterRequest {
   return {
     kind: 'Cluster',
     name: TRANSFER_CLUSTER_NAME,
-    spec: { provider: 'gcp', gcp: { projectId: 'demo-project' }, region: 'us-central1', pullSecret: { data: CURRENT } },
+    spec: {
+      provider: 'gcp',
+      gcp: { projectId: 'demo-project' },
+      region: 'us-central1',
+      pullSecret: { data: CURRENT },
+    },
     expect: "changes owner: its quay.io credential is replaced by the new owner's, the rest kept",
   };
 }
@@ -53,14 +60,20 @@ export async function describeDemoTransfer(storeDir: string, clusterId: string):
     const latest = await store.accessLatestEnabled(`hyperfleet-${clusterId}-pull-secret`);
     if (latest === undefined) return `Ownership transfer (${TRANSFER_CLUSTER_NAME}): nothing stored yet`;
     const parsed = parseStrictJson(latest.data.toString('utf8'));
-    const auths = parsed.ok && isObject(parsed.value) && isObject(parsed.value.auths) ? parsed.value.auths : {};
+    const auths =
+      parsed.ok && isObject(parsed.value) && isObject(parsed.value.auths) ? parsed.value.auths : {};
     const before = (JSON.parse(CURRENT) as { auths: Record<string, { auth: string }> }).auths;
     const parts = Object.keys(auths)
       .sort()
       .map((registry) => {
         const entry = auths[registry];
         const auth = isObject(entry) ? entry.auth : undefined;
-        const state = auth === NEW_OWNER ? "replaced by the new owner's" : auth === before[registry]?.auth ? 'kept' : 'changed';
+        const state =
+          auth === NEW_OWNER
+            ? "replaced by the new owner's"
+            : auth === before[registry]?.auth
+              ? 'kept'
+              : 'changed';
         return `${registry} ${state}`;
       });
     return `Ownership transfer ${DEMO_TRANSFER_ID} (${TRANSFER_CLUSTER_NAME}, store version ${latest.version}): ${parts.join(', ')}`;

@@ -2,8 +2,18 @@ import { createProgress, type ProgressStream } from '../observability/progress.j
 import { toStatusRow, type ClusterStatusRow } from '../status-view/status-row.js';
 import { createClusters, demoClusters } from './demo-clusters.js';
 import { formatDuration } from './duration.js';
-import { describeDemoTransfer, openDemoTransfer, TRANSFER_CLUSTER_NAME, transferClusterRequest } from './demo-transfer.js';
-import { pullSecretStatus, reportedOnCurrentGeneration, waitUntilSettled, type SettledWhen } from './settle.js';
+import {
+  describeDemoTransfer,
+  openDemoTransfer,
+  TRANSFER_CLUSTER_NAME,
+  transferClusterRequest,
+} from './demo-transfer.js';
+import {
+  pullSecretStatus,
+  reportedOnCurrentGeneration,
+  waitUntilSettled,
+  type SettledWhen,
+} from './settle.js';
 import type { DevStack } from './stack.js';
 
 export interface DemoOptions {
@@ -49,20 +59,31 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
   const listed = requests.length <= LIST_LIMIT ? requests : [requests[0], ...special];
   const width = Math.max(...requests.map((r) => r.name.length));
   const lines = listed.flatMap((r) => (r === undefined ? [] : [`  ${r.name.padEnd(width)}  ${r.expect}`]));
-  if (requests.length > LIST_LIMIT) lines.splice(1, 0, `  … and ${options.validClusters - 1} more like ${requests[0]?.name ?? ''}`);
-  options.say(`Creating ${requests.length} sample clusters through the API (POST /clusters):\n${lines.join('\n')}`);
+  if (requests.length > LIST_LIMIT)
+    lines.splice(1, 0, `  … and ${options.validClusters - 1} more like ${requests[0]?.name ?? ''}`);
+  options.say(
+    `Creating ${requests.length} sample clusters through the API (POST /clusters):\n${lines.join('\n')}`,
+  );
   const started = performance.now();
 
-  const creating = requests.length > LIST_LIMIT ? createProgress({ label: 'Clusters created', total: requests.length, stream: options.progress }) : undefined;
+  const creating =
+    requests.length > LIST_LIMIT
+      ? createProgress({ label: 'Clusters created', total: requests.length, stream: options.progress })
+      : undefined;
   // The transfer cluster first, its transfer opened at once: its first check (right after its first event) finds it.
   const account = stack.account;
-  const firstBatch = account === undefined ? [] : await createClusters(stack.urls.apiBase, requests.slice(-1));
+  const firstBatch =
+    account === undefined ? [] : await createClusters(stack.urls.apiBase, requests.slice(-1));
   const transferCluster = firstBatch[0];
   if (account !== undefined && transferCluster !== undefined) openDemoTransfer(account, transferCluster.id);
-  const rest = await createClusters(stack.urls.apiBase, account === undefined ? requests : requests.slice(0, -1), {
-    concurrency: 16,
-    onCreated: (done) => creating?.update(done + firstBatch.length),
-  });
+  const rest = await createClusters(
+    stack.urls.apiBase,
+    account === undefined ? requests : requests.slice(0, -1),
+    {
+      concurrency: 16,
+      onCreated: (done) => creating?.update(done + firstBatch.length),
+    },
+  );
   const clusters = [...rest, ...firstBatch];
   creating?.finish();
 
@@ -71,23 +92,48 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
       `The Sentinel polls the API every ${formatDuration(stack.intervals.pollIntervalMs)} and publishes a reconcile event for each new cluster.`,
       'For each event the adapter reads the cluster, checks its preconditions, stores the pull secret in the',
       'local encrypted store, writes the Kubernetes Secret manifest, and reports Applied/Available/Health.',
-      ...(transferCluster === undefined ? [] : [`The account service (stand-in) holds an accepted ownership transfer for ${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`]),
+      ...(transferCluster === undefined
+        ? []
+        : [
+            `The account service (stand-in) holds an accepted ownership transfer for ${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`,
+          ]),
     ].join('\n'),
   );
   const ids = clusters.map((c) => c.id);
-  const progress = createProgress({ label: 'Clusters with a status', total: ids.length, stream: options.progress });
+  const progress = createProgress({
+    label: 'Clusters with a status',
+    total: ids.length,
+    stream: options.progress,
+  });
   // The transfer cluster is settled once its report carries the applied transfer.
-  const settledWhen: SettledWhen = (cluster, status) => reportedOnCurrentGeneration(cluster, status) && (cluster?.id !== transferCluster?.id || status?.data?.transferId !== undefined);
-  const outcome = await waitUntilSettled(stack.api, ids, settledWhen, { timeoutMs: options.timeoutMs, onProgress: (done) => progress.update(done), signal: options.signal });
-  progress.finish(outcome.settled ? undefined : options.signal?.aborted === true ? 'interrupted' : 'timed out');
+  const settledWhen: SettledWhen = (cluster, status) =>
+    reportedOnCurrentGeneration(cluster, status) &&
+    (cluster?.id !== transferCluster?.id || status?.data?.transferId !== undefined);
+  const outcome = await waitUntilSettled(stack.api, ids, settledWhen, {
+    timeoutMs: options.timeoutMs,
+    onProgress: (done) => progress.update(done),
+    signal: options.signal,
+  });
+  progress.finish(
+    outcome.settled ? undefined : options.signal?.aborted === true ? 'interrupted' : 'timed out',
+  );
 
   const rows = clusters.map((created) => {
     const cluster = stack.api.getCluster(created.id) ?? created;
     return toStatusRow(cluster, pullSecretStatus(stack.api, created.id));
   });
   const pendingIds = new Set(outcome.pending);
-  const transfer = transferCluster === undefined ? undefined : await describeDemoTransfer(stack.paths.store, transferCluster.id);
-  return { settled: outcome.settled, rows, pending: clusters.filter((c) => pendingIds.has(c.id)).map((c) => c.name), elapsedMs: performance.now() - started, ...(transfer === undefined ? {} : { transfer }) };
+  const transfer =
+    transferCluster === undefined
+      ? undefined
+      : await describeDemoTransfer(stack.paths.store, transferCluster.id);
+  return {
+    settled: outcome.settled,
+    rows,
+    pending: clusters.filter((c) => pendingIds.has(c.id)).map((c) => c.name),
+    elapsedMs: performance.now() - started,
+    ...(transfer === undefined ? {} : { transfer }),
+  };
 }
 
 /** `N clusters: x provisioned, y failed, z skipped, w without a status`. */
@@ -103,7 +149,12 @@ export function countOutcomes(rows: readonly ClusterStatusRow[]): string {
     else if (report.applied?.reason === 'PreconditionNotMet') skipped += 1;
     else failed += 1;
   }
-  const parts = [`${provisioned} provisioned`, `${failed} failed`, `${skipped} skipped`, ...(waiting > 0 ? [`${waiting} without a status`] : [])];
+  const parts = [
+    `${provisioned} provisioned`,
+    `${failed} failed`,
+    `${skipped} skipped`,
+    ...(waiting > 0 ? [`${waiting} without a status`] : []),
+  ];
   return `${rows.length} clusters: ${parts.join(', ')}`;
 }
 
@@ -111,9 +162,13 @@ export function countOutcomes(rows: readonly ClusterStatusRow[]): string {
  * The rows worth showing in a summary: every one that is not fine, then fine ones up to `limit` rows
  * in all; `hidden` says how many were left out.
  */
-export function summaryRows(rows: readonly ClusterStatusRow[], limit: number): { shown: ClusterStatusRow[]; hidden: number } {
+export function summaryRows(
+  rows: readonly ClusterStatusRow[],
+  limit: number,
+): { shown: ClusterStatusRow[]; hidden: number } {
   if (rows.length <= limit) return { shown: [...rows], hidden: 0 };
-  const fine = (r: ClusterStatusRow) => r.report?.available?.status === 'True' && r.report.observedGeneration === r.generation;
+  const fine = (r: ClusterStatusRow) =>
+    r.report?.available?.status === 'True' && r.report.observedGeneration === r.generation;
   const notFine = rows.filter((r) => !fine(r));
   const shown = [...rows.filter(fine).slice(0, Math.max(limit - notFine.length, 3)), ...notFine];
   return { shown, hidden: rows.length - shown.length };

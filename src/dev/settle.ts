@@ -12,10 +12,13 @@ export interface ClusterStateReader {
 export type SettledWhen = (cluster: Cluster | undefined, status: AdapterStatus | undefined) => boolean;
 
 /** The adapter has reported on the cluster's current generation (whatever the outcome). */
-export const reportedOnCurrentGeneration: SettledWhen = (cluster, status) => cluster !== undefined && status !== undefined && status.observed_generation === cluster.generation;
+export const reportedOnCurrentGeneration: SettledWhen = (cluster, status) =>
+  cluster !== undefined && status !== undefined && status.observed_generation === cluster.generation;
 
 /** The adapter reports `Available=True` for the cluster's current generation. */
-export const availableOnCurrentGeneration: SettledWhen = (cluster, status) => reportedOnCurrentGeneration(cluster, status) && status?.conditions.find((c) => c.type === 'Available')?.status === 'True';
+export const availableOnCurrentGeneration: SettledWhen = (cluster, status) =>
+  reportedOnCurrentGeneration(cluster, status) &&
+  status?.conditions.find((c) => c.type === 'Available')?.status === 'True';
 
 export interface SettleOptions {
   /** Give up after this long (ms). */
@@ -28,7 +31,11 @@ export interface SettleOptions {
 }
 
 /** The pull secret adapter's status of a cluster, or undefined (none yet, or the cluster is gone). */
-export function pullSecretStatus(reader: ClusterStateReader, id: string, cluster = reader.getCluster(id)): AdapterStatus | undefined {
+export function pullSecretStatus(
+  reader: ClusterStateReader,
+  id: string,
+  cluster = reader.getCluster(id),
+): AdapterStatus | undefined {
   if (cluster === undefined) return undefined;
   return reader.listStatuses(id).find((s) => s.adapter === ADAPTER_NAME);
 }
@@ -39,7 +46,12 @@ export function pullSecretStatus(reader: ClusterStateReader, id: string, cluster
  * grows with their cost, so watching a big fleet never starves the stack it watches.
  * Resolves `{ settled: true }` when all are, `{ settled: false, pending }` at the timeout or on abort.
  */
-export async function waitUntilSettled(reader: ClusterStateReader, ids: readonly string[], settled: SettledWhen, options: SettleOptions): Promise<{ settled: boolean; pending: string[]; elapsedMs: number }> {
+export async function waitUntilSettled(
+  reader: ClusterStateReader,
+  ids: readonly string[],
+  settled: SettledWhen,
+  options: SettleOptions,
+): Promise<{ settled: boolean; pending: string[]; elapsedMs: number }> {
   const started = performance.now();
   let pending = [...ids];
   for (;;) {
@@ -52,7 +64,10 @@ export async function waitUntilSettled(reader: ClusterStateReader, ids: readonly
     options.onProgress?.(ids.length - pending.length, ids.length);
     const elapsedMs = performance.now() - started;
     if (pending.length === 0) return { settled: true, pending, elapsedMs };
-    if (elapsedMs >= options.timeoutMs || options.signal?.aborted === true) return { settled: false, pending, elapsedMs };
-    await sleep(Math.max(options.intervalMs ?? 50, lookMs * 9), undefined, { signal: options.signal }).catch(() => undefined);
+    if (elapsedMs >= options.timeoutMs || options.signal?.aborted === true)
+      return { settled: false, pending, elapsedMs };
+    await sleep(Math.max(options.intervalMs ?? 50, lookMs * 9), undefined, { signal: options.signal }).catch(
+      () => undefined,
+    );
   }
 }

@@ -46,7 +46,14 @@ export interface DevStack {
   readonly account?: AccountServiceStandIn;
   readonly intervals: SentinelIntervals;
   readonly paths: DevPaths;
-  readonly urls: { api: string; apiBase: string; health: string; metrics: string; admin: string; account?: string };
+  readonly urls: {
+    api: string;
+    apiBase: string;
+    health: string;
+    metrics: string;
+    admin: string;
+    account?: string;
+  };
   /** Stops the Sentinel, drains the adapter (and its broker), then the API. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -56,7 +63,11 @@ const HOST = '127.0.0.1';
 /** A port taken by another process is a usage problem with a simple fix; say so. */
 function portError(err: unknown, what: string, port: number): unknown {
   if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') return err;
-  return new PullSecretError('CONFIG_INVALID', `port ${port} (${what}) is in use: stop what uses it, or choose another port (0 picks a free one)`, { cause: err });
+  return new PullSecretError(
+    'CONFIG_INVALID',
+    `port ${port} (${what}) is in use: stop what uses it, or choose another port (0 picks a free one)`,
+    { cause: err },
+  );
 }
 
 /**
@@ -69,12 +80,20 @@ function portError(err: unknown, what: string, port: number): unknown {
  *   whatever was started is stopped again
  */
 export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
-  const ports = { api: options.ports?.api ?? DEV_PORTS.api, health: options.ports?.health ?? DEV_PORTS.health, metrics: options.ports?.metrics ?? DEV_PORTS.metrics };
+  const ports = {
+    api: options.ports?.api ?? DEV_PORTS.api,
+    health: options.ports?.health ?? DEV_PORTS.health,
+    metrics: options.ports?.metrics ?? DEV_PORTS.metrics,
+  };
   const adminPort = options.ports?.admin ?? (ports.health === 0 ? 0 : DEV_PORTS.admin);
   const intervals: SentinelIntervals = { ...DEFAULT_SENTINEL_INTERVALS, ...options.sentinel };
   const { logger } = options;
   const paths = await prepareDataDir(options.dataDir, { fresh: options.fresh ?? false });
-  const api = await startHyperFleetApiStandIn({ host: HOST, port: ports.api, ...(options.persistApi === false ? {} : { dataFile: paths.apiState }) }).catch((err: unknown) => {
+  const api = await startHyperFleetApiStandIn({
+    host: HOST,
+    port: ports.api,
+    ...(options.persistApi === false ? {} : { dataFile: paths.apiState }),
+  }).catch((err: unknown) => {
     throw portError(err, 'HyperFleet API', ports.api);
   });
   const concurrency = options.concurrency ?? 16;
@@ -92,11 +111,22 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       // The admin API on loopback, plain HTTP (allowed there only), tokens in the data directory.
       admin: { enabled: true, host: HOST, port: adminPort, tokens: { file: paths.adminTokens } },
       // Transfer checks against the stand-in: once a minute per cluster, the first right after its first event.
-      ...(account === undefined ? {} : { accountService: { baseUrl: account.url, transfer: { interval: '1m', jitter: 0, requestsPerSecond: 50 } } }),
+      ...(account === undefined
+        ? {}
+        : {
+            accountService: {
+              baseUrl: account.url,
+              transfer: { interval: '1m', jitter: 0, requestsPerSecond: 50 },
+            },
+          }),
     });
     const broker = await createBroker(config.broker, { logger });
     adapter = await startAdapter(config, logger, { broker }).catch((err: unknown) => {
-      throw portError(err, 'adapter health, metrics or admin API', (err as { port?: number }).port ?? ports.health);
+      throw portError(
+        err,
+        'adapter health, metrics or admin API',
+        (err as { port?: number }).port ?? ports.health,
+      );
     });
   } catch (err) {
     await account?.stop();
@@ -105,8 +135,16 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   }
 
   // A client of its own, as an external Sentinel would have; short retries keep a poll short.
-  const client = createHyperFleetClient({ baseUrl: api.url, timeoutMs: 10_000, retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1_000 }, logger });
-  const publisher = options.upstreamAdapters === false ? adapter.broker : new UpstreamAdapters(client, logger).inFrontOf(adapter.broker);
+  const client = createHyperFleetClient({
+    baseUrl: api.url,
+    timeoutMs: 10_000,
+    retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1_000 },
+    logger,
+  });
+  const publisher =
+    options.upstreamAdapters === false
+      ? adapter.broker
+      : new UpstreamAdapters(client, logger).inFrontOf(adapter.broker);
   const sentinel = new Sentinel({ api: client, publisher, intervals, logger });
   sentinel.start();
 

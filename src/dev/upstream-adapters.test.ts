@@ -6,13 +6,37 @@ import { createLogger } from '../observability/logger.js';
 import { reconcileEventBody } from './sentinel/reconcile-event.js';
 import { HOLD_LABEL, UpstreamAdapters } from './upstream-adapters.js';
 
-const silent = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, done) => done() }) });
+const silent = createLogger({
+  level: 'error',
+  destination: new Writable({ write: (_c, _e, done) => done() }),
+});
 const ID = '019466a0-8f8e-7abc-9def-0123456789ab';
 const T = '2026-01-01T10:00:00Z';
 
-function cluster(extra: Partial<Cluster> = {}, done: Array<[string, 'True' | 'False', number]> = []): Cluster {
-  const conditions: ResourceCondition[] = done.map(([type, status, generation]) => ({ type, status, observed_generation: generation, created_time: T, last_updated_time: T, last_transition_time: T }));
-  return { id: ID, kind: 'Cluster', name: 'c1', generation: 2, labels: {}, spec: {}, status: { conditions }, created_time: T, updated_time: T, ...extra };
+function cluster(
+  extra: Partial<Cluster> = {},
+  done: Array<[string, 'True' | 'False', number]> = [],
+): Cluster {
+  const conditions: ResourceCondition[] = done.map(([type, status, generation]) => ({
+    type,
+    status,
+    observed_generation: generation,
+    created_time: T,
+    last_updated_time: T,
+    last_transition_time: T,
+  }));
+  return {
+    id: ID,
+    kind: 'Cluster',
+    name: 'c1',
+    generation: 2,
+    labels: {},
+    spec: {},
+    status: { conditions },
+    created_time: T,
+    updated_time: T,
+    ...extra,
+  };
 }
 
 function fakeApi(current: Cluster | undefined) {
@@ -37,7 +61,12 @@ describe('simulated upstream adapters', () => {
     );
     await new UpstreamAdapters(api, silent).reconcile(ID);
     assert.deepEqual(api.reports.map((r) => r.adapter).sort(), ['dns', 'placement']);
-    assert.ok(api.reports.every((r) => r.observed_generation === 2 && r.conditions.find((c) => c.type === 'Available')?.status === 'True'));
+    assert.ok(
+      api.reports.every(
+        (r) =>
+          r.observed_generation === 2 && r.conditions.find((c) => c.type === 'Available')?.status === 'True',
+      ),
+    );
   });
 
   it('a held adapter reports Available=False, once per generation', async () => {
@@ -64,9 +93,14 @@ describe('simulated upstream adapters', () => {
 
   it('see each event before the next publisher, and never stop it', async () => {
     const order: string[] = [];
-    const failing = { getCluster: async () => Promise.reject(new Error('API down')), putStatus: async () => 'stored' as const };
+    const failing = {
+      getCluster: async () => Promise.reject(new Error('API down')),
+      putStatus: async () => 'stored' as const,
+    };
     const next = { publish: async () => void order.push('adapter') };
-    await new UpstreamAdapters(failing, silent).inFrontOf(next).publish(reconcileEventBody({ id: ID, generation: 2 }));
+    await new UpstreamAdapters(failing, silent)
+      .inFrontOf(next)
+      .publish(reconcileEventBody({ id: ID, generation: 2 }));
     assert.deepEqual(order, ['adapter']);
   });
 });

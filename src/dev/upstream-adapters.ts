@@ -56,7 +56,10 @@ export class UpstreamAdapters {
         try {
           await this.reconcile(decodeClusterEvent(body).clusterId);
         } catch (err) {
-          this.logger.warn({ operation: 'upstream-adapters', ...describeError(err) }, 'Simulated upstream adapters could not report');
+          this.logger.warn(
+            { operation: 'upstream-adapters', ...describeError(err) },
+            'Simulated upstream adapters could not report',
+          );
         }
         await next.publish(body, attributes);
       },
@@ -67,7 +70,9 @@ export class UpstreamAdapters {
 function upstreamReport(adapter: string, cluster: Cluster, available: 'True' | 'False'): AdapterStatusReport {
   const done = available === 'True';
   const reason = done ? 'SimulatedByDevStack' : 'HeldByLabel';
-  const message = done ? `Simulated ${adapter} adapter: done` : `Simulated ${adapter} adapter: held back by the ${HOLD_LABEL} label`;
+  const message = done
+    ? `Simulated ${adapter} adapter: done`
+    : `Simulated ${adapter} adapter: held back by the ${HOLD_LABEL} label`;
   return {
     adapter,
     observed_generation: cluster.generation,

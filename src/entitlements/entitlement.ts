@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountServiceClient, EntitlementCertificate } from '../account-service/client.js';
-import { CLOUD_REGISTRY, cloudToken, transferBackoff, TRANSFER_REASONS, TRANSFER_RETRY_STEPS } from '../account-service/transfer-check.js';
+import {
+  CLOUD_REGISTRY,
+  cloudToken,
+  transferBackoff,
+  TRANSFER_REASONS,
+  TRANSFER_RETRY_STEPS,
+} from '../account-service/transfer-check.js';
 import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { ANNOTATIONS, type PullSecretManifest } from '../kube/pull-secret-manifest.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
@@ -46,7 +52,15 @@ export function keyStrings(key: string): string[] {
  *
  * @throws IDENTIFIER_INVALID for an unusable cluster id or namespace
  */
-export function buildEntitlementManifest(input: { clusterId: string; namespace?: string; cert: string; key: string; secretPath: string; secretVersion: string; now?: Date }): PullSecretManifest {
+export function buildEntitlementManifest(input: {
+  clusterId: string;
+  namespace?: string;
+  cert: string;
+  key: string;
+  secretPath: string;
+  secretVersion: string;
+  now?: Date;
+}): PullSecretManifest {
   const { namespace } = deriveClusterNames({ clusterId: input.clusterId, namespace: input.namespace });
   return {
     apiVersion: 'v1',
@@ -54,7 +68,11 @@ export function buildEntitlementManifest(input: { clusterId: string; namespace?:
     metadata: {
       name: ENTITLEMENT_SECRET_NAME,
       namespace,
-      labels: { [MANAGED_BY.key]: MANAGED_BY.value, 'cluster-id': input.clusterId, 'resource-type': 'entitlement' },
+      labels: {
+        [MANAGED_BY.key]: MANAGED_BY.value,
+        'cluster-id': input.clusterId,
+        'resource-type': 'entitlement',
+      },
       annotations: {
         [ANNOTATIONS.secretPath]: input.secretPath,
         [ANNOTATIONS.secretVersion]: input.secretVersion,
@@ -63,7 +81,10 @@ export function buildEntitlementManifest(input: { clusterId: string; namespace?:
       },
     },
     type: 'Opaque',
-    data: { [ENTITLEMENT_KEYS.cert]: Buffer.from(input.cert, 'utf8').toString('base64'), [ENTITLEMENT_KEYS.key]: Buffer.from(input.key, 'utf8').toString('base64') },
+    data: {
+      [ENTITLEMENT_KEYS.cert]: Buffer.from(input.cert, 'utf8').toString('base64'),
+      [ENTITLEMENT_KEYS.key]: Buffer.from(input.key, 'utf8').toString('base64'),
+    },
   };
 }
 
@@ -73,7 +94,13 @@ export function buildEntitlementManifest(input: { clusterId: string; namespace?:
  * Kubernetes error after a certificate was obtained. Messages never hold a credential.
  */
 export type EntitlementOutcome =
-  | { kind: 'refreshed'; stored: PushResult['outcome']; version?: string; secret?: ApplyResult['outcome']; expiresAt: string }
+  | {
+      kind: 'refreshed';
+      stored: PushResult['outcome'];
+      version?: string;
+      secret?: ApplyResult['outcome'];
+      expiresAt: string;
+    }
   | { kind: 'no-token'; message: string }
   | { kind: 'refused'; message: string; error: PullSecretError }
   | { kind: 'unexpected'; message: string; error: PullSecretError }
@@ -116,11 +143,19 @@ export interface RefreshEntitlementOptions {
  * checks' backoff; 4xx and contract breaks are not. The token and the key are registered with the
  * redactor while it runs. Never throws except ABORTED.
  */
-export async function refreshEntitlement(clusterId: string, pullSecret: Uint8Array, options: RefreshEntitlementOptions): Promise<EntitlementOutcome> {
+export async function refreshEntitlement(
+  clusterId: string,
+  pullSecret: Uint8Array,
+  options: RefreshEntitlementOptions,
+): Promise<EntitlementOutcome> {
   const releases = [redactor.register(credentialStrings(Buffer.from(pullSecret).toString('utf8')))];
   try {
     const token = cloudToken(pullSecret);
-    if (token === undefined) return { kind: 'no-token', message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask for an entitlement certificate` };
+    if (token === undefined)
+      return {
+        kind: 'no-token',
+        message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask for an entitlement certificate`,
+      };
     const fetched = await fetchWithBackoff(clusterId, token, options);
     if (!('cert' in fetched)) return fetched;
     releases.push(redactor.register(keyStrings(fetched.key)));
@@ -134,18 +169,26 @@ async function fetchWithBackoff(
   clusterId: string,
   token: string,
   options: RefreshEntitlementOptions,
-): Promise<EntitlementCertificate | Exclude<EntitlementOutcome, { kind: 'refreshed' | 'failed' | 'no-token' }>> {
+): Promise<
+  EntitlementCertificate | Exclude<EntitlementOutcome, { kind: 'refreshed' | 'failed' | 'no-token' }>
+> {
   const delays = transferBackoff(options.intervalMs).slice(0, options.retries ?? TRANSFER_RETRY_STEPS);
   const wait = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }));
   for (let attempt = 1; ; attempt++) {
     try {
-      return await options.client.certificate(clusterId, token, options.arch ?? DEFAULT_ENTITLEMENT_ARCH, options.signal);
+      return await options.client.certificate(
+        clusterId,
+        token,
+        options.arch ?? DEFAULT_ENTITLEMENT_ARCH,
+        options.signal,
+      );
     } catch (err) {
       const error = toPullSecretError(err);
       if (error.code === 'ABORTED') throw error;
       if (error.code === 'ACCOUNT_SERVICE_UNAVAILABLE') {
         const delayMs = delays[attempt - 1];
-        if (delayMs === undefined) return { kind: 'unreachable', attempts: attempt, message: error.message, error };
+        if (delayMs === undefined)
+          return { kind: 'unreachable', attempts: attempt, message: error.message, error };
         try {
           await wait(delayMs, options.signal);
         } catch (abort) {
@@ -159,13 +202,32 @@ async function fetchWithBackoff(
   }
 }
 
-async function storeAndProvision(clusterId: string, certificate: EntitlementCertificate, options: RefreshEntitlementOptions): Promise<EntitlementOutcome> {
+async function storeAndProvision(
+  clusterId: string,
+  certificate: EntitlementCertificate,
+  options: RefreshEntitlementOptions,
+): Promise<EntitlementOutcome> {
   const expiresAt = certificate.expiresAt.toISOString();
   try {
-    const pushed = await pushSecret(options.store, { secretId: entitlementSecretId(clusterId), labels: entitlementLabels(clusterId), payload: entitlementPayload(certificate) }, options.push);
+    const pushed = await pushSecret(
+      options.store,
+      {
+        secretId: entitlementSecretId(clusterId),
+        labels: entitlementLabels(clusterId),
+        payload: entitlementPayload(certificate),
+      },
+      options.push,
+    );
     let secret: ApplyResult['outcome'] | undefined;
     if (options.target !== undefined) {
-      const manifest = buildEntitlementManifest({ clusterId, namespace: options.namespace, cert: certificate.cert, key: certificate.key, secretPath: pushed.secretPath, secretVersion: pushed.version ?? '' });
+      const manifest = buildEntitlementManifest({
+        clusterId,
+        namespace: options.namespace,
+        cert: certificate.cert,
+        key: certificate.key,
+        secretPath: pushed.secretPath,
+        secretVersion: pushed.version ?? '',
+      });
       secret = (await options.target.apply(manifest, { signal: options.signal })).outcome;
     }
     return { kind: 'refreshed', stored: pushed.outcome, version: pushed.version, secret, expiresAt };

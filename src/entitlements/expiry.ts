@@ -40,7 +40,14 @@ export class EntitlementExpiry {
 }
 
 /** Values of `pullsecret_entitlement_refreshes_total{result}` (ENTITLEMENT_REASONS labels), created at zero. */
-export const REFRESH_RESULTS = ['refreshed', 'no_token', 'refused', 'unexpected', 'unreachable', 'failed'] as const;
+export const REFRESH_RESULTS = [
+  'refreshed',
+  'no_token',
+  'refused',
+  'unexpected',
+  'unreachable',
+  'failed',
+] as const;
 
 /** Entitlement metrics (docs/account-service.md): refreshes by result, fleet-wide expiry gauges computed at scrape. */
 export class EntitlementMetrics {
@@ -49,7 +56,12 @@ export class EntitlementMetrics {
   readonly minSeconds: Gauge;
 
   constructor(registry: Registry, expiry: EntitlementExpiry, now: () => number = Date.now) {
-    this.refreshes = new Counter({ name: 'pullsecret_entitlement_refreshes_total', help: 'Entitlement certificate refreshes, by result', labelNames: ['result'], registers: [registry] });
+    this.refreshes = new Counter({
+      name: 'pullsecret_entitlement_refreshes_total',
+      help: 'Entitlement certificate refreshes, by result',
+      labelNames: ['result'],
+      registers: [registry],
+    });
     for (const result of REFRESH_RESULTS) this.refreshes.inc({ result }, 0);
     this.expiring = new Gauge({
       name: 'pullsecret_entitlement_expiring_clusters',

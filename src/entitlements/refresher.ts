@@ -40,7 +40,11 @@ export class EntitlementRefresher {
       maxInFlight: options.maxInFlight,
       list: options.list,
       logger: options.logger,
-      label: { operation: 'entitlement-refresh', work: 'entitlement refreshes', listFailed: 'Could not list clusters for entitlement refreshes; keeping the known ones' },
+      label: {
+        operation: 'entitlement-refresh',
+        work: 'entitlement refreshes',
+        listFailed: 'Could not list clusters for entitlement refreshes; keeping the known ones',
+      },
       check: (clusterId) => this.refreshOne(clusterId),
     });
   }
@@ -72,7 +76,8 @@ export class EntitlementRefresher {
   private async refreshOne(clusterId: string): Promise<FleetCheck> {
     const outcome = await this.run(clusterId);
     if (outcome === 'gone' || outcome === 'skipped' || outcome === 'superseded') return { kind: outcome };
-    if (outcome.kind === 'unreachable') return { kind: 'checked', retryInMs: transferBackoff(this.options.intervalMs)[0] };
+    if (outcome.kind === 'unreachable')
+      return { kind: 'checked', retryInMs: transferBackoff(this.options.intervalMs)[0] };
     return { kind: 'checked' };
   }
 
@@ -85,7 +90,15 @@ export class EntitlementRefresher {
     if (outcome === 'skipped' || outcome === 'superseded') return outcome;
     this.options.metrics?.refreshes.inc({ result: ENTITLEMENT_REASONS[outcome.kind].label });
     if (outcome.kind === 'refreshed') this.options.expiry.record(clusterId, outcome.expiresAt);
-    else this.options.logger.warn({ operation: 'entitlement-refresh', cluster_id: clusterId, reason: ENTITLEMENT_REASONS[outcome.kind].reason }, `Entitlement refresh failed: ${outcome.message}`);
+    else
+      this.options.logger.warn(
+        {
+          operation: 'entitlement-refresh',
+          cluster_id: clusterId,
+          reason: ENTITLEMENT_REASONS[outcome.kind].reason,
+        },
+        `Entitlement refresh failed: ${outcome.message}`,
+      );
     return outcome;
   }
 }

@@ -12,7 +12,11 @@ export class PullSecretError extends Error {
   /** The server's own wait before a retry (HTTP `Retry-After`), in ms; `withRetry` waits at least this long. */
   readonly retryAfterMs?: number;
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; retryable?: boolean; retryAfterMs?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; retryable?: boolean; retryAfterMs?: number } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'PullSecretError';
     this.code = code;

@@ -12,7 +12,13 @@ import { decodeClusterEvent } from './cluster-event.js';
 const RUNS = { numRuns: 300 };
 const secretArb = fc.stringMatching(/^[A-Za-z0-9:+/=._@-]{6,24}$/).map((s) => `Zq9SECRET${s}`);
 
-const attributeArb = (secret: string) => fc.oneof(fc.constant(secret), fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), fc.constant(undefined));
+const attributeArb = (secret: string) =>
+  fc.oneof(
+    fc.constant(secret),
+    fc.string({ maxLength: 12 }),
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.constant(undefined),
+  );
 
 /** A CloudEvent-like object with the secret (or noise) in the attributes an attacker controls. */
 const eventArb = secretArb.chain((secret) =>
@@ -21,7 +27,10 @@ const eventArb = secretArb.chain((secret) =>
       specversion: fc.oneof(fc.constant('1.0'), attributeArb(secret)),
       id: fc.oneof(fc.constant('0198c0de-5a1e-7c3b-9f00-00000000a001'), attributeArb(secret)),
       source: fc.oneof(fc.constant('hyperfleet-sentinel'), attributeArb(secret)),
-      type: fc.oneof(fc.constantFrom('com.redhat.hyperfleet.cluster.reconcile', 'cluster.create', 'cluster.update'), attributeArb(secret)),
+      type: fc.oneof(
+        fc.constantFrom('com.redhat.hyperfleet.cluster.reconcile', 'cluster.create', 'cluster.update'),
+        attributeArb(secret),
+      ),
       time: fc.oneof(fc.constant(undefined), attributeArb(secret)),
       data: fc.oneof(
         fc.record({

@@ -30,7 +30,8 @@ function assertInvalid(body: Buffer, pattern: RegExp, secret?: string): void {
       assert.equal(err.code, 'EVENT_INVALID');
       assert.equal(err.retryable, false);
       assert.match(err.message, pattern);
-      if (secret !== undefined) assert.ok(!err.message.includes(secret), `message quotes the body: ${err.message}`);
+      if (secret !== undefined)
+        assert.ok(!err.message.includes(secret), `message quotes the body: ${err.message}`);
       return true;
     },
   );
@@ -61,17 +62,25 @@ describe('decodeClusterEvent', () => {
   });
 
   it('accepts cluster.update with data.id and without generation', () => {
-    const event = decodeClusterEvent(encode({ ...seedCreate, type: 'cluster.update', data: { id: 'cls-x', provider: 'gcp' } }));
+    const event = decodeClusterEvent(
+      encode({ ...seedCreate, type: 'cluster.update', data: { id: 'cls-x', provider: 'gcp' } }),
+    );
     assert.equal(event.clusterId, 'cls-x');
     assert.equal('generation' in event, false);
   });
 
   it('accepts extension attributes the SDK allows', () => {
-    assert.equal(decodeClusterEvent(encode({ ...reconcile, traceparent: '00-abc' })).clusterId, '019466a0-8f8e-7abc-9def-0123456789ab');
+    assert.equal(
+      decodeClusterEvent(encode({ ...reconcile, traceparent: '00-abc' })).clusterId,
+      '019466a0-8f8e-7abc-9def-0123456789ab',
+    );
   });
 
   it('leaves the cluster id format to the pipeline', () => {
-    assert.equal(decodeClusterEvent(encode(withData(reconcile, { id: 'Not_A_DNS_Label' }))).clusterId, 'Not_A_DNS_Label');
+    assert.equal(
+      decodeClusterEvent(encode(withData(reconcile, { id: 'Not_A_DNS_Label' }))).clusterId,
+      'Not_A_DNS_Label',
+    );
   });
 
   it('rejects a body over 256 KiB before parsing it', () => {
@@ -98,37 +107,63 @@ describe('decodeClusterEvent', () => {
     it(`rejects a missing, empty or non-string ${name}`, () => {
       const { [name]: _omitted, ...without } = reconcile;
       assertInvalid(encode(without), new RegExp(`"${name}" is missing`));
-      assertInvalid(encode({ ...reconcile, [name]: '' }), new RegExp(`"${name}" is missing or not a non-empty string`));
-      assertInvalid(encode({ ...reconcile, [name]: 42 }), new RegExp(`"${name}" is missing or not a non-empty string`));
+      assertInvalid(
+        encode({ ...reconcile, [name]: '' }),
+        new RegExp(`"${name}" is missing or not a non-empty string`),
+      );
+      assertInvalid(
+        encode({ ...reconcile, [name]: 42 }),
+        new RegExp(`"${name}" is missing or not a non-empty string`),
+      );
     });
   }
 
   it('rejects what the CloudEvents SDK refuses, naming the attribute not its value', () => {
-    assertInvalid(encode({ ...reconcile, time: 'canary-token' }), /not a valid CloudEvent 1.0: invalid attribute "time"/, 'canary-token');
-    assertInvalid(encode({ ...reconcile, Bad_Name: 'canary-token' }), /not a valid CloudEvent 1.0/, 'canary-token');
+    assertInvalid(
+      encode({ ...reconcile, time: 'canary-token' }),
+      /not a valid CloudEvent 1.0: invalid attribute "time"/,
+      'canary-token',
+    );
+    assertInvalid(
+      encode({ ...reconcile, Bad_Name: 'canary-token' }),
+      /not a valid CloudEvent 1.0/,
+      'canary-token',
+    );
     assertInvalid(encode({ ...reconcile, datacontenttype: 5 }), /invalid attribute "datacontenttype"/);
   });
 
   it('rejects an unknown type, quoting it only in its reverse-DNS form', () => {
     assertInvalid(encode({ ...reconcile, type: 'com.example.other' }), /unknown type "com\.example\.other"/);
-    assertInvalid(encode({ ...reconcile, type: 'com.example.other\nforged' }), /unknown type \(24 characters, sha256 [0-9a-f]{8}…\)/);
+    assertInvalid(
+      encode({ ...reconcile, type: 'com.example.other\nforged' }),
+      /unknown type \(24 characters, sha256 [0-9a-f]{8}…\)/,
+    );
   });
 
   it('never quotes a credential sent as an event id or a cluster id', () => {
-    assertInvalid(encode({ ...reconcile, id: 'pullbot:s3cr3t-canary-7Q2v', data: { generation: 1 } }), /^event \(26 characters, sha256 [0-9a-f]{8}…\): data\.id/, 's3cr3t');
+    assertInvalid(
+      encode({ ...reconcile, id: 'pullbot:s3cr3t-canary-7Q2v', data: { generation: 1 } }),
+      /^event \(26 characters, sha256 [0-9a-f]{8}…\): data\.id/,
+      's3cr3t',
+    );
     const valid = decodeClusterEvent(encode({ ...reconcile, id: 'pullbot:s3cr3t-canary-7Q2v' }));
     assert.match(valid.eventId, /^sha256:[0-9a-f]{16}$/, 'the id is logged, so it is replaced by a hash');
     const decoded = decodeClusterEvent(encode({ ...reconcile, data: { id: 'pullbot:s3cr3t-canary-7Q2v' } }));
     assert.throws(
       () => assertClusterId(decoded.clusterId),
-      (err: Error) => /invalid cluster id \(character 8 ":", 26 characters, sha256 [0-9a-f]{8}…\)/.test(err.message) && !err.message.includes('s3cr3t'),
+      (err: Error) =>
+        /invalid cluster id \(character 8 ":", 26 characters, sha256 [0-9a-f]{8}…\)/.test(err.message) &&
+        !err.message.includes('s3cr3t'),
     );
   });
 
   it('refuses duplicate attributes and deep nesting: readers could disagree, or run out of stack', () => {
     const body = JSON.stringify(reconcile).replace('"data":{', '"data":{"id":"other-cluster",');
     assertInvalid(Buffer.from(body), /event body refused: duplicate key in "data"/);
-    assertInvalid(Buffer.from(JSON.stringify(reconcile).replace(/}$/, `,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`)), /nested deeper than 64 levels/);
+    assertInvalid(
+      Buffer.from(JSON.stringify(reconcile).replace(/}$/, `,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`)),
+      /nested deeper than 64 levels/,
+    );
   });
 
   it('rejects missing or non-object data', () => {
@@ -140,17 +175,29 @@ describe('decodeClusterEvent', () => {
 
   it('rejects a missing, empty, non-string or overlong cluster id', () => {
     assertInvalid(encode(withData(reconcile, { kind: 'Cluster' })), /data\.id \(the cluster id\) is missing/);
-    assertInvalid(encode(withData(seedCreate, { provider: 'gcp' })), /data\.id \(the cluster id\) is missing/);
-    assertInvalid(encode(withData(seedCreate, { clusterId: 7 })), /data\.clusterId \(the cluster id\) must be a non-empty string/);
+    assertInvalid(
+      encode(withData(seedCreate, { provider: 'gcp' })),
+      /data\.id \(the cluster id\) is missing/,
+    );
+    assertInvalid(
+      encode(withData(seedCreate, { clusterId: 7 })),
+      /data\.clusterId \(the cluster id\) must be a non-empty string/,
+    );
     assertInvalid(encode(withData(reconcile, { id: '' })), /must be a non-empty string/);
     assertInvalid(encode(withData(reconcile, { id: 'a'.repeat(257) })), /longer than 256 characters/);
   });
 
   it('rejects a generation that is not a non-negative integer', () => {
     for (const generation of [-1, 1.5, '2', null, 2 ** 60]) {
-      assertInvalid(encode(withData(reconcile, { id: 'cls-a', generation })), /data\.generation must be a non-negative integer/);
+      assertInvalid(
+        encode(withData(reconcile, { id: 'cls-a', generation })),
+        /data\.generation must be a non-negative integer/,
+      );
     }
-    assert.equal(decodeClusterEvent(encode(withData(reconcile, { id: 'cls-a', generation: 0 }))).generation, 0);
+    assert.equal(
+      decodeClusterEvent(encode(withData(reconcile, { id: 'cls-a', generation: 0 }))).generation,
+      0,
+    );
   });
 
   it('rejects a non-string href', () => {
@@ -159,14 +206,20 @@ describe('decodeClusterEvent', () => {
 });
 
 describe('decodeEvent: the kind of resource', () => {
-  const nodePool = { ...reconcile, data: { ...(reconcile.data as Record<string, unknown>), kind: 'NodePool' } };
+  const nodePool = {
+    ...reconcile,
+    data: { ...(reconcile.data as Record<string, unknown>), kind: 'NodePool' },
+  };
 
   it('an event whose data.kind is not Cluster is another kind of resource, whatever its type', () => {
     assert.deepEqual(decodeEvent(encode(nodePool)), { other: { eventId: reconcile.id, kind: 'NodePool' } });
     const typed = { ...nodePool, type: 'com.redhat.hyperfleet.NodePool.reconcile' };
     assert.deepEqual(decodeEvent(encode(typed)), { other: { eventId: reconcile.id, kind: 'NodePool' } });
     // A kind that is not a kind name is not logged as it is (a body is untrusted).
-    const odd = { ...reconcile, data: { ...(reconcile.data as Record<string, unknown>), kind: 'user:pa ss' } };
+    const odd = {
+      ...reconcile,
+      data: { ...(reconcile.data as Record<string, unknown>), kind: 'user:pa ss' },
+    };
     assert.deepEqual(decodeEvent(encode(odd)), { other: { eventId: reconcile.id } });
     assertInvalid(encode(nodePool), /is about another kind of resource than a cluster/);
   });

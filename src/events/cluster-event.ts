@@ -58,13 +58,16 @@ const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
  * described, not quoted: a body is untrusted, and a credential pasted into `id` or `data.id` must
  * not come back in a log line or a status.
  */
-const SAFE_EVENT_ID = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z0-9][a-z0-9.-]{0,63})$/;
+const SAFE_EVENT_ID =
+  /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z0-9][a-z0-9.-]{0,63})$/;
 const SAFE_TYPE = /^[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,10}$/;
 const SAFE_ATTRIBUTE = /^[a-z0-9]{1,20}$/;
 const SAFE_KIND = /^[A-Za-z][A-Za-z0-9]{0,62}$/;
 
 function loggableEventId(eventId: string): string {
-  return SAFE_EVENT_ID.test(eventId) ? eventId : `sha256:${createHash('sha256').update(eventId, 'utf8').digest('hex').slice(0, 16)}`;
+  return SAFE_EVENT_ID.test(eventId)
+    ? eventId
+    : `sha256:${createHash('sha256').update(eventId, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
 function eventRef(eventId: string): string {
@@ -100,7 +103,9 @@ function validateWithSdk(event: Record<string, unknown>, eventId: string): void 
       }
     }
     const detail: string =
-      fields.size > 0 ? `invalid attribute ${[...fields].map((f) => quoteIfSafe(f, SAFE_ATTRIBUTE)).join(', ')}` : 'attribute names must be lowercase letters and digits, and values CloudEvents types';
+      fields.size > 0
+        ? `invalid attribute ${[...fields].map((f) => quoteIfSafe(f, SAFE_ATTRIBUTE)).join(', ')}`
+        : 'attribute names must be lowercase letters and digits, and values CloudEvents types';
     // No `cause`: the SDK's error may hold attribute values taken from the body.
     throw invalid(`${eventRef(eventId)} is not a valid CloudEvent 1.0: ${detail}`);
   }
@@ -114,11 +119,13 @@ function parseBody(body: Buffer): Record<string, unknown> {
   // of the same message could act on the other value; deep nesting is refused before the SDK walks it.
   const result = parseStrictJson(body.toString('utf8'));
   if (!result.ok) {
-    if (result.problem.kind === 'syntax') throw invalid('event body is not valid JSON (expected a structured-mode CloudEvent)');
+    if (result.problem.kind === 'syntax')
+      throw invalid('event body is not valid JSON (expected a structured-mode CloudEvent)');
     throw invalid(`event body refused: ${describeJsonProblem(result.problem)}`);
   }
   const parsed = result.value;
-  if (!isPlainObject(parsed)) throw invalid('event body is not a JSON object (expected a structured-mode CloudEvent)');
+  if (!isPlainObject(parsed))
+    throw invalid('event body is not a JSON object (expected a structured-mode CloudEvent)');
   return parsed;
 }
 
@@ -139,7 +146,8 @@ function readClusterId(data: Record<string, unknown>, type: ClusterEventType, ev
   const value = data[field];
   const where = `${eventRef(eventId)}: data.${field}`;
   if (value === undefined) throw invalid(`${where} (the cluster id) is missing`);
-  if (typeof value !== 'string' || value.length === 0) throw invalid(`${where} (the cluster id) must be a non-empty string`);
+  if (typeof value !== 'string' || value.length === 0)
+    throw invalid(`${where} (the cluster id) must be a non-empty string`);
   if (value.length > MAX_CLUSTER_ID_LENGTH) {
     throw invalid(`${where} (the cluster id) is longer than ${MAX_CLUSTER_ID_LENGTH} characters`);
   }
@@ -170,18 +178,26 @@ export function decodeEvent(body: Buffer): DecodedEvent {
   const kind = isPlainObject(data) ? data.kind : undefined;
   if (kind !== undefined && (typeof kind !== 'string' || kind.toLowerCase() !== CLUSTER_KIND.toLowerCase())) {
     if (typeof kind !== 'string') throw invalid(`${eventRef(eventId)}: data.kind must be a string`);
-    const other: OtherKindEvent = { eventId: loggableEventId(eventId), ...(SAFE_KIND.test(kind) ? { kind } : {}) };
+    const other: OtherKindEvent = {
+      eventId: loggableEventId(eventId),
+      ...(SAFE_KIND.test(kind) ? { kind } : {}),
+    };
     return Object.freeze({ other: Object.freeze(other) });
   }
   const type = event.type as string;
   if (!isClusterEventType(type)) {
-    throw invalid(`${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`);
+    throw invalid(
+      `${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`,
+    );
   }
   if (!isPlainObject(data)) throw invalid(`${eventRef(eventId)}: "data" is missing or not a JSON object`);
 
   const clusterId = readClusterId(data, type, eventId);
   const { generation, href } = data;
-  if (generation !== undefined && (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)) {
+  if (
+    generation !== undefined &&
+    (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)
+  ) {
     throw invalid(`${eventRef(eventId)}: data.generation must be a non-negative integer`);
   }
   if (href !== undefined && typeof href !== 'string') {

@@ -20,13 +20,22 @@ export function normalizeBaseUrl(raw: string): string {
     throw new PullSecretError('CONFIG_INVALID', 'the HyperFleet API base URL is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new PullSecretError('CONFIG_INVALID', `the HyperFleet API base URL must use http or https, not ${url.protocol}`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `the HyperFleet API base URL must use http or https, not ${url.protocol}`,
+    );
   }
   if (url.username !== '' || url.password !== '') {
-    throw new PullSecretError('CONFIG_INVALID', 'the HyperFleet API base URL must not embed credentials; use the token file');
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'the HyperFleet API base URL must not embed credentials; use the token file',
+    );
   }
   if (url.search !== '' || url.hash !== '') {
-    throw new PullSecretError('CONFIG_INVALID', 'the HyperFleet API base URL must not have a query or a fragment');
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'the HyperFleet API base URL must not have a query or a fragment',
+    );
   }
   const path = url.pathname.replace(/\/+$/, '');
   const full = path.endsWith(API_BASE_PATH) ? path : `${path}${API_BASE_PATH}`;

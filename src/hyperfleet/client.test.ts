@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -37,7 +43,13 @@ async function scriptedServer(answers: Answer[]) {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), socket: req.socket });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        socket: req.socket,
+      });
       const next = answers.shift();
       if (next === undefined) res.writeHead(500).end();
       else next(res, req);
@@ -71,7 +83,10 @@ const reset: Answer = (_res, req) => req.socket.destroy();
 
 function captureLogger() {
   const lines: string[] = [];
-  return { lines, logger: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } }) };
+  return {
+    lines,
+    logger: createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } }),
+  };
 }
 
 const report: AdapterStatusReport = {
@@ -89,25 +104,40 @@ describe('HyperFleet client (scripted loopback server)', () => {
   it('a malformed success answer is a permanent "unexpected response", not retried', async () => {
     const server = await scriptedServer([json(200, { id: ID, kind: 'Cluster', generation: 'two' })]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
-    await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /unexpected response .*generation/.test((err as Error).message));
+    await assert.rejects(
+      client.getCluster(ID),
+      (err: unknown) =>
+        isCode('API_REQUEST_INVALID')(err) && /unexpected response .*generation/.test((err as Error).message),
+    );
     assert.equal(server.requests.length, 1);
   });
 
   it('an HTML page with 200 is an unexpected response too', async () => {
-    const server = await scriptedServer([(res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>')]);
+    const server = await scriptedServer([
+      (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>'),
+    ]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     await assert.rejects(client.getCluster(ID), /body is not JSON/);
   });
 
   it('a body over the size bound is refused, not retried', async () => {
-    const server = await scriptedServer([(res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`"${'x'.repeat(MAX_RESPONSE_BYTES)}"`)]);
+    const server = await scriptedServer([
+      (res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(`"${'x'.repeat(MAX_RESPONSE_BYTES)}"`),
+    ]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
-    await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /larger than/.test((err as Error).message));
+    await assert.rejects(
+      client.getCluster(ID),
+      (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /larger than/.test((err as Error).message),
+    );
     assert.equal(server.requests.length, 1);
   });
 
   it('does not follow redirects, even to the same server', async () => {
-    const server = await scriptedServer([empty(302, { location: '/elsewhere' }), json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const server = await scriptedServer([
+      empty(302, { location: '/elsewhere' }),
+      json(200, { page: 1, size: 0, total: 0, items: [] }),
+    ]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     await assert.rejects(client.getCluster(ID), isCode('CONFIG_INVALID'));
     assert.equal(server.requests.length, 1);
@@ -115,13 +145,19 @@ describe('HyperFleet client (scripted loopback server)', () => {
 
   it('waits at least Retry-After (capped) before retrying', async () => {
     const { lines, logger } = captureLogger();
-    const server = await scriptedServer([empty(429, { 'retry-after': '3600' }), json(200, { page: 1, size: 0, total: 0, items: [] })]);
+    const server = await scriptedServer([
+      empty(429, { 'retry-after': '3600' }),
+      json(200, { page: 1, size: 0, total: 0, items: [] }),
+    ]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST, maxRetryAfterMs: 150, logger });
     const started = Date.now();
     const list = await client.listClusters();
     assert.equal(list.total, 0);
     assert.ok(Date.now() - started >= 140, 'the retry waited for Retry-After');
-    const retry = JSON.parse(lines.find((l) => l.includes('retrying')) ?? '{}') as { delay_ms?: number; http_status?: number };
+    const retry = JSON.parse(lines.find((l) => l.includes('retrying')) ?? '{}') as {
+      delay_ms?: number;
+      http_status?: number;
+    };
     assert.equal(retry.delay_ms, 150);
     assert.equal(retry.http_status, 429);
   });
@@ -129,7 +165,10 @@ describe('HyperFleet client (scripted loopback server)', () => {
   it('network errors are retryable API_UNAVAILABLE with the socket error code', async () => {
     const server = await scriptedServer([reset, reset, reset]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
-    await assert.rejects(client.getCluster(ID), (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNRESET/.test((err as Error).message));
+    await assert.rejects(
+      client.getCluster(ID),
+      (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNRESET/.test((err as Error).message),
+    );
     assert.equal(server.requests.length, 3);
 
     const closed = createServer();
@@ -138,7 +177,10 @@ describe('HyperFleet client (scripted loopback server)', () => {
     const { port } = closed.address() as AddressInfo;
     closed.close();
     const refused = createHyperFleetClient({ baseUrl: `http://127.0.0.1:${port}`, retry: FAST });
-    await assert.rejects(refused.getCluster(ID), (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNREFUSED/.test((err as Error).message));
+    await assert.rejects(
+      refused.getCluster(ID),
+      (err: unknown) => isCode('API_UNAVAILABLE')(err) && /ECONNREFUSED/.test((err as Error).message),
+    );
   });
 
   it('a connection that breaks in the middle of the body is retried', async () => {
@@ -165,7 +207,11 @@ describe('HyperFleet client (scripted loopback server)', () => {
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST, timeoutMs: 200 });
     assert.equal((await client.listClusters()).total, 0);
     assert.equal(server.requests.length, 2);
-    const once = createHyperFleetClient({ baseUrl: (await scriptedServer([trickle])).url, retry: { ...FAST, maxAttempts: 1 }, timeoutMs: 200 });
+    const once = createHyperFleetClient({
+      baseUrl: (await scriptedServer([trickle])).url,
+      retry: { ...FAST, maxAttempts: 1 },
+      timeoutMs: 200,
+    });
     await assert.rejects(once.listClusters(), isCode('API_UNAVAILABLE'));
   });
 
@@ -175,7 +221,9 @@ describe('HyperFleet client (scripted loopback server)', () => {
       const client = createHyperFleetClient({ baseUrl: ${JSON.stringify(server.url)}, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 } });
       console.log((await client.listClusters()).total);`;
     // A process held open by the idle connection would not exit before the guard's timeout kills it.
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 30_000 });
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      timeout: 30_000,
+    });
     assert.equal(stdout.trim(), '0');
     assert.equal(server.requests.length, 1);
   });
@@ -201,8 +249,15 @@ describe('HyperFleet client (scripted loopback server)', () => {
     const server = await scriptedServer([]);
     const client = createHyperFleetClient({ baseUrl: server.url, retry: FAST });
     const noHealth = { ...report, conditions: report.conditions.filter((c) => c.type !== 'Health') };
-    await assert.rejects(client.putStatus(ID, noHealth), (err: unknown) => isCode('API_REQUEST_INVALID')(err) && /Health is missing/.test((err as Error).message));
-    await assert.rejects(client.putStatus(ID, { ...report, observed_generation: 0 }), isCode('API_REQUEST_INVALID'));
+    await assert.rejects(
+      client.putStatus(ID, noHealth),
+      (err: unknown) =>
+        isCode('API_REQUEST_INVALID')(err) && /Health is missing/.test((err as Error).message),
+    );
+    await assert.rejects(
+      client.putStatus(ID, { ...report, observed_generation: 0 }),
+      isCode('API_REQUEST_INVALID'),
+    );
     await assert.rejects(client.listClusters({ page: 0 }), isCode('CONFIG_INVALID'));
     assert.equal(server.requests.length, 0);
   });

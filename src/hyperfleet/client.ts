@@ -8,7 +8,13 @@ import { withRetry, type RetryPolicy } from '../util/retry.js';
 import { clusterPath, normalizeBaseUrl } from './base-url.js';
 import { errorForStatus, HyperFleetApiError, parseRetryAfter, ROUTE_NOT_FOUND_CODE } from './errors.js';
 import { exchange, privateCaDispatcher, type ExchangeResponse } from './http-exchange.js';
-import { adapterStatusListSchema, adapterStatusReportSchema, clusterListSchema, clusterSchema, describeIssues } from './schemas.js';
+import {
+  adapterStatusListSchema,
+  adapterStatusReportSchema,
+  clusterListSchema,
+  clusterSchema,
+  describeIssues,
+} from './schemas.js';
 import { createTokenSource } from './token-source.js';
 import { quickCluster } from './cluster-check.js';
 import { quickStatusReport } from './report-check.js';
@@ -68,7 +74,11 @@ export interface HyperFleetClient {
    *
    * @throws like `listClusters`
    */
-  listStatuses(clusterId: string, paging?: { page?: number; size?: number }, options?: CallOptions): Promise<AdapterStatusList | undefined>;
+  listStatuses(
+    clusterId: string,
+    paging?: { page?: number; size?: number },
+    options?: CallOptions,
+  ): Promise<AdapterStatusList | undefined>;
 }
 
 interface Call<T> {
@@ -93,31 +103,53 @@ interface Call<T> {
 export function createHyperFleetClient(options: HyperFleetClientOptions): HyperFleetClient {
   const baseUrl = normalizeBaseUrl(options.baseUrl);
   if (options.caFile !== undefined && !baseUrl.startsWith('https:')) {
-    throw new PullSecretError('CONFIG_INVALID', `a HyperFleet API CA file is set, but ${baseUrl} is not an https URL`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `a HyperFleet API CA file is set, but ${baseUrl} is not an https URL`,
+    );
   }
-  const dispatcher = options.caFile === undefined ? undefined : privateCaDispatcher(readCaFile(options.caFile));
+  const dispatcher =
+    options.caFile === undefined ? undefined : privateCaDispatcher(readCaFile(options.caFile));
   const tokens = createTokenSource(options.tokenFile);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
-  const context = (operation: string, retryAfterMs?: number) => ({ operation, baseUrl, tokenFile: tokens.file, retryAfterMs });
+  const context = (operation: string, retryAfterMs?: number) => ({
+    operation,
+    baseUrl,
+    tokenFile: tokens.file,
+    retryAfterMs,
+  });
 
   /** `quick`: a fast check that only ever accepts (cluster-check.ts); when it is not sure, the schema decides. */
-  function parse<S extends z.ZodType>(schema: S, response: ExchangeResponse, operation: string, quick?: (json: unknown) => z.output<S> | undefined): z.output<S> {
+  function parse<S extends z.ZodType>(
+    schema: S,
+    response: ExchangeResponse,
+    operation: string,
+    quick?: (json: unknown) => z.output<S> | undefined,
+  ): z.output<S> {
     const fast = quick === undefined || response.malformed ? undefined : quick(response.json);
     if (fast !== undefined) return fast;
     const result = response.malformed ? undefined : schema.safeParse(response.json);
     if (result?.success === true) return result.data;
     const why = result === undefined ? 'body is not JSON' : describeIssues(result.error);
-    throw new HyperFleetApiError('API_REQUEST_INVALID', `unexpected response from the HyperFleet API (${operation}): ${why}`, {
-      httpStatus: response.status,
-    });
+    throw new HyperFleetApiError(
+      'API_REQUEST_INVALID',
+      `unexpected response from the HyperFleet API (${operation}): ${why}`,
+      {
+        httpStatus: response.status,
+      },
+    );
   }
 
   function notFound(response: ExchangeResponse, call: { operation: string; clusterId?: string }): void {
-    if (response.problem?.code === ROUTE_NOT_FOUND_CODE) throw errorForStatus(404, response.problem, context(call.operation));
+    if (response.problem?.code === ROUTE_NOT_FOUND_CODE)
+      throw errorForStatus(404, response.problem, context(call.operation));
     if (response.problem === undefined) {
       // A proxy may strip the body; the API's own 404s always carry problem details, so say so.
-      options.logger?.warn({ cluster_id: call.clusterId, operation: call.operation }, 'hyperfleet api 404 without problem details; treated as not found');
+      options.logger?.warn(
+        { cluster_id: call.clusterId, operation: call.operation },
+        'hyperfleet api 404 without problem details; treated as not found',
+      );
     }
   }
 
@@ -169,7 +201,11 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
         if (handled !== undefined) return handled.value;
         const retryAfterMs = parseRetryAfter(response.header('retry-after'), maxRetryAfterMs);
         if (response.status === 401) tokens.invalidate();
-        const error = errorForStatus(response.status, response.problem, context(spec.operation, retryAfterMs));
+        const error = errorForStatus(
+          response.status,
+          response.problem,
+          context(spec.operation, retryAfterMs),
+        );
         if (error.retryable && retryAfterMs !== undefined) waitUntil = Date.now() + retryAfterMs;
         throw error;
       },
@@ -178,7 +214,14 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
         onRetry: ({ attempt, delayMs, error }) => {
           const e = error as Partial<HyperFleetApiError>;
           options.logger?.warn(
-            { cluster_id: spec.clusterId, operation: spec.operation, attempt, delay_ms: Math.max(delayMs, e.retryAfterMs ?? 0), error_code: e.code, http_status: e.httpStatus },
+            {
+              cluster_id: spec.clusterId,
+              operation: spec.operation,
+              attempt,
+              delay_ms: Math.max(delayMs, e.retryAfterMs ?? 0),
+              error_code: e.code,
+              http_status: e.httpStatus,
+            },
             'hyperfleet api call failed; retrying',
           );
         },
@@ -190,7 +233,14 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     baseUrl,
 
     async getCluster(clusterId, callOptions = {}) {
-      return await readOrGone(clusterSchema, 'GET /clusters/{id}', clusterId, clusterPath(clusterId), callOptions, quickCluster);
+      return await readOrGone(
+        clusterSchema,
+        'GET /clusters/{id}',
+        clusterId,
+        clusterPath(clusterId),
+        callOptions,
+        quickCluster,
+      );
     },
 
     async putStatus(clusterId, report, callOptions = {}) {
@@ -198,9 +248,15 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
       const path = clusterPath(clusterId, '/statuses');
       // The fast path (report-check.ts) takes the usual report; the schema decides, and words the error, otherwise.
       const quick = quickStatusReport(report);
-      const checked = quick !== undefined ? { success: true as const, data: quick } : adapterStatusReportSchema.safeParse(report);
+      const checked =
+        quick !== undefined
+          ? { success: true as const, data: quick }
+          : adapterStatusReportSchema.safeParse(report);
       if (!checked.success) {
-        throw new PullSecretError('API_REQUEST_INVALID', `status report for cluster ${clusterId} is invalid: ${describeIssues(checked.error)}`);
+        throw new PullSecretError(
+          'API_REQUEST_INVALID',
+          `status report for cluster ${clusterId} is invalid: ${describeIssues(checked.error)}`,
+        );
       }
       return await call<PutStatusOutcome>(
         {
@@ -232,10 +288,14 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
           interpret: (response) => {
             if (response.status === 200) return { value: parse(clusterListSchema, response, operation) };
             if (response.status === 404) {
-              throw new HyperFleetApiError('CONFIG_INVALID', `the HyperFleet API base URL looks wrong: ${baseUrl} has no cluster collection (404)`, {
-                httpStatus: 404,
-                problemCode: response.problem?.code,
-              });
+              throw new HyperFleetApiError(
+                'CONFIG_INVALID',
+                `the HyperFleet API base URL looks wrong: ${baseUrl} has no cluster collection (404)`,
+                {
+                  httpStatus: 404,
+                  problemCode: response.problem?.code,
+                },
+              );
             }
             return undefined;
           },
@@ -246,7 +306,13 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
 
     async listStatuses(clusterId, paging = {}, callOptions = {}) {
       const path = `${clusterPath(clusterId, '/statuses')}?${pageQuery(paging)}`;
-      return await readOrGone(adapterStatusListSchema, 'GET /clusters/{id}/statuses', clusterId, path, callOptions);
+      return await readOrGone(
+        adapterStatusListSchema,
+        'GET /clusters/{id}/statuses',
+        clusterId,
+        path,
+        callOptions,
+      );
     },
   };
 }
@@ -277,10 +343,17 @@ export function readCaFile(file: string, service = 'HyperFleet API'): string {
     pem = readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} CA file ${quoteIdentifier(file)}: ${typeof code === 'string' ? code : 'unreadable'}`, { cause: err });
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `cannot read the ${service} CA file ${quoteIdentifier(file)}: ${typeof code === 'string' ? code : 'unreadable'}`,
+      { cause: err },
+    );
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new PullSecretError('CONFIG_INVALID', `the ${service} CA file ${quoteIdentifier(file)} holds no PEM certificate`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `the ${service} CA file ${quoteIdentifier(file)} holds no PEM certificate`,
+    );
   }
   return pem;
 }

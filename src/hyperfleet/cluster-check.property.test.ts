@@ -36,7 +36,25 @@ const cluster = {
 /** Noise for one field: other types, odd strings and dates, nested JSON. */
 const noise = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom('', 'True', 'False', 'Unknown', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00', '2026-01-01 00:00:00Z', TIME, 0, 1, -1, 2 ** 31, 1.5, null, [], {}, { __proto__: null }),
+  fc.constantFrom(
+    '',
+    'True',
+    'False',
+    'Unknown',
+    '2026-02-30T00:00:00Z',
+    '2026-01-01T00:00:00',
+    '2026-01-01 00:00:00Z',
+    TIME,
+    0,
+    1,
+    -1,
+    2 ** 31,
+    1.5,
+    null,
+    [],
+    {},
+    { __proto__: null },
+  ),
 );
 
 /** Takes `base` and, for some of its fields, drops them, replaces them with noise, or adds unknown ones. */
@@ -44,13 +62,25 @@ function mutated(base: Record<string, unknown>): fc.Arbitrary<Record<string, unk
   const keys = Object.keys(base);
   return fc
     .record({
-      edits: fc.array(fc.tuple(fc.constantFrom(...keys, 'extra', '__proto__', 'deleted_time', 'labels'), fc.oneof(fc.constant('drop'), noise)), { maxLength: 3 }),
+      edits: fc.array(
+        fc.tuple(
+          fc.constantFrom(...keys, 'extra', '__proto__', 'deleted_time', 'labels'),
+          fc.oneof(fc.constant('drop'), noise),
+        ),
+        { maxLength: 3 },
+      ),
     })
     .map(({ edits }) => {
       const out: Record<string, unknown> = JSON.parse(JSON.stringify(base)) as Record<string, unknown>;
       for (const [key, edit] of edits) {
         if (edit === 'drop') delete out[key];
-        else Object.defineProperty(out, key, { value: edit, enumerable: true, writable: true, configurable: true });
+        else
+          Object.defineProperty(out, key, {
+            value: edit,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
       }
       return out;
     });
@@ -79,7 +109,14 @@ test('the fast cluster check accepts only what the schema accepts, with the same
 });
 
 test('the fast cluster check takes the usual answers (so the schema runs only for odd ones)', () => {
-  const withoutOptional = { ...cluster, labels: undefined, href: undefined, created_by: undefined, deleted_time: TIME, extra: { x: 1 } };
+  const withoutOptional = {
+    ...cluster,
+    labels: undefined,
+    href: undefined,
+    created_by: undefined,
+    deleted_time: TIME,
+    extra: { x: 1 },
+  };
   for (const c of [cluster, withoutOptional, { ...cluster, status: { conditions: [] } }]) {
     const json: unknown = JSON.parse(JSON.stringify(c));
     const fast = quickCluster(json);
@@ -87,7 +124,12 @@ test('the fast cluster check takes the usual answers (so the schema runs only fo
     assert.equal(JSON.stringify(fast), JSON.stringify(clusterSchema.parse(json)));
   }
   // Refused by both: the schema's error message is what the client reports.
-  for (const bad of [{ ...cluster, generation: 0 }, { ...cluster, created_time: '2026-02-30T00:00:00Z' }, { ...cluster, labels: { a: 1 } }, []]) {
+  for (const bad of [
+    { ...cluster, generation: 0 },
+    { ...cluster, created_time: '2026-02-30T00:00:00Z' },
+    { ...cluster, labels: { a: 1 } },
+    [],
+  ]) {
     assert.equal(quickCluster(JSON.parse(JSON.stringify(bad))), undefined);
     assert.equal(clusterSchema.safeParse(bad).success, false);
   }

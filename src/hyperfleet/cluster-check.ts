@@ -12,10 +12,31 @@ import { copyRecord, isPlainRecord, isTimestamp } from './quick-check.js';
  */
 export function quickCluster(json: unknown): Cluster | undefined {
   if (!isPlainRecord(json)) return undefined;
-  const { id, kind, href, name, generation, labels, spec, status, created_time, updated_time, created_by, updated_by, deleted_time, deleted_by } = json;
+  const {
+    id,
+    kind,
+    href,
+    name,
+    generation,
+    labels,
+    spec,
+    status,
+    created_time,
+    updated_time,
+    created_by,
+    updated_by,
+    deleted_time,
+    deleted_by,
+  } = json;
   if (!isString(id) || id.length < 1 || !isString(kind) || !isString(name)) return undefined;
   if (!isOptionalString(href)) return undefined;
-  if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 1 || generation > 2 ** 31 - 1) return undefined;
+  if (
+    typeof generation !== 'number' ||
+    !Number.isSafeInteger(generation) ||
+    generation < 1 ||
+    generation > 2 ** 31 - 1
+  )
+    return undefined;
   const outLabels = labels === undefined ? {} : copyRecord(labels, isString);
   const outSpec = copyRecord(spec);
   if (outLabels === undefined || outSpec === undefined) return undefined;
@@ -27,7 +48,8 @@ export function quickCluster(json: unknown): Cluster | undefined {
     conditions.push(condition);
   }
   if (!isTimestamp(created_time) || !isTimestamp(updated_time)) return undefined;
-  if (!isOptionalString(created_by) || !isOptionalString(updated_by) || !isOptionalString(deleted_by)) return undefined;
+  if (!isOptionalString(created_by) || !isOptionalString(updated_by) || !isOptionalString(deleted_by))
+    return undefined;
   if (deleted_time !== undefined && !isTimestamp(deleted_time)) return undefined;
   const cluster: Cluster = { id, kind } as Cluster;
   if (href !== undefined) cluster.href = href;
@@ -47,11 +69,21 @@ export function quickCluster(json: unknown): Cluster | undefined {
 
 function quickCondition(json: unknown): ResourceCondition | undefined {
   if (!isPlainRecord(json)) return undefined;
-  const { type, status, reason, message, observed_generation, created_time, last_updated_time, last_transition_time } = json;
+  const {
+    type,
+    status,
+    reason,
+    message,
+    observed_generation,
+    created_time,
+    last_updated_time,
+    last_transition_time,
+  } = json;
   if (!isString(type) || type.length < 1 || (status !== 'True' && status !== 'False')) return undefined;
   if (!isOptionalString(reason) || !isOptionalString(message)) return undefined;
   if (typeof observed_generation !== 'number' || !Number.isSafeInteger(observed_generation)) return undefined;
-  if (!isTimestamp(created_time) || !isTimestamp(last_updated_time) || !isTimestamp(last_transition_time)) return undefined;
+  if (!isTimestamp(created_time) || !isTimestamp(last_updated_time) || !isTimestamp(last_transition_time))
+    return undefined;
   const condition = { type, status } as ResourceCondition;
   if (reason !== undefined) condition.reason = reason;
   if (message !== undefined) condition.message = message;

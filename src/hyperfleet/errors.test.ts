@@ -1,16 +1,39 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { boundText, describeProblem, errorForStatus, parseProblem, parseRetryAfter, ROUTE_NOT_FOUND_CODE } from './errors.js';
+import {
+  boundText,
+  describeProblem,
+  errorForStatus,
+  parseProblem,
+  parseRetryAfter,
+  ROUTE_NOT_FOUND_CODE,
+} from './errors.js';
 
-const ctx = { operation: 'GET /clusters/{id}', baseUrl: 'https://api.example.com/api/hyperfleet/v1', tokenFile: '/var/run/token' };
+const ctx = {
+  operation: 'GET /clusters/{id}',
+  baseUrl: 'https://api.example.com/api/hyperfleet/v1',
+  tokenFile: '/var/run/token',
+};
 
 describe('problem details', () => {
   it('reads RFC 9457 fields and ignores what is not problem-shaped', () => {
     assert.equal(parseProblem('oops'), undefined);
     assert.equal(parseProblem([1]), undefined);
     assert.equal(parseProblem({ foo: 1 }), undefined);
-    const problem = parseProblem({ title: 'Validation Failed', status: 400, code: 'HYPERFLEET-VAL-000', errors: [{ field: 'name', message: 'bad' }, { nope: 1 }] });
-    assert.deepEqual(problem, { type: 'about:blank', title: 'Validation Failed', status: 400, detail: undefined, code: 'HYPERFLEET-VAL-000', errors: [{ field: 'name', message: 'bad' }] });
+    const problem = parseProblem({
+      title: 'Validation Failed',
+      status: 400,
+      code: 'HYPERFLEET-VAL-000',
+      errors: [{ field: 'name', message: 'bad' }, { nope: 1 }],
+    });
+    assert.deepEqual(problem, {
+      type: 'about:blank',
+      title: 'Validation Failed',
+      status: 400,
+      detail: undefined,
+      code: 'HYPERFLEET-VAL-000',
+      errors: [{ field: 'name', message: 'bad' }],
+    });
   });
 
   it('bounds server text and strips control characters, so a server cannot flood or forge log lines', () => {
@@ -35,7 +58,11 @@ describe('problem details', () => {
 
 describe('error classification', () => {
   it('HYPERFLEET-NTF-000 is a configuration error, whatever the status', () => {
-    const err = errorForStatus(404, { type: 't', title: 'Endpoint Not Found', status: 404, code: ROUTE_NOT_FOUND_CODE }, ctx);
+    const err = errorForStatus(
+      404,
+      { type: 't', title: 'Endpoint Not Found', status: 404, code: ROUTE_NOT_FOUND_CODE },
+      ctx,
+    );
     assert.equal(err.code, 'CONFIG_INVALID');
     assert.match(err.message, /the HyperFleet API base URL looks wrong: https:\/\/api\.example\.com/);
   });
@@ -47,7 +74,10 @@ describe('error classification', () => {
       assert.equal(err.retryable, false);
       assert.match(err.message, /\/var\/run\/token/);
     }
-    assert.match(errorForStatus(401, undefined, { ...ctx, tokenFile: undefined }).message, /no token file is configured/);
+    assert.match(
+      errorForStatus(401, undefined, { ...ctx, tokenFile: undefined }).message,
+      /no token file is configured/,
+    );
   });
 
   it('408, 429 and 5xx are retryable API_UNAVAILABLE', () => {
@@ -61,12 +91,26 @@ describe('error classification', () => {
 
   it('other 4xx are API_REQUEST_INVALID with the problem title, detail and field errors', () => {
     for (const status of [400, 405, 409, 413, 415, 422]) {
-      const err = errorForStatus(status, { type: 't', title: 'Validation Failed', detail: 'Invalid report', status, code: 'HYPERFLEET-VAL-000', errors: [{ field: 'observed_time', message: 'too old' }] }, ctx);
+      const err = errorForStatus(
+        status,
+        {
+          type: 't',
+          title: 'Validation Failed',
+          detail: 'Invalid report',
+          status,
+          code: 'HYPERFLEET-VAL-000',
+          errors: [{ field: 'observed_time', message: 'too old' }],
+        },
+        ctx,
+      );
       assert.equal(err.code, 'API_REQUEST_INVALID', String(status));
       assert.equal(err.retryable, false);
       assert.equal(err.httpStatus, status);
       assert.equal(err.problemCode, 'HYPERFLEET-VAL-000');
-      assert.match(err.message, /Validation Failed: Invalid report \(HYPERFLEET-VAL-000\); observed_time: too old/);
+      assert.match(
+        err.message,
+        /Validation Failed: Invalid report \(HYPERFLEET-VAL-000\); observed_time: too old/,
+      );
     }
   });
 

@@ -48,7 +48,10 @@ export interface ExchangeService {
   caSetting: string;
 }
 
-const HYPERFLEET: ExchangeService = { name: 'HyperFleet API', caSetting: 'hyperfleetApi.caFile (or --ca-file)' };
+const HYPERFLEET: ExchangeService = {
+  name: 'HyperFleet API',
+  caSetting: 'hyperfleetApi.caFile (or --ca-file)',
+};
 
 export interface ExchangeResponse {
   status: number;
@@ -116,7 +119,18 @@ function send(request: ExchangeRequest): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
     const attempt = new Attempt(request, resolve, reject);
     // The deadline is the attempt's own (connecting included), so undici's per-phase timers are off.
-    (request.dispatcher ?? SHARED).dispatch({ origin: url.origin, path: url.pathname + url.search, method: request.method, headers, body, headersTimeout: 0, bodyTimeout: 0 }, attempt);
+    (request.dispatcher ?? SHARED).dispatch(
+      {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: request.method,
+        headers,
+        body,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      },
+      attempt,
+    );
   });
 }
 
@@ -144,7 +158,17 @@ class Attempt implements Dispatcher.DispatchHandler {
   ) {
     this.service = (request.service ?? HYPERFLEET).name;
     this.maxBytes = request.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-    this.timer = setTimeout(() => this.settle(new HyperFleetApiError('API_UNAVAILABLE', `no answer from the ${this.service} within ${request.timeoutMs} ms (${request.operation})`), true), request.timeoutMs);
+    this.timer = setTimeout(
+      () =>
+        this.settle(
+          new HyperFleetApiError(
+            'API_UNAVAILABLE',
+            `no answer from the ${this.service} within ${request.timeoutMs} ms (${request.operation})`,
+          ),
+          true,
+        ),
+      request.timeoutMs,
+    );
     request.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -154,7 +178,11 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.settled) controller.abort(new Error('request no longer wanted'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: RawResponse['headers']): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: RawResponse['headers'],
+  ): void {
     this.status = statusCode;
     this.headers = headers;
   }
@@ -171,7 +199,11 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     // One chunk (a small answer, the usual case) is decoded as it is, without copying it first.
     const only = this.chunks.length === 1 ? this.chunks[0] : undefined;
-    this.settle(undefined, false, { status: this.status, headers: this.headers, text: (only ?? Buffer.concat(this.chunks, this.size)).toString('utf8') });
+    this.settle(undefined, false, {
+      status: this.status,
+      headers: this.headers,
+      text: (only ?? Buffer.concat(this.chunks, this.size)).toString('utf8'),
+    });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
@@ -194,7 +226,11 @@ class Attempt implements Dispatcher.DispatchHandler {
 }
 
 function aborted(request: ExchangeRequest, reason: unknown): PullSecretError {
-  return new PullSecretError('ABORTED', `${(request.service ?? HYPERFLEET).name} request aborted (${request.operation})`, { cause: reason });
+  return new PullSecretError(
+    'ABORTED',
+    `${(request.service ?? HYPERFLEET).name} request aborted (${request.operation})`,
+    { cause: reason },
+  );
 }
 
 /** OpenSSL's codes for a server certificate we do not trust; retrying cannot change the answer. */
@@ -212,11 +248,19 @@ function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError
   const code = (err as { code?: unknown }).code;
   const service = request.service ?? HYPERFLEET;
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
-    return new HyperFleetApiError('CONFIG_INVALID', `the ${service.name} at ${new URL(request.url).origin} presented a certificate we do not trust (${code}); set ${service.caSetting} to the CA that signs it`, {
-      cause: err,
-    });
+    return new HyperFleetApiError(
+      'CONFIG_INVALID',
+      `the ${service.name} at ${new URL(request.url).origin} presented a certificate we do not trust (${code}); set ${service.caSetting} to the CA that signs it`,
+      {
+        cause: err,
+      },
+    );
   }
-  return new HyperFleetApiError('API_UNAVAILABLE', `cannot reach the ${service.name} at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`, { cause: err });
+  return new HyperFleetApiError(
+    'API_UNAVAILABLE',
+    `cannot reach the ${service.name} at ${new URL(request.url).origin} (${request.operation}): ${networkReason(err)}`,
+    { cause: err },
+  );
 }
 
 function parseBody(text: string, contentType: string | undefined): ParsedBody {
@@ -235,7 +279,10 @@ function parseBody(text: string, contentType: string | undefined): ParsedBody {
  * undici's codes for what Node's sockets name otherwise: the server closed the connection before the
  * answer was complete (Node's client: ECONNRESET, "socket hang up"), or connecting timed out.
  */
-const SOCKET_CODES: Record<string, string> = { UND_ERR_SOCKET: 'ECONNRESET', UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT' };
+const SOCKET_CODES: Record<string, string> = {
+  UND_ERR_SOCKET: 'ECONNRESET',
+  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
+};
 
 /** A short, safe reason for a network failure: the socket error code, never a message with data in it. */
 function networkReason(err: unknown): string {

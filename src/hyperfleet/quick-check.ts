@@ -14,13 +14,17 @@ export function isTimestamp(value: unknown): value is string {
 
 /** A plain object as JSON.parse makes it (not an array, no prototype tricks, no symbol keys). */
 export function isPlainRecord(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || Object.getOwnPropertySymbols(v).length > 0) return false;
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || Object.getOwnPropertySymbols(v).length > 0)
+    return false;
   const proto = Object.getPrototypeOf(v) as unknown;
   return proto === Object.prototype || proto === null;
 }
 
 /** A shallow copy of a plain record whose every value passes `check`; `undefined` otherwise or for a `__proto__` key. */
-export function copyRecord(v: unknown, check: (value: unknown) => boolean = () => true): Record<string, unknown> | undefined {
+export function copyRecord(
+  v: unknown,
+  check: (value: unknown) => boolean = () => true,
+): Record<string, unknown> | undefined {
   if (!isPlainRecord(v)) return undefined;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(v)) {

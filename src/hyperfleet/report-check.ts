@@ -1,8 +1,27 @@
 import { copyRecord, isPlainRecord, isTimestamp } from './quick-check.js';
-import { MANDATORY_CONDITIONS, type AdapterStatusMetadata, type AdapterStatusReport, type ConditionRequest } from './types.js';
+import {
+  MANDATORY_CONDITIONS,
+  type AdapterStatusMetadata,
+  type AdapterStatusReport,
+  type ConditionRequest,
+} from './types.js';
 
-const REPORT_KEYS: ReadonlySet<string> = new Set(['adapter', 'observed_generation', 'observed_time', 'conditions', 'data', 'metadata']);
-const METADATA_KEYS: ReadonlySet<string> = new Set(['job_name', 'job_namespace', 'attempt', 'started_time', 'completed_time', 'duration']);
+const REPORT_KEYS: ReadonlySet<string> = new Set([
+  'adapter',
+  'observed_generation',
+  'observed_time',
+  'conditions',
+  'data',
+  'metadata',
+]);
+const METADATA_KEYS: ReadonlySet<string> = new Set([
+  'job_name',
+  'job_namespace',
+  'attempt',
+  'started_time',
+  'completed_time',
+  'duration',
+]);
 const CONDITION_STATUS: ReadonlySet<unknown> = new Set(['True', 'False', 'Unknown']);
 
 /**
@@ -16,7 +35,13 @@ export function quickStatusReport(report: unknown): AdapterStatusReport | undefi
   if (!isPlainRecord(report) || !onlyKeys(report, REPORT_KEYS)) return undefined;
   const { adapter, observed_generation, observed_time, conditions, data, metadata } = report;
   if (typeof adapter !== 'string' || adapter.length < 1) return undefined;
-  if (typeof observed_generation !== 'number' || !Number.isSafeInteger(observed_generation) || observed_generation < 1 || observed_generation > 2 ** 31 - 1) return undefined;
+  if (
+    typeof observed_generation !== 'number' ||
+    !Number.isSafeInteger(observed_generation) ||
+    observed_generation < 1 ||
+    observed_generation > 2 ** 31 - 1
+  )
+    return undefined;
   if (!isTimestamp(observed_time)) return undefined;
   if (!Array.isArray(conditions)) return undefined;
   const outConditions: ConditionRequest[] = [];
@@ -71,7 +96,12 @@ function quickMetadata(json: unknown): AdapterStatusMetadata | undefined {
     if (!(key in json)) continue;
     const value = json[key];
     if (value !== undefined) {
-      if (key === 'attempt' ? typeof value !== 'number' || !Number.isSafeInteger(value) : typeof value !== 'string') return undefined;
+      if (
+        key === 'attempt'
+          ? typeof value !== 'number' || !Number.isSafeInteger(value)
+          : typeof value !== 'string'
+      )
+        return undefined;
       if ((key === 'started_time' || key === 'completed_time') && !isTimestamp(value)) return undefined;
     }
     out[key] = value;

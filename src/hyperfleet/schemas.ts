@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { MANDATORY_CONDITIONS, type AdapterStatus, type AdapterStatusList, type AdapterStatusReport, type Cluster, type ClusterList } from './types.js';
+import {
+  MANDATORY_CONDITIONS,
+  type AdapterStatus,
+  type AdapterStatusList,
+  type AdapterStatusReport,
+  type Cluster,
+  type ClusterList,
+} from './types.js';
 
 /**
  * Minimal checks of what the HyperFleet API answers: the fields this service relies on have the
@@ -48,7 +55,12 @@ export const clusterSchema = z.object({
 
 /** One page of a list answer, with the contract's pagination fields. */
 function pageOf<T extends z.ZodType>(item: T) {
-  return z.object({ page: z.number().int(), size: z.number().int(), total: z.number().int(), items: z.array(item) });
+  return z.object({
+    page: z.number().int(),
+    size: z.number().int(),
+    total: z.number().int(),
+    items: z.array(item),
+  });
 }
 
 export const clusterListSchema = pageOf(clusterSchema) satisfies z.ZodType<ClusterList, unknown>;
@@ -70,7 +82,10 @@ export const adapterStatusSchema = z.object({
   last_report_time: timestamp,
 }) satisfies z.ZodType<AdapterStatus, unknown>;
 
-export const adapterStatusListSchema = pageOf(adapterStatusSchema) satisfies z.ZodType<AdapterStatusList, unknown>;
+export const adapterStatusListSchema = pageOf(adapterStatusSchema) satisfies z.ZodType<
+  AdapterStatusList,
+  unknown
+>;
 
 /**
  * A report is checked before it is sent, so a bug on our side fails here with a precise message
@@ -100,16 +115,23 @@ export const adapterStatusReportSchema = z
     const types = report.conditions.map((c) => c.type);
     for (const required of MANDATORY_CONDITIONS) {
       if (!types.includes(required)) {
-        ctx.addIssue({ code: 'custom', path: ['conditions'], message: `mandatory condition ${required} is missing` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['conditions'],
+          message: `mandatory condition ${required} is missing`,
+        });
       }
     }
     const duplicate = types.find((t, i) => types.indexOf(t) !== i);
-    if (duplicate !== undefined) ctx.addIssue({ code: 'custom', path: ['conditions'], message: `condition ${duplicate} appears twice` });
+    if (duplicate !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['conditions'], message: `condition ${duplicate} appears twice` });
   }) satisfies z.ZodType<AdapterStatusReport, unknown>;
 
 /** One line per issue, `path: message`, at most `limit` of them: for error messages. */
 export function describeIssues(error: z.ZodError, limit = 5): string {
-  const lines = error.issues.slice(0, limit).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const lines = error.issues
+    .slice(0, limit)
+    .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
   if (error.issues.length > limit) lines.push(`and ${error.issues.length - limit} more`);
   return lines.join('; ');
 }

@@ -53,7 +53,11 @@ describe('token file', () => {
     await writeFile(file, 'token-dddddddd\n');
     const source = createTokenSource(file, 'HyperFleet API', 60_000);
     // Concurrent first calls share one read.
-    assert.deepEqual(await Promise.all([source.token(), source.token(), source.token()]), ['token-dddddddd', 'token-dddddddd', 'token-dddddddd']);
+    assert.deepEqual(await Promise.all([source.token(), source.token(), source.token()]), [
+      'token-dddddddd',
+      'token-dddddddd',
+      'token-dddddddd',
+    ]);
     // Rotated within the interval: not seen yet, and the file is not even looked at (a missing one does not fail).
     await writeFile(file, 'token-eeeeeeeeee\n');
     assert.equal(await source.token(), 'token-dddddddd');

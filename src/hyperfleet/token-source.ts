@@ -29,7 +29,11 @@ export const TOKEN_RECHECK_MS = 1_000;
  *
  * `service` names the caller in messages. `token()` throws CONFIG_INVALID when the file cannot be read, is empty or holds more than one line.
  */
-export function createTokenSource(file: string | undefined, service = 'HyperFleet API', recheckMs = TOKEN_RECHECK_MS): TokenSource {
+export function createTokenSource(
+  file: string | undefined,
+  service = 'HyperFleet API',
+  recheckMs = TOKEN_RECHECK_MS,
+): TokenSource {
   let cached: { key: string; token: string; checkedAt: number } | undefined;
   let looking: Promise<string> | undefined;
 
@@ -48,12 +52,20 @@ export function createTokenSource(file: string | undefined, service = 'HyperFlee
       text = await readFile(path, 'utf8');
     } catch (err) {
       const reason = (err as NodeJS.ErrnoException).code ?? 'unreadable';
-      throw new PullSecretError('CONFIG_INVALID', `cannot read the ${service} token file ${file} (${reason})`, { cause: err });
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `cannot read the ${service} token file ${file} (${reason})`,
+        { cause: err },
+      );
     }
     const token = text.trim();
-    if (token === '') throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} is empty`);
+    if (token === '')
+      throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} is empty`);
     if (!TOKEN.test(token)) {
-      throw new PullSecretError('CONFIG_INVALID', `the ${service} token file ${file} must hold one token of printable characters`);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `the ${service} token file ${file} must hold one token of printable characters`,
+      );
     }
     redactor.register([token]);
     cached = { key, token, checkedAt };

@@ -28,7 +28,10 @@ export const JOB_ENV: EnvMapping = {
       .filter(([, v]) => v.store === undefined)
       .map(([name, v]) => [name, { key: v.path, help: v.help }]),
   ),
-  JOB_TIMEOUT: { key: 'timeoutSeconds', help: 'Seconds before a stuck job ends with a failure result, reason JobTimeout (default 240).' },
+  JOB_TIMEOUT: {
+    key: 'timeoutSeconds',
+    help: 'Seconds before a stuck job ends with a failure result, reason JobTimeout (default 240).',
+  },
 };
 
 /**
@@ -37,7 +40,9 @@ export const JOB_ENV: EnvMapping = {
  */
 export const DEFAULT_JOB_TIMEOUT_SECONDS = 240;
 
-const timeoutSchema = z.object({ timeoutSeconds: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_JOB_TIMEOUT_SECONDS) });
+const timeoutSchema = z.object({
+  timeoutSeconds: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_JOB_TIMEOUT_SECONDS),
+});
 
 /** Everything the pull secret job needs, read from the environment. */
 export interface JobConfig {
@@ -81,7 +86,11 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
   const job = section(jobSchema, 'job', env);
   const retry = section(retrySectionSchema, 'execution.retry', env);
   const kubernetes = section(jobKubernetesSectionSchema, 'kubernetes', env);
-  const logLevel = parseEnv(z.object({ logLevel: logLevelSchema.default('info') }), { LOG_LEVEL: { key: 'logLevel', help: '' } }, env);
+  const logLevel = parseEnv(
+    z.object({ logLevel: logLevelSchema.default('info') }),
+    { LOG_LEVEL: { key: 'logLevel', help: '' } },
+    env,
+  );
   const verification = parseVerificationEnv(env);
   const retention = parseRetentionEnv(env);
   const timeout = parseEnv(timeoutSchema, { JOB_TIMEOUT: JOB_ENV.JOB_TIMEOUT as EnvMapping[string] }, env);
@@ -94,7 +103,17 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
   }
   const store = parseStoreEnv(kind, env);
   throwEnvProblems([job, store, retry, kubernetes, logLevel, verification, retention, timeout]);
-  if (!job.ok || !store.ok || !retry.ok || !kubernetes.ok || !logLevel.ok || !verification.ok || !retention.ok || !timeout.ok) throw new Error('unreachable: problems were thrown above');
+  if (
+    !job.ok ||
+    !store.ok ||
+    !retry.ok ||
+    !kubernetes.ok ||
+    !logLevel.ok ||
+    !verification.ok ||
+    !retention.ok ||
+    !timeout.ok
+  )
+    throw new Error('unreachable: problems were thrown above');
   const v = job.value;
   const k = kubernetes.value;
   return {
@@ -109,7 +128,12 @@ export function loadJobConfig(env: NodeJS.ProcessEnv): JobConfig {
     retry: retry.value,
     logLevel: logLevel.value.logLevel,
     store: { kind, config: store.value },
-    kubernetes: { target: k.target, namespace: k.namespace, manifestDir: k.manifestDir, kubeconfigPath: k.kubeconfig },
+    kubernetes: {
+      target: k.target,
+      namespace: k.namespace,
+      manifestDir: k.manifestDir,
+      kubeconfigPath: k.kubeconfig,
+    },
     verification: verification.value,
     retention: retention.value,
   };

@@ -37,13 +37,22 @@ const verificationEnvSchema = verificationSectionSchema
     registries: z.preprocess(list, verificationSectionSchema.shape.registries),
     caPem: z.string().min(1).optional(),
   })
-  .refine((v) => v.caPem === undefined || v.caFile === undefined, { message: 'set VERIFICATION_CA_PEM or VERIFICATION_CA_FILE, not both', path: ['caPem'] })
-  .refine((v) => v.mode === 'off' || v.registries.length > 0, { message: 'must list at least one registry (or "*") when VERIFICATION_MODE is warn or enforce', path: ['registries'] });
+  .refine((v) => v.caPem === undefined || v.caFile === undefined, {
+    message: 'set VERIFICATION_CA_PEM or VERIFICATION_CA_FILE, not both',
+    path: ['caPem'],
+  })
+  .refine((v) => v.mode === 'off' || v.registries.length > 0, {
+    message: 'must list at least one registry (or "*") when VERIFICATION_MODE is warn or enforce',
+    path: ['registries'],
+  });
 
 /** `RETENTION_ENABLED=true|false` as the section's boolean, then the section's own rules. */
 const retentionEnvSchema = z
   .looseObject({ enabled: z.enum(['true', 'false'], { message: 'must be true or false' }).optional() })
-  .transform(({ enabled, ...rest }) => ({ ...rest, ...(enabled === undefined ? {} : { enabled: enabled === 'true' }) }))
+  .transform(({ enabled, ...rest }) => ({
+    ...rest,
+    ...(enabled === undefined ? {} : { enabled: enabled === 'true' }),
+  }))
   .pipe(retentionSectionSchema as unknown as z.ZodType<RetentionSection, { enabled?: boolean }>);
 
 /** Reads `VERIFICATION_*` (problems collected, not thrown). */
@@ -61,7 +70,11 @@ export function parseRetentionEnv(env: NodeJS.ProcessEnv): EnvParse<RetentionSec
 export function jobVerificationGate(settings: JobVerificationSettings): VerificationGate | undefined {
   if (settings.mode === 'off') return undefined;
   const { caPem, ...section } = settings;
-  const verifier = new RegistryVerifier({ ...section, ...(caPem === undefined ? {} : { ca: caPem }), cacheSeconds: JOB_CACHE_SECONDS });
+  const verifier = new RegistryVerifier({
+    ...section,
+    ...(caPem === undefined ? {} : { ca: caPem }),
+    cacheSeconds: JOB_CACHE_SECONDS,
+  });
   return new VerificationGate(settings.mode, verifier);
 }
 
@@ -69,10 +82,18 @@ export function jobVerificationGate(settings: JobVerificationSettings): Verifica
  * The job's retention runner; undefined unless `RETENTION_ENABLED=true`. A job is a fresh process,
  * so it lists the secret's versions on every run (docs/retention.md). `clock`: epoch ms (tests).
  */
-export function jobRetentionRunner(section: RetentionSection, retry: RetryPolicy, clock?: () => number): RetentionRunner | undefined {
+export function jobRetentionRunner(
+  section: RetentionSection,
+  retry: RetryPolicy,
+  clock?: () => number,
+): RetentionRunner | undefined {
   if (!section.enabled) return undefined;
   const { graceHours, retentionDays, keepVersions } = section;
-  return new RetentionRunner({ policy: { graceHours, retentionDays, keepVersions }, retry, ...(clock === undefined ? {} : { clock }) });
+  return new RetentionRunner({
+    policy: { graceHours, retentionDays, keepVersions },
+    retry,
+    ...(clock === undefined ? {} : { clock }),
+  });
 }
 
 /**
@@ -81,11 +102,16 @@ export function jobRetentionRunner(section: RetentionSection, retry: RetryPolicy
  * public certificate, in the Job spec): nothing needs mounting into the Job's pod.
  * @throws CONFIG_INVALID when the CA file cannot be read or is larger than 64 KiB.
  */
-export function lifecycleJobEnv(config: { verification: VerificationSection; retention: RetentionSection }): Record<string, string> {
+export function lifecycleJobEnv(config: {
+  verification: VerificationSection;
+  retention: RetentionSection;
+}): Record<string, string> {
   const { verification, retention } = config;
   return {
     ...(verification.mode === 'off' ? {} : sectionJobEnv('verification', verification)),
-    ...(verification.mode === 'off' || verification.caFile === undefined ? {} : { VERIFICATION_CA_PEM: readInlineCa(verification.caFile) }),
+    ...(verification.mode === 'off' || verification.caFile === undefined
+      ? {}
+      : { VERIFICATION_CA_PEM: readInlineCa(verification.caFile) }),
     ...(retention.enabled ? sectionJobEnv('retention', retention) : {}),
   };
 }
@@ -98,7 +124,8 @@ function sectionJobEnv(prefix: 'verification' | 'retention', section: object): R
     const value = values[key];
     if (key === 'caFile' || key === 'caPem' || value === undefined) continue;
     if (Array.isArray(value)) env[name] = value.join(',');
-    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      env[name] = String(value);
   }
   return env;
 }

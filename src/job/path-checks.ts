@@ -21,7 +21,10 @@ function kindOf(s: Stats): string {
 }
 
 function refuse(variable: string, path: string, problem: string): never {
-  throw new PullSecretError('CONFIG_INVALID', `invalid environment variable ${variable}: ${quoteIdentifier(path)} ${problem}; nothing was written`);
+  throw new PullSecretError(
+    'CONFIG_INVALID',
+    `invalid environment variable ${variable}: ${quoteIdentifier(path)} ${problem}; nothing was written`,
+  );
 }
 
 /**
@@ -41,7 +44,8 @@ export function resultPathProblem(path: string): string | undefined {
 /** `RESULTS_PATH`: absent or a regular file (not a directory, device, FIFO or symlink), in an existing writable directory. */
 export async function checkResultsPath(path: string): Promise<void> {
   const existing = await lstat(path).catch(() => undefined);
-  if (existing !== undefined && !existing.isFile()) refuse('RESULTS_PATH', path, `is ${kindOf(existing)}, not a regular file`);
+  if (existing !== undefined && !existing.isFile())
+    refuse('RESULTS_PATH', path, `is ${kindOf(existing)}, not a regular file`);
   const dir = dirname(path);
   const problem = await stat(dir).then(
     (s) =>
@@ -54,7 +58,10 @@ export async function checkResultsPath(path: string): Promise<void> {
     () => 'does not exist',
   );
   if (problem !== undefined) {
-    throw new PullSecretError('CONFIG_INVALID', `invalid environment variable RESULTS_PATH: its directory ${quoteIdentifier(dir)} ${problem}; nothing was written`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `invalid environment variable RESULTS_PATH: its directory ${quoteIdentifier(dir)} ${problem}; nothing was written`,
+    );
   }
 }
 
@@ -71,7 +78,11 @@ export async function checkManifestDir(path: string): Promise<void> {
     const handle = await open(probe, 'wx', 0o600);
     await handle.close();
   } catch (err) {
-    refuse('MANIFEST_DIR', path, `is not a directory the job can write (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    refuse(
+      'MANIFEST_DIR',
+      path,
+      `is not a directory the job can write (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   await rm(probe, { force: true });
 }

@@ -24,7 +24,11 @@ export interface JobRunOptions {
   clock?: () => number;
 }
 
-const SUCCESS_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unchanged: 'SecretUnchanged' } as const;
+const SUCCESS_REASON = {
+  created: 'SecretCreated',
+  updated: 'SecretUpdated',
+  unchanged: 'SecretUnchanged',
+} as const;
 
 /**
  * The pull secret job (seed 003's `run-job pull-secret`, made idempotent): `reconcilePullSecret`
@@ -33,26 +37,54 @@ const SUCCESS_REASON = { created: 'SecretCreated', updated: 'SecretUpdated', unc
  *
  * @throws PullSecretError (after logging it and writing the failure result file).
  */
-export async function runPullSecretJob(config: JobConfig, logger: Logger, options: JobRunOptions = {}): Promise<ReconcileResult> {
+export async function runPullSecretJob(
+  config: JobConfig,
+  logger: Logger,
+  options: JobRunOptions = {},
+): Promise<ReconcileResult> {
   // Before anything can echo it: teach the redactor every credential string of the input.
   redactor.register(credentialStrings(config.pullSecretData));
   const started = performance.now();
   const secretName = config.secretName ?? defaultSecretId(config.clusterId);
-  const log = logger.child({ cluster_id: config.clusterId, ...scopeLogFields(config.store.kind, scopeOf(config.store.kind, config.store.config)) });
+  const log = logger.child({
+    cluster_id: config.clusterId,
+    ...scopeLogFields(config.store.kind, scopeOf(config.store.kind, config.store.config)),
+  });
   const dryRun = options.dryRun ?? false;
   let store = options.store;
   let verification: ReturnType<typeof jobVerificationGate>;
   try {
-    log.info({ operation: 'start', store: config.storeKind, dry_run: dryRun }, 'Starting pull secret storage operation');
+    log.info(
+      { operation: 'start', store: config.storeKind, dry_run: dryRun },
+      'Starting pull secret storage operation',
+    );
     await checkBeforeWriting(config, dryRun);
     // Before the store: an unreadable VERIFICATION_CA_FILE fails the run before anything is opened.
     verification = jobVerificationGate(config.verification);
     const retention = jobRetentionRunner(config.retention, config.retry, options.clock);
     store ??= await createStore(config.store.kind, config.store.config);
-    const kubernetes = config.kubernetes.target === 'none' || dryRun ? undefined : await createKubernetesTarget(config.kubernetes, log);
+    const kubernetes =
+      config.kubernetes.target === 'none' || dryRun
+        ? undefined
+        : await createKubernetesTarget(config.kubernetes, log);
     const result = await reconcilePullSecret(
-      { clusterId: config.clusterId, secretName, pullSecretData: config.pullSecretData, namespace: config.kubernetes.namespace, dryRun },
-      { store, kubernetes, retry: config.retry, log, signal: options.signal, transferRecords: config.transferRecords, verification, retention },
+      {
+        clusterId: config.clusterId,
+        secretName,
+        pullSecretData: config.pullSecretData,
+        namespace: config.kubernetes.namespace,
+        dryRun,
+      },
+      {
+        store,
+        kubernetes,
+        retry: config.retry,
+        log,
+        signal: options.signal,
+        transferRecords: config.transferRecords,
+        verification,
+        retention,
+      },
     );
     const message = completionMessage(result);
     log.info(
@@ -79,14 +111,21 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
       version_path: result.versionPath,
       outcome: result.outcome,
       dry_run: dryRun,
-      kubernetes_secret: result.kubernetes && { namespace: result.kubernetes.namespace, name: result.kubernetes.name, outcome: result.kubernetes.outcome },
+      kubernetes_secret: result.kubernetes && {
+        namespace: result.kubernetes.namespace,
+        name: result.kubernetes.name,
+        outcome: result.kubernetes.outcome,
+      },
       ...lifecycleResult(result),
       timestamp: new Date().toISOString(),
     });
     return result;
   } catch (err) {
     const error = toPullSecretError(err);
-    log.error({ operation: 'failed', ...describeError(error), duration_ms: Math.round(performance.now() - started) }, 'Pull secret storage operation failed');
+    log.error(
+      { operation: 'failed', ...describeError(error), duration_ms: Math.round(performance.now() - started) },
+      'Pull secret storage operation failed',
+    );
     await writeResult(config, {
       status: 'failure',
       reason: failureReason(error.code),
@@ -96,7 +135,9 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
       error_code: error.code,
       dry_run: dryRun,
       timestamp: new Date().toISOString(),
-    }).catch((writeErr: unknown) => log.error({ operation: 'write-result', ...describeError(writeErr) }, 'Could not write the result file'));
+    }).catch((writeErr: unknown) =>
+      log.error({ operation: 'write-result', ...describeError(writeErr) }, 'Could not write the result file'),
+    );
     throw error;
   } finally {
     // Kept-alive registry connections would hold the process open.
@@ -106,16 +147,36 @@ export async function runPullSecretJob(config: JobConfig, logger: Logger, option
 }
 
 /** The `completed` log line's lifecycle fields: the result file's, the current version being logged as `version`. */
-function withoutCurrentVersion({ current_version: _current, ...fields }: ReturnType<typeof lifecycleResult>): Record<string, unknown> {
+function withoutCurrentVersion({
+  current_version: _current,
+  ...fields
+}: ReturnType<typeof lifecycleResult>): Record<string, unknown> {
   return fields;
 }
 
 /** The result file's versions (retention on) and registry verification, as the adapter's status data carries them. */
-function lifecycleResult(result: ReconcileResult): Pick<JobResultFile, 'current_version' | 'previous_version' | 'previous_version_state' | 'previous_grace_ends_at' | 'registry_verification'> {
+function lifecycleResult(
+  result: ReconcileResult,
+): Pick<
+  JobResultFile,
+  | 'current_version'
+  | 'previous_version'
+  | 'previous_version_state'
+  | 'previous_grace_ends_at'
+  | 'registry_verification'
+> {
   const previous = result.retention?.previous;
   return {
-    ...(result.version === undefined ? {} : { current_version: result.retention?.currentVersion ?? result.version }),
-    ...(previous === undefined ? {} : { previous_version: previous.version, previous_version_state: previous.state, previous_grace_ends_at: previous.graceEndsAt }),
+    ...(result.version === undefined
+      ? {}
+      : { current_version: result.retention?.currentVersion ?? result.version }),
+    ...(previous === undefined
+      ? {}
+      : {
+          previous_version: previous.version,
+          previous_version_state: previous.state,
+          previous_grace_ends_at: previous.graceEndsAt,
+        }),
     ...(result.verification === undefined ? {} : { registry_verification: result.verification }),
   };
 }
@@ -128,17 +189,31 @@ function lifecycleResult(result: ReconcileResult): Pick<JobResultFile, 'current_
  * @throws PullSecretError IDENTIFIER_INVALID or CONFIG_INVALID (exit 2).
  */
 async function checkBeforeWriting(config: JobConfig, dryRun: boolean): Promise<void> {
-  deriveClusterNames({ clusterId: config.clusterId, secretName: config.secretName, namespace: config.kubernetes.namespace, kubernetes: config.kubernetes.target !== 'none' });
+  deriveClusterNames({
+    clusterId: config.clusterId,
+    secretName: config.secretName,
+    namespace: config.kubernetes.namespace,
+    kubernetes: config.kubernetes.target !== 'none',
+  });
   if (config.resultsPath !== undefined) await checkResultsPath(config.resultsPath);
-  if (config.kubernetes.target === 'manifests' && !dryRun) await checkManifestDir(config.kubernetes.manifestDir);
+  if (config.kubernetes.target === 'manifests' && !dryRun)
+    await checkManifestDir(config.kubernetes.manifestDir);
 }
 
 function completionMessage(result: ReconcileResult): string {
   if (result.dryRun) {
-    const planned = { created: 'would create the secret', updated: 'would add a new version', unchanged: 'nothing to change' };
+    const planned = {
+      created: 'would create the secret',
+      updated: 'would add a new version',
+      unchanged: 'nothing to change',
+    };
     return `Dry run: ${planned[result.outcome]}`;
   }
-  const done = { created: 'Created pull secret', updated: 'Updated pull secret with a new version', unchanged: 'Pull secret unchanged, no new version' };
+  const done = {
+    created: 'Created pull secret',
+    updated: 'Updated pull secret with a new version',
+    unchanged: 'Pull secret unchanged, no new version',
+  };
   return `${done[result.outcome]}${verificationNote(result)}`;
 }
 
@@ -146,8 +221,12 @@ function completionMessage(result: ReconcileResult): string {
 function verificationNote(result: ReconcileResult): string {
   const summary = result.verification;
   if (summary === undefined) return '';
-  const failed = Object.entries(summary.results).filter(([, outcome]) => outcome === 'rejected' || outcome === 'unreachable');
-  return failed.length === 0 ? '' : `; registry verification (${summary.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
+  const failed = Object.entries(summary.results).filter(
+    ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',
+  );
+  return failed.length === 0
+    ? ''
+    : `; registry verification (${summary.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
 }
 
 async function writeResult(config: JobConfig, result: JobResultFile): Promise<void> {
@@ -159,6 +238,10 @@ async function writeResult(config: JobConfig, result: JobResultFile): Promise<vo
   try {
     await writeResultFile(config.resultsPath, result);
   } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `cannot write the result file RESULTS_PATH (${config.resultsPath})`, { cause: err });
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `cannot write the result file RESULTS_PATH (${config.resultsPath})`,
+      { cause: err },
+    );
   }
 }

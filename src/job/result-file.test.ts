@@ -36,7 +36,12 @@ test('a credential near the cut is redacted before the message is shortened, so 
   redactor.register([canary]);
   try {
     const path = join(dir, 'r.json');
-    await writeResultFile(path, { status: 'failure', reason: 'Failed', message: `${'m'.repeat(1000)}${canary}`, timestamp: 't' });
+    await writeResultFile(path, {
+      status: 'failure',
+      reason: 'Failed',
+      message: `${'m'.repeat(1000)}${canary}`,
+      timestamp: 't',
+    });
     const text = await readFile(path, 'utf8');
     assert.ok(!text.includes(canary.slice(0, 12)), 'no prefix of the credential');
   } finally {
@@ -44,20 +49,29 @@ test('a credential near the cut is redacted before the message is shortened, so 
   }
 });
 
-test('the status-reporter sidecar reads the result file as another non-root UID (65532), whatever the umask', { skip: !CAN_SWITCH_UID && 'needs root to start a reader as another UID' }, async () => {
-  // A directory that UID may traverse, like the pod's shared `/results` emptyDir.
-  const dir = await mkdtemp(join(tmpdir(), 'ps-result-'));
-  const umask = process.umask(0o077);
-  try {
-    await chmod(dir, 0o755);
-    const path = join(dir, 'adapter-result.json');
-    await writeResultFile(path, { status: 'success', reason: 'SecretCreated', message: 'created', timestamp: '2026-01-01T00:00:00.000Z' });
-    const text = await readAs(STATUS_REPORTER_UID, path);
-    assert.ok(!text.startsWith('ERROR'), `read as UID ${STATUS_REPORTER_UID}: ${text}`);
-    assert.equal((JSON.parse(text) as { status?: string }).status, 'success');
-    assert.equal((await stat(path)).mode & 0o777, 0o644, 'readable by all, writable by the job only');
-  } finally {
-    process.umask(umask);
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'the status-reporter sidecar reads the result file as another non-root UID (65532), whatever the umask',
+  { skip: !CAN_SWITCH_UID && 'needs root to start a reader as another UID' },
+  async () => {
+    // A directory that UID may traverse, like the pod's shared `/results` emptyDir.
+    const dir = await mkdtemp(join(tmpdir(), 'ps-result-'));
+    const umask = process.umask(0o077);
+    try {
+      await chmod(dir, 0o755);
+      const path = join(dir, 'adapter-result.json');
+      await writeResultFile(path, {
+        status: 'success',
+        reason: 'SecretCreated',
+        message: 'created',
+        timestamp: '2026-01-01T00:00:00.000Z',
+      });
+      const text = await readAs(STATUS_REPORTER_UID, path);
+      assert.ok(!text.startsWith('ERROR'), `read as UID ${STATUS_REPORTER_UID}: ${text}`);
+      assert.equal((JSON.parse(text) as { status?: string }).status, 'success');
+      assert.equal((await stat(path)).mode & 0o777, 0o644, 'readable by all, writable by the job only');
+    } finally {
+      process.umask(umask);
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -66,10 +66,31 @@ export const TERMINATION_MESSAGE_MAX = 4096;
  * message is cut, then the verification dropped, when it would not fit). Redacted like the file.
  */
 export function terminationMessage(result: JobResultFile): string {
-  const { status, reason, message, error_code, current_version, previous_version, previous_version_state, previous_grace_ends_at, registry_verification } = sidecarResult(result);
-  const report = { status, reason, message: bounded(message, 512), error_code, current_version, previous_version, previous_version_state, previous_grace_ends_at, registry_verification };
+  const {
+    status,
+    reason,
+    message,
+    error_code,
+    current_version,
+    previous_version,
+    previous_version_state,
+    previous_grace_ends_at,
+    registry_verification,
+  } = sidecarResult(result);
+  const report = {
+    status,
+    reason,
+    message: bounded(message, 512),
+    error_code,
+    current_version,
+    previous_version,
+    previous_version_state,
+    previous_grace_ends_at,
+    registry_verification,
+  };
   let text = redactor.redact(JSON.stringify(report));
-  if (Buffer.byteLength(text) > TERMINATION_MESSAGE_MAX) text = redactor.redact(JSON.stringify({ ...report, registry_verification: undefined }));
+  if (Buffer.byteLength(text) > TERMINATION_MESSAGE_MAX)
+    text = redactor.redact(JSON.stringify({ ...report, registry_verification: undefined }));
   return text;
 }
 
@@ -90,8 +111,12 @@ export const RESULT_FILE_MODE = 0o644;
 export async function writeResultFile(path: string, result: JobResultFile): Promise<void> {
   const beforeCommit = () => {
     const problem = resultPathProblem(path);
-    if (problem !== undefined) throw new PullSecretError('CONFIG_INVALID', `RESULTS_PATH ${problem}: the result file was not written`);
+    if (problem !== undefined)
+      throw new PullSecretError('CONFIG_INVALID', `RESULTS_PATH ${problem}: the result file was not written`);
   };
-  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`), { mode: RESULT_FILE_MODE, beforeCommit });
+  await writeFileAtomic(path, redactor.redact(`${JSON.stringify(sidecarResult(result), null, 2)}\n`), {
+    mode: RESULT_FILE_MODE,
+    beforeCommit,
+  });
   await chmod(path, RESULT_FILE_MODE);
 }

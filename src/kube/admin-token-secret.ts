@@ -78,25 +78,49 @@ export function secretTokenStorage(options: AdminTokenSecretOptions): TokenStora
       const data = secret.data;
       const token = decode(data, ADMIN_TOKEN_KEYS.current);
       const at = decode(data, ADMIN_TOKEN_KEYS.currentGeneratedAt);
-      if (token === undefined || at === undefined) throw new PullSecretError('CONFIG_INVALID', `the admin token ${where} has no ${ADMIN_TOKEN_KEYS.current} or ${ADMIN_TOKEN_KEYS.currentGeneratedAt} key`);
+      if (token === undefined || at === undefined)
+        throw new PullSecretError(
+          'CONFIG_INVALID',
+          `the admin token ${where} has no ${ADMIN_TOKEN_KEYS.current} or ${ADMIN_TOKEN_KEYS.currentGeneratedAt} key`,
+        );
       const previousToken = decode(data, ADMIN_TOKEN_KEYS.previous);
       const previousAt = decode(data, ADMIN_TOKEN_KEYS.previousGeneratedAt);
-      const previous = previousToken !== undefined && previousAt !== undefined ? { token: previousToken, generatedAt: previousAt } : undefined;
-      return { state: fromRecords({ token, generatedAt: at }, previous), version: secret.metadata?.resourceVersion ?? '' };
+      const previous =
+        previousToken !== undefined && previousAt !== undefined
+          ? { token: previousToken, generatedAt: previousAt }
+          : undefined;
+      return {
+        state: fromRecords({ token, generatedAt: at }, previous),
+        version: secret.metadata?.resourceVersion ?? '',
+      };
     },
     async write(state: TokenState, expected: string | undefined): Promise<boolean> {
-      const metadata = { name, namespace, labels: { 'managed-by': 'hyperfleet', 'app.kubernetes.io/component': 'admin-token' } };
+      const metadata = {
+        name,
+        namespace,
+        labels: { 'managed-by': 'hyperfleet', 'app.kubernetes.io/component': 'admin-token' },
+      };
       try {
         if (expected === undefined) {
-          await core.createNamespacedSecret({ namespace, body: { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata, data: secretData(state) } });
+          await core.createNamespacedSecret({
+            namespace,
+            body: { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata, data: secretData(state) },
+          });
           return true;
         }
         const existing = await readSecret();
         if (existing === undefined || existing.metadata?.resourceVersion !== expected) return false;
         if (existing.metadata?.labels?.['managed-by'] !== 'hyperfleet') {
-          throw new PullSecretError('SECRET_UNMANAGED', `the admin token ${where} lacks the label managed-by=hyperfleet; refusing to overwrite it`);
+          throw new PullSecretError(
+            'SECRET_UNMANAGED',
+            `the admin token ${where} lacks the label managed-by=hyperfleet; refusing to overwrite it`,
+          );
         }
-        const body: V1Secret = { ...existing, metadata: { ...existing.metadata, labels: { ...existing.metadata?.labels, ...metadata.labels } }, data: { ...existing.data, ...secretData(state) } };
+        const body: V1Secret = {
+          ...existing,
+          metadata: { ...existing.metadata, labels: { ...existing.metadata?.labels, ...metadata.labels } },
+          data: { ...existing.data, ...secretData(state) },
+        };
         if (state.previous === undefined && body.data) {
           delete body.data[ADMIN_TOKEN_KEYS.previous];
           delete body.data[ADMIN_TOKEN_KEYS.previousGeneratedAt];

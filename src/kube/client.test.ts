@@ -42,13 +42,20 @@ describe('loadKubeConfig', () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   it('prefers an explicit path over KUBECONFIG and in-cluster', () => {
-    const loaded = loadKubeConfig({ kubeconfigPath: explicit, env: { KUBECONFIG: fromEnv, ...inCluster }, serviceAccountDir: saDir });
+    const loaded = loadKubeConfig({
+      kubeconfigPath: explicit,
+      env: { KUBECONFIG: fromEnv, ...inCluster },
+      serviceAccountDir: saDir,
+    });
     assert.equal(loaded.source, 'explicit');
     assert.equal(loaded.server, 'https://explicit.example:6443');
   });
 
   it("uses KUBECONFIG next, merging several files with the first one's context", () => {
-    const loaded = loadKubeConfig({ env: { KUBECONFIG: [fromEnv, second].join(delimiter), ...inCluster }, serviceAccountDir: saDir });
+    const loaded = loadKubeConfig({
+      env: { KUBECONFIG: [fromEnv, second].join(delimiter), ...inCluster },
+      serviceAccountDir: saDir,
+    });
     assert.equal(loaded.source, 'KUBECONFIG');
     assert.equal(loaded.server, 'https://env.example:6443');
     assert.equal(loaded.kubeConfig.getContexts().length, 2);
@@ -58,7 +65,8 @@ describe('loadKubeConfig', () => {
     const loaded = loadKubeConfig({ env: inCluster, serviceAccountDir: saDir });
     assert.equal(loaded.source, 'in-cluster');
     assert.equal(loaded.server, 'https://10.0.0.1:443');
-    const provider = loaded.kubeConfig.getCurrentUser()?.authProvider as { config?: { tokenFile?: string } } | undefined;
+    const provider = loaded.kubeConfig.getCurrentUser()?.authProvider as
+      { config?: { tokenFile?: string } } | undefined;
     assert.equal(provider?.config?.tokenFile, join(saDir, 'token'));
   });
 
@@ -66,7 +74,10 @@ describe('loadKubeConfig', () => {
     const home = join(dir, 'home');
     await mkdir(join(home, '.kube'), { recursive: true });
     await writeFile(join(home, '.kube', 'config'), kubeconfig('https://home.example:6443', 'home'));
-    const loaded = loadKubeConfig({ env: { HOME: home, KUBERNETES_SERVICE_HOST: '10.0.0.1' }, serviceAccountDir: saDir });
+    const loaded = loadKubeConfig({
+      env: { HOME: home, KUBERNETES_SERVICE_HOST: '10.0.0.1' },
+      serviceAccountDir: saDir,
+    });
     assert.equal(loaded.source, 'default');
     assert.equal(loaded.server, 'https://home.example:6443');
   });
@@ -74,14 +85,19 @@ describe('loadKubeConfig', () => {
   it("refuses at once when nothing is configured, instead of the client's http://localhost:8080", () => {
     assert.throws(
       () => loadKubeConfig({ env: { HOME: join(dir, 'empty-home') }, serviceAccountDir: join(dir, 'no-sa') }),
-      (err: unknown) => err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && err.message.includes('KUBECONFIG') && err.message.includes('KUBERNETES_TARGET=manifests'),
+      (err: unknown) =>
+        err instanceof PullSecretError &&
+        err.code === 'CONFIG_INVALID' &&
+        err.message.includes('KUBECONFIG') &&
+        err.message.includes('KUBERNETES_TARGET=manifests'),
     );
   });
 
   it('reports an unreadable kubeconfig as CONFIG_INVALID', () => {
     assert.throws(
       () => loadKubeConfig({ kubeconfigPath: join(dir, 'missing') }),
-      (err: unknown) => err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && err.message.includes('ENOENT'),
+      (err: unknown) =>
+        err instanceof PullSecretError && err.code === 'CONFIG_INVALID' && err.message.includes('ENOENT'),
     );
   });
 });

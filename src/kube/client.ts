@@ -65,7 +65,9 @@ function fromServiceAccount(kc: KubeConfig, env: NodeJS.ProcessEnv, dir: string)
     clusters: [{ name: 'in-cluster', server, caFile: join(dir, 'ca.crt'), skipTLSVerify: false }],
     // A token file provider, not the token itself: projected service account tokens rotate, and
     // the client re-reads the file.
-    users: [{ name: 'in-cluster', authProvider: { name: 'tokenFile', config: { tokenFile: join(dir, 'token') } } }],
+    users: [
+      { name: 'in-cluster', authProvider: { name: 'tokenFile', config: { tokenFile: join(dir, 'token') } } },
+    ],
     contexts: [{ name: 'in-cluster', cluster: 'in-cluster', user: 'in-cluster' }],
     currentContext: 'in-cluster',
   });
@@ -91,11 +93,19 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeC
   let source: KubeConfigSource;
   const kubeconfigEnv = (env.KUBECONFIG ?? '').split(delimiter).filter((f) => f !== '');
   const homeConfig = join(env.HOME ?? homedir(), '.kube', 'config');
-  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT && existsSync(join(saDir, 'token')));
+  const inCluster = Boolean(
+    env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT && existsSync(join(saDir, 'token')),
+  );
   if (!options.kubeconfigPath && kubeconfigEnv.length === 0 && !inCluster && !existsSync(homeConfig)) {
     throw new PullSecretError('CONFIG_INVALID', NO_KUBECONFIG_MESSAGE);
   }
-  const files = options.kubeconfigPath ? [options.kubeconfigPath] : kubeconfigEnv.length > 0 ? kubeconfigEnv : inCluster ? [] : [homeConfig];
+  const files = options.kubeconfigPath
+    ? [options.kubeconfigPath]
+    : kubeconfigEnv.length > 0
+      ? kubeconfigEnv
+      : inCluster
+        ? []
+        : [homeConfig];
   try {
     if (options.kubeconfigPath) {
       source = 'explicit';
@@ -113,11 +123,18 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeC
   } catch (err) {
     const where = files.length > 0 ? ` ${files.map((f) => quoteIdentifier(f)).join(', ')}` : '';
     const code = (err as { code?: unknown }).code;
-    throw new PullSecretError('CONFIG_INVALID', `cannot load kubeconfig${where}${typeof code === 'string' ? `: ${code}` : ''}`, { cause: err });
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `cannot load kubeconfig${where}${typeof code === 'string' ? `: ${code}` : ''}`,
+      { cause: err },
+    );
   }
   const cluster = kc.getCurrentCluster();
   if (cluster === null || !cluster.server) {
-    throw new PullSecretError('CONFIG_INVALID', `kubeconfig (${source}) has no current context with a cluster server`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `kubeconfig (${source}) has no current context with a cluster server`,
+    );
   }
   return { kubeConfig: kc, source, server: cluster.server };
 }
@@ -140,14 +157,26 @@ const CONNECTIONS = new KubeConnectionPool();
  */
 export function makeApiClient<T extends ApiType>(kubeConfig: KubeConfig, type: ApiConstructor<T>): T {
   const cluster = kubeConfig.getCurrentCluster();
-  if (cluster === null || !cluster.server) throw new PullSecretError('CONFIG_INVALID', 'kubeconfig has no current context with a cluster server');
-  return new type(createConfiguration({ baseServer: new ServerConfiguration(cluster.server, {}), authMethods: { default: kubeConfig }, middleware: [CONNECTIONS.middleware] }));
+  if (cluster === null || !cluster.server)
+    throw new PullSecretError('CONFIG_INVALID', 'kubeconfig has no current context with a cluster server');
+  return new type(
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kubeConfig },
+      middleware: [CONNECTIONS.middleware],
+    }),
+  );
 }
 
 /** Loads the config (see `loadKubeConfig`) and builds the API clients. Makes no network call. */
 export function createKubeApis(options: LoadKubeConfigOptions = {}): KubeApis {
   const { kubeConfig, source, server } = loadKubeConfig(options);
-  return { core: makeApiClient(kubeConfig, CoreV1Api), batch: makeApiClient(kubeConfig, BatchV1Api), server, source };
+  return {
+    core: makeApiClient(kubeConfig, CoreV1Api),
+    batch: makeApiClient(kubeConfig, BatchV1Api),
+    server,
+    source,
+  };
 }
 
 /**

@@ -10,7 +10,9 @@ describe('KubeConnectionPool', () => {
     const a = pool.pooled(new HttpsAgent({ ca: 'CA-1', rejectUnauthorized: true }));
     const b = pool.pooled(new HttpsAgent({ ca: 'CA-1', rejectUnauthorized: true }));
     const otherCa = pool.pooled(new HttpsAgent({ ca: 'CA-2', rejectUnauthorized: true }));
-    const otherCert = pool.pooled(new HttpsAgent({ ca: 'CA-1', cert: Buffer.from('CERT'), rejectUnauthorized: true }));
+    const otherCert = pool.pooled(
+      new HttpsAgent({ ca: 'CA-1', cert: Buffer.from('CERT'), rejectUnauthorized: true }),
+    );
     assert.equal(a, b);
     assert.ok(a instanceof HttpsAgent);
     const { options } = a as HttpAgent & { options: { keepAlive?: boolean; ca?: unknown } };

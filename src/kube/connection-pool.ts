@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions } from 'node:https';
-import { Observable, type ObservableMiddleware, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import {
+  Observable,
+  type ObservableMiddleware,
+  type RequestContext,
+  type ResponseContext,
+} from '@kubernetes/client-node';
 
 /** TLS settings that tell one connection pool from another. */
 const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
@@ -38,7 +43,8 @@ export class KubeConnectionPool {
     let pool = this.pools.get(key);
     if (pool === undefined) {
       const settings: AgentOptions = { keepAlive: true };
-      for (const field of TLS_FIELDS) if (options[field] !== undefined) Object.assign(settings, { [field]: options[field] });
+      for (const field of TLS_FIELDS)
+        if (options[field] !== undefined) Object.assign(settings, { [field]: options[field] });
       pool = plainHttps ? new HttpsAgent(settings) : new HttpAgent(settings);
       if (this.pools.size >= MAX_POOLS) {
         const [oldestKey, oldest] = this.pools.entries().next().value as [string, HttpAgent];
@@ -65,7 +71,11 @@ function fingerprint(options: AgentOptions): string {
     const parts = value === undefined ? [] : Array.isArray(value) ? value : [value];
     hash.update(`${field}:${parts.length}:`);
     for (const part of parts) {
-      const text = Buffer.isBuffer(part) ? part.toString('base64') : typeof part === 'object' ? JSON.stringify(part) : String(part);
+      const text = Buffer.isBuffer(part)
+        ? part.toString('base64')
+        : typeof part === 'object'
+          ? JSON.stringify(part)
+          : String(part);
       hash.update(`${text.length}:${text};`);
     }
   }

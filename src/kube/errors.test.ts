@@ -7,7 +7,15 @@ import { classifyKubeError, classifyManifestFsError } from './errors.js';
 const OP = { verb: 'update', kind: 'Secret', namespace: 'clusters-a', name: 'a-pull-secret' };
 
 function apiError(code: number, reason: string, message = 'server text'): ApiException<string> {
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, code, details: { causes: [{ field: 'data[.dockerconfigjson]', message }] } });
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    message,
+    reason,
+    code,
+    details: { causes: [{ field: 'data[.dockerconfigjson]', message }] },
+  });
   return new ApiException(code, 'Unknown API Status Code!', body, {});
 }
 
@@ -38,12 +46,26 @@ describe('classifyKubeError', () => {
       kind: 'Status',
       apiVersion: 'v1',
       status: 'Failure',
-      message: 'secrets "a-pull-secret" is forbidden: unable to create new content in namespace clusters-a because it is being terminated',
+      message:
+        'secrets "a-pull-secret" is forbidden: unable to create new content in namespace clusters-a because it is being terminated',
       reason: 'Forbidden',
       code: 403,
-      details: { name: 'a-pull-secret', kind: 'secrets', causes: [{ reason: 'NamespaceTerminating', message: 'namespace clusters-a is being terminated', field: 'metadata.namespace' }] },
+      details: {
+        name: 'a-pull-secret',
+        kind: 'secrets',
+        causes: [
+          {
+            reason: 'NamespaceTerminating',
+            message: 'namespace clusters-a is being terminated',
+            field: 'metadata.namespace',
+          },
+        ],
+      },
     };
-    const err = classifyKubeError(new ApiException(403, 'Forbidden', JSON.stringify(body), {}), { ...OP, verb: 'create' });
+    const err = classifyKubeError(new ApiException(403, 'Forbidden', JSON.stringify(body), {}), {
+      ...OP,
+      verb: 'create',
+    });
     assert.equal(err.code, 'NAMESPACE_NOT_FOUND');
     assert.equal(err.retryable, true);
     assert.match(err.message, /namespace "?clusters-a"? is being deleted \(Terminating\)/);
@@ -57,25 +79,43 @@ describe('classifyKubeError', () => {
   });
 
   it('maps socket errors to retryable KUBE_UNAVAILABLE', () => {
-    const err = classifyKubeError(Object.assign(new Error('request to https://x failed, reason: connect ECONNREFUSED'), { name: 'FetchError', code: 'ECONNREFUSED' }), OP);
+    const err = classifyKubeError(
+      Object.assign(new Error('request to https://x failed, reason: connect ECONNREFUSED'), {
+        name: 'FetchError',
+        code: 'ECONNREFUSED',
+      }),
+      OP,
+    );
     assert.equal(err.code, 'KUBE_UNAVAILABLE');
     assert.equal(err.retryable, true);
     assert.match(err.message, /ECONNREFUSED/);
   });
 
   it('maps TLS verification failures to a permanent error', () => {
-    const err = classifyKubeError(Object.assign(new Error('self-signed'), { name: 'FetchError', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), OP);
+    const err = classifyKubeError(
+      Object.assign(new Error('self-signed'), { name: 'FetchError', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+      OP,
+    );
     assert.equal(err.code, 'KUBE_TLS_FAILED');
     assert.equal(err.retryable, false);
   });
 
   it("maps aborts, and keeps an unknown error's own message, redacted and trimmed", () => {
-    assert.equal(classifyKubeError(Object.assign(new Error('aborted'), { name: 'AbortError' }), OP).code, 'ABORTED');
+    assert.equal(
+      classifyKubeError(Object.assign(new Error('aborted'), { name: 'AbortError' }), OP).code,
+      'ABORTED',
+    );
     const release = redactor.register(['hunter2-secret']);
     try {
-      const unknown = classifyKubeError(new TypeError(`Invalid URL: token hunter2-secret\nforged line ${'x'.repeat(500)}`), OP);
+      const unknown = classifyKubeError(
+        new TypeError(`Invalid URL: token hunter2-secret\nforged line ${'x'.repeat(500)}`),
+        OP,
+      );
       assert.equal(unknown.code, 'KUBE_FAILED');
-      assert.match(unknown.message, /^Kubernetes client failed during update of Secret "clusters-a\/a-pull-secret": Invalid URL: token \[REDACTED\] forged line x+…$/);
+      assert.match(
+        unknown.message,
+        /^Kubernetes client failed during update of Secret "clusters-a\/a-pull-secret": Invalid URL: token \[REDACTED\] forged line x+…$/,
+      );
       assert.ok(unknown.message.length < 320, unknown.message);
     } finally {
       release();
@@ -92,7 +132,10 @@ describe('classifyManifestFsError', () => {
       assert.equal(err.code, 'KUBE_UNAVAILABLE', code);
       assert.equal(err.retryable, true, code);
     }
-    assert.equal(classifyManifestFsError(errno('ENOSPC'), 'write', '/m/ns/x.yaml').message, 'cannot write manifest "/m/ns/x.yaml": ENOSPC (no space left on the device; retried)');
+    assert.equal(
+      classifyManifestFsError(errno('ENOSPC'), 'write', '/m/ns/x.yaml').message,
+      'cannot write manifest "/m/ns/x.yaml": ENOSPC (no space left on the device; retried)',
+    );
   });
 
   it('a path or permission problem stays permanent', () => {
@@ -101,6 +144,9 @@ describe('classifyManifestFsError', () => {
       assert.equal(err.code, 'KUBE_FAILED', code);
       assert.equal(err.message, `cannot write manifest "/m/ns/x.yaml": ${code}`);
     }
-    assert.equal(classifyManifestFsError(new Error('odd'), 'read', '/m/x').message, 'cannot read manifest "/m/x": unknown error');
+    assert.equal(
+      classifyManifestFsError(new Error('odd'), 'read', '/m/x').message,
+      'cannot read manifest "/m/x": unknown error',
+    );
   });
 });

@@ -108,24 +108,48 @@ export function classifyKubeError(err: unknown, op: KubeOperation): PullSecretEr
   if (failure !== undefined) {
     if (failure.code === 403 && failure.causeReasons.includes(NAMESPACE_TERMINATING_CAUSE)) {
       const going = `namespace ${quoteIdentifier(op.namespace)} is being deleted (Terminating)`;
-      return new PullSecretError('NAMESPACE_NOT_FOUND', `Kubernetes API refused ${what}: ${going}`, { cause: err });
+      return new PullSecretError('NAMESPACE_NOT_FOUND', `Kubernetes API refused ${what}: ${going}`, {
+        cause: err,
+      });
     }
     const status = `HTTP ${failure.code}${failure.reason ? ` ${trimServerText(failure.reason, 40)}` : ''}`;
-    const fields = failure.fields.length > 0 ? ` (fields: ${failure.fields.map((f) => quoteIdentifier(f)).join(', ')})` : '';
-    return new PullSecretError(codeForStatus(failure.code), `Kubernetes API refused ${what}: ${status}${fields}`, { cause: err });
+    const fields =
+      failure.fields.length > 0
+        ? ` (fields: ${failure.fields.map((f) => quoteIdentifier(f)).join(', ')})`
+        : '';
+    return new PullSecretError(
+      codeForStatus(failure.code),
+      `Kubernetes API refused ${what}: ${status}${fields}`,
+      { cause: err },
+    );
   }
   const e = record(err);
   const name = typeof e?.name === 'string' ? e.name : '';
   if (name === 'AbortError') return new PullSecretError('ABORTED', `${what} aborted`, { cause: err });
   const code = typeof e?.code === 'string' ? e.code : undefined;
   if (code !== undefined && TLS_CODES.test(code)) {
-    return new PullSecretError('KUBE_TLS_FAILED', `TLS verification of the Kubernetes API failed during ${what}: ${code}; check the cluster CA in the kubeconfig`, { cause: err });
+    return new PullSecretError(
+      'KUBE_TLS_FAILED',
+      `TLS verification of the Kubernetes API failed during ${what}: ${code}; check the cluster CA in the kubeconfig`,
+      { cause: err },
+    );
   }
-  if (code !== undefined && TIMEOUT_CODES.has(code)) return new PullSecretError('KUBE_TIMEOUT', `Kubernetes API timed out during ${what}: ${code}`, { cause: err });
+  if (code !== undefined && TIMEOUT_CODES.has(code))
+    return new PullSecretError('KUBE_TIMEOUT', `Kubernetes API timed out during ${what}: ${code}`, {
+      cause: err,
+    });
   if (name === 'FetchError' || code !== undefined) {
-    return new PullSecretError('KUBE_UNAVAILABLE', `Kubernetes API unreachable during ${what}: ${code ?? 'connection failed'}`, { cause: err });
+    return new PullSecretError(
+      'KUBE_UNAVAILABLE',
+      `Kubernetes API unreachable during ${what}: ${code ?? 'connection failed'}`,
+      { cause: err },
+    );
   }
-  return new PullSecretError('KUBE_FAILED', `Kubernetes client failed during ${what}: ${causeText(err, name)}`, { cause: err });
+  return new PullSecretError(
+    'KUBE_FAILED',
+    `Kubernetes client failed during ${what}: ${causeText(err, name)}`,
+    { cause: err },
+  );
 }
 
 /**
@@ -137,5 +161,7 @@ export function classifyManifestFsError(err: unknown, verb: string, path: string
   const code = errnoCode(err) ?? 'unknown error';
   const hint = code === 'ENOSPC' || code === 'EDQUOT' ? ' (no space left on the device; retried)' : '';
   const kind: ErrorCode = isTransientFsError(err) ? 'KUBE_UNAVAILABLE' : 'KUBE_FAILED';
-  return new PullSecretError(kind, `cannot ${verb} manifest ${quoteIdentifier(path)}: ${code}${hint}`, { cause: err });
+  return new PullSecretError(kind, `cannot ${verb} manifest ${quoteIdentifier(path)}: ${code}${hint}`, {
+    cause: err,
+  });
 }

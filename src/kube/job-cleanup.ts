@@ -31,7 +31,9 @@ interface Listed {
 }
 
 function listed(items: Array<{ metadata?: V1ObjectMeta }>): Listed[] {
-  return items.filter((i) => isManaged(i.metadata?.labels)).map((i) => ({ name: i.metadata?.name ?? '', uid: i.metadata?.uid }));
+  return items
+    .filter((i) => isManaged(i.metadata?.labels))
+    .map((i) => ({ name: i.metadata?.name ?? '', uid: i.metadata?.uid }));
 }
 
 /**
@@ -45,10 +47,21 @@ function listed(items: Array<{ metadata?: V1ObjectMeta }>): Listed[] {
  * @throws PullSecretError CLEANUP_PENDING (retryable) when Jobs are still terminating after `waitMs`;
  *   classified Kubernetes API errors (list, read, delete); ABORTED.
  */
-export async function removeClusterJobs(apis: { batch: BatchV1Api; core: CoreV1Api }, clusterId: string, options: JobCleanupOptions = {}): Promise<JobCleanupResult> {
+export async function removeClusterJobs(
+  apis: { batch: BatchV1Api; core: CoreV1Api },
+  clusterId: string,
+  options: JobCleanupOptions = {},
+): Promise<JobCleanupResult> {
   const namespace = options.namespace ?? JOB_DEFAULTS.namespace;
   const jobs = await deleteJobs(apis.batch, clusterId, () => true, options);
-  const dataSecrets = (await deleteDataSecret(apis.core, namespace, jobDataSecretName(clusterId), options.signal)) ? 1 : 0;
+  const dataSecrets = (await deleteDataSecret(
+    apis.core,
+    namespace,
+    jobDataSecretName(clusterId),
+    options.signal,
+  ))
+    ? 1
+    : 0;
   return { jobs, dataSecrets };
 }
 
@@ -57,8 +70,18 @@ export async function removeClusterJobs(apis: { batch: BatchV1Api; core: CoreV1A
  * a superseded generation's pod can never write after a newer one; finished Jobs are left to their
  * TTL. Same waiting and errors as `removeClusterJobs`. @returns how many Jobs were deleted.
  */
-export function stopOlderJobs(batch: BatchV1Api, clusterId: string, generation: number, options: JobCleanupOptions = {}): Promise<number> {
-  return deleteJobs(batch, clusterId, (job) => Number(job.metadata?.labels?.generation) < generation && terminalCondition(job) === undefined, options);
+export function stopOlderJobs(
+  batch: BatchV1Api,
+  clusterId: string,
+  generation: number,
+  options: JobCleanupOptions = {},
+): Promise<number> {
+  return deleteJobs(
+    batch,
+    clusterId,
+    (job) => Number(job.metadata?.labels?.generation) < generation && terminalCondition(job) === undefined,
+    options,
+  );
 }
 
 /**
@@ -66,13 +89,20 @@ export function stopOlderJobs(batch: BatchV1Api, clusterId: string, generation: 
  * server keeps each one, with a deletionTimestamp, until its pods are gone), then lists them again
  * until none is left or `waitMs` passes.
  */
-async function deleteJobs(batch: BatchV1Api, clusterId: string, which: (job: V1Job) => boolean, options: JobCleanupOptions): Promise<number> {
+async function deleteJobs(
+  batch: BatchV1Api,
+  clusterId: string,
+  which: (job: V1Job) => boolean,
+  options: JobCleanupOptions,
+): Promise<number> {
   const namespace = options.namespace ?? JOB_DEFAULTS.namespace;
   const labelSelector = clusterJobSelector(clusterId);
   const signal = options.signal;
   const listJobs = async (): Promise<Listed[]> => {
     try {
-      return listed((await batch.listNamespacedJob({ namespace, labelSelector }, withSignal(signal))).items.filter(which));
+      return listed(
+        (await batch.listNamespacedJob({ namespace, labelSelector }, withSignal(signal))).items.filter(which),
+      );
     } catch (err) {
       throw classifyKubeError(err, { verb: 'list', kind: 'Job', namespace, name: labelSelector });
     }
@@ -81,7 +111,21 @@ async function deleteJobs(batch: BatchV1Api, clusterId: string, which: (job: V1J
   let deleted = 0;
   for (const job of jobs) {
     if (
-      await deleteOne(() => batch.deleteNamespacedJob({ namespace, name: job.name, propagationPolicy: 'Foreground', body: { preconditions: { uid: job.uid } } }, withSignal(signal)), 'Job', namespace, job.name)
+      await deleteOne(
+        () =>
+          batch.deleteNamespacedJob(
+            {
+              namespace,
+              name: job.name,
+              propagationPolicy: 'Foreground',
+              body: { preconditions: { uid: job.uid } },
+            },
+            withSignal(signal),
+          ),
+        'Job',
+        namespace,
+        job.name,
+      )
     )
       deleted++;
   }
@@ -99,7 +143,12 @@ async function deleteJobs(batch: BatchV1Api, clusterId: string, which: (job: V1J
 }
 
 /** Deletes one object; false when it was gone already. A 409 (replaced since the list) is a retryable conflict. */
-async function deleteOne(call: () => Promise<unknown>, kind: string, namespace: string, name: string): Promise<boolean> {
+async function deleteOne(
+  call: () => Promise<unknown>,
+  kind: string,
+  namespace: string,
+  name: string,
+): Promise<boolean> {
   try {
     await call();
     return true;
@@ -111,7 +160,12 @@ async function deleteOne(call: () => Promise<unknown>, kind: string, namespace: 
 }
 
 /** The data Secret is read first: one without `managed-by=hyperfleet` is left alone. */
-async function deleteDataSecret(core: CoreV1Api, namespace: string, name: string, signal: AbortSignal | undefined): Promise<boolean> {
+async function deleteDataSecret(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
   let uid: string | undefined;
   try {
     const current = await core.readNamespacedSecret({ namespace, name }, withSignal(signal));
@@ -121,7 +175,13 @@ async function deleteDataSecret(core: CoreV1Api, namespace: string, name: string
     if (apiFailure(err)?.code === 404) return false;
     throw classifyKubeError(err, { verb: 'read', kind: 'Secret', namespace, name });
   }
-  return deleteOne(() => core.deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid } } }, withSignal(signal)), 'Secret', namespace, name);
+  return deleteOne(
+    () =>
+      core.deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid } } }, withSignal(signal)),
+    'Secret',
+    namespace,
+    name,
+  );
 }
 
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

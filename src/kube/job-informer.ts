@@ -29,7 +29,12 @@ export interface JobSummary {
 
 function summarize(job: V1Job): JobSummary {
   const labels = job.metadata?.labels ?? {};
-  return { name: job.metadata?.name ?? '', clusterId: labels['cluster-id'] ?? '', generation: Number(labels.generation ?? '0') || 0, finished: terminalCondition(job) !== undefined };
+  return {
+    name: job.metadata?.name ?? '',
+    clusterId: labels['cluster-id'] ?? '',
+    generation: Number(labels.generation ?? '0') || 0,
+    finished: terminalCondition(job) !== undefined,
+  };
 }
 
 export interface JobInformerOptions {
@@ -69,7 +74,11 @@ export class JobInformer {
       retry: this.options.retry ?? DEFAULT_RETRY,
       list: (signal) => this.list(signal),
       onList: (items, reason) => this.replace(items, reason),
-      onEvent: (type, job) => this.seen(type === 'DELETED' ? undefined : summarize(job as V1Job), (job as V1Job).metadata?.name ?? ''),
+      onEvent: (type, job) =>
+        this.seen(
+          type === 'DELETED' ? undefined : summarize(job as V1Job),
+          (job as V1Job).metadata?.name ?? '',
+        ),
       onError: this.options.onError,
     });
   }
@@ -82,7 +91,14 @@ export class JobInformer {
   private async list(signal: AbortSignal): Promise<Listed<JobSummary>> {
     const { namespace } = this.options;
     try {
-      return await listPages((cont) => this.batch.listNamespacedJob({ namespace, labelSelector: JOB_SELECTOR, limit: PAGE, _continue: cont }, withSignal(signal)), summarize);
+      return await listPages(
+        (cont) =>
+          this.batch.listNamespacedJob(
+            { namespace, labelSelector: JOB_SELECTOR, limit: PAGE, _continue: cont },
+            withSignal(signal),
+          ),
+        summarize,
+      );
     } catch (err) {
       throw classifyKubeError(err, { verb: 'list', kind: 'Job', namespace, name: JOB_SELECTOR });
     }

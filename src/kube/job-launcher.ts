@@ -6,8 +6,19 @@ import { Redactor } from '../pullsecret/redact.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { loadKubeConfig, makeApiClient, withSignal, type LoadKubeConfigOptions } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
-import { removeClusterJobs, stopOlderJobs, type JobCleanupOptions, type JobCleanupResult } from './job-cleanup.js';
-import { buildJobDataSecret, buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
+import {
+  removeClusterJobs,
+  stopOlderJobs,
+  type JobCleanupOptions,
+  type JobCleanupResult,
+} from './job-cleanup.js';
+import {
+  buildJobDataSecret,
+  buildPullSecretJob,
+  jobDataSecretName,
+  JOB_DEFAULTS,
+  type JobSettings,
+} from './job-manifest.js';
 import { readJobReport, type JobReport } from './job-report.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
 import { defaultManagementNamespace } from './pull-secret-manifest.js';
@@ -77,17 +88,27 @@ function ownedBy(secret: V1Secret, uid: string): boolean {
 
 function jobEnv(request: JobLaunchRequest): Record<string, string> {
   const given = request.env.CLUSTER_ID;
-  if (given !== undefined && given !== request.clusterId) throw new PullSecretError('CONFIG_INVALID', 'Job environment variable CLUSTER_ID differs from the cluster being launched');
+  if (given !== undefined && given !== request.clusterId)
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'Job environment variable CLUSTER_ID differs from the cluster being launched',
+    );
   const env: Record<string, string> = { ...request.env, CLUSTER_ID: request.clusterId };
   if (request.kubernetesSecret !== undefined) {
     env.KUBERNETES_TARGET = 'api';
-    env.MANAGEMENT_NAMESPACE = request.kubernetesSecret.namespace ?? defaultManagementNamespace(request.clusterId);
+    env.MANAGEMENT_NAMESPACE =
+      request.kubernetesSecret.namespace ?? defaultManagementNamespace(request.clusterId);
   }
   // The env map is written into the Job spec in clear: refuse it if credentials slipped in.
-  const credentials = credentialStrings(Buffer.from(request.pullSecret).toString('utf8')).filter((c) => c.length >= MIN_CREDENTIAL_LENGTH);
+  const credentials = credentialStrings(Buffer.from(request.pullSecret).toString('utf8')).filter(
+    (c) => c.length >= MIN_CREDENTIAL_LENGTH,
+  );
   for (const [name, value] of Object.entries(env)) {
     if (credentials.some((c) => value.includes(c)))
-      throw new PullSecretError('CONFIG_INVALID', `Job environment variable ${name} holds pull secret credentials; they may only reach the Job through the data Secret`);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `Job environment variable ${name} holds pull secret credentials; they may only reach the Job through the data Secret`,
+      );
   }
   return env;
 }
@@ -133,7 +154,9 @@ export class PullSecretJobLauncher {
     const job = buildPullSecretJob({ ...settings, env: jobEnv(request) });
     const namespace = job.metadata?.namespace ?? JOB_DEFAULTS.namespace;
     const name = job.metadata?.name ?? '';
-    const timeoutMs = options.timeoutMs ?? ((job.spec?.activeDeadlineSeconds ?? JOB_DEFAULTS.activeDeadlineSeconds) + 60) * 1000;
+    const timeoutMs =
+      options.timeoutMs ??
+      ((job.spec?.activeDeadlineSeconds ?? JOB_DEFAULTS.activeDeadlineSeconds) + 60) * 1000;
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
     const fields = { cluster_id: request.clusterId, namespace, job: name, generation: request.generation };
@@ -141,20 +164,37 @@ export class PullSecretJobLauncher {
       let current = await this.readJob(namespace, name, signal);
       let reused = current !== undefined;
       if (current === undefined) {
-        const stopped = await stopOlderJobs(this.batch, request.clusterId, request.generation, { namespace, signal });
-        if (stopped > 0) this.options.logger?.info({ ...fields, stopped }, 'stopped jobs of older generations');
+        const stopped = await stopOlderJobs(this.batch, request.clusterId, request.generation, {
+          namespace,
+          signal,
+        });
+        if (stopped > 0)
+          this.options.logger?.info({ ...fields, stopped }, 'stopped jobs of older generations');
         await this.removeStaleDataSecret(namespace, jobDataSecretName(request.clusterId), signal);
         current = await this.createJob(job, signal);
         reused = current === undefined;
         current ??= await this.readJob(namespace, name, signal);
-        if (current === undefined) throw new PullSecretError('KUBE_CONFLICT', `Job ${jobRef(namespace, name)} was deleted right after another launcher created it`);
+        if (current === undefined)
+          throw new PullSecretError(
+            'KUBE_CONFLICT',
+            `Job ${jobRef(namespace, name)} was deleted right after another launcher created it`,
+          );
       }
       if (!isManaged(current.metadata?.labels)) {
-        throw new PullSecretError('SECRET_UNMANAGED', `Job ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to use it`);
+        throw new PullSecretError(
+          'SECRET_UNMANAGED',
+          `Job ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to use it`,
+        );
       }
       this.options.logger?.info({ ...fields, reused }, reused ? 'reusing existing job' : 'job created');
       if (terminalCondition(current) === undefined) {
-        await this.ensureDataSecret(request, namespace, { name, uid: current.metadata?.uid ?? '' }, !reused, signal);
+        await this.ensureDataSecret(
+          request,
+          namespace,
+          { name, uid: current.metadata?.uid ?? '' },
+          !reused,
+          signal,
+        );
         current = await waitForJob({
           kubeConfig: this.options.kubeConfig,
           batch: this.batch,
@@ -168,14 +208,35 @@ export class PullSecretJobLauncher {
       const mask = credentialMask(request);
       const result = resultOf(current, request, mask);
       const report = masked(await readJobReport(this.core, namespace, current.metadata?.uid, signal), mask);
-      this.options.logger?.info({ ...fields, reused, outcome: result.status, reason: result.reason, report_reason: report?.reason }, 'job finished');
+      this.options.logger?.info(
+        { ...fields, reused, outcome: result.status, reason: result.reason, report_reason: report?.reason },
+        'job finished',
+      );
       const outcome = result.status === 'success' ? 'succeeded' : 'failed';
-      const message = outcome === 'succeeded' ? `Job ${jobRef(namespace, name)} succeeded` : `Job ${jobRef(namespace, name)} failed: ${result.reason}: ${result.message}`;
-      return { outcome, jobName: name, namespace, reused, result, message, ...(report === undefined ? {} : { report }) };
+      const message =
+        outcome === 'succeeded'
+          ? `Job ${jobRef(namespace, name)} succeeded`
+          : `Job ${jobRef(namespace, name)} failed: ${result.reason}: ${result.message}`;
+      return {
+        outcome,
+        jobName: name,
+        namespace,
+        reused,
+        result,
+        message,
+        ...(report === undefined ? {} : { report }),
+      };
     } catch (err) {
-      if (options.signal?.aborted) throw new PullSecretError('ABORTED', `launch of Job ${jobRef(namespace, name)} aborted`, { cause: err });
+      if (options.signal?.aborted)
+        throw new PullSecretError('ABORTED', `launch of Job ${jobRef(namespace, name)} aborted`, {
+          cause: err,
+        });
       if (deadline.aborted) {
-        throw new PullSecretError('JOB_IN_PROGRESS', `Job ${jobRef(namespace, name)} did not finish within ${timeoutMs} ms; launching the same generation again watches it further`, { cause: err });
+        throw new PullSecretError(
+          'JOB_IN_PROGRESS',
+          `Job ${jobRef(namespace, name)} did not finish within ${timeoutMs} ms; launching the same generation again watches it further`,
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -200,13 +261,21 @@ export class PullSecretJobLauncher {
       const failure = apiFailure(err);
       if (failure?.code === 409) return undefined;
       if (failure?.code === 404 && failure.detailsKind === 'namespaces') {
-        throw new PullSecretError('CONFIG_INVALID', `namespace ${quoteIdentifier(namespace)} does not exist; Job mode runs its Jobs there`, { cause: err });
+        throw new PullSecretError(
+          'CONFIG_INVALID',
+          `namespace ${quoteIdentifier(namespace)} does not exist; Job mode runs its Jobs there`,
+          { cause: err },
+        );
       }
       throw classifyKubeError(err, { verb: 'create', kind: 'Job', namespace, name });
     }
   }
 
-  private async readSecret(namespace: string, name: string, signal: AbortSignal): Promise<V1Secret | undefined> {
+  private async readSecret(
+    namespace: string,
+    name: string,
+    signal: AbortSignal,
+  ): Promise<V1Secret | undefined> {
     try {
       return await this.core.readNamespacedSecret({ namespace, name }, withSignal(signal));
     } catch (err) {
@@ -221,7 +290,10 @@ export class PullSecretJobLauncher {
     if (!isManaged(stale.metadata?.labels)) throw unmanagedSecret(namespace, name);
     try {
       const preconditions = { uid: stale.metadata?.uid, resourceVersion: stale.metadata?.resourceVersion };
-      await this.core.deleteNamespacedSecret({ namespace, name, body: { preconditions } }, withSignal(signal));
+      await this.core.deleteNamespacedSecret(
+        { namespace, name, body: { preconditions } },
+        withSignal(signal),
+      );
     } catch (err) {
       if (apiFailure(err)?.code === 404) return;
       throw classifyKubeError(err, { verb: 'delete', kind: 'Secret', namespace, name });
@@ -229,31 +301,63 @@ export class PullSecretJobLauncher {
   }
 
   /** Makes the data Secret exist and be owned by the Job; `createFirst` skips the read when it was just removed. */
-  private async ensureDataSecret(request: JobLaunchRequest, namespace: string, owner: { name: string; uid: string }, createFirst: boolean, signal: AbortSignal): Promise<void> {
-    const desired = buildJobDataSecret({ clusterId: request.clusterId, generation: request.generation, namespace, pullSecret: request.pullSecret, owner });
+  private async ensureDataSecret(
+    request: JobLaunchRequest,
+    namespace: string,
+    owner: { name: string; uid: string },
+    createFirst: boolean,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const desired = buildJobDataSecret({
+      clusterId: request.clusterId,
+      generation: request.generation,
+      namespace,
+      pullSecret: request.pullSecret,
+      owner,
+    });
     const name = desired.metadata?.name ?? '';
     for (let attempt = 1; attempt <= 3; attempt++) {
-      const current = createFirst && attempt === 1 ? undefined : await this.readSecret(namespace, name, signal);
+      const current =
+        createFirst && attempt === 1 ? undefined : await this.readSecret(namespace, name, signal);
       const verb = current === undefined ? 'create' : 'update';
       if (current !== undefined) {
         if (!isManaged(current.metadata?.labels)) throw unmanagedSecret(namespace, name);
         if (ownedBy(current, owner.uid)) return;
       }
       try {
-        if (current === undefined) await this.core.createNamespacedSecret({ namespace, body: desired }, withSignal(signal));
-        else await this.core.replaceNamespacedSecret({ namespace, name, body: { ...desired, metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion } } }, withSignal(signal));
+        if (current === undefined)
+          await this.core.createNamespacedSecret({ namespace, body: desired }, withSignal(signal));
+        else
+          await this.core.replaceNamespacedSecret(
+            {
+              namespace,
+              name,
+              body: {
+                ...desired,
+                metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
+              },
+            },
+            withSignal(signal),
+          );
         return;
       } catch (err) {
         const code = apiFailure(err)?.code;
-        if (code !== 409 && code !== 404) throw classifyKubeError(err, { verb, kind: 'Secret', namespace, name });
+        if (code !== 409 && code !== 404)
+          throw classifyKubeError(err, { verb, kind: 'Secret', namespace, name });
       }
     }
-    throw new PullSecretError('KUBE_CONFLICT', `Kubernetes Secret ${jobRef(namespace, name)} kept changing while it was written for Job ${quoteIdentifier(owner.name)}`);
+    throw new PullSecretError(
+      'KUBE_CONFLICT',
+      `Kubernetes Secret ${jobRef(namespace, name)} kept changing while it was written for Job ${quoteIdentifier(owner.name)}`,
+    );
   }
 }
 
 function unmanagedSecret(namespace: string, name: string): PullSecretError {
-  return new PullSecretError('SECRET_UNMANAGED', `Kubernetes Secret ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to modify or delete it`);
+  return new PullSecretError(
+    'SECRET_UNMANAGED',
+    `Kubernetes Secret ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to modify or delete it`,
+  );
 }
 
 /** Masks the request's credentials in a text: a Job's condition or report may have quoted one. */
@@ -272,7 +376,10 @@ function resultOf(job: V1Job, request: JobLaunchRequest, mask: (text: string) =>
   return {
     status: success ? 'success' : 'failure',
     reason: condition?.reason || (success ? 'JobSucceeded' : 'JobFailed'),
-    message: mask(condition?.message || (success ? `Job ${name} completed` : `Job ${name} failed`)).slice(0, 1000),
+    message: mask(condition?.message || (success ? `Job ${name} completed` : `Job ${name} failed`)).slice(
+      0,
+      1000,
+    ),
     cluster_id: request.clusterId,
     timestamp: (at === undefined ? new Date() : new Date(at)).toISOString(),
   };
@@ -285,6 +392,12 @@ function masked(report: JobReport | undefined, mask: (text: string) => string): 
 }
 
 /** A launcher for the cluster found by `loadKubeConfig`. Makes no network call. @throws CONFIG_INVALID. */
-export function createPullSecretJobLauncher(options: LoadKubeConfigOptions & { logger?: JobLauncherLogger; watchRetry?: RetryPolicy } = {}): PullSecretJobLauncher {
-  return new PullSecretJobLauncher({ kubeConfig: loadKubeConfig(options).kubeConfig, logger: options.logger, watchRetry: options.watchRetry });
+export function createPullSecretJobLauncher(
+  options: LoadKubeConfigOptions & { logger?: JobLauncherLogger; watchRetry?: RetryPolicy } = {},
+): PullSecretJobLauncher {
+  return new PullSecretJobLauncher({
+    kubeConfig: loadKubeConfig(options).kubeConfig,
+    logger: options.logger,
+    watchRetry: options.watchRetry,
+  });
 }

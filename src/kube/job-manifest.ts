@@ -1,6 +1,17 @@
-import type { V1EnvVar, V1Job, V1OwnerReference, V1ResourceRequirements, V1Secret } from '@kubernetes/client-node';
+import type {
+  V1EnvVar,
+  V1Job,
+  V1OwnerReference,
+  V1ResourceRequirements,
+  V1Secret,
+} from '@kubernetes/client-node';
 import { PullSecretError } from '../errors/index.js';
-import { assertClusterId, assertKubernetesName, MANAGED_BY, quoteIdentifier } from '../pullsecret/identifiers.js';
+import {
+  assertClusterId,
+  assertKubernetesName,
+  MANAGED_BY,
+  quoteIdentifier,
+} from '../pullsecret/identifiers.js';
 
 /**
  * The objects of Job mode: the data Secret `cluster-{id}-pullsecret-data` holding the
@@ -111,7 +122,10 @@ export function clusterJobSelector(clusterId: string): string {
 
 function assertGeneration(generation: number): void {
   if (!Number.isSafeInteger(generation) || generation < 0) {
-    throw new PullSecretError('IDENTIFIER_INVALID', `invalid cluster generation ${quoteIdentifier(String(generation))}: must be a whole number of at least 0`);
+    throw new PullSecretError(
+      'IDENTIFIER_INVALID',
+      `invalid cluster generation ${quoteIdentifier(String(generation))}: must be a whole number of at least 0`,
+    );
   }
 }
 
@@ -151,19 +165,36 @@ function namespaceOf(namespace: string | undefined): string {
 
 function nonNegative(value: number | undefined, fallback: number, what: string): number {
   const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < 0) throw new PullSecretError('CONFIG_INVALID', `invalid Job setting ${what}: must be a whole number of at least 0`);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `invalid Job setting ${what}: must be a whole number of at least 0`,
+    );
   return v;
 }
 
 function envVars(env: Readonly<Record<string, string>>, secretName: string): V1EnvVar[] {
   const vars: V1EnvVar[] = [];
-  for (const [name, value] of Object.entries({ NODE_OPTIONS: JOB_DEFAULTS.nodeOptions, ...env }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (!ENV_NAME.test(name)) throw new PullSecretError('CONFIG_INVALID', `invalid Job environment variable name ${quoteIdentifier(name)}`);
-    if (RESERVED_ENV.has(name)) throw new PullSecretError('CONFIG_INVALID', `Job environment variable ${name} is set by the launcher and may not be passed in`);
+  for (const [name, value] of Object.entries({ NODE_OPTIONS: JOB_DEFAULTS.nodeOptions, ...env }).sort(
+    ([a], [b]) => (a < b ? -1 : a > b ? 1 : 0),
+  )) {
+    if (!ENV_NAME.test(name))
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `invalid Job environment variable name ${quoteIdentifier(name)}`,
+      );
+    if (RESERVED_ENV.has(name))
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `Job environment variable ${name} is set by the launcher and may not be passed in`,
+      );
     vars.push({ name, value });
   }
   // The pull secret reaches the pod only through the data Secret, never as a literal in the spec.
-  vars.push({ name: 'PULL_SECRET_DATA', valueFrom: { secretKeyRef: { name: secretName, key: DATA_SECRET_KEY, optional: false } } });
+  vars.push({
+    name: 'PULL_SECRET_DATA',
+    valueFrom: { secretKeyRef: { name: secretName, key: DATA_SECRET_KEY, optional: false } },
+  });
   vars.push({ name: 'RESULTS_PATH', value: POD_RESULTS_PATH });
   vars.push({ name: 'TERMINATION_MESSAGE_PATH', value: POD_TERMINATION_PATH });
   return vars;
@@ -183,7 +214,8 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
   const name = pullSecretJobName(input.clusterId, input.generation);
   const namespace = namespaceOf(input.namespace);
   const secretName = jobDataSecretName(input.clusterId);
-  if (input.image.trim() === '') throw new PullSecretError('CONFIG_MISSING', 'Job mode needs a container image for the pull-secret job');
+  if (input.image.trim() === '')
+    throw new PullSecretError('CONFIG_MISSING', 'Job mode needs a container image for the pull-secret job');
   const labels = { ...jobLabels(input.clusterId, input.generation), app: JOB_APP_LABEL };
   const resources: V1ResourceRequirements = {
     requests: { ...JOB_DEFAULTS.resources.requests, ...input.resources?.requests },
@@ -197,18 +229,36 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
     metadata: { name, namespace, labels },
     spec: {
       backoffLimit: nonNegative(input.backoffLimit, JOB_DEFAULTS.backoffLimit, 'backoffLimit'),
-      activeDeadlineSeconds: nonNegative(input.activeDeadlineSeconds, JOB_DEFAULTS.activeDeadlineSeconds, 'activeDeadlineSeconds'),
-      ttlSecondsAfterFinished: nonNegative(input.ttlSecondsAfterFinished, JOB_DEFAULTS.ttlSecondsAfterFinished, 'ttlSecondsAfterFinished'),
+      activeDeadlineSeconds: nonNegative(
+        input.activeDeadlineSeconds,
+        JOB_DEFAULTS.activeDeadlineSeconds,
+        'activeDeadlineSeconds',
+      ),
+      ttlSecondsAfterFinished: nonNegative(
+        input.ttlSecondsAfterFinished,
+        JOB_DEFAULTS.ttlSecondsAfterFinished,
+        'ttlSecondsAfterFinished',
+      ),
       podFailurePolicy: {
         rules: [
           // Bad input or configuration: another pod would fail the same way.
-          { action: 'FailJob', onExitCodes: { containerName: JOB_CONTAINER_NAME, operator: 'In', values: [CONFIG_ERROR_EXIT_CODE] } },
+          {
+            action: 'FailJob',
+            onExitCodes: {
+              containerName: JOB_CONTAINER_NAME,
+              operator: 'In',
+              values: [CONFIG_ERROR_EXIT_CODE],
+            },
+          },
           // A node drain or preemption is not the job's fault.
           { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
         ],
       },
       template: {
-        metadata: { labels: { ...input.pod?.labels, ...labels }, ...(input.pod?.annotations === undefined ? {} : { annotations: { ...input.pod.annotations } }) },
+        metadata: {
+          labels: { ...input.pod?.labels, ...labels },
+          ...(input.pod?.annotations === undefined ? {} : { annotations: { ...input.pod.annotations } }),
+        },
         spec: {
           restartPolicy: 'Never',
           serviceAccountName: input.serviceAccountName ?? JOB_DEFAULTS.serviceAccountName,
@@ -252,7 +302,14 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
 
 /** Owner reference to the Job: not a controller, and never blocking the Job's deletion. */
 export function jobOwnerReference(owner: JobOwner): V1OwnerReference {
-  return { apiVersion: 'batch/v1', kind: 'Job', name: owner.name, uid: owner.uid, controller: false, blockOwnerDeletion: false };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    name: owner.name,
+    uid: owner.uid,
+    controller: false,
+    blockOwnerDeletion: false,
+  };
 }
 
 /** One cluster's data Secret. */
@@ -277,10 +334,15 @@ export function buildJobDataSecret(input: JobDataSecretInput): V1Secret {
   const secret: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: jobDataSecretName(input.clusterId), namespace: namespaceOf(input.namespace), labels: { ...jobLabels(input.clusterId, input.generation), app: JOB_APP_LABEL } },
+    metadata: {
+      name: jobDataSecretName(input.clusterId),
+      namespace: namespaceOf(input.namespace),
+      labels: { ...jobLabels(input.clusterId, input.generation), app: JOB_APP_LABEL },
+    },
     type: 'Opaque',
     data: { [DATA_SECRET_KEY]: Buffer.from(input.pullSecret).toString('base64') },
   };
-  if (input.owner !== undefined && secret.metadata !== undefined) secret.metadata.ownerReferences = [jobOwnerReference(input.owner)];
+  if (input.owner !== undefined && secret.metadata !== undefined)
+    secret.metadata.ownerReferences = [jobOwnerReference(input.owner)];
   return secret;
 }

@@ -3,7 +3,12 @@ import { test } from 'node:test';
 import { terminationMessage, TERMINATION_MESSAGE_MAX, type JobResultFile } from '../job/result-file.js';
 import { parseJobReport } from './job-report.js';
 
-const base: JobResultFile = { status: 'success', reason: 'SecretUpdated', message: 'Updated pull secret with a new version', timestamp: '2026-01-01T00:00:00.000Z' };
+const base: JobResultFile = {
+  status: 'success',
+  reason: 'SecretUpdated',
+  message: 'Updated pull secret with a new version',
+  timestamp: '2026-01-01T00:00:00.000Z',
+};
 
 test('the termination message round-trips into the report the adapter reads', () => {
   const text = terminationMessage({
@@ -24,13 +29,27 @@ test('the termination message round-trips into the report the adapter reads', ()
     previousGraceEndsAt: '2026-01-02T00:00:00.000Z',
     registryVerification: { mode: 'warn', results: { 'quay.io': 'rejected' } },
   });
-  const failure = parseJobReport(terminationMessage({ ...base, status: 'failure', reason: 'CredentialsRejected', message: 'registry refused ...', error_code: 'CREDENTIALS_REJECTED' }));
+  const failure = parseJobReport(
+    terminationMessage({
+      ...base,
+      status: 'failure',
+      reason: 'CredentialsRejected',
+      message: 'registry refused ...',
+      error_code: 'CREDENTIALS_REJECTED',
+    }),
+  );
   assert.equal(failure?.errorCode, 'CREDENTIALS_REJECTED');
 });
 
 test('a report never exceeds the 4096 bytes the kubelet keeps: the message is cut, then the verification dropped', () => {
-  const results = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`registry-${i}.example.com:5000`, 'accepted' as const]));
-  const text = terminationMessage({ ...base, message: 'x'.repeat(5000), registry_verification: { mode: 'enforce', results } });
+  const results = Object.fromEntries(
+    Array.from({ length: 200 }, (_, i) => [`registry-${i}.example.com:5000`, 'accepted' as const]),
+  );
+  const text = terminationMessage({
+    ...base,
+    message: 'x'.repeat(5000),
+    registry_verification: { mode: 'enforce', results },
+  });
   assert.ok(Buffer.byteLength(text) <= TERMINATION_MESSAGE_MAX, String(Buffer.byteLength(text)));
   const report = parseJobReport(text);
   assert.equal(report?.registryVerification, undefined);
@@ -38,11 +57,41 @@ test('a report never exceeds the 4096 bytes the kubelet keeps: the message is cu
 });
 
 test('anything else is no report, never an error', () => {
-  for (const text of [undefined, '', 'Error: boom', '[]', 'null', '{"status":"done","reason":"X"}', '{"status":"success"}', JSON.stringify({ status: 'success', reason: 'r'.repeat(2000) })]) {
+  for (const text of [
+    undefined,
+    '',
+    'Error: boom',
+    '[]',
+    'null',
+    '{"status":"done","reason":"X"}',
+    '{"status":"success"}',
+    JSON.stringify({ status: 'success', reason: 'r'.repeat(2000) }),
+  ]) {
     assert.equal(parseJobReport(text), undefined, String(text));
   }
   // Unknown outcomes and modes are dropped, the rest kept.
-  const report = parseJobReport(JSON.stringify({ status: 'success', reason: 'SecretCreated', current_version: 7, registry_verification: { mode: 'enforce', results: { a: 'accepted', b: 'pwned' } } }));
-  assert.deepEqual(report, { status: 'success', reason: 'SecretCreated', message: '', registryVerification: { mode: 'enforce', results: { a: 'accepted' } } });
-  assert.equal(parseJobReport(JSON.stringify({ status: 'success', reason: 'R', registry_verification: { mode: 'strict', results: {} } }))?.registryVerification, undefined);
+  const report = parseJobReport(
+    JSON.stringify({
+      status: 'success',
+      reason: 'SecretCreated',
+      current_version: 7,
+      registry_verification: { mode: 'enforce', results: { a: 'accepted', b: 'pwned' } },
+    }),
+  );
+  assert.deepEqual(report, {
+    status: 'success',
+    reason: 'SecretCreated',
+    message: '',
+    registryVerification: { mode: 'enforce', results: { a: 'accepted' } },
+  });
+  assert.equal(
+    parseJobReport(
+      JSON.stringify({
+        status: 'success',
+        reason: 'R',
+        registry_verification: { mode: 'strict', results: {} },
+      }),
+    )?.registryVerification,
+    undefined,
+  );
 });

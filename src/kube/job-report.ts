@@ -31,8 +31,11 @@ function text(value: unknown): string | undefined {
 function verificationOf(value: unknown): JobReport['registryVerification'] {
   if (typeof value !== 'object' || value === null) return undefined;
   const { mode, results } = value as Record<string, unknown>;
-  if ((mode !== 'warn' && mode !== 'enforce') || typeof results !== 'object' || results === null) return undefined;
-  const entries = Object.entries(results as Record<string, unknown>).filter((e): e is [string, VerificationOutcome] => VERIFICATION_OUTCOMES.includes(e[1] as VerificationOutcome));
+  if ((mode !== 'warn' && mode !== 'enforce') || typeof results !== 'object' || results === null)
+    return undefined;
+  const entries = Object.entries(results as Record<string, unknown>).filter(
+    (e): e is [string, VerificationOutcome] => VERIFICATION_OUTCOMES.includes(e[1] as VerificationOutcome),
+  );
   return { mode, results: Object.fromEntries(entries) };
 }
 
@@ -66,7 +69,8 @@ export function parseJobReport(message: string | undefined): JobReport | undefin
 function lastTerminationMessage(pods: readonly V1Pod[]): string | undefined {
   let last: { at: number; message: string | undefined } | undefined;
   for (const pod of pods) {
-    const terminated = pod.status?.containerStatuses?.find((c) => c.name === JOB_CONTAINER_NAME)?.state?.terminated;
+    const terminated = pod.status?.containerStatuses?.find((c) => c.name === JOB_CONTAINER_NAME)?.state
+      ?.terminated;
     const at = terminated?.finishedAt === undefined ? 0 : new Date(terminated.finishedAt).getTime();
     if (at > 0 && (last === undefined || at > last.at)) last = { at, message: terminated?.message };
   }
@@ -79,10 +83,18 @@ function lastTerminationMessage(pods: readonly V1Pod[]): string | undefined {
  * removed, no permission to list them): the caller then reports from the Job's conditions alone.
  * Never throws.
  */
-export async function readJobReport(core: CoreV1Api, namespace: string, jobUid: string | undefined, signal?: AbortSignal): Promise<JobReport | undefined> {
+export async function readJobReport(
+  core: CoreV1Api,
+  namespace: string,
+  jobUid: string | undefined,
+  signal?: AbortSignal,
+): Promise<JobReport | undefined> {
   if (jobUid === undefined || jobUid === '') return undefined;
   try {
-    const pods = await core.listNamespacedPod({ namespace, labelSelector: `controller-uid=${jobUid}` }, withSignal(signal));
+    const pods = await core.listNamespacedPod(
+      { namespace, labelSelector: `controller-uid=${jobUid}` },
+      withSignal(signal),
+    );
     return parseJobReport(lastTerminationMessage(pods.items));
   } catch {
     return undefined;

@@ -18,7 +18,9 @@ export const DEFAULT_WATCH_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 2
 
 /** A terminal condition of a Job, if it has one. */
 export function terminalCondition(job: V1Job): V1JobCondition | undefined {
-  return job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+  return job.status?.conditions?.find(
+    (c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True',
+  );
 }
 
 export interface WaitForJobInput {
@@ -39,14 +41,20 @@ function aborted(): PullSecretError {
 async function listJob(input: WaitForJobInput): Promise<{ job?: V1Job; resourceVersion?: string }> {
   const { batch, namespace, name, signal } = input;
   try {
-    const list = await batch.listNamespacedJob({ namespace, fieldSelector: `metadata.name=${name}` }, withSignal(signal));
+    const list = await batch.listNamespacedJob(
+      { namespace, fieldSelector: `metadata.name=${name}` },
+      withSignal(signal),
+    );
     return { job: list.items[0], resourceVersion: list.metadata?.resourceVersion };
   } catch (err) {
     throw classifyKubeError(err, { verb: 'list', kind: 'Job', namespace, name });
   }
 }
 
-type JobWatchEnd = { kind: 'finished'; job: V1Job } | { kind: 'deleted' } | { kind: 'relist'; gone: boolean; progressed: boolean };
+type JobWatchEnd =
+  | { kind: 'finished'; job: V1Job }
+  | { kind: 'deleted' }
+  | { kind: 'relist'; gone: boolean; progressed: boolean };
 
 async function watchJob(input: WaitForJobInput, resourceVersion: string | undefined): Promise<JobWatchEnd> {
   let found: JobWatchEnd | undefined;
@@ -58,14 +66,17 @@ async function watchJob(input: WaitForJobInput, resourceVersion: string | undefi
     signal: input.signal,
     onEvent: (type, object) => {
       if (type === 'DELETED') found = { kind: 'deleted' };
-      else if (type !== 'BOOKMARK' && terminalCondition(object as V1Job) !== undefined) found = { kind: 'finished', job: object as V1Job };
+      else if (type !== 'BOOKMARK' && terminalCondition(object as V1Job) !== undefined)
+        found = { kind: 'finished', job: object as V1Job };
       return found !== undefined;
     },
   });
   if (end.kind === 'aborted') throw aborted();
   if (end.kind === 'stopped' && found !== undefined) return found;
   // A clean end is listed again too: the list also tells whether the Job finished meanwhile.
-  return end.kind === 'relist' ? end : { kind: 'relist', gone: false, progressed: end.kind === 'ended' && end.progressed };
+  return end.kind === 'relist'
+    ? end
+    : { kind: 'relist', gone: false, progressed: end.kind === 'ended' && end.progressed };
 }
 
 /**
@@ -99,5 +110,9 @@ export async function waitForJob(input: WaitForJobInput): Promise<V1Job> {
 }
 
 function deletedError(input: WaitForJobInput): PullSecretError {
-  return new PullSecretError('JOB_FAILED', `Job ${quoteIdentifier(`${input.namespace}/${input.name}`)} was deleted before it finished`, { retryable: true });
+  return new PullSecretError(
+    'JOB_FAILED',
+    `Job ${quoteIdentifier(`${input.namespace}/${input.name}`)} was deleted before it finished`,
+    { retryable: true },
+  );
 }

@@ -15,7 +15,11 @@ import { backoffDelay, type RetryPolicy } from '../util/retry.js';
 export const MAX_WATCH_SECONDS = 300;
 
 /** How a watch request ended. `progressed`: at least one event arrived. */
-export type WatchEnd = { kind: 'stopped' } | { kind: 'aborted' } | { kind: 'ended'; progressed: boolean } | { kind: 'relist'; gone: boolean; progressed: boolean };
+export type WatchEnd =
+  | { kind: 'stopped' }
+  | { kind: 'aborted' }
+  | { kind: 'ended'; progressed: boolean }
+  | { kind: 'relist'; gone: boolean; progressed: boolean };
 
 /** A watch event as the client delivers it. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
@@ -34,7 +38,9 @@ export interface WatchOnceInput {
 }
 
 function statusCodeOf(err: unknown): number | undefined {
-  const code = (err as { statusCode?: unknown; code?: unknown } | undefined)?.statusCode ?? (err as { code?: unknown } | undefined)?.code;
+  const code =
+    (err as { statusCode?: unknown; code?: unknown } | undefined)?.statusCode ??
+    (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'number' ? code : undefined;
 }
 
@@ -61,23 +67,38 @@ export function watchOnce(input: WatchOnceInput): Promise<WatchEnd> {
     const onEvent = (type: string, object: unknown): void => {
       if (settled) return;
       if (type === 'ERROR') {
-        settle({ kind: 'relist', gone: (object as { code?: unknown } | undefined)?.code === 410, progressed });
+        settle({
+          kind: 'relist',
+          gone: (object as { code?: unknown } | undefined)?.code === 410,
+          progressed,
+        });
         return;
       }
       progressed = true;
       if (input.onEvent(type as WatchEventType, object) === true) settle({ kind: 'stopped' });
     };
-    const query: Record<string, string | number | boolean> = { timeoutSeconds: MAX_WATCH_SECONDS, allowWatchBookmarks: true };
+    const query: Record<string, string | number | boolean> = {
+      timeoutSeconds: MAX_WATCH_SECONDS,
+      allowWatchBookmarks: true,
+    };
     if (input.labelSelector !== undefined) query.labelSelector = input.labelSelector;
     if (input.fieldSelector !== undefined) query.fieldSelector = input.fieldSelector;
     if (input.resourceVersion !== undefined) query.resourceVersion = input.resourceVersion;
     new Watch(input.kubeConfig)
-      .watch(input.path, query, onEvent, (err: unknown) => settle(err === null || err === undefined ? { kind: 'ended', progressed } : { kind: 'relist', gone: statusCodeOf(err) === 410, progressed }))
+      .watch(input.path, query, onEvent, (err: unknown) =>
+        settle(
+          err === null || err === undefined
+            ? { kind: 'ended', progressed }
+            : { kind: 'relist', gone: statusCodeOf(err) === 410, progressed },
+        ),
+      )
       .then((c) => {
         controller = c;
         if (settled) c.abort();
       })
-      .catch((err: unknown) => settle({ kind: 'relist', gone: statusCodeOf(err) === 410, progressed: false }));
+      .catch((err: unknown) =>
+        settle({ kind: 'relist', gone: statusCodeOf(err) === 410, progressed: false }),
+      );
     if (signal.aborted) onAbort();
   });
 }
@@ -98,7 +119,10 @@ export interface ListPage<I> {
  * Lists every page (`fetchPage(continueToken)`), keeping of each item only what `keep` returns, so
  * the whole objects of one page at most are in memory.
  */
-export async function listPages<I, T>(fetchPage: (cont: string | undefined) => Promise<ListPage<I>>, keep: (item: I) => T): Promise<Listed<T>> {
+export async function listPages<I, T>(
+  fetchPage: (cont: string | undefined) => Promise<ListPage<I>>,
+  keep: (item: I) => T,
+): Promise<Listed<T>> {
   const items: T[] = [];
   let cont: string | undefined;
   let resourceVersion: string | undefined;

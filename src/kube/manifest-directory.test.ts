@@ -14,7 +14,13 @@ const V1 = Buffer.from('{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"}}}');
 const V2 = Buffer.from('{"auths":{"quay.io":{"auth":"bmV3Om5ldw=="}}}');
 
 function desired(pullSecret: Buffer, now = '2025-01-01T00:00:00.000Z', secretVersion = '1') {
-  return buildPullSecretManifest({ clusterId: CLUSTER, pullSecret, secretPath: 'local/s', secretVersion, now: new Date(now) });
+  return buildPullSecretManifest({
+    clusterId: CLUSTER,
+    pullSecret,
+    secretPath: 'local/s',
+    secretVersion,
+    now: new Date(now),
+  });
 }
 
 describe('ManifestDirectoryTarget', () => {
@@ -31,7 +37,11 @@ describe('ManifestDirectoryTarget', () => {
 
   it('creates a kubectl-appliable manifest with mode 0600', async () => {
     const result = await target.apply(desired(V1));
-    assert.deepEqual(result, { outcome: 'created', name: `${CLUSTER}-pull-secret`, namespace: `clusters-${CLUSTER}` });
+    assert.deepEqual(result, {
+      outcome: 'created',
+      name: `${CLUSTER}-pull-secret`,
+      namespace: `clusters-${CLUSTER}`,
+    });
     assert.equal((await stat(path)).mode & 0o777, 0o600);
     const doc = parse(await readFile(path, 'utf8')) as Record<string, unknown>;
     assert.equal(doc.apiVersion, 'v1');
@@ -52,7 +62,10 @@ describe('ManifestDirectoryTarget', () => {
   });
 
   it('updates on change and keeps keys others added', async () => {
-    const doc = parse(await readFile(path, 'utf8')) as { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; data: Record<string, string> };
+    const doc = parse(await readFile(path, 'utf8')) as {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      data: Record<string, string>;
+    };
     doc.metadata.labels.team = 'payments';
     doc.metadata.annotations['example.com/note'] = 'keep me';
     doc.data.extra = Buffer.from('other').toString('base64');
@@ -91,12 +104,24 @@ describe('ManifestDirectoryTarget', () => {
   });
 
   it('refuses to overwrite or delete an unmanaged manifest', async () => {
-    const foreign = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x-pull-secret', namespace: 'clusters-x' }, type: 'Opaque', data: {} };
+    const foreign = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'x-pull-secret', namespace: 'clusters-x' },
+      type: 'Opaque',
+      data: {},
+    };
     await mkdir(join(dir, 'clusters-x'), { recursive: true });
     const foreignPath = join(dir, 'clusters-x', 'x-pull-secret.yaml');
     await writeFile(foreignPath, stringify(foreign));
-    const isUnmanaged = (err: unknown) => err instanceof PullSecretError && err.code === 'SECRET_UNMANAGED' && err.message.includes('managed-by');
-    await assert.rejects(target.apply(buildPullSecretManifest({ clusterId: 'x', pullSecret: V1, secretPath: 'p', secretVersion: '1' })), isUnmanaged);
+    const isUnmanaged = (err: unknown) =>
+      err instanceof PullSecretError && err.code === 'SECRET_UNMANAGED' && err.message.includes('managed-by');
+    await assert.rejects(
+      target.apply(
+        buildPullSecretManifest({ clusterId: 'x', pullSecret: V1, secretPath: 'p', secretVersion: '1' }),
+      ),
+      isUnmanaged,
+    );
     await assert.rejects(target.remove('clusters-x', 'x-pull-secret'), isUnmanaged);
     assert.deepEqual(parse(await readFile(foreignPath, 'utf8')), foreign);
   });
@@ -105,7 +130,9 @@ describe('ManifestDirectoryTarget', () => {
     await mkdir(join(dir, 'clusters-y'), { recursive: true });
     await writeFile(join(dir, 'clusters-y', 'y-pull-secret.yaml'), 'auths: [unbalanced\n');
     await assert.rejects(
-      target.apply(buildPullSecretManifest({ clusterId: 'y', pullSecret: V1, secretPath: 'p', secretVersion: '1' })),
+      target.apply(
+        buildPullSecretManifest({ clusterId: 'y', pullSecret: V1, secretPath: 'p', secretVersion: '1' }),
+      ),
       (err: unknown) => err instanceof PullSecretError && err.code === 'KUBE_FAILED',
     );
   });
@@ -129,6 +156,9 @@ describe('ManifestDirectoryTarget', () => {
   it('honours an aborted signal before writing', async () => {
     const controller = new AbortController();
     controller.abort();
-    await assert.rejects(target.apply(desired(V1), { signal: controller.signal }), (err: unknown) => err instanceof PullSecretError && err.code === 'ABORTED');
+    await assert.rejects(
+      target.apply(desired(V1), { signal: controller.signal }),
+      (err: unknown) => err instanceof PullSecretError && err.code === 'ABORTED',
+    );
   });
 });

@@ -7,8 +7,21 @@ import { syncDirectory, writeFileAtomic } from '../util/atomic-file.js';
 import { ParsedFileCache } from '../util/parsed-file-cache.js';
 import { classifyManifestFsError } from './errors.js';
 import type { PullSecretManifest } from './pull-secret-manifest.js';
-import { describeSecret, isManagedSecret, isUpToDate, mergeSecret, type ExistingSecret } from './secret-merge.js';
-import type { ApplyResult, KubernetesSecretTarget, RemoveOptions, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
+import {
+  describeSecret,
+  isManagedSecret,
+  isUpToDate,
+  mergeSecret,
+  type ExistingSecret,
+} from './secret-merge.js';
+import type {
+  ApplyResult,
+  KubernetesSecretTarget,
+  RemoveOptions,
+  SecretDescription,
+  TargetCallOptions,
+  TargetLogger,
+} from './target.js';
 
 export interface ManifestDirectoryOptions {
   /** Root directory; manifests go to `{directory}/{namespace}/{name}.yaml`. */
@@ -17,7 +30,15 @@ export interface ManifestDirectoryOptions {
 }
 
 /** Fields an API server sets; a manifest meant for `kubectl apply` carries none of them. */
-const SERVER_FIELDS = ['uid', 'resourceVersion', 'creationTimestamp', 'generation', 'managedFields', 'selfLink', 'deletionTimestamp'];
+const SERVER_FIELDS = [
+  'uid',
+  'resourceVersion',
+  'creationTimestamp',
+  'generation',
+  'managedFields',
+  'selfLink',
+  'deletionTimestamp',
+];
 
 type ManifestFile = ExistingSecret & Record<string, unknown>;
 
@@ -69,9 +90,13 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     aborted(options.signal);
     const existing = await this.read(path);
     if (existing !== undefined && !isManagedSecret(existing)) {
-      throw new PullSecretError('SECRET_UNMANAGED', `manifest ${quoteIdentifier(path)} exists without label managed-by=hyperfleet; refusing to overwrite it`);
+      throw new PullSecretError(
+        'SECRET_UNMANAGED',
+        `manifest ${quoteIdentifier(path)} exists without label managed-by=hyperfleet; refusing to overwrite it`,
+      );
     }
-    if (existing !== undefined && isUpToDate(existing, desired)) return { outcome: 'unchanged', name, namespace };
+    if (existing !== undefined && isUpToDate(existing, desired))
+      return { outcome: 'unchanged', name, namespace };
     const manifest = existing === undefined ? desired : this.merged(existing, desired);
     aborted(options.signal);
     this.parsed.delete(path);
@@ -92,9 +117,16 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     const path = this.pathOf(namespace, name);
     aborted(options.signal);
     const existing = await this.read(path);
-    if (existing === undefined || (options.only !== undefined && !options.only(existing.metadata?.labels ?? {}))) return false;
+    if (
+      existing === undefined ||
+      (options.only !== undefined && !options.only(existing.metadata?.labels ?? {}))
+    )
+      return false;
     if (!isManagedSecret(existing)) {
-      throw new PullSecretError('SECRET_UNMANAGED', `manifest ${quoteIdentifier(path)} exists without label managed-by=hyperfleet; refusing to delete it`);
+      throw new PullSecretError(
+        'SECRET_UNMANAGED',
+        `manifest ${quoteIdentifier(path)} exists without label managed-by=hyperfleet; refusing to delete it`,
+      );
     }
     this.parsed.delete(path);
     try {
@@ -106,7 +138,11 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
     return true;
   }
 
-  async describe(namespace: string, name: string, options: TargetCallOptions = {}): Promise<SecretDescription | undefined> {
+  async describe(
+    namespace: string,
+    name: string,
+    options: TargetCallOptions = {},
+  ): Promise<SecretDescription | undefined> {
     const path = this.pathOf(namespace, name);
     aborted(options.signal);
     const existing = await this.read(path);
@@ -122,7 +158,13 @@ export class ManifestDirectoryTarget implements KubernetesSecretTarget {
       ...existing,
       apiVersion: desired.apiVersion,
       kind: desired.kind,
-      metadata: { ...metadata, name: desired.metadata.name, namespace: desired.metadata.namespace, labels: merged.labels, annotations: merged.annotations },
+      metadata: {
+        ...metadata,
+        name: desired.metadata.name,
+        namespace: desired.metadata.namespace,
+        labels: merged.labels,
+        annotations: merged.annotations,
+      },
       type: desired.type,
       data: merged.data,
     };
@@ -152,7 +194,10 @@ function parseManifest(raw: Buffer, path: string): ManifestFile {
   }
   const obj = parsed as ManifestFile | undefined;
   if (typeof obj !== 'object' || obj === null || obj.kind !== 'Secret' || obj.apiVersion !== 'v1') {
-    throw new PullSecretError('KUBE_FAILED', `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`);
+    throw new PullSecretError(
+      'KUBE_FAILED',
+      `manifest ${quoteIdentifier(path)} is not a YAML v1 Secret; leaving it untouched`,
+    );
   }
   return obj;
 }

@@ -3,11 +3,24 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { ANNOTATIONS, buildPullSecretManifest, DOCKERCONFIGJSON_KEY, MAX_SECRET_BYTES } from './pull-secret-manifest.js';
+import {
+  ANNOTATIONS,
+  buildPullSecretManifest,
+  DOCKERCONFIGJSON_KEY,
+  MAX_SECRET_BYTES,
+} from './pull-secret-manifest.js';
 
 const CLUSTER = '0195f4a2-7c1e-7b3a-9d2e-4f5a6b7c8d9e';
-const RAW = Buffer.from('{ "auths": { "quay.io": { "auth": "dXNlcjpwYXNz" }, "a.io": { "auth": "eDp5" } } }\n');
-const BASE = { clusterId: CLUSTER, pullSecret: RAW, secretPath: 'projects/p/secrets/s', secretVersion: '3', now: new Date('2025-01-02T03:04:05.000Z') };
+const RAW = Buffer.from(
+  '{ "auths": { "quay.io": { "auth": "dXNlcjpwYXNz" }, "a.io": { "auth": "eDp5" } } }\n',
+);
+const BASE = {
+  clusterId: CLUSTER,
+  pullSecret: RAW,
+  secretPath: 'projects/p/secrets/s',
+  secretVersion: '3',
+  now: new Date('2025-01-02T03:04:05.000Z'),
+};
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
@@ -26,7 +39,9 @@ describe('buildPullSecretManifest', () => {
       [ANNOTATIONS.secretPath]: 'projects/p/secrets/s',
       [ANNOTATIONS.secretVersion]: '3',
       [ANNOTATIONS.lastUpdated]: '2025-01-02T03:04:05.000Z',
-      [ANNOTATIONS.contentSha256]: sha256('{"auths":{"a.io":{"auth":"eDp5"},"quay.io":{"auth":"dXNlcjpwYXNz"}}}'),
+      [ANNOTATIONS.contentSha256]: sha256(
+        '{"auths":{"a.io":{"auth":"eDp5"},"quay.io":{"auth":"dXNlcjpwYXNz"}}}',
+      ),
     });
   });
 
@@ -39,7 +54,9 @@ describe('buildPullSecretManifest', () => {
   it('gives formatting variants the same fingerprint', () => {
     const compact = Buffer.from('{"auths":{"quay.io":{"auth":"dXNlcjpwYXNz"},"a.io":{"auth":"eDp5"}}}');
     const a = buildPullSecretManifest(BASE).metadata.annotations[ANNOTATIONS.contentSha256];
-    const b = buildPullSecretManifest({ ...BASE, pullSecret: compact }).metadata.annotations[ANNOTATIONS.contentSha256];
+    const b = buildPullSecretManifest({ ...BASE, pullSecret: compact }).metadata.annotations[
+      ANNOTATIONS.contentSha256
+    ];
     assert.equal(a, b);
   });
 
@@ -63,7 +80,10 @@ describe('buildPullSecretManifest', () => {
   it('rejects non-JSON and oversized payloads without quoting them', () => {
     assert.throws(
       () => buildPullSecretManifest({ ...BASE, pullSecret: Buffer.from('user:hunter2') }),
-      (err: unknown) => err instanceof PullSecretError && err.code === 'PULL_SECRET_INVALID' && !err.message.includes('hunter2'),
+      (err: unknown) =>
+        err instanceof PullSecretError &&
+        err.code === 'PULL_SECRET_INVALID' &&
+        !err.message.includes('hunter2'),
     );
     assert.throws(
       () => buildPullSecretManifest({ ...BASE, pullSecret: Buffer.alloc(MAX_SECRET_BYTES + 1, 0x20) }),
@@ -73,13 +93,21 @@ describe('buildPullSecretManifest', () => {
 
   it("builds the same Secret from validation's parse of the bytes as from parsing them again", () => {
     const { document } = validatePullSecret(RAW, { maxBytes: MAX_SECRET_BYTES, targetName: 'test' });
-    assert.deepEqual(buildPullSecretManifest({ ...BASE, parsed: { value: document } }), buildPullSecretManifest(BASE));
+    assert.deepEqual(
+      buildPullSecretManifest({ ...BASE, parsed: { value: document } }),
+      buildPullSecretManifest(BASE),
+    );
   });
 
   it('still refuses oversized bytes when a parse is given', () => {
     const { document } = validatePullSecret(RAW, { maxBytes: MAX_SECRET_BYTES, targetName: 'test' });
     assert.throws(
-      () => buildPullSecretManifest({ ...BASE, pullSecret: Buffer.alloc(MAX_SECRET_BYTES + 1, 0x20), parsed: { value: document } }),
+      () =>
+        buildPullSecretManifest({
+          ...BASE,
+          pullSecret: Buffer.alloc(MAX_SECRET_BYTES + 1, 0x20),
+          parsed: { value: document },
+        }),
       (err: unknown) => err instanceof PullSecretError && err.code === 'PAYLOAD_TOO_LARGE',
     );
   });

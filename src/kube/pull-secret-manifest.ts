@@ -1,6 +1,10 @@
 import { PullSecretError } from '../errors/index.js';
 import { fingerprintParsed } from '../pullsecret/canonical.js';
-import { defaultManagementNamespace, deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
+import {
+  defaultManagementNamespace,
+  deriveClusterNames,
+  type ClusterNames,
+} from '../pullsecret/cluster-names.js';
 import { MANAGED_BY } from '../pullsecret/identifiers.js';
 import { parsePullSecretJson } from '../pullsecret/validate.js';
 
@@ -74,17 +78,25 @@ export { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluste
 export function buildPullSecretManifest(input: PullSecretManifestInput): PullSecretManifest {
   const given = input.names;
   const { kubernetesSecretName: name, namespace } =
-    given !== undefined && given.clusterId === input.clusterId && (input.namespace ?? defaultManagementNamespace(input.clusterId)) === given.namespace
+    given !== undefined &&
+    given.clusterId === input.clusterId &&
+    (input.namespace ?? defaultManagementNamespace(input.clusterId)) === given.namespace
       ? given
       : deriveClusterNames({ clusterId: input.clusterId, namespace: input.namespace });
   if (input.pullSecret.length > MAX_SECRET_BYTES) {
-    throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`);
+    throw new PullSecretError(
+      'PAYLOAD_TOO_LARGE',
+      `pull secret is ${input.pullSecret.length} bytes; a Kubernetes Secret holds at most ${MAX_SECRET_BYTES}`,
+    );
   }
   // The parser validation uses, so this step cannot reach another verdict than the store step did;
   // parsed once, for the check and the fingerprint (or not at all when the caller's parse of the same bytes is given).
   // A view of the bytes, not a copy (Buffer.from of a Buffer copies it).
-  const bytes = Buffer.isBuffer(input.pullSecret) ? input.pullSecret : Buffer.from(input.pullSecret.buffer, input.pullSecret.byteOffset, input.pullSecret.byteLength);
-  const parsed = input.parsed !== undefined ? input.parsed.value : parsePullSecretJson(bytes.toString('utf8'));
+  const bytes = Buffer.isBuffer(input.pullSecret)
+    ? input.pullSecret
+    : Buffer.from(input.pullSecret.buffer, input.pullSecret.byteOffset, input.pullSecret.byteLength);
+  const parsed =
+    input.parsed !== undefined ? input.parsed.value : parsePullSecretJson(bytes.toString('utf8'));
   return {
     apiVersion: 'v1',
     kind: 'Secret',

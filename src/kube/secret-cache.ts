@@ -111,7 +111,13 @@ export function isNewerVersion(a: string | undefined, b: string | undefined): bo
 export function summaryIsUpToDate(summary: SecretSummary, desired: PullSecretManifest): boolean {
   const want = desired.data[DOCKERCONFIGJSON_KEY];
   if (want === undefined || summary.payloadSha256 !== sha256(Buffer.from(want, 'base64'))) return false;
-  return ownedMetadataMatches({ type: summary.type, metadata: { labels: { ...summary.labels }, annotations: { ...summary.annotations } } }, desired);
+  return ownedMetadataMatches(
+    {
+      type: summary.type,
+      metadata: { labels: { ...summary.labels }, annotations: { ...summary.annotations } },
+    },
+    desired,
+  );
 }
 
 const keyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -134,7 +140,8 @@ export class SecretCache {
   private markListed: () => void = () => undefined;
 
   constructor(private readonly options: SecretCacheOptions) {
-    this.scopes = options.namespaces && options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [undefined];
+    this.scopes =
+      options.namespaces && options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [undefined];
     this.unsynced = new Set(this.scopes);
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.listed = new Promise<true>((resolve) => (this.markListed = () => resolve(true)));
@@ -155,7 +162,9 @@ export class SecretCache {
    */
   async whenListed(timeoutMs: number): Promise<boolean> {
     const timer = new AbortController();
-    const waited = sleep(timeoutMs, false as const, { signal: AbortSignal.any([timer.signal, this.controller.signal]) }).catch(() => false as const);
+    const waited = sleep(timeoutMs, false as const, {
+      signal: AbortSignal.any([timer.signal, this.controller.signal]),
+    }).catch(() => false as const);
     try {
       return await Promise.race([this.listed, waited]);
     } finally {
@@ -216,7 +225,8 @@ export class SecretCache {
   private async run(scope: string | undefined): Promise<void> {
     await runListWatch<SecretSummary>({
       kubeConfig: this.options.kubeConfig,
-      path: scope === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${encodeURIComponent(scope)}/secrets`,
+      path:
+        scope === undefined ? '/api/v1/secrets' : `/api/v1/namespaces/${encodeURIComponent(scope)}/secrets`,
       labelSelector: CACHED_SECRETS_SELECTOR,
       signal: this.controller.signal,
       retry: this.options.retry ?? DEFAULT_RETRY,
@@ -232,27 +242,45 @@ export class SecretCache {
     try {
       return await listPages((cont) => {
         const request = { labelSelector: CACHED_SECRETS_SELECTOR, limit: PAGE, _continue: cont };
-        return scope === undefined ? this.core.listSecretForAllNamespaces(request, withSignal(signal)) : this.core.listNamespacedSecret({ ...request, namespace: scope }, withSignal(signal));
+        return scope === undefined
+          ? this.core.listSecretForAllNamespaces(request, withSignal(signal))
+          : this.core.listNamespacedSecret({ ...request, namespace: scope }, withSignal(signal));
       }, summarizeSecret);
     } catch (err) {
-      throw classifyKubeError(err, { verb: 'list', kind: 'Secret', namespace: scope ?? '*', name: CACHED_SECRETS_SELECTOR });
+      throw classifyKubeError(err, {
+        verb: 'list',
+        kind: 'Secret',
+        namespace: scope ?? '*',
+        name: CACHED_SECRETS_SELECTOR,
+      });
     }
   }
 
-  private replace(scope: string | undefined, listed: SecretSummary[], reason: RelistReason, version: string | undefined): void {
+  private replace(
+    scope: string | undefined,
+    listed: SecretSummary[],
+    reason: RelistReason,
+    version: string | undefined,
+  ): void {
     if (reason !== 'initial') this.options.onRelist?.(reason);
     const seen = new Set<string>();
     for (const current of listed) {
       const key = keyOf(current.namespace, current.name);
       seen.add(key);
       const previous = this.entries.get(key);
-      if (previous !== undefined && !isNewerVersion(current.resourceVersion, previous.resourceVersion)) continue;
+      if (previous !== undefined && !isNewerVersion(current.resourceVersion, previous.resourceVersion))
+        continue;
       this.entries.set(key, current);
       if (reason !== 'initial') this.emit({ previous, current, written: this.written.get(key) });
     }
     for (const [key, previous] of this.entries) {
       // An entry a write returned after the list was taken is newer than the list, not gone.
-      if (seen.has(key) || (scope !== undefined && previous.namespace !== scope) || (version !== undefined && isNewerVersion(previous.resourceVersion, version))) continue;
+      if (
+        seen.has(key) ||
+        (scope !== undefined && previous.namespace !== scope) ||
+        (version !== undefined && isNewerVersion(previous.resourceVersion, version))
+      )
+        continue;
       this.entries.delete(key);
       this.written.delete(key);
       if (reason !== 'initial') this.emit({ previous, ours: this.deleting.delete(key) });

@@ -57,7 +57,11 @@ export function contentMatches(existing: ExistingSecret, desired: PullSecretMani
     keys.every((key) => {
       const have = existing.data?.[key];
       const want = desired.data[key];
-      return have !== undefined && want !== undefined && Buffer.from(have, 'base64').equals(Buffer.from(want, 'base64'));
+      return (
+        have !== undefined &&
+        want !== undefined &&
+        Buffer.from(have, 'base64').equals(Buffer.from(want, 'base64'))
+      );
     })
   );
 }
@@ -75,7 +79,12 @@ export function ownedMetadataMatches(existing: ExistingSecret, desired: PullSecr
   if (existing.type !== desired.type) return false;
   const labels = existing.metadata?.labels ?? {};
   const annotations = existing.metadata?.annotations ?? {};
-  return Object.entries(desired.metadata.labels).every(([k, v]) => labels[k] === v) && Object.entries(desired.metadata.annotations).every(([k, v]) => k === ANNOTATIONS.lastUpdated || annotations[k] === v);
+  return (
+    Object.entries(desired.metadata.labels).every(([k, v]) => labels[k] === v) &&
+    Object.entries(desired.metadata.annotations).every(
+      ([k, v]) => k === ANNOTATIONS.lastUpdated || annotations[k] === v,
+    )
+  );
 }
 
 /**
@@ -86,7 +95,8 @@ export function mergeSecret(existing: ExistingSecret, desired: PullSecretManifes
   const oldAnnotations = existing.metadata?.annotations ?? {};
   const annotations = { ...oldAnnotations, ...desired.metadata.annotations };
   const previousUpdate = oldAnnotations[ANNOTATIONS.lastUpdated];
-  if (contentMatches(existing, desired) && previousUpdate !== undefined) annotations[ANNOTATIONS.lastUpdated] = previousUpdate;
+  if (contentMatches(existing, desired) && previousUpdate !== undefined)
+    annotations[ANNOTATIONS.lastUpdated] = previousUpdate;
   return {
     labels: { ...(existing.metadata?.labels ?? {}), ...desired.metadata.labels },
     annotations,

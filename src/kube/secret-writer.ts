@@ -8,7 +8,14 @@ import { apiFailure, classifyKubeError, type KubeOperation } from './errors.js';
 import type { PullSecretManifest } from './pull-secret-manifest.js';
 import { summaryIsUpToDate, type SecretCache } from './secret-cache.js';
 import { describeSecret, isManagedSecret, isUpToDate, mergeSecret } from './secret-merge.js';
-import type { ApplyResult, KubernetesSecretTarget, RemoveOptions, SecretDescription, TargetCallOptions, TargetLogger } from './target.js';
+import type {
+  ApplyResult,
+  KubernetesSecretTarget,
+  RemoveOptions,
+  SecretDescription,
+  TargetCallOptions,
+  TargetLogger,
+} from './target.js';
 
 /** Re-read-and-retry budget for optimistic-concurrency conflicts (409) within one call. */
 export const DEFAULT_CONFLICT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 2000 };
@@ -38,7 +45,10 @@ function secretRef(namespace: string, name: string): string {
 }
 
 function unmanaged(namespace: string, name: string): PullSecretError {
-  return new PullSecretError('SECRET_UNMANAGED', `${secretRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to modify or delete it`);
+  return new PullSecretError(
+    'SECRET_UNMANAGED',
+    `${secretRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to modify or delete it`,
+  );
 }
 
 /**
@@ -77,30 +87,49 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
 
   async apply(desired: PullSecretManifest, options: TargetCallOptions = {}): Promise<ApplyResult> {
     const { name, namespace } = desired.metadata;
-    return this.withConflictRetry('apply', namespace, name, options.signal, () => this.applyOnce(desired, options.signal));
+    return this.withConflictRetry('apply', namespace, name, options.signal, () =>
+      this.applyOnce(desired, options.signal),
+    );
   }
 
   async remove(namespace: string, name: string, options: RemoveOptions = {}): Promise<boolean> {
-    return this.withConflictRetry('delete', namespace, name, options.signal, () => this.removeOnce(namespace, name, options));
+    return this.withConflictRetry('delete', namespace, name, options.signal, () =>
+      this.removeOnce(namespace, name, options),
+    );
   }
 
-  async describe(namespace: string, name: string, options: TargetCallOptions = {}): Promise<SecretDescription | undefined> {
+  async describe(
+    namespace: string,
+    name: string,
+    options: TargetCallOptions = {},
+  ): Promise<SecretDescription | undefined> {
     const secret = await this.read(namespace, name, options.signal);
-    return secret === undefined ? undefined : { ...describeSecret(secret, name, namespace), resourceVersion: secret.metadata?.resourceVersion };
+    return secret === undefined
+      ? undefined
+      : { ...describeSecret(secret, name, namespace), resourceVersion: secret.metadata?.resourceVersion };
   }
 
-  private async applyOnce(desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
+  private async applyOnce(
+    desired: PullSecretManifest,
+    signal: AbortSignal | undefined,
+  ): Promise<ApplyResult | typeof CONFLICT> {
     const { name, namespace } = desired.metadata;
     const cached = this.cache?.lookup(namespace, name);
-    if (cached !== undefined && summaryIsUpToDate(cached, desired)) return { outcome: 'unchanged', name, namespace, resourceVersion: cached.resourceVersion };
+    if (cached !== undefined && summaryIsUpToDate(cached, desired))
+      return { outcome: 'unchanged', name, namespace, resourceVersion: cached.resourceVersion };
     const existing = await this.read(namespace, name, signal);
     if (existing === undefined) return this.create(desired, signal);
     if (!isManagedSecret(existing)) throw unmanaged(namespace, name);
     if (existing.type !== desired.type) return this.recreate(existing, desired, signal);
-    if (isUpToDate(existing, desired)) return { outcome: 'unchanged', name, namespace, resourceVersion: existing.metadata?.resourceVersion };
+    if (isUpToDate(existing, desired))
+      return { outcome: 'unchanged', name, namespace, resourceVersion: existing.metadata?.resourceVersion };
     const merged = mergeSecret(existing, desired);
     // The read object goes back whole, resourceVersion included, so a concurrent change is a 409.
-    const body: V1Secret = { ...existing, metadata: { ...existing.metadata, labels: merged.labels, annotations: merged.annotations }, data: merged.data };
+    const body: V1Secret = {
+      ...existing,
+      metadata: { ...existing.metadata, labels: merged.labels, annotations: merged.annotations },
+      data: merged.data,
+    };
     const op: KubeOperation = { verb: 'update', kind: 'Secret', namespace, name };
     try {
       aborted(signal);
@@ -116,20 +145,37 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
   }
 
   /** Our Secret with another type: deleted (only the version read) and created with the desired type and the merged keys. */
-  private async recreate(existing: V1Secret, desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
+  private async recreate(
+    existing: V1Secret,
+    desired: PullSecretManifest,
+    signal: AbortSignal | undefined,
+  ): Promise<ApplyResult | typeof CONFLICT> {
     const { name, namespace } = desired.metadata;
     const merged = mergeSecret(existing, desired);
     const removed = await this.deleteRead(existing, namespace, name, signal);
     if (removed === CONFLICT) return CONFLICT;
-    const result = await this.create({ ...desired, metadata: { ...desired.metadata, labels: merged.labels, annotations: merged.annotations }, data: merged.data }, signal);
+    const result = await this.create(
+      {
+        ...desired,
+        metadata: { ...desired.metadata, labels: merged.labels, annotations: merged.annotations },
+        data: merged.data,
+      },
+      signal,
+    );
     return result === CONFLICT ? CONFLICT : { ...result, outcome: 'updated' };
   }
 
-  private async create(desired: PullSecretManifest, signal: AbortSignal | undefined): Promise<ApplyResult | typeof CONFLICT> {
+  private async create(
+    desired: PullSecretManifest,
+    signal: AbortSignal | undefined,
+  ): Promise<ApplyResult | typeof CONFLICT> {
     const { name, namespace } = desired.metadata;
     try {
       aborted(signal);
-      const created = await this.core.createNamespacedSecret({ namespace, body: desired }, withSignal(signal));
+      const created = await this.core.createNamespacedSecret(
+        { namespace, body: desired },
+        withSignal(signal),
+      );
       this.cache?.observe(created);
       return { outcome: 'created', name, namespace, resourceVersion: created.metadata?.resourceVersion };
     } catch (err) {
@@ -147,21 +193,37 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     }
   }
 
-  private async removeOnce(namespace: string, name: string, { signal, only }: RemoveOptions): Promise<boolean | typeof CONFLICT> {
+  private async removeOnce(
+    namespace: string,
+    name: string,
+    { signal, only }: RemoveOptions,
+  ): Promise<boolean | typeof CONFLICT> {
     const existing = await this.read(namespace, name, signal);
-    if (existing === undefined || (only !== undefined && !only(existing.metadata?.labels ?? {}))) return false;
+    if (existing === undefined || (only !== undefined && !only(existing.metadata?.labels ?? {})))
+      return false;
     if (!isManagedSecret(existing)) throw unmanaged(namespace, name);
     return this.deleteRead(existing, namespace, name, signal);
   }
 
   /** Deletes the version that was read: false when already gone, CONFLICT when it changed since. */
-  private async deleteRead(existing: V1Secret, namespace: string, name: string, signal: AbortSignal | undefined): Promise<boolean | typeof CONFLICT> {
+  private async deleteRead(
+    existing: V1Secret,
+    namespace: string,
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean | typeof CONFLICT> {
     try {
       aborted(signal);
       this.cache?.expectDeletion(namespace, name);
       // Preconditions: never delete a Secret that was replaced (perhaps by an unmanaged one) since the read.
-      const preconditions = { uid: existing.metadata?.uid, resourceVersion: existing.metadata?.resourceVersion };
-      await this.core.deleteNamespacedSecret({ name, namespace, body: { preconditions } }, withSignal(signal));
+      const preconditions = {
+        uid: existing.metadata?.uid,
+        resourceVersion: existing.metadata?.resourceVersion,
+      };
+      await this.core.deleteNamespacedSecret(
+        { name, namespace, body: { preconditions } },
+        withSignal(signal),
+      );
       return true;
     } catch (err) {
       const code = apiFailure(err)?.code;
@@ -171,7 +233,11 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     }
   }
 
-  private async read(namespace: string, name: string, signal: AbortSignal | undefined): Promise<V1Secret | undefined> {
+  private async read(
+    namespace: string,
+    name: string,
+    signal: AbortSignal | undefined,
+  ): Promise<V1Secret | undefined> {
     try {
       aborted(signal);
       return await this.core.readNamespacedSecret({ name, namespace }, withSignal(signal));
@@ -181,19 +247,33 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     }
   }
 
-  private async withConflictRetry<T>(what: string, namespace: string, name: string, signal: AbortSignal | undefined, attempt: () => Promise<T | typeof CONFLICT>): Promise<T> {
+  private async withConflictRetry<T>(
+    what: string,
+    namespace: string,
+    name: string,
+    signal: AbortSignal | undefined,
+    attempt: () => Promise<T | typeof CONFLICT>,
+  ): Promise<T> {
     for (let n = 1; ; n++) {
       const result = await attempt();
       if (result !== CONFLICT) return result;
       if (n >= this.policy.maxAttempts) {
-        throw new PullSecretError('KUBE_CONFLICT', `${secretRef(namespace, name)} kept changing during ${what}; gave up after ${n} attempts`);
+        throw new PullSecretError(
+          'KUBE_CONFLICT',
+          `${secretRef(namespace, name)} kept changing during ${what}; gave up after ${n} attempts`,
+        );
       }
       const delayMs = backoffDelay(this.policy, n);
-      this.logger?.warn({ namespace, name, operation: what, attempt: n, delay_ms: delayMs }, 'kubernetes secret changed concurrently, retrying');
+      this.logger?.warn(
+        { namespace, name, operation: what, attempt: n, delay_ms: delayMs },
+        'kubernetes secret changed concurrently, retrying',
+      );
       try {
         await sleep(delayMs, undefined, { signal });
       } catch (err) {
-        throw new PullSecretError('ABORTED', 'Kubernetes Secret operation aborted while waiting to retry', { cause: err });
+        throw new PullSecretError('ABORTED', 'Kubernetes Secret operation aborted while waiting to retry', {
+          cause: err,
+        });
       }
     }
   }
@@ -204,7 +284,19 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
  * default). Makes no network call.
  * @throws PullSecretError CONFIG_INVALID when no usable kubeconfig is found.
  */
-export function createKubernetesSecretWriter(options: LoadKubeConfigOptions & { conflictRetry?: RetryPolicy; logger?: TargetLogger; cache?: SecretReadCache } = {}): KubernetesSecretWriter {
+export function createKubernetesSecretWriter(
+  options: LoadKubeConfigOptions & {
+    conflictRetry?: RetryPolicy;
+    logger?: TargetLogger;
+    cache?: SecretReadCache;
+  } = {},
+): KubernetesSecretWriter {
   const { core, server } = createKubeApis(options);
-  return new KubernetesSecretWriter({ core, server, conflictRetry: options.conflictRetry, logger: options.logger, cache: options.cache });
+  return new KubernetesSecretWriter({
+    core,
+    server,
+    conflictRetry: options.conflictRetry,
+    logger: options.logger,
+    cache: options.cache,
+  });
 }

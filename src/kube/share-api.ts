@@ -1,4 +1,12 @@
-import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import { makeApiClient } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
 import { SHARE_GROUP, SHARE_PLURAL, SHARE_VERSION, USE_VERB, type ShareStatus } from '../shares/types.js';
@@ -41,13 +49,24 @@ export class ShareApi {
           spec: {
             user: `system:serviceaccount:${namespace}:${sa}`,
             groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
-            resourceAttributes: { verb: USE_VERB, group: SHARE_GROUP, resource: SHARE_PLURAL, name: share, namespace },
+            resourceAttributes: {
+              verb: USE_VERB,
+              group: SHARE_GROUP,
+              resource: SHARE_PLURAL,
+              name: share,
+              namespace,
+            },
           },
         },
       });
       return review.status?.allowed === true && review.status.denied !== true;
     } catch (err) {
-      throw classifyKubeError(err, { verb: 'access review', kind: 'PullSecretShare', namespace, name: share });
+      throw classifyKubeError(err, {
+        verb: 'access review',
+        kind: 'PullSecretShare',
+        namespace,
+        name: share,
+      });
     }
   }
 
@@ -58,7 +77,12 @@ export class ShareApi {
       return await this.core.createNamespacedSecret({ namespace, body });
     } catch (err) {
       if (apiFailure(err)?.code === 409) return undefined;
-      throw classifyKubeError(err, { verb: 'create', kind: 'Secret', namespace, name: body.metadata?.name ?? '' });
+      throw classifyKubeError(err, {
+        verb: 'create',
+        kind: 'Secret',
+        namespace,
+        name: body.metadata?.name ?? '',
+      });
     }
   }
 
@@ -78,7 +102,10 @@ export class ShareApi {
   }
 
   /** Reads a Secret's metadata owners; undefined when absent. */
-  async readOwners(namespace: string, name: string): Promise<{ uid: string; ownerUids: string[] } | undefined> {
+  async readOwners(
+    namespace: string,
+    name: string,
+  ): Promise<{ uid: string; ownerUids: string[] } | undefined> {
     try {
       const s = await this.core.readNamespacedSecret({ namespace, name });
       return { uid: s.metadata?.uid ?? '', ownerUids: (s.metadata?.ownerReferences ?? []).map((r) => r.uid) };
@@ -104,17 +131,28 @@ export class ShareApi {
    * tests the resourceVersion it read, so no other entry is ever replaced or lost.
    * @returns `present` (already there or added) or `missing` (no such service account).
    */
-  async addImagePullSecret(namespace: string, sa: string, secretName: string): Promise<'present' | 'missing'> {
+  async addImagePullSecret(
+    namespace: string,
+    sa: string,
+    secretName: string,
+  ): Promise<'present' | 'missing'> {
     try {
       const account = await this.core.readNamespacedServiceAccount({ namespace, name: sa });
       const refs: ServiceAccountRef[] = account.imagePullSecrets ?? [];
       if (refs.some((r) => r.name === secretName)) return 'present';
-      const test = { op: 'test', path: '/metadata/resourceVersion', value: account.metadata?.resourceVersion };
+      const test = {
+        op: 'test',
+        path: '/metadata/resourceVersion',
+        value: account.metadata?.resourceVersion,
+      };
       const add =
         refs.length > 0 || account.imagePullSecrets !== undefined
           ? { op: 'add', path: '/imagePullSecrets/-', value: { name: secretName } }
           : { op: 'add', path: '/imagePullSecrets', value: [{ name: secretName }] };
-      await this.core.patchNamespacedServiceAccount({ namespace, name: sa, body: [test, add] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+      await this.core.patchNamespacedServiceAccount(
+        { namespace, name: sa, body: [test, add] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
       return 'present';
     } catch (err) {
       if (apiFailure(err)?.code === 404) return 'missing';
@@ -132,7 +170,10 @@ export class ShareApi {
         { op: 'test', path: `/imagePullSecrets/${index}/name`, value: secretName },
         { op: 'remove', path: `/imagePullSecrets/${index}` },
       ];
-      await this.core.patchNamespacedServiceAccount({ namespace, name: sa, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
+      await this.core.patchNamespacedServiceAccount(
+        { namespace, name: sa, body: ops },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
     } catch (err) {
       if (apiFailure(err)?.code === 404) return;
       throw classifyKubeError(err, { verb: 'patch', kind: 'ServiceAccount', namespace, name: sa });
@@ -149,7 +190,12 @@ export class ShareApi {
       return true;
     } catch (err) {
       if (apiFailure(err)?.code === 404) return false;
-      throw classifyKubeError(err, { verb: 'status update', kind: 'PullSecretShare', namespace: '', name: share });
+      throw classifyKubeError(err, {
+        verb: 'status update',
+        kind: 'PullSecretShare',
+        namespace: '',
+        name: share,
+      });
     }
   }
 }

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import { isManaged } from '../pullsecret/identifiers.js';
 import { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluster-names.js';
 import { makeApiClient, withSignal } from './client.js';
@@ -47,7 +53,12 @@ export function dataSha256(data: Readonly<Record<string, string>> | undefined): 
 }
 
 /** What changed, for the controller to enqueue the right shares. */
-export type StateChange = { kind: 'share'; name: string } | { kind: 'namespaces' } | { kind: 'source'; clusterId: string } | { kind: 'copy'; share: string } | { kind: 'rbac' };
+export type StateChange =
+  | { kind: 'share'; name: string }
+  | { kind: 'namespaces' }
+  | { kind: 'source'; clusterId: string }
+  | { kind: 'copy'; share: string }
+  | { kind: 'rbac' };
 
 export interface ShareStateOptions {
   kubeConfig: KubeConfig;
@@ -89,7 +100,10 @@ function sourceClusterOf(secret: Meta): string | undefined {
 }
 
 /** True when both are absent, or both present with the same labels. */
-function sameLabels(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+function sameLabels(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
   if (a === undefined || b === undefined) return a === b;
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
@@ -174,7 +188,8 @@ export class ShareState {
     if (share === undefined) return;
     const key = `${namespace}/${name}`;
     const previous = this.copies.get(key);
-    if (previous !== undefined && !isNewerVersion(secret.metadata?.resourceVersion, previous.resourceVersion)) return;
+    if (previous !== undefined && !isNewerVersion(secret.metadata?.resourceVersion, previous.resourceVersion))
+      return;
     this.copies.set(key, {
       namespace,
       name,
@@ -208,7 +223,11 @@ export class ShareState {
     const { signal } = this.controller;
     const retry = this.options.retry ?? DEFAULT_RETRY;
     const common = { kubeConfig: this.options.kubeConfig, signal, retry, onError: this.options.onError };
-    const page = <I>(fetch: (cont: string | undefined) => Promise<{ items: I[]; metadata?: { resourceVersion?: string; _continue?: string } }>) => listPages(fetch, (i: I) => i);
+    const page = <I>(
+      fetch: (
+        cont: string | undefined,
+      ) => Promise<{ items: I[]; metadata?: { resourceVersion?: string; _continue?: string } }>,
+    ) => listPages(fetch, (i: I) => i);
     const first = (name: string) => {
       const initial = !this.listed.has(name);
       this.listed.add(name);
@@ -220,7 +239,20 @@ export class ShareState {
       runListWatch<unknown>({
         ...common,
         path: `/apis/${SHARE_GROUP}/${SHARE_VERSION}/${SHARE_PLURAL}`,
-        list: (s) => page((cont) => this.custom.listClusterCustomObject({ group: SHARE_GROUP, version: SHARE_VERSION, plural: SHARE_PLURAL, limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        list: (s) =>
+          page(
+            (cont) =>
+              this.custom.listClusterCustomObject(
+                {
+                  group: SHARE_GROUP,
+                  version: SHARE_VERSION,
+                  plural: SHARE_PLURAL,
+                  limit: PAGE,
+                  _continue: cont,
+                },
+                withSignal(s),
+              ) as Promise<never>,
+          ),
         onList: (items) => {
           first('shares');
           const names = new Set<string>();
@@ -247,7 +279,11 @@ export class ShareState {
       runListWatch<unknown>({
         ...common,
         path: '/api/v1/namespaces',
-        list: (s) => page((cont) => this.core.listNamespace({ limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        list: (s) =>
+          page(
+            (cont) =>
+              this.core.listNamespace({ limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>,
+          ),
         onList: (items) => {
           first('namespaces');
           this.namespaces.clear();
@@ -269,14 +305,22 @@ export class ShareState {
           else this.terminating.delete(name);
           // Only labels and termination select consumers: any other change (annotations) requeues nothing.
           const terminatingChanged = wasTerminating !== this.terminating.has(name);
-          if (terminatingChanged || !sameLabels(before, labels)) this.options.onChange({ kind: 'namespaces' });
+          if (terminatingChanged || !sameLabels(before, labels))
+            this.options.onChange({ kind: 'namespaces' });
         },
       }),
       runListWatch<unknown>({
         ...common,
         path: '/api/v1/secrets',
         labelSelector: CACHED_SECRETS_SELECTOR,
-        list: (s) => page((cont) => this.core.listSecretForAllNamespaces({ labelSelector: CACHED_SECRETS_SELECTOR, limit: PAGE, _continue: cont }, withSignal(s)) as Promise<never>),
+        list: (s) =>
+          page(
+            (cont) =>
+              this.core.listSecretForAllNamespaces(
+                { labelSelector: CACHED_SECRETS_SELECTOR, limit: PAGE, _continue: cont },
+                withSignal(s),
+              ) as Promise<never>,
+          ),
         onList: (items) => {
           const initial = first('secrets');
           const changedSources = new Set<string>([...this.sources.keys()]);
@@ -290,7 +334,8 @@ export class ShareState {
           for (const clusterId of changedSources) this.options.onChange({ kind: 'source', clusterId });
           for (const share of shares) this.options.onChange({ kind: 'copy', share });
         },
-        onEvent: (type, object) => (type === 'DELETED' ? this.removeSecret(object as Meta, true) : this.putSecret(object as Meta, true)),
+        onEvent: (type, object) =>
+          type === 'DELETED' ? this.removeSecret(object as Meta, true) : this.putSecret(object as Meta, true),
       }),
       ...RBAC_KINDS.map((kind) =>
         runListWatch<unknown>({

@@ -26,12 +26,24 @@ export interface KubernetesTargetConfig {
 export const managementNamespaceSchema = z
   .string()
   .max(63, 'must be a DNS-1123 label of at most 63 characters')
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label: lowercase letters, digits or "-", starting and ending with a letter or digit');
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    'must be a DNS-1123 label: lowercase letters, digits or "-", starting and ending with a letter or digit',
+  );
 
 export const KUBERNETES_TARGET_ENV = {
-  KUBERNETES_TARGET: { key: 'target', help: 'Also write the Kubernetes Secret: api | manifests | none (default none, or api when MANAGEMENT_NAMESPACE is set).' },
-  MANAGEMENT_NAMESPACE: { key: 'namespace', help: 'Namespace of the Kubernetes Secret (default clusters-{CLUSTER_ID}).' },
-  MANIFEST_DIR: { key: 'manifestDir', help: `Directory for KUBERNETES_TARGET=manifests (default ${DEFAULT_MANIFEST_DIR}). The API target reads KUBECONFIG, or the in-cluster service account.` },
+  KUBERNETES_TARGET: {
+    key: 'target',
+    help: 'Also write the Kubernetes Secret: api | manifests | none (default none, or api when MANAGEMENT_NAMESPACE is set).',
+  },
+  MANAGEMENT_NAMESPACE: {
+    key: 'namespace',
+    help: 'Namespace of the Kubernetes Secret (default clusters-{CLUSTER_ID}).',
+  },
+  MANIFEST_DIR: {
+    key: 'manifestDir',
+    help: `Directory for KUBERNETES_TARGET=manifests (default ${DEFAULT_MANIFEST_DIR}). The API target reads KUBECONFIG, or the in-cluster service account.`,
+  },
 } as const satisfies EnvMapping;
 
 /**
@@ -39,7 +51,11 @@ export const KUBERNETES_TARGET_ENV = {
  * about half a second and 100 MB to import, which a manifests-only run should not pay.
  * @throws CONFIG_INVALID when no kubeconfig can be loaded; Error for target `none`.
  */
-export async function createKubernetesTarget(config: KubernetesTargetConfig, logger?: TargetLogger, cache?: SecretReadCache): Promise<KubernetesSecretTarget> {
+export async function createKubernetesTarget(
+  config: KubernetesTargetConfig,
+  logger?: TargetLogger,
+  cache?: SecretReadCache,
+): Promise<KubernetesSecretTarget> {
   switch (config.target) {
     case 'manifests': {
       const { ManifestDirectoryTarget } = await import('./manifest-directory.js');

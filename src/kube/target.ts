@@ -68,5 +68,9 @@ export interface KubernetesSecretTarget {
   remove(namespace: string, name: string, options?: RemoveOptions): Promise<boolean>;
 
   /** Metadata of the Secret, or undefined when absent. */
-  describe(namespace: string, name: string, options?: TargetCallOptions): Promise<SecretDescription | undefined>;
+  describe(
+    namespace: string,
+    name: string,
+    options?: TargetCallOptions,
+  ): Promise<SecretDescription | undefined>;
 }

@@ -66,14 +66,26 @@ export interface NotificationReading {
 }
 
 /** Classifies a notification; see the module comment. */
-export function readNotification(message: { data: Buffer; attributes: Readonly<Record<string, string>> }): NotificationReading {
+export function readNotification(message: {
+  data: Buffer;
+  attributes: Readonly<Record<string, string>>;
+}): NotificationReading {
   const raw = message.attributes.eventType;
-  const eventType: StoreEventType = (STORE_EVENT_TYPES as readonly string[]).includes(raw ?? '') && raw !== 'other' ? (raw as StoreEventType) : 'other';
-  if (raw === undefined || raw === '') return { eventType, outcome: 'malformed', problem: 'no eventType attribute' };
+  const eventType: StoreEventType =
+    (STORE_EVENT_TYPES as readonly string[]).includes(raw ?? '') && raw !== 'other'
+      ? (raw as StoreEventType)
+      : 'other';
+  if (raw === undefined || raw === '')
+    return { eventType, outcome: 'malformed', problem: 'no eventType attribute' };
   if (eventType === 'TOPIC_CONFIGURED') return { eventType, outcome: 'ignored' };
   const secretName = message.attributes.secretId ?? '';
   const match = SECRET_NAME.exec(secretName);
-  if (match === null) return { eventType, outcome: 'malformed', problem: 'secretId attribute is not a secret name projects/P/secrets/S' };
+  if (match === null)
+    return {
+      eventType,
+      outcome: 'malformed',
+      problem: 'secretId attribute is not a secret name projects/P/secrets/S',
+    };
   const problem = dataProblem(message, secretName);
   if (problem !== undefined) return { eventType, outcome: 'malformed', problem };
   const clusterId = clusterIdOfSecretId(match[1] as string);
@@ -83,8 +95,12 @@ export function readNotification(message: { data: Buffer; attributes: Readonly<R
 }
 
 /** The data must be the JSON of the secret named by `secretId`, or of one of its versions. */
-function dataProblem(message: { data: Buffer; attributes: Readonly<Record<string, string>> }, secretName: string): string | undefined {
-  if (message.attributes.dataFormat !== NOTIFICATION_DATA_FORMAT) return `dataFormat attribute is not ${NOTIFICATION_DATA_FORMAT}`;
+function dataProblem(
+  message: { data: Buffer; attributes: Readonly<Record<string, string>> },
+  secretName: string,
+): string | undefined {
+  if (message.attributes.dataFormat !== NOTIFICATION_DATA_FORMAT)
+    return `dataFormat attribute is not ${NOTIFICATION_DATA_FORMAT}`;
   if (message.data.length > MAX_DATA_BYTES) return 'data is larger than a resource';
   let resource: unknown;
   try {
@@ -92,11 +108,15 @@ function dataProblem(message: { data: Buffer; attributes: Readonly<Record<string
   } catch {
     return 'data is not JSON';
   }
-  const name = typeof resource === 'object' && resource !== null && !Array.isArray(resource) ? (resource as { name?: unknown }).name : undefined;
+  const name =
+    typeof resource === 'object' && resource !== null && !Array.isArray(resource)
+      ? (resource as { name?: unknown }).name
+      : undefined;
   if (typeof name !== 'string') return 'data is not a Secret or SecretVersion resource';
   // Both names carry the project number, but the id would name the same project: compare the secret id.
   const ownSecret = secretName.slice(secretName.indexOf('/secrets/'));
   const named = name.replace(/\/versions\/[^/]+$/, '');
-  if (!named.endsWith(ownSecret) || !/^projects\/[^/]+\/secrets\/[^/]+$/.test(named)) return 'data names another secret than secretId';
+  if (!named.endsWith(ownSecret) || !/^projects\/[^/]+\/secrets\/[^/]+$/.test(named))
+    return 'data names another secret than secretId';
   return undefined;
 }

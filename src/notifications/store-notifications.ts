@@ -23,13 +23,19 @@ export interface StoreNotificationDeps {
 }
 
 /** Handles one notification (id, data, attributes); never throws. */
-export function notificationHandler(deps: StoreNotificationDeps): (message: { id: string; data: Buffer; attributes: Readonly<Record<string, string>> }) => void {
+export function notificationHandler(
+  deps: StoreNotificationDeps,
+): (message: { id: string; data: Buffer; attributes: Readonly<Record<string, string>> }) => void {
   return (message) => {
     let reading;
     try {
       reading = readNotification(message);
     } catch (err) {
-      reading = { eventType: 'other' as const, outcome: 'malformed' as const, problem: `unreadable (${describeError(err).error_code})` };
+      reading = {
+        eventType: 'other' as const,
+        outcome: 'malformed' as const,
+        problem: `unreadable (${describeError(err).error_code})`,
+      };
     }
     deps.count(reading.eventType, reading.outcome);
     const fields = { operation: 'store-notification', event_type: reading.eventType, message_id: message.id };
@@ -41,7 +47,10 @@ export function notificationHandler(deps: StoreNotificationDeps): (message: { id
       deps.logger.debug({ ...fields, outcome: reading.outcome }, 'Store notification needs no reconcile');
       return;
     }
-    deps.logger.info({ ...fields, cluster_id: reading.clusterId }, 'Store notification: reconciling the cluster');
+    deps.logger.info(
+      { ...fields, cluster_id: reading.clusterId },
+      'Store notification: reconciling the cluster',
+    );
     // Not awaited: the scheduler runs it in turn (and merges it with any waiting work of the cluster).
     void deps.reconcile(reading.clusterId);
   };
@@ -56,7 +65,10 @@ export interface RunningStoreNotifications {
  * Starts the consumer when `config.enabled`: the Pub/Sub subscriber is loaded only then.
  * @throws PullSecretError CONFIG_INVALID when no Google credentials are usable.
  */
-export async function startStoreNotifications(config: NotificationsConfig, deps: StoreNotificationDeps): Promise<RunningStoreNotifications> {
+export async function startStoreNotifications(
+  config: NotificationsConfig,
+  deps: StoreNotificationDeps,
+): Promise<RunningStoreNotifications> {
   if (!config.enabled || config.subscription === undefined) return { stop: () => Promise.resolve() };
   const { NotificationSubscriber } = await import('../brokers/pubsub/notification-subscriber.js');
   const subscriber = new NotificationSubscriber({
@@ -67,6 +79,9 @@ export async function startStoreNotifications(config: NotificationsConfig, deps:
     logger: deps.logger,
   });
   await subscriber.start(notificationHandler(deps));
-  deps.logger.info({ operation: 'store-notifications', subscription: config.subscription }, 'Consuming store notifications');
+  deps.logger.info(
+    { operation: 'store-notifications', subscription: config.subscription },
+    'Consuming store notifications',
+  );
   return { stop: () => subscriber.stop() };
 }

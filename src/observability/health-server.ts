@@ -29,14 +29,20 @@ function listen(server: Server, port: number, host: string): Promise<RunningServ
  * `/healthz` (200 while the process serves) and `/readyz` (200 when `ready()` says so, else 503:
  * broker disconnected, config not loaded, or draining). Default port 8080.
  */
-export function startHealthServer(options: { port: number; host?: string; ready: () => { ready: boolean; reason?: string } }): Promise<RunningServer> {
+export function startHealthServer(options: {
+  port: number;
+  host?: string;
+  ready: () => { ready: boolean; reason?: string };
+}): Promise<RunningServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
       const { ready, reason } = options.ready();
-      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : `not ready: ${reason ?? 'starting'}\n`);
+      res
+        .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' })
+        .end(ready ? 'ready\n' : `not ready: ${reason ?? 'starting'}\n`);
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     }
@@ -54,7 +60,12 @@ export interface ScrapeRefusal {
  * Prometheus `/metrics` for `registry`. Default port 9090. With `authorize`, a scrape it refuses gets
  * its status and headers and no metrics (the admin token protection, docs/admin-api.md).
  */
-export function startMetricsServer(options: { port: number; host?: string; registry: Registry; authorize?: (req: IncomingMessage) => ScrapeRefusal | undefined }): Promise<RunningServer> {
+export function startMetricsServer(options: {
+  port: number;
+  host?: string;
+  registry: Registry;
+  authorize?: (req: IncomingMessage) => ScrapeRefusal | undefined;
+}): Promise<RunningServer> {
   const server = createServer((req, res) => {
     if ((req.url ?? '/').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
@@ -62,7 +73,9 @@ export function startMetricsServer(options: { port: number; host?: string; regis
     }
     const refusal = options.authorize?.(req);
     if (refusal !== undefined) {
-      res.writeHead(refusal.status, { 'content-type': 'text/plain', ...refusal.headers }).end('unauthorized\n');
+      res
+        .writeHead(refusal.status, { 'content-type': 'text/plain', ...refusal.headers })
+        .end('unauthorized\n');
       return;
     }
     options.registry.metrics().then(

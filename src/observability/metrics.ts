@@ -1,5 +1,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { QUOTA_KINDS, quotaBucket, type PacingObserver, type QuotaKind } from '../stores/rate-limited-store.js';
+import {
+  QUOTA_KINDS,
+  quotaBucket,
+  type PacingObserver,
+  type QuotaKind,
+} from '../stores/rate-limited-store.js';
 import { storeFactories } from '../stores/registry.js';
 import { RetentionMetrics } from '../retention/metrics.js';
 import { EntitlementExpiry, EntitlementMetrics } from '../entitlements/expiry.js';
@@ -11,7 +16,16 @@ import { NOTIFICATION_OUTCOMES, STORE_EVENT_TYPES } from '../notifications/read-
  * Results of one event, as counted in `pullsecret_events_total{result}`. `ignored`: an event about
  * another kind of resource than a cluster (e.g. a NodePool), acknowledged and never reconciled.
  */
-export const EVENT_RESULTS = ['applied', 'skipped', 'failed', 'invalid', 'superseded', 'gone', 'finalized', 'ignored'] as const;
+export const EVENT_RESULTS = [
+  'applied',
+  'skipped',
+  'failed',
+  'invalid',
+  'superseded',
+  'gone',
+  'finalized',
+  'ignored',
+] as const;
 export type EventResult = (typeof EVENT_RESULTS)[number];
 
 const JOB_RESULTS = ['success', 'failure', 'skipped'] as const;
@@ -22,7 +36,19 @@ export const DRIFT_KINDS = ['deleted', 'data', 'type', 'labels'] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 const WATCHED = ['secrets', 'jobs'] as const;
 /** Labels of `pullsecret_transfer_checks_total{outcome}` (`TRANSFER_REASONS` labels, less `update`, which is always carried out). */
-export const TRANSFER_OUTCOMES = ['none', 'no_token', 'current_invalid', 'unchanged', 'updated', 'update_failed', 'multiple', 'corrupted', 'unexpected', 'refused', 'unreachable'] as const;
+export const TRANSFER_OUTCOMES = [
+  'none',
+  'no_token',
+  'current_invalid',
+  'unchanged',
+  'updated',
+  'update_failed',
+  'multiple',
+  'corrupted',
+  'unexpected',
+  'refused',
+  'unreachable',
+] as const;
 const RELIST_REASONS = ['expired', 'error'] as const;
 /**
  * The service's Prometheus metrics (seed 001 names plus event counters), in their own registry.
@@ -36,7 +62,12 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     registers: [this.registry],
   });
-  readonly jobTotal = new Counter({ name: 'pullsecret_job_total', help: 'Pull secret reconciles by result', labelNames: ['result'], registers: [this.registry] });
+  readonly jobTotal = new Counter({
+    name: 'pullsecret_job_total',
+    help: 'Pull secret reconciles by result',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   readonly storeApiCalls = new Counter({
     name: 'pullsecret_store_api_calls_total',
     help: "Secret store API calls by store, method and status code (the store's own code names)",
@@ -51,15 +82,28 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Counters a store keeps for its existing dashboards (GCP: `pullsecret_gcp_api_calls_total`), by store kind. */
-  private readonly ownCounters = new Map<string, { counter: Counter; valueOf: (code: string) => string; label: string }>();
-  readonly events = new Counter({ name: 'pullsecret_events_total', help: 'Broker events handled, by result', labelNames: ['result'], registers: [this.registry] });
+  private readonly ownCounters = new Map<
+    string,
+    { counter: Counter; valueOf: (code: string) => string; label: string }
+  >();
+  readonly events = new Counter({
+    name: 'pullsecret_events_total',
+    help: 'Broker events handled, by result',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   readonly eventDuration = new Histogram({
     name: 'pullsecret_event_processing_seconds',
     help: 'Time from taking an event to settling it (status reported)',
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
-  readonly statusReports = new Counter({ name: 'pullsecret_status_reports_total', help: 'Status reports sent to the HyperFleet API, by result', labelNames: ['result'], registers: [this.registry] });
+  readonly statusReports = new Counter({
+    name: 'pullsecret_status_reports_total',
+    help: 'Status reports sent to the HyperFleet API, by result',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   readonly kubernetesWrites = new Counter({
     name: 'pullsecret_kubernetes_secret_applies_total',
     help: 'Kubernetes Secret applies by outcome (unchanged = no write)',
@@ -67,7 +111,10 @@ export class Metrics {
     registers: [this.registry],
   });
   /** Live quota buckets by `store` and `quota` label values (one bucket per scope). */
-  private readonly quotaBuckets = new Map<string, { labels: { store: string; quota: QuotaKind }; full: number; live: Set<TokenBucket> }>();
+  private readonly quotaBuckets = new Map<
+    string,
+    { labels: { store: string; quota: QuotaKind }; full: number; live: Set<TokenBucket> }
+  >();
   readonly storeQuotaTokens = new Gauge({
     name: 'pullsecret_store_quota_tokens',
     help: "Tokens left in the store's quota bucket: the lowest among its scopes (GCP projects); full when none is in use",
@@ -76,7 +123,10 @@ export class Metrics {
     collect: () => {
       for (const { labels, full, live } of this.quotaBuckets.values()) {
         const levels = [...live].map((b) => b.available);
-        this.storeQuotaTokens.set(labels, levels.length === 0 ? full : Math.floor(Math.min(...levels) * 100) / 100);
+        this.storeQuotaTokens.set(
+          labels,
+          levels.length === 0 ? full : Math.floor(Math.min(...levels) * 100) / 100,
+        );
       }
     },
   });
@@ -86,7 +136,12 @@ export class Metrics {
     labelNames: ['store', 'quota'],
     registers: [this.registry],
   });
-  readonly cacheObjects = new Gauge({ name: 'pullsecret_kubernetes_cache_objects', help: "Objects held by the adapter's watch caches, by resource", labelNames: ['resource'], registers: [this.registry] });
+  readonly cacheObjects = new Gauge({
+    name: 'pullsecret_kubernetes_cache_objects',
+    help: "Objects held by the adapter's watch caches, by resource",
+    labelNames: ['resource'],
+    registers: [this.registry],
+  });
   readonly relists = new Counter({
     name: 'pullsecret_kubernetes_relists_total',
     help: 'Lists made again by a watch, by resource and reason (expired: 410 Gone; error: a broken watch or failed list)',
@@ -120,10 +175,15 @@ export class Metrics {
     labelNames: ['broker'],
     registers: [this.registry],
     collect: () => {
-      for (const broker of this.brokers) this.brokerConnected.set({ broker: broker.kind }, broker.isReady() ? 1 : 0);
+      for (const broker of this.brokers)
+        this.brokerConnected.set({ broker: broker.kind }, broker.isReady() ? 1 : 0);
     },
   });
-  readonly inFlight = new Gauge({ name: 'pullsecret_events_in_flight', help: 'Events being processed or waiting for their cluster', registers: [this.registry] });
+  readonly inFlight = new Gauge({
+    name: 'pullsecret_events_in_flight',
+    help: 'Events being processed or waiting for their cluster',
+    registers: [this.registry],
+  });
   /** Version retention (docs/retention.md): versions per secret, disabled, destroyed, failures; by store. */
   readonly retention = new RetentionMetrics(
     this.registry,
@@ -154,13 +214,26 @@ export class Metrics {
       for (const quota of QUOTA_KINDS) {
         const limit = store.quotas[`${quota}PerMinute`];
         if (limit === undefined) continue;
-        this.quotaBuckets.set(`${store.kind}/${quota}`, { labels: { store: store.kind, quota }, full: quotaBucket(limit).burst, live: new Set() });
+        this.quotaBuckets.set(`${store.kind}/${quota}`, {
+          labels: { store: store.kind, quota },
+          full: quotaBucket(limit).burst,
+          live: new Set(),
+        });
         this.storeQuotaWaits.inc({ store: store.kind, quota }, 0);
       }
       if (ownCounter === undefined) continue;
-      const counter = new Counter({ name: ownCounter.name, help: ownCounter.help, labelNames: [ownCounter.label], registers: [this.registry] });
+      const counter = new Counter({
+        name: ownCounter.name,
+        help: ownCounter.help,
+        labelNames: [ownCounter.label],
+        registers: [this.registry],
+      });
       for (const value of ownCounter.values) counter.inc({ [ownCounter.label]: value }, 0);
-      this.ownCounters.set(store.kind, { counter, valueOf: (code) => ownCounter.valueOf(code), label: ownCounter.label });
+      this.ownCounters.set(store.kind, {
+        counter,
+        valueOf: (code) => ownCounter.valueOf(code),
+        label: ownCounter.label,
+      });
     }
     for (const result of EVENT_RESULTS) this.events.inc({ result }, 0);
     for (const result of STATUS_RESULTS) this.statusReports.inc({ result }, 0);
@@ -171,8 +244,11 @@ export class Metrics {
     }
     for (const kind of DRIFT_KINDS) this.driftRepairs.inc({ kind }, 0);
     for (const outcome of TRANSFER_OUTCOMES) this.transferChecks.inc({ outcome }, 0);
-    for (const event_type of STORE_EVENT_TYPES) for (const outcome of NOTIFICATION_OUTCOMES) this.storeNotifications.inc({ store: 'gcp', event_type, outcome }, 0);
-    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
+    for (const event_type of STORE_EVENT_TYPES)
+      for (const outcome of NOTIFICATION_OUTCOMES)
+        this.storeNotifications.inc({ store: 'gcp', event_type, outcome }, 0);
+    if (options.defaultMetrics ?? true)
+      collectDefaultMetrics({ register: this.registry, prefix: 'pullsecret_process_' });
   }
 
   /**

@@ -45,16 +45,28 @@ const PACKAGE_FRAME = /node_modules[\\/]((?:@[^\\/\s]+[\\/])?[^\\/\s]+)/;
  * that quotes its input): the class name, a short `code` and the package it came from.
  */
 export function describeStray(kind: StrayKind, reason: unknown): StrayReport {
-  const report: StrayReport = { error_code: 'INTERNAL', error: MESSAGE[kind], retryable: false, stray: kind, cause_name: typeof reason };
+  const report: StrayReport = {
+    error_code: 'INTERNAL',
+    error: MESSAGE[kind],
+    retryable: false,
+    stray: kind,
+    cause_name: typeof reason,
+  };
   if (typeof reason !== 'object' || reason === null) return report;
   const { name, code, stack } = reason as { name?: unknown; code?: unknown; stack?: unknown };
   if (typeof name === 'string' && CODE_TOKEN.test(name)) report.cause_name = name;
-  if ((typeof code === 'string' || typeof code === 'number') && CODE_TOKEN.test(String(code))) report.cause_code = String(code);
+  if ((typeof code === 'string' || typeof code === 'number') && CODE_TOKEN.test(String(code)))
+    report.cause_code = String(code);
   if (typeof stack === 'string') {
     // The first frame line after the message; the message itself may span lines, so look for "at ".
     const frame = stack.split('\n').find((line) => line.trimStart().startsWith('at '));
     // In a bundle (dist/bundle) every frame is in a bundle file: its source map names the module.
-    if (frame !== undefined) report.cause_origin = (PACKAGE_FRAME.exec(frame) ?? PACKAGE_FRAME.exec(originalSourceOf(frame) ?? ''))?.[1]?.replace('\\', '/') ?? 'pull-secret';
+    if (frame !== undefined)
+      report.cause_origin =
+        (PACKAGE_FRAME.exec(frame) ?? PACKAGE_FRAME.exec(originalSourceOf(frame) ?? ''))?.[1]?.replace(
+          '\\',
+          '/',
+        ) ?? 'pull-secret';
   }
   report.cause_origin &&= redactor.redact(report.cause_origin);
   return report;
@@ -108,7 +120,9 @@ export function installProcessGuard(options: ProcessGuardOptions): () => void {
  * result file and exit 1). Returns a function that puts the previous handler back. Without an
  * installed guard (a library caller, a test) it does nothing.
  */
-export function onStrayError(handler: (kind: StrayKind, error: PullSecretError) => void | Promise<void>): () => void {
+export function onStrayError(
+  handler: (kind: StrayKind, error: PullSecretError) => void | Promise<void>,
+): () => void {
   if (!installed) return () => undefined;
   const previous = strayHandler;
   strayHandler = handler;

@@ -32,7 +32,13 @@ describe('progress view', () => {
   it('not on a terminal: plain lines at a bounded rate, and always the final state', () => {
     let t = 0;
     const { writes, stream } = sink(false);
-    const progress = createProgress({ label: 'Creating clusters', total: 1000, stream, now: () => t, lineMs: 2000 });
+    const progress = createProgress({
+      label: 'Creating clusters',
+      total: 1000,
+      stream,
+      now: () => t,
+      lineMs: 2000,
+    });
     for (let done = 1; done <= 1000; done++) {
       t += 5;
       progress.update(done);
@@ -58,7 +64,12 @@ describe('progress view', () => {
       [0, 44],
     ] as const) {
       const writes: string[] = [];
-      const progress = createProgress({ label: 'Clusters with a status', total: 5, stream: { isTTY: true, columns, write: (t: string) => void writes.push(t) }, now: () => 0 });
+      const progress = createProgress({
+        label: 'Clusters with a status',
+        total: 5,
+        stream: { isTTY: true, columns, write: (t: string) => void writes.push(t) },
+        now: () => 0,
+      });
       progress.update(1);
       assert.equal((writes[0] ?? '').replace('\r\x1b[2K', '').length, length, `columns ${columns}`);
     }

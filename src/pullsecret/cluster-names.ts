@@ -1,5 +1,13 @@
 import { PullSecretError } from '../errors/index.js';
-import { assertClusterId, assertKubernetesName, assertLabels, assertSecretId, defaultSecretId, managedLabels, quoteIdentifier } from './identifiers.js';
+import {
+  assertClusterId,
+  assertKubernetesName,
+  assertLabels,
+  assertSecretId,
+  defaultSecretId,
+  managedLabels,
+  quoteIdentifier,
+} from './identifiers.js';
 
 /**
  * Every name one cluster's reconcile uses (docs/architecture.md), derived and checked once,

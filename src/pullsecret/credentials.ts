@@ -19,7 +19,8 @@ export function credentialStrings(text: string): string[] {
       const [, key = '', field = ''] = path;
       // A registry key with userinfo (`user:pass@host`) carries a credential too.
       if (path.length === 2 && key.includes('@')) found.push(key, ...userinfoOf(key));
-      if (path.length === 3 && typeof value === 'string' && CREDENTIAL_FIELDS.includes(field)) found.push(value, ...decodedForms(field, value));
+      if (path.length === 3 && typeof value === 'string' && CREDENTIAL_FIELDS.includes(field))
+        found.push(value, ...decodedForms(field, value));
     },
   });
   return found;

@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertClusterId, assertKubernetesName, assertLabels, assertSecretId, isClusterId, isKubernetesName, managedLabels, quoteIdentifier } from './identifiers.js';
+import {
+  assertClusterId,
+  assertKubernetesName,
+  assertLabels,
+  assertSecretId,
+  isClusterId,
+  isKubernetesName,
+  managedLabels,
+  quoteIdentifier,
+} from './identifiers.js';
 
 test('cluster ids: UUIDv7 and slugs pass, hostile values fail with a clear error', () => {
   assertClusterId('019466a0-8f8e-7abc-9def-0123456789ab');
@@ -32,7 +41,8 @@ test('quoted identifiers cannot forge log lines', () => {
 });
 
 test('isClusterId and isKubernetesName: the same rules, as yes/no', () => {
-  for (const id of ['cls-abc123', '019466a0-8f8e-7abc-9def-0123456789ab', 'x'.repeat(63)]) assert.equal(isClusterId(id), true, id);
+  for (const id of ['cls-abc123', '019466a0-8f8e-7abc-9def-0123456789ab', 'x'.repeat(63)])
+    assert.equal(isClusterId(id), true, id);
   for (const id of ['', 'UPPER', 'x'.repeat(64), '-lead', 'a.b']) assert.equal(isClusterId(id), false, id);
   assert.equal(isKubernetesName('a.b-c'), true);
   assert.equal(isKubernetesName('x'.repeat(253)), true);

@@ -45,14 +45,23 @@ function firstRefused(value: string, allowed: RegExp): string | undefined {
   if (at < 0) return undefined;
   const c = chars[at] ?? '';
   // Punctuation is named (it is what people get wrong, e.g. "/" or "@"); letters and digits are not.
-  const shown = /^[\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]$/.test(c) ? ` ${JSON.stringify(c)}` : /^[A-Z]$/.test(c) ? ' (uppercase)' : c.trim() === '' ? ' (whitespace or control)' : '';
+  const shown = /^[\x21-\x2f\x3a-\x40\x5b-\x60\x7b-\x7e]$/.test(c)
+    ? ` ${JSON.stringify(c)}`
+    : /^[A-Z]$/.test(c)
+      ? ' (uppercase)'
+      : c.trim() === ''
+        ? ' (whitespace or control)'
+        : '';
   return `character ${at + 1}${shown}`;
 }
 
 const ID_CHAR = /^[a-z0-9-]$/;
 
 function fail(what: string, value: string, rule: string, allowed = ID_CHAR): never {
-  const refused = value.length === 0 ? 'empty' : [firstRefused(value, allowed), describeHidden(value)].filter(Boolean).join(', ');
+  const refused =
+    value.length === 0
+      ? 'empty'
+      : [firstRefused(value, allowed), describeHidden(value)].filter(Boolean).join(', ');
   throw new PullSecretError('IDENTIFIER_INVALID', `invalid ${what} (${refused}): ${rule}`);
 }
 
@@ -72,27 +81,49 @@ export function isKubernetesName(name: string, maxLength = 253): boolean {
  */
 export function assertClusterId(id: string): void {
   if (!isClusterId(id)) {
-    fail('cluster id', id, 'must be 1-63 lowercase letters, digits or "-", starting and ending with a letter or digit');
+    fail(
+      'cluster id',
+      id,
+      'must be 1-63 lowercase letters, digits or "-", starting and ending with a letter or digit',
+    );
   }
 }
 
 /** Validates a cloud secret id: `[A-Za-z0-9_-]{1,255}` (GCP Secret Manager's rule). */
 export function assertSecretId(id: string): void {
-  if (!SECRET_ID.test(id)) fail('secret name', id, 'must be 1-255 characters of letters, digits, "_" or "-"', /^[A-Za-z0-9_-]$/);
+  if (!SECRET_ID.test(id))
+    fail('secret name', id, 'must be 1-255 characters of letters, digits, "_" or "-"', /^[A-Za-z0-9_-]$/);
 }
 
 /** Validates cloud labels: keys start with a lowercase letter; values are lowercase, digits, `_`, `-`, ≤ 63. */
 export function assertLabels(labels: Readonly<Record<string, string>>): void {
   for (const [key, value] of Object.entries(labels)) {
-    if (!LABEL_KEY.test(key)) fail('label key', key, 'must start with a lowercase letter and hold at most 63 lowercase letters, digits, "_" or "-"', /^[a-z0-9_-]$/);
-    if (!LABEL_VALUE.test(value)) fail(`label value for ${key}`, value, 'must hold at most 63 lowercase letters, digits, "_" or "-"', /^[a-z0-9_-]$/);
+    if (!LABEL_KEY.test(key))
+      fail(
+        'label key',
+        key,
+        'must start with a lowercase letter and hold at most 63 lowercase letters, digits, "_" or "-"',
+        /^[a-z0-9_-]$/,
+      );
+    if (!LABEL_VALUE.test(value))
+      fail(
+        `label value for ${key}`,
+        value,
+        'must hold at most 63 lowercase letters, digits, "_" or "-"',
+        /^[a-z0-9_-]$/,
+      );
   }
 }
 
 /** Validates a Kubernetes object name (DNS-1123 subdomain, or label when `maxLength` ≤ 63). */
 export function assertKubernetesName(name: string, what: string, maxLength = 253): void {
   if (!isKubernetesName(name, maxLength)) {
-    fail(what, name, `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, "-"${maxLength > 63 ? ' or "."' : ''}`, maxLength > 63 ? /^[a-z0-9.-]$/ : ID_CHAR);
+    fail(
+      what,
+      name,
+      `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, "-"${maxLength > 63 ? ' or "."' : ''}`,
+      maxLength > 63 ? /^[a-z0-9.-]$/ : ID_CHAR,
+    );
   }
 }
 

@@ -19,7 +19,13 @@ const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const secretArb = fc.stringMatching(/^[A-Za-z0-9+/=._~!-]{6,24}$/).map((s) => `Zq9SECRET${s}`);
 
 const registryArb = fc.oneof(
-  fc.constantFrom('quay.io', 'registry.redhat.io', 'localhost:5000', 'quay.io/org/repo', 'https://index.docker.io/v1/'),
+  fc.constantFrom(
+    'quay.io',
+    'registry.redhat.io',
+    'localhost:5000',
+    'quay.io/org/repo',
+    'https://index.docker.io/v1/',
+  ),
   fc.stringMatching(/^[a-z0-9]{1,10}(\.[a-z0-9]{1,6}){0,2}(:[0-9]{1,5})?$/),
   fc.string({ maxLength: 20 }),
 );
@@ -28,7 +34,9 @@ const registryArb = fc.oneof(
 function keyArb(secret: string): fc.Arbitrary<{ key: string; carries: boolean }> {
   return fc.oneof(
     registryArb.map((key) => ({ key, carries: false })),
-    fc.tuple(fc.constantFrom('', 'https://', 'http://'), registryArb).map(([scheme, host]) => ({ key: `${scheme}bot:${secret}@${host}`, carries: true })),
+    fc
+      .tuple(fc.constantFrom('', 'https://', 'http://'), registryArb)
+      .map(([scheme, host]) => ({ key: `${scheme}bot:${secret}@${host}`, carries: true })),
   );
 }
 
@@ -59,7 +67,10 @@ const documentArb = secretArb.chain((secret) =>
     .map(({ auths, extra, duplicate, cut }) => {
       let text = JSON.stringify({ auths, extra });
       // A duplicated member, the way a hand-edited file gets one.
-      if (duplicate) text = text.replace('{"auths":{', `{"auths":{"quay.io":{"auth":"${b64(`bot:${secret}`)}"},`).replace(/}$/, ',"auths":{}}');
+      if (duplicate)
+        text = text
+          .replace('{"auths":{', `{"auths":{"quay.io":{"auth":"${b64(`bot:${secret}`)}"},`)
+          .replace(/}$/, ',"auths":{}}');
       if (cut !== undefined) text = text.slice(0, cut % (text.length + 1));
       return { secret, text };
     }),
@@ -68,7 +79,10 @@ const documentArb = secretArb.chain((secret) =>
 function assertClassified(err: unknown, secret: string, codes: readonly string[]): void {
   assert.ok(err instanceof PullSecretError, `not a PullSecretError: ${String(err)}`);
   assert.ok(codes.includes(err.code), err.code);
-  assert.ok(!err.message.includes(secret) && !err.message.includes('Zq9SECRET'), `message echoes the secret: ${err.message}`);
+  assert.ok(
+    !err.message.includes(secret) && !err.message.includes('Zq9SECRET'),
+    `message echoes the secret: ${err.message}`,
+  );
   assert.ok(!err.message.includes(b64(`bot:${secret}`)), `message echoes the auth: ${err.message}`);
 }
 
@@ -103,21 +117,34 @@ function shuffled(value: unknown, seed: number): unknown {
   if (Array.isArray(value)) return value.map((v, i) => shuffled(v, seed + i));
   if (value === null || typeof value !== 'object') return value;
   const keys = Object.keys(value);
-  const order = keys.map((k, i) => [k, (seed * 31 + i * 17) % (keys.length + 7)] as const).sort((a, b) => a[1] - b[1]);
+  const order = keys
+    .map((k, i) => [k, (seed * 31 + i * 17) % (keys.length + 7)] as const)
+    .sort((a, b) => a[1] - b[1]);
   const out: Record<string, unknown> = {};
-  for (const [k] of order) Object.defineProperty(out, k, { value: shuffled((value as Record<string, unknown>)[k], seed + 1), enumerable: true, writable: true, configurable: true });
+  for (const [k] of order)
+    Object.defineProperty(out, k, {
+      value: shuffled((value as Record<string, unknown>)[k], seed + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return out;
 }
 
 test('canonical form is idempotent and insensitive to key order and formatting', () => {
   fc.assert(
-    fc.property(fc.jsonValue({ maxDepth: 5 }), fc.nat(1000), fc.constantFrom(0, 1, 2, '\t'), (value, seed, indent) => {
-      const canonical = canonicalize(value);
-      assert.equal(canonicalizeBytes(Buffer.from(canonical)), canonical, 'idempotent');
-      const reordered = JSON.stringify(shuffled(value, seed), null, indent);
-      assert.equal(canonicalizeBytes(Buffer.from(reordered)), canonical, 'order and whitespace');
-      assert.ok(sameContent(Buffer.from(reordered), Buffer.from(JSON.stringify(value))));
-    }),
+    fc.property(
+      fc.jsonValue({ maxDepth: 5 }),
+      fc.nat(1000),
+      fc.constantFrom(0, 1, 2, '\t'),
+      (value, seed, indent) => {
+        const canonical = canonicalize(value);
+        assert.equal(canonicalizeBytes(Buffer.from(canonical)), canonical, 'idempotent');
+        const reordered = JSON.stringify(shuffled(value, seed), null, indent);
+        assert.equal(canonicalizeBytes(Buffer.from(reordered)), canonical, 'order and whitespace');
+        assert.ok(sameContent(Buffer.from(reordered), Buffer.from(JSON.stringify(value))));
+      },
+    ),
     RUNS,
   );
 });
@@ -140,7 +167,10 @@ test('the strict parser agrees with JSON.parse wherever it accepts, and refuses 
         assert.ok(expected.ok, `strict accepted what JSON.parse refuses: ${JSON.stringify(text)}`);
         assert.deepEqual(strict.value, expected.value);
       } else if (expected.ok) {
-        assert.ok(strict.problem.kind === 'duplicate' || strict.problem.kind === 'depth', `refused valid JSON: ${JSON.stringify(text)}`);
+        assert.ok(
+          strict.problem.kind === 'duplicate' || strict.problem.kind === 'depth',
+          `refused valid JSON: ${JSON.stringify(text)}`,
+        );
       }
     }),
     { numRuns: 500 },
@@ -150,15 +180,20 @@ test('the strict parser agrees with JSON.parse wherever it accepts, and refuses 
 test('cluster names: any id, secret name or namespace passes or throws IDENTIFIER_INVALID without echoing a credential', () => {
   const nameArb = fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,70}$/), fc.string({ maxLength: 80 }), secretArb);
   fc.assert(
-    fc.property(nameArb, fc.option(secretArb, { nil: undefined }), fc.option(nameArb, { nil: undefined }), (clusterId, secretName, namespace) => {
-      try {
-        const names = deriveClusterNames({ clusterId, secretName, namespace });
-        assert.ok(Object.isFrozen(names));
-      } catch (err) {
-        assert.ok(err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID', String(err));
-        assert.ok(!err.message.includes('Zq9SECRET'), err.message);
-      }
-    }),
+    fc.property(
+      nameArb,
+      fc.option(secretArb, { nil: undefined }),
+      fc.option(nameArb, { nil: undefined }),
+      (clusterId, secretName, namespace) => {
+        try {
+          const names = deriveClusterNames({ clusterId, secretName, namespace });
+          assert.ok(Object.isFrozen(names));
+        } catch (err) {
+          assert.ok(err instanceof PullSecretError && err.code === 'IDENTIFIER_INVALID', String(err));
+          assert.ok(!err.message.includes('Zq9SECRET'), err.message);
+        }
+      },
+    ),
     RUNS,
   );
 });

@@ -4,12 +4,24 @@ import { Redactor } from './redact.js';
 import { credentialStrings } from './credentials.js';
 
 test('redacts every credential string of a pull secret, raw and JSON-escaped', () => {
-  const text = '{"auths":{"quay.io":{"auth":"cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=","identitytoken":"tok-123456"}}}';
+  const text =
+    '{"auths":{"quay.io":{"auth":"cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=","identitytoken":"tok-123456"}}}';
   const r = new Redactor();
   r.register(credentialStrings(text));
-  const line = JSON.stringify({ a: text, b: 'pullbot:s3cr3t-canary-7Q2v', c: 's3cr3t-canary-7Q2v', d: 'tok-123456', e: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=' });
+  const line = JSON.stringify({
+    a: text,
+    b: 'pullbot:s3cr3t-canary-7Q2v',
+    c: 's3cr3t-canary-7Q2v',
+    d: 'tok-123456',
+    e: 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=',
+  });
   const out = r.redact(line);
-  for (const needle of ['s3cr3t-canary-7Q2v', 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=', 'tok-123456', 'pullbot:']) {
+  for (const needle of [
+    's3cr3t-canary-7Q2v',
+    'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=',
+    'tok-123456',
+    'pullbot:',
+  ]) {
     assert.ok(!out.includes(needle), `${needle} leaked: ${out}`);
   }
   assert.match(out, /\[REDACTED\]/);

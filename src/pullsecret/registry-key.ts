@@ -31,7 +31,8 @@ function isPort(port: string): boolean {
 export function isValidRegistryKey(key: string): boolean {
   if (key === DOCKER_HUB_LEGACY) return true;
   const withoutScheme = key.replace(SCHEME, '');
-  const location = withoutScheme !== key && withoutScheme.endsWith('/') ? withoutScheme.slice(0, -1) : withoutScheme;
+  const location =
+    withoutScheme !== key && withoutScheme.endsWith('/') ? withoutScheme.slice(0, -1) : withoutScheme;
   const [authority = '', ...path] = location.split('/');
   const portAt = authority.startsWith('[') ? authority.indexOf(']:') + 1 : authority.lastIndexOf(':');
   const host = portAt > 0 ? authority.slice(0, portAt) : authority;

@@ -14,7 +14,10 @@ test('parses like JSON.parse, "__proto__" included as an own key', () => {
 test('refuses duplicates with their position and object, and depth past the limit', () => {
   const dup = parseStrictJson('{"auths":{"q":1, "q":2}}');
   assert.deepEqual(dup, { ok: false, problem: { kind: 'duplicate', position: 17, path: ['auths'] } });
-  assert.match(describeJsonProblem(dup.ok ? assert.fail() : dup.problem), /^duplicate key in "auths" \(at offset 17\)/);
+  assert.match(
+    describeJsonProblem(dup.ok ? assert.fail() : dup.problem),
+    /^duplicate key in "auths" \(at offset 17\)/,
+  );
   assert.equal(parseStrictJson(`${'['.repeat(64)}${']'.repeat(64)}`).ok, true);
   const deep = parseStrictJson(`${'['.repeat(65)}${']'.repeat(65)}`);
   assert.ok(!deep.ok && deep.problem.kind === 'depth');
@@ -23,7 +26,10 @@ test('refuses duplicates with their position and object, and depth past the limi
 
 test('allowDuplicates reports every member, overwritten ones too, for the credential finder', () => {
   const seen: string[] = [];
-  const parsed = parseStrictJson('{"a":{"t":"one","t":"two"}}', { allowDuplicates: true, onMember: (path, v) => seen.push(`${path.join('.')}=${JSON.stringify(v)}`) });
+  const parsed = parseStrictJson('{"a":{"t":"one","t":"two"}}', {
+    allowDuplicates: true,
+    onMember: (path, v) => seen.push(`${path.join('.')}=${JSON.stringify(v)}`),
+  });
   assert.ok(parsed.ok);
   assert.deepEqual(seen, ['a.t="one"', 'a.t="two"', 'a.t={"t":"two"}'.replace('a.t=', 'a=')]);
 });

@@ -161,7 +161,8 @@ class Parser {
       this.options.onMember?.(this.path, value);
       this.path.pop();
       // defineProperty: a plain assignment of "__proto__" would replace the prototype, not add a key.
-      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
       else out[key] = value;
       this.skip();
       const c = this.text[this.pos++];
@@ -178,7 +179,10 @@ class Parser {
  */
 export function parseStrictJson(text: string, options: StrictJsonOptions = {}): StrictJsonResult {
   try {
-    return { ok: true, value: new Parser(text, { ...options, maxDepth: options.maxDepth ?? MAX_JSON_DEPTH }).parseDocument() };
+    return {
+      ok: true,
+      value: new Parser(text, { ...options, maxDepth: options.maxDepth ?? MAX_JSON_DEPTH }).parseDocument(),
+    };
   } catch (err) {
     if (err instanceof Refused) return { ok: false, problem: err.problem };
     throw err;
@@ -190,7 +194,12 @@ export function describeJsonProblem(problem: JsonProblem, maxDepth = MAX_JSON_DE
   const at = `at offset ${problem.position}`;
   if (problem.kind === 'depth') return `nested deeper than ${maxDepth} levels (${at})`;
   if (problem.kind === 'duplicate') {
-    const where = problem.path === undefined || problem.path.length === 0 ? 'the top-level object' : problem.path.length === 1 ? `"${safeKey(problem.path[0] ?? '')}"` : 'an object';
+    const where =
+      problem.path === undefined || problem.path.length === 0
+        ? 'the top-level object'
+        : problem.path.length === 1
+          ? `"${safeKey(problem.path[0] ?? '')}"`
+          : 'an object';
     return `duplicate key in ${where} (${at}); parsers disagree on which value wins`;
   }
   return `not valid JSON (${at})`;

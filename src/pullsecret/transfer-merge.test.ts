@@ -20,11 +20,21 @@ const current = {
   credHelpers: { 'gcr.io': 'gcloud' },
 };
 const text = (doc: unknown) => JSON.stringify(doc);
-const merge = (transferred: unknown, base: unknown = current) => mergeTransferredPullSecret(text(base), typeof transferred === 'string' ? transferred : text(transferred), LIMIT);
-const auths = (data: Buffer) => (JSON.parse(data.toString('utf8')) as { auths: Record<string, Record<string, unknown>> }).auths;
+const merge = (transferred: unknown, base: unknown = current) =>
+  mergeTransferredPullSecret(
+    text(base),
+    typeof transferred === 'string' ? transferred : text(transferred),
+    LIMIT,
+  );
+const auths = (data: Buffer) =>
+  (JSON.parse(data.toString('utf8')) as { auths: Record<string, Record<string, unknown>> }).auths;
 
 function refused(fn: () => unknown, pattern: RegExp): void {
-  assert.throws(fn, (err: unknown) => err instanceof PullSecretError && err.code === 'PULL_SECRET_INVALID' && pattern.test(err.message));
+  assert.throws(
+    fn,
+    (err: unknown) =>
+      err instanceof PullSecretError && err.code === 'PULL_SECRET_INVALID' && pattern.test(err.message),
+  );
 }
 
 test('a named registry is replaced field by field; fields the transfer omits (email) are kept', () => {
@@ -39,12 +49,21 @@ test('a registry the transfer adds is added; registries it does not name are nev
   const result = merge({ auths: { 'registry.redhat.io': { auth: b64('rh:pw'), email: 'new@example.com' } } });
   assert.equal(result.changed, true);
   assert.deepEqual(result.added, ['registry.redhat.io']);
-  assert.deepEqual(Object.keys(auths(result.data)).sort(), ['cloud.openshift.com', 'quay.io', 'registry.example.com:5000', 'registry.redhat.io']);
+  assert.deepEqual(Object.keys(auths(result.data)).sort(), [
+    'cloud.openshift.com',
+    'quay.io',
+    'registry.example.com:5000',
+    'registry.redhat.io',
+  ]);
   assert.deepEqual(auths(result.data)['quay.io'], current.auths['quay.io']);
 });
 
 test('top-level keys other than auths are kept from the current secret; the transfer cannot set them', () => {
-  const result = merge({ auths: { 'quay.io': { auth: NEW_QUAY } }, credHelpers: { 'gcr.io': 'evil' }, other: 1 });
+  const result = merge({
+    auths: { 'quay.io': { auth: NEW_QUAY } },
+    credHelpers: { 'gcr.io': 'evil' },
+    other: 1,
+  });
   const doc = JSON.parse(result.data.toString('utf8')) as Record<string, unknown>;
   assert.deepEqual(doc.credHelpers, { 'gcr.io': 'gcloud' });
   assert.equal('other' in doc, false);
@@ -92,18 +111,38 @@ test('a change of a field other than auth or email counts as a change', () => {
 test('one credential per entry: a transferred username/password re-encodes auth', () => {
   const result = merge({ auths: { 'quay.io': { username: 'newuser', password: 'newpass' } } });
   assert.deepEqual(result.replaced, ['quay.io']);
-  assert.deepEqual(auths(result.data)['quay.io'], { auth: NEW_QUAY, email: 'old@example.com', username: 'newuser', password: 'newpass' });
+  assert.deepEqual(auths(result.data)['quay.io'], {
+    auth: NEW_QUAY,
+    email: 'old@example.com',
+    username: 'newuser',
+    password: 'newpass',
+  });
   assert.deepEqual(result.credentials, [{ registry: 'quay.io', rule: 'auth-from-username-password' }]);
   // Half a pair completed by the current entry's other half.
   const base = { auths: { 'quay.io': { auth: OLD_QUAY, username: 'newuser', password: 'oldpass' } } };
-  assert.deepEqual(auths(merge({ auths: { 'quay.io': { password: 'newpass' } } }, base).data)['quay.io'], { auth: NEW_QUAY, username: 'newuser', password: 'newpass' });
+  assert.deepEqual(auths(merge({ auths: { 'quay.io': { password: 'newpass' } } }, base).data)['quay.io'], {
+    auth: NEW_QUAY,
+    username: 'newuser',
+    password: 'newpass',
+  });
   // Half a pair with no other half in the entry: the other half of the current auth.
-  assert.deepEqual(auths(merge({ auths: { 'quay.io': { password: 'newpass' } } }).data)['quay.io'], { auth: b64('olduser:newpass'), email: 'old@example.com', password: 'newpass' });
-  refused(() => merge({ auths: { 'new.example.com': { username: 'newuser' } } }), /registry "new.example.com": a username needs its password/);
+  assert.deepEqual(auths(merge({ auths: { 'quay.io': { password: 'newpass' } } }).data)['quay.io'], {
+    auth: b64('olduser:newpass'),
+    email: 'old@example.com',
+    password: 'newpass',
+  });
+  refused(
+    () => merge({ auths: { 'new.example.com': { username: 'newuser' } } }),
+    /registry "new.example.com": a username needs its password/,
+  );
 });
 
 test('one credential per entry: a transferred auth removes the stale username/password', () => {
-  const base = { auths: { 'quay.io': { auth: OLD_QUAY, username: 'olduser', password: 'oldpass', email: 'old@example.com' } } };
+  const base = {
+    auths: {
+      'quay.io': { auth: OLD_QUAY, username: 'olduser', password: 'oldpass', email: 'old@example.com' },
+    },
+  };
   const result = merge({ auths: { 'quay.io': { auth: NEW_QUAY } } }, base);
   assert.deepEqual(auths(result.data)['quay.io'], { auth: NEW_QUAY, email: 'old@example.com' });
   assert.deepEqual(result.credentials, [{ registry: 'quay.io', rule: 'stale-username-password-removed' }]);
@@ -111,10 +150,18 @@ test('one credential per entry: a transferred auth removes the stale username/pa
 });
 
 test('a merged result that fails validation is refused as a whole', () => {
-  refused(() => merge({ auths: { 'quay.io': { auth: b64('no-colon') } } }), /^transferred pull secret refused: the merged result is not valid/);
+  refused(
+    () => merge({ auths: { 'quay.io': { auth: b64('no-colon') } } }),
+    /^transferred pull secret refused: the merged result is not valid/,
+  );
   refused(() => merge({ auths: { 'new.example.com': { email: 'x@y' } } }), /needs an "auth"/);
   assert.throws(
-    () => mergeTransferredPullSecret(text(current), text({ auths: { 'quay.io': { auth: NEW_QUAY, note: 'x'.repeat(70_000) } } }), LIMIT),
+    () =>
+      mergeTransferredPullSecret(
+        text(current),
+        text({ auths: { 'quay.io': { auth: NEW_QUAY, note: 'x'.repeat(70_000) } } }),
+        LIMIT,
+      ),
     (err: unknown) => err instanceof PullSecretError && err.code === 'PAYLOAD_TOO_LARGE',
   );
 });
@@ -133,17 +180,32 @@ test('a transferred document that is not a pull secret is refused, without echoi
   ] as const) {
     assert.throws(
       () => merge(input),
-      (err: unknown) => err instanceof PullSecretError && err.code === 'PULL_SECRET_INVALID' && pattern.test(err.message) && !err.message.includes(secret) && !err.message.includes('canary-secret'),
+      (err: unknown) =>
+        err instanceof PullSecretError &&
+        err.code === 'PULL_SECRET_INVALID' &&
+        pattern.test(err.message) &&
+        !err.message.includes(secret) &&
+        !err.message.includes('canary-secret'),
       input,
     );
   }
 });
 
 test('an invalid current pull secret is refused (nothing to merge into)', () => {
-  refused(() => mergeTransferredPullSecret('{"auths":{}}', text({ auths: { 'quay.io': { auth: NEW_QUAY } } }), LIMIT), /^invalid pull secret format/);
+  refused(
+    () =>
+      mergeTransferredPullSecret('{"auths":{}}', text({ auths: { 'quay.io': { auth: NEW_QUAY } } }), LIMIT),
+    /^invalid pull secret format/,
+  );
 });
 
-const registryArb = fc.constantFrom('quay.io', 'cloud.openshift.com', 'registry.redhat.io', 'localhost:5000', 'quay.io/org');
+const registryArb = fc.constantFrom(
+  'quay.io',
+  'cloud.openshift.com',
+  'registry.redhat.io',
+  'localhost:5000',
+  'quay.io/org',
+);
 const entryArb = fc.record(
   {
     auth: fc.stringMatching(/^[a-z]{1,8}:[a-z]{1,8}$/).map(b64),
@@ -156,9 +218,13 @@ const entryArb = fc.record(
 type Entry = Record<string, unknown>;
 const wordArb = fc.stringMatching(/^[a-z]{1,8}$/);
 /** A transfer's entry naming its credential as a username/password pair, without `auth`. */
-const pairEntryArb: fc.Arbitrary<Entry> = fc.record({ username: wordArb, password: wordArb, email: fc.oneof(fc.emailAddress(), fc.constant(null)) }, { requiredKeys: ['username', 'password'] });
+const pairEntryArb: fc.Arbitrary<Entry> = fc.record(
+  { username: wordArb, password: wordArb, email: fc.oneof(fc.emailAddress(), fc.constant(null)) },
+  { requiredKeys: ['username', 'password'] },
+);
 const transferEntryArb: fc.Arbitrary<Entry | null> = fc.oneof(entryArb, pairEntryArb, fc.constant(null));
-const docArb = <T>(entry: fc.Arbitrary<T>): fc.Arbitrary<{ auths: Record<string, T> }> => fc.dictionary(registryArb, entry, { minKeys: 1, maxKeys: 5 }).map((a) => ({ auths: a }));
+const docArb = <T>(entry: fc.Arbitrary<T>): fc.Arbitrary<{ auths: Record<string, T> }> =>
+  fc.dictionary(registryArb, entry, { minKeys: 1, maxKeys: 5 }).map((a) => ({ auths: a }));
 /** Current entries: `auth`, sometimes beside a username/password pair that may disagree with it (stale). */
 const currentEntryArb: fc.Arbitrary<Entry> = fc
   .tuple(entryArb, fc.option(fc.record({ username: wordArb, password: wordArb }), { nil: undefined }))
@@ -183,10 +249,16 @@ test('property: nothing is deleted, named fields win, merging twice changes noth
       }
       for (const [registry, entry] of Object.entries(transfer.auths)) {
         if (entry === null) continue;
-        for (const [field, value] of Object.entries(entry)) if (value !== null) assert.deepEqual(merged[registry]?.[field], value);
+        for (const [field, value] of Object.entries(entry))
+          if (value !== null) assert.deepEqual(merged[registry]?.[field], value);
         // One credential: a username/password beside auth is the pair auth encodes.
         const { auth, username, password } = merged[registry] ?? {};
-        if (username !== undefined || password !== undefined) assert.equal(auth, b64(`${String(username)}:${String(password)}`), `two credentials in ${registry}`);
+        if (username !== undefined || password !== undefined)
+          assert.equal(
+            auth,
+            b64(`${String(username)}:${String(password)}`),
+            `two credentials in ${registry}`,
+          );
       }
       assert.equal(result.changed, canonicalize(merged) !== canonicalize(base.auths));
       const again = mergeTransferredPullSecret(result.data, text(transfer), LIMIT);

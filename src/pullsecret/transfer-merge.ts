@@ -56,9 +56,13 @@ function transferredAuths(transferred: string | Uint8Array): Record<string, unkn
   if (keys.length === 0) refuse('"auths" is empty');
   keys.forEach((key, index) => {
     // Not quoted: a refused key may carry `user:pass@`.
-    if (!isValidRegistryKey(key)) refuse(`registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or host/namespace`);
+    if (!isValidRegistryKey(key))
+      refuse(
+        `registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or host/namespace`,
+      );
     const entry = auths[key];
-    if (entry !== null && !isObject(entry)) refuse(`registry ${quoteIdentifier(key)}: entry must be an object`);
+    if (entry !== null && !isObject(entry))
+      refuse(`registry ${quoteIdentifier(key)}: entry must be an object`);
   });
   return auths;
 }
@@ -83,7 +87,11 @@ function transferredAuths(transferred: string | Uint8Array): Record<string, unkn
  *   messages start with `invalid pull secret format:` or `transferred pull secret refused:`) or
  *   PAYLOAD_TOO_LARGE; messages never hold credential bytes.
  */
-export function mergeTransferredPullSecret(current: string | Uint8Array, transferred: string | Uint8Array, limits: ValidateOptions): TransferMerge {
+export function mergeTransferredPullSecret(
+  current: string | Uint8Array,
+  transferred: string | Uint8Array,
+  limits: ValidateOptions,
+): TransferMerge {
   const currentDoc = parseValid(current, limits);
   const incoming = transferredAuths(transferred);
   const currentAuths = currentDoc.auths as Record<string, unknown>;
@@ -95,7 +103,9 @@ export function mergeTransferredPullSecret(current: string | Uint8Array, transfe
   const credentials: TransferMerge['credentials'] = [];
   for (const key of Object.keys(incoming)) {
     const entry = incoming[key];
-    const before = Object.prototype.hasOwnProperty.call(currentAuths, key) ? (currentAuths[key] as Record<string, unknown>) : undefined;
+    const before = Object.prototype.hasOwnProperty.call(currentAuths, key)
+      ? (currentAuths[key] as Record<string, unknown>)
+      : undefined;
     if (entry === null || !isObject(entry)) continue;
     const merged: Record<string, unknown> = {};
     for (const field of Object.keys(before ?? {})) setOwn(merged, field, before?.[field]);
@@ -115,23 +125,38 @@ export function mergeTransferredPullSecret(current: string | Uint8Array, transfe
   }
 
   const mergedDoc: Record<string, unknown> = {};
-  for (const key of Object.keys(currentDoc)) setOwn(mergedDoc, key, key === 'auths' ? mergedAuths : currentDoc[key]);
+  for (const key of Object.keys(currentDoc))
+    setOwn(mergedDoc, key, key === 'auths' ? mergedAuths : currentDoc[key]);
   const data = Buffer.from(canonicalize(mergedDoc), 'utf8');
   try {
     validatePullSecret(data, limits);
   } catch (err) {
-    if (err instanceof PullSecretError) throw new PullSecretError(err.code, `${PREFIX} refused: the merged result is not valid (${err.message})`);
+    if (err instanceof PullSecretError)
+      throw new PullSecretError(
+        err.code,
+        `${PREFIX} refused: the merged result is not valid (${err.message})`,
+      );
     throw err;
   }
   credentials.sort((a, b) => (a.registry < b.registry ? -1 : a.registry > b.registry ? 1 : 0));
-  return { changed: replaced.length + added.length > 0, data, replaced: replaced.sort(), added: added.sort(), credentials };
+  return {
+    changed: replaced.length + added.length > 0,
+    data,
+    replaced: replaced.sort(),
+    added: added.sort(),
+    credentials,
+  };
 }
 
 /**
  * Applies the one-credential rule (`CredentialRule`) to `merged`, the entry after the field merge.
  * @throws PullSecretError PULL_SECRET_INVALID when the transfer gives half a pair the entry cannot complete.
  */
-function settleCredential(registry: string, entry: Record<string, unknown>, merged: Record<string, unknown>): CredentialRule | undefined {
+function settleCredential(
+  registry: string,
+  entry: Record<string, unknown>,
+  merged: Record<string, unknown>,
+): CredentialRule | undefined {
   const gives = (field: string) => entry[field] !== undefined && entry[field] !== null;
   const pair = ['username', 'password'];
   if (gives('auth')) {
@@ -143,9 +168,14 @@ function settleCredential(registry: string, entry: Record<string, unknown>, merg
   // Half a pair is completed from the entry's fields, then from the current `auth` it replaces.
   const current = typeof merged.auth === 'string' ? Buffer.from(merged.auth, 'base64').toString('utf8') : '';
   const colon = current.indexOf(':');
-  const username = typeof merged.username === 'string' ? merged.username : colon > 0 ? current.slice(0, colon) : undefined;
-  const password = typeof merged.password === 'string' ? merged.password : colon > 0 ? current.slice(colon + 1) : undefined;
-  if (username === undefined || password === undefined) refuse(`registry ${quoteIdentifier(registry)}: a username needs its password (and a password its username)`);
+  const username =
+    typeof merged.username === 'string' ? merged.username : colon > 0 ? current.slice(0, colon) : undefined;
+  const password =
+    typeof merged.password === 'string' ? merged.password : colon > 0 ? current.slice(colon + 1) : undefined;
+  if (username === undefined || password === undefined)
+    refuse(
+      `registry ${quoteIdentifier(registry)}: a username needs its password (and a password its username)`,
+    );
   setOwn(merged, 'auth', Buffer.from(`${username}:${password}`, 'utf8').toString('base64'));
   return 'auth-from-username-password';
 }
@@ -154,6 +184,7 @@ function parseValid(input: string | Uint8Array, limits: ValidateOptions): Record
   const { raw } = validatePullSecret(input, limits);
   const parsed = parseStrictJson(raw.toString('utf8'));
   // validatePullSecret accepted these bytes with the same parser, so this holds.
-  if (!parsed.ok || !isObject(parsed.value)) throw new PullSecretError('INTERNAL', 'validated pull secret did not parse');
+  if (!parsed.ok || !isObject(parsed.value))
+    throw new PullSecretError('INTERNAL', 'validated pull secret did not parse');
   return parsed.value;
 }

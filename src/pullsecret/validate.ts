@@ -26,7 +26,10 @@ export interface ValidateOptions {
 const PREFIX = 'invalid pull secret format';
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function invalid(detail: string, code: 'PULL_SECRET_INVALID' | 'PAYLOAD_TOO_LARGE' = 'PULL_SECRET_INVALID'): never {
+function invalid(
+  detail: string,
+  code: 'PULL_SECRET_INVALID' | 'PAYLOAD_TOO_LARGE' = 'PULL_SECRET_INVALID',
+): never {
   throw new PullSecretError(code, `${PREFIX}: ${detail}`);
 }
 
@@ -70,7 +73,9 @@ export function parsePullSecretJson(text: string): unknown {
 
 /** Why a registry key is refused, without quoting it: it may hold `user:password@`. */
 function describeBadKey(key: string, index: number): string {
-  const hint = key.includes('@') ? '; a key must not hold credentials (userinfo before "@"): put them in "auth"' : '';
+  const hint = key.includes('@')
+    ? '; a key must not hold credentials (userinfo before "@"): put them in "auth"'
+    : '';
   return `registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or host/namespace${hint}`;
 }
 
@@ -83,7 +88,8 @@ function checkEntry(registry: string, entry: unknown): void {
     ['registrytoken', registrytoken],
   ] as const) {
     if (token === undefined) continue;
-    if (typeof token !== 'string' || token.length === 0) invalid(`${where}: ${field} must be a non-empty string`);
+    if (typeof token !== 'string' || token.length === 0)
+      invalid(`${where}: ${field} must be a non-empty string`);
     // Sent as a header or form value by the container runtime: a control character there forges lines.
     if (CONTROL.test(token)) invalid(`${where}: ${field} must not hold control characters`);
   }
@@ -91,14 +97,17 @@ function checkEntry(registry: string, entry: unknown): void {
   if (auth === undefined) {
     if (!hasToken) invalid(`${where}: needs an "auth" (base64 of user:password) or an "identitytoken"`);
   } else {
-    if (typeof auth !== 'string' || auth.length === 0) invalid(`${where}: auth must be a non-empty base64 string`);
+    if (typeof auth !== 'string' || auth.length === 0)
+      invalid(`${where}: auth must be a non-empty base64 string`);
     const decoded = decodeAuth(auth);
     if (!decoded.ok) invalid(`${where}: ${decoded.reason}`);
     const colon = decoded.text.indexOf(':');
-    if (colon <= 0 || colon === decoded.text.length - 1) invalid(`${where}: auth must decode to user:password`);
+    if (colon <= 0 || colon === decoded.text.length - 1)
+      invalid(`${where}: auth must decode to user:password`);
   }
   if (email !== undefined && typeof email !== 'string') invalid(`${where}: email must be a string`);
-  if (typeof email === 'string' && CONTROL.test(email)) invalid(`${where}: email must not hold control characters`);
+  if (typeof email === 'string' && CONTROL.test(email))
+    invalid(`${where}: email must not hold control characters`);
 }
 
 /**
@@ -113,7 +122,10 @@ function checkEntry(registry: string, entry: unknown): void {
 export function validatePullSecret(input: string | Uint8Array, options: ValidateOptions): ValidPullSecret {
   const raw = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input);
   if (raw.length > options.maxBytes) {
-    invalid(`${raw.length} bytes exceeds the ${options.targetName} limit of ${options.maxBytes} bytes`, 'PAYLOAD_TOO_LARGE');
+    invalid(
+      `${raw.length} bytes exceeds the ${options.targetName} limit of ${options.maxBytes} bytes`,
+      'PAYLOAD_TOO_LARGE',
+    );
   }
   const text = raw.toString('utf8');
   if (text.trim().length === 0) invalid('empty');

@@ -23,7 +23,12 @@ export interface ProvisionInput {
  * manifest directory) with the store's bytes; `unchanged` makes no write.
  * @throws PullSecretError from the target (SECRET_UNMANAGED, NAMESPACE_NOT_FOUND, KUBE_*).
  */
-export async function provisionKubernetesSecret(target: KubernetesSecretTarget, input: ProvisionInput, log: Logger, signal?: AbortSignal): Promise<ApplyResult> {
+export async function provisionKubernetesSecret(
+  target: KubernetesSecretTarget,
+  input: ProvisionInput,
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<ApplyResult> {
   const started = performance.now();
   const manifest = buildPullSecretManifest({
     clusterId: input.clusterId,

@@ -73,7 +73,10 @@ export interface ReconcileResult extends PushResult {
  * @throws PullSecretError IDENTIFIER_INVALID, PULL_SECRET_INVALID, PAYLOAD_TOO_LARGE, or what the
  *   store and target throw.
  */
-export async function reconcilePullSecret(input: ReconcileInput, deps: ReconcileDeps): Promise<ReconcileResult> {
+export async function reconcilePullSecret(
+  input: ReconcileInput,
+  deps: ReconcileDeps,
+): Promise<ReconcileResult> {
   const releases = [redactor.register(credentialStrings(input.pullSecretData))];
   try {
     return await reconcileRegistered(input, deps, releases);
@@ -82,33 +85,61 @@ export async function reconcilePullSecret(input: ReconcileInput, deps: Reconcile
   }
 }
 
-async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, releases: (() => void)[]): Promise<ReconcileResult> {
+async function reconcileRegistered(
+  input: ReconcileInput,
+  deps: ReconcileDeps,
+  releases: (() => void)[],
+): Promise<ReconcileResult> {
   const dryRun = input.dryRun ?? false;
   const writesKubernetes = deps.kubernetes !== undefined && !dryRun;
   // Every name, and the document, are checked before the first store or Kubernetes call.
-  const names = deriveClusterNames({ clusterId: input.clusterId, secretName: input.secretName, namespace: input.namespace, kubernetes: writesKubernetes });
+  const names = deriveClusterNames({
+    clusterId: input.clusterId,
+    secretName: input.secretName,
+    namespace: input.namespace,
+    kubernetes: writesKubernetes,
+  });
   const { secretId: secretName, labels } = names;
   const { store, log } = deps;
   const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
   const secret = validatePullSecret(input.pullSecretData, limits);
   // The steps of a reconcile are debug; its outcome ('Pull secret reconciled') and every write are info.
   log.debug({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
-  const applied = deps.transferRecords === true ? await readTransferRecord(store, secretName, deps.signal) : undefined;
+  const applied =
+    deps.transferRecords === true ? await readTransferRecord(store, secretName, deps.signal) : undefined;
   let payload = secret.raw;
   if (applied !== undefined) {
     // Registered like the input: released when this reconcile ends.
     releases.push(redactor.register(credentialStrings(applied.secret)));
     const merged = mergeTransferredPullSecret(secret.raw, applied.secret, limits);
     if (merged.changed) payload = merged.data;
-    log.info({ operation: 'transfer-merge', transfer_id: applied.transferId, replaced: merged.replaced, added: merged.added }, 'Applied transfer merged into the pull secret');
+    log.info(
+      {
+        operation: 'transfer-merge',
+        transfer_id: applied.transferId,
+        replaced: merged.replaced,
+        added: merged.added,
+      },
+      'Applied transfer merged into the pull secret',
+    );
   }
 
   let verification: VerificationSummary | undefined;
   const gate = deps.verification;
-  const beforeWrite = gate === undefined ? undefined : async () => void (verification = await gate.check(payload.toString('utf8'), log, deps.signal));
+  const beforeWrite =
+    gate === undefined
+      ? undefined
+      : async () => void (verification = await gate.check(payload.toString('utf8'), log, deps.signal));
   const pushed = await pushSecret(
     store,
-    { secretId: secretName, labels: { ...labels }, payload, dryRun, secretNameSetting: input.secretNameSetting, beforeWrite },
+    {
+      secretId: secretName,
+      labels: { ...labels },
+      payload,
+      dryRun,
+      secretNameSetting: input.secretNameSetting,
+      beforeWrite,
+    },
     {
       retry: deps.retry,
       signal: deps.signal,
@@ -116,9 +147,15 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
     },
   );
   const result: ReconcileResult = { ...pushed, secretName, dryRun };
-  if (applied !== undefined) result.transfer = { transferId: applied.transferId, appliedAt: applied.appliedAt };
+  if (applied !== undefined)
+    result.transfer = { transferId: applied.transferId, appliedAt: applied.appliedAt };
   if (verification !== undefined) result.verification = verification;
-  if (deps.kubernetes !== undefined && writesKubernetes && pushed.stored !== undefined && pushed.version !== undefined) {
+  if (
+    deps.kubernetes !== undefined &&
+    writesKubernetes &&
+    pushed.stored !== undefined &&
+    pushed.version !== undefined
+  ) {
     result.kubernetes = await provisionKubernetesSecret(
       deps.kubernetes,
       {
@@ -128,7 +165,8 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
         secretPath: pushed.secretPath,
         version: pushed.version,
         // The store gave back the validated bytes (the usual case): their parse is reused, not repeated.
-        parsed: payload === secret.raw && pushed.stored.equals(secret.raw) ? { value: secret.document } : undefined,
+        parsed:
+          payload === secret.raw && pushed.stored.equals(secret.raw) ? { value: secret.document } : undefined,
         // Derived above with the Kubernetes checks (writesKubernetes): not derived again for the manifest.
         names,
       },
@@ -138,7 +176,17 @@ async function reconcileRegistered(input: ReconcileInput, deps: ReconcileDeps, r
   }
   if (deps.retention !== undefined && !dryRun && pushed.version !== undefined) {
     // After the Kubernetes Secret holds the new content: the old credential is retired only later.
-    const view = await deps.retention.afterReconcile(store, { secretId: secretName, clusterId: names.clusterId, currentVersion: pushed.version, wrote: pushed.outcome !== 'unchanged' }, log, deps.signal);
+    const view = await deps.retention.afterReconcile(
+      store,
+      {
+        secretId: secretName,
+        clusterId: names.clusterId,
+        currentVersion: pushed.version,
+        wrote: pushed.outcome !== 'unchanged',
+      },
+      log,
+      deps.signal,
+    );
     if (view !== undefined) result.retention = view;
   }
   return result;

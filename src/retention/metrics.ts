@@ -28,8 +28,18 @@ export class RetentionMetrics implements RetentionObserver {
       buckets: [1, 2, 3, 5, 8, 10, 20, 50, 100],
       registers: [registry],
     });
-    this.disabledTotal = new Counter({ name: 'pullsecret_versions_disabled_total', help: 'Secret versions disabled by retention after their grace', labelNames: ['store'], registers: [registry] });
-    this.destroyedTotal = new Counter({ name: 'pullsecret_versions_destroyed_total', help: 'Secret versions destroyed by retention', labelNames: ['store'], registers: [registry] });
+    this.disabledTotal = new Counter({
+      name: 'pullsecret_versions_disabled_total',
+      help: 'Secret versions disabled by retention after their grace',
+      labelNames: ['store'],
+      registers: [registry],
+    });
+    this.destroyedTotal = new Counter({
+      name: 'pullsecret_versions_destroyed_total',
+      help: 'Secret versions destroyed by retention',
+      labelNames: ['store'],
+      registers: [registry],
+    });
     this.failuresTotal = new Counter({
       name: 'pullsecret_retention_failures_total',
       help: 'Retention passes that could not list or change a version (retried at the next reconcile)',

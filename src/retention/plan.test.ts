@@ -22,7 +22,13 @@ function versions(gapsMs: number[], states: Record<string, VersionView['state']>
 
 /** The versions once `plan` is applied. */
 function apply(list: VersionView[], plan: RetentionPlan): VersionView[] {
-  return list.map((v) => (plan.destroy.includes(v.version) ? { ...v, state: 'DESTROYED' } : plan.disable.includes(v.version) ? { ...v, state: 'DISABLED' } : v));
+  return list.map((v) =>
+    plan.destroy.includes(v.version)
+      ? { ...v, state: 'DESTROYED' }
+      : plan.disable.includes(v.version)
+        ? { ...v, state: 'DISABLED' }
+        : v,
+  );
 }
 
 describe('planRetention: grace, disable, destroy', () => {
@@ -34,7 +40,11 @@ describe('planRetention: grace, disable, destroy', () => {
     assert.deepEqual(plan.disable, []);
     assert.deepEqual(plan.destroy, []);
     assert.equal(plan.current, '2');
-    assert.deepEqual(plan.previous, { version: '1', state: 'ENABLED', graceEndsAt: new Date(T0 + 25 * HOUR).toISOString() });
+    assert.deepEqual(plan.previous, {
+      version: '1',
+      state: 'ENABLED',
+      graceEndsAt: new Date(T0 + 25 * HOUR).toISOString(),
+    });
     assert.equal(plan.nextDueAt, T0 + 25 * HOUR);
   });
 
@@ -66,7 +76,14 @@ describe('planRetention: grace, disable, destroy', () => {
 
   test('the current version is never touched, however old', () => {
     const plan = planRetention(versions([0]), T0 + 400 * DAY, policy);
-    assert.deepEqual(plan, { current: '1', previous: undefined, disable: [], destroy: [], remaining: 1, nextDueAt: undefined });
+    assert.deepEqual(plan, {
+      current: '1',
+      previous: undefined,
+      disable: [],
+      destroy: [],
+      remaining: 1,
+      nextDueAt: undefined,
+    });
   });
 
   test('versions newer than the current one (disabled by someone else) are left alone', () => {
@@ -87,7 +104,11 @@ describe('planRetention: grace, disable, destroy', () => {
   });
 
   test('no enabled version: nothing is planned', () => {
-    const plan = planRetention(versions([0, HOUR], { '1': 'DISABLED', '2': 'DISABLED' }), T0 + 400 * DAY, policy);
+    const plan = planRetention(
+      versions([0, HOUR], { '1': 'DISABLED', '2': 'DISABLED' }),
+      T0 + 400 * DAY,
+      policy,
+    );
     assert.equal(plan.current, undefined);
     assert.deepEqual([plan.disable, plan.destroy], [[], []]);
   });
@@ -203,11 +224,21 @@ describe('planRetention: properties', () => {
         const plan = planRetention(list, now, c);
         for (const v of [...plan.disable, ...plan.destroy]) {
           const next = list.find((x) => Number(x.version) === Number(v) + 1);
-          assert.ok(next !== undefined && now >= Date.parse(next.createdTime) + c.graceHours * HOUR, `version ${v} touched within its grace`);
+          assert.ok(
+            next !== undefined && now >= Date.parse(next.createdTime) + c.graceHours * HOUR,
+            `version ${v} touched within its grace`,
+          );
         }
         const allGraceOver = c.later >= c.graceHours * HOUR;
-        const newerThanCurrent = list.filter((v) => plan.current !== undefined && Number(v.version) > Number(plan.current) && v.state !== 'DESTROYED').length;
-        if (allGraceOver && plan.current !== undefined) assert.ok(plan.remaining <= Math.max(c.keepVersions, 1 + newerThanCurrent), `remaining ${plan.remaining}`);
+        const newerThanCurrent = list.filter(
+          (v) =>
+            plan.current !== undefined && Number(v.version) > Number(plan.current) && v.state !== 'DESTROYED',
+        ).length;
+        if (allGraceOver && plan.current !== undefined)
+          assert.ok(
+            plan.remaining <= Math.max(c.keepVersions, 1 + newerThanCurrent),
+            `remaining ${plan.remaining}`,
+          );
       }),
       { numRuns: 500 },
     );

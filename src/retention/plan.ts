@@ -16,7 +16,11 @@ export interface RetentionPolicy {
 }
 
 /** The defaults that suit a pull secret: a day of overlap, a month of history, five versions. */
-export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = Object.freeze({ graceHours: 24, retentionDays: 30, keepVersions: 5 });
+export const DEFAULT_RETENTION_POLICY: Readonly<RetentionPolicy> = Object.freeze({
+  graceHours: 24,
+  retentionDays: 30,
+  keepVersions: 5,
+});
 
 /**
  * What the planner reads of a version (a `SecretVersionInfo` fits). Lists are newest first, as
@@ -67,12 +71,28 @@ const HOUR_MS = 3_600_000;
  *   enabled version before it (Key Vault orders by whole seconds, so two versions of one second may
  *   swap), that one is treated as newer and left alone. Default: the first ENABLED version listed.
  */
-export function planRetention(versions: readonly VersionView[], now: number, policy: RetentionPolicy, currentVersion?: string): RetentionPlan {
+export function planRetention(
+  versions: readonly VersionView[],
+  now: number,
+  policy: RetentionPolicy,
+  currentVersion?: string,
+): RetentionPlan {
   const sorted = versions;
-  const known = currentVersion === undefined ? -1 : sorted.findIndex((v) => v.version === currentVersion && v.state === 'ENABLED');
+  const known =
+    currentVersion === undefined
+      ? -1
+      : sorted.findIndex((v) => v.version === currentVersion && v.state === 'ENABLED');
   const currentIndex = known >= 0 ? known : sorted.findIndex((v) => v.state === 'ENABLED');
   const current = sorted[currentIndex];
-  if (current === undefined) return { current: undefined, previous: undefined, disable: [], destroy: [], remaining: sorted.filter((v) => v.state !== 'DESTROYED').length, nextDueAt: undefined };
+  if (current === undefined)
+    return {
+      current: undefined,
+      previous: undefined,
+      disable: [],
+      destroy: [],
+      remaining: sorted.filter((v) => v.state !== 'DESTROYED').length,
+      nextDueAt: undefined,
+    };
 
   const graceMs = policy.graceHours * HOUR_MS;
   const retentionMs = policy.retentionDays * 24 * HOUR_MS;
@@ -125,7 +145,8 @@ export function planRetention(versions: readonly VersionView[], now: number, pol
     const state = version.state === 'ENABLED' && !disable.has(version.version) ? 'ENABLED' : 'DISABLED';
     previous = { version: version.version, state, graceEndsAt: new Date(ends).toISOString() };
   }
-  const inOrder = (chosen: ReadonlySet<string>) => sorted.filter((v) => chosen.has(v.version)).map((v) => v.version);
+  const inOrder = (chosen: ReadonlySet<string>) =>
+    sorted.filter((v) => chosen.has(v.version)).map((v) => v.version);
   return {
     current: current.version,
     previous,
@@ -149,15 +170,27 @@ export interface VersionSummary {
 export function summarizeVersions(versions: readonly VersionView[], graceHours: number): VersionSummary {
   const sorted = versions;
   const currentIndex = sorted.findIndex((v) => v.state === 'ENABLED');
-  const none = { currentVersion: undefined, previousVersion: undefined, previousState: undefined, previousGraceEndsAt: undefined };
+  const none = {
+    currentVersion: undefined,
+    previousVersion: undefined,
+    previousState: undefined,
+    previousGraceEndsAt: undefined,
+  };
   if (currentIndex < 0) return none;
   const currentVersion = (sorted[currentIndex] as VersionView).version;
   for (let i = currentIndex + 1; i < sorted.length; i++) {
     const version = sorted[i] as VersionView;
     if (version.state === 'DESTROYED') continue;
     const supersededAt = Date.parse((sorted[i - 1] as VersionView).createdTime);
-    const graceEndsAt = Number.isFinite(supersededAt) ? new Date(supersededAt + graceHours * HOUR_MS).toISOString() : undefined;
-    return { currentVersion, previousVersion: version.version, previousState: version.state, previousGraceEndsAt: graceEndsAt };
+    const graceEndsAt = Number.isFinite(supersededAt)
+      ? new Date(supersededAt + graceHours * HOUR_MS).toISOString()
+      : undefined;
+    return {
+      currentVersion,
+      previousVersion: version.version,
+      previousState: version.state,
+      previousGraceEndsAt: graceEndsAt,
+    };
   }
   return { ...none, currentVersion };
 }

@@ -67,15 +67,26 @@ export class RetentionRunner {
   }
 
   /** Runs one pass when one is due; returns what is known of the versions (nothing for a store without the lifecycle). */
-  async afterReconcile(store: SecretStore, input: RetentionInput, log: Logger, signal?: AbortSignal): Promise<RetentionView | undefined> {
+  async afterReconcile(
+    store: SecretStore,
+    input: RetentionInput,
+    log: Logger,
+    signal?: AbortSignal,
+  ): Promise<RetentionView | undefined> {
     if (store.disableVersion === undefined) return undefined;
     const key = `${store.kind}|${store.secretPath(input.secretId)}`;
     const now = this.#clock();
     const known = this.#known.get(key);
-    if (!input.wrote && known !== undefined && known.currentVersion === input.currentVersion && (known.dueAt === undefined || now < known.dueAt)) {
+    if (
+      !input.wrote &&
+      known !== undefined &&
+      known.currentVersion === input.currentVersion &&
+      (known.dueAt === undefined || now < known.dueAt)
+    ) {
       return known.view;
     }
-    const fallback: RetentionView = known?.currentVersion === input.currentVersion ? known.view : { currentVersion: input.currentVersion };
+    const fallback: RetentionView =
+      known?.currentVersion === input.currentVersion ? known.view : { currentVersion: input.currentVersion };
     try {
       const result = await this.#pass(store, input, log, now, signal);
       this.#known.set(key, { currentVersion: input.currentVersion, ...result });
@@ -83,8 +94,15 @@ export class RetentionRunner {
     } catch (err) {
       const error = toPullSecretError(err);
       this.options.observer?.failed(store.kind);
-      log.warn({ operation: 'retention', error_code: error.code, err: error }, 'Retention pass failed; retried at a later reconcile');
-      this.#known.set(key, { currentVersion: input.currentVersion, dueAt: now + (this.options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS), view: fallback });
+      log.warn(
+        { operation: 'retention', error_code: error.code, err: error },
+        'Retention pass failed; retried at a later reconcile',
+      );
+      this.#known.set(key, {
+        currentVersion: input.currentVersion,
+        dueAt: now + (this.options.failureBackoffMs ?? DEFAULT_FAILURE_BACKOFF_MS),
+        view: fallback,
+      });
       return fallback;
     }
   }
@@ -94,14 +112,23 @@ export class RetentionRunner {
     this.#known.delete(`${store.kind}|${store.secretPath(secretId)}`);
   }
 
-  async #pass(store: SecretStore, input: RetentionInput, log: Logger, now: number, signal: AbortSignal | undefined): Promise<{ dueAt: number | undefined; view: RetentionView }> {
+  async #pass(
+    store: SecretStore,
+    input: RetentionInput,
+    log: Logger,
+    now: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ dueAt: number | undefined; view: RetentionView }> {
     const { retry, policy, observer } = this.options;
     const call = { signal };
     const described = await withRetry(retry, () => store.describe(input.secretId, call), { signal });
     const bare = { dueAt: undefined, view: { currentVersion: input.currentVersion } };
     if (described === undefined) return bare;
     if (!isManaged(described.labels) || described.labels['cluster-id'] !== input.clusterId) {
-      log.info({ operation: 'retention', secret_path: described.path }, 'Secret is not managed for this cluster; retention leaves it alone');
+      log.info(
+        { operation: 'retention', secret_path: described.path },
+        'Secret is not managed for this cluster; retention leaves it alone',
+      );
       return bare;
     }
     const plan = planRetention(described.versions, now, policy, input.currentVersion);
@@ -109,31 +136,63 @@ export class RetentionRunner {
     // A store that cannot destroy (Azure Key Vault) only disables: what is due for destruction is disabled if it is not yet.
     const canDestroy = store.destroyVersion !== undefined;
     const enabled = new Set(described.versions.filter((v) => v.state === 'ENABLED').map((v) => v.version));
-    const disable = canDestroy ? plan.disable : [...plan.disable, ...plan.destroy.filter((v) => enabled.has(v))];
+    const disable = canDestroy
+      ? plan.disable
+      : [...plan.disable, ...plan.destroy.filter((v) => enabled.has(v))];
     const destroy = canDestroy ? plan.destroy : [];
     // Disables first: retiring a superseded credential matters more than freeing its storage.
-    const changes = [...disable.map((v) => ['disable', v] as const), ...destroy.map((v) => ['destroy', v] as const)];
+    const changes = [
+      ...disable.map((v) => ['disable', v] as const),
+      ...destroy.map((v) => ['destroy', v] as const),
+    ];
     const batch = changes.slice(0, max);
     for (const [action, version] of batch) {
       const started = performance.now();
       if (action === 'disable') {
-        const after = await withRetry(retry, () => (store.disableVersion as NonNullable<SecretStore['disableVersion']>)(input.secretId, version, call), { signal });
+        const after = await withRetry(
+          retry,
+          () =>
+            (store.disableVersion as NonNullable<SecretStore['disableVersion']>)(
+              input.secretId,
+              version,
+              call,
+            ),
+          { signal },
+        );
         if (after.state === 'ENABLED') {
           // The store left it served: labels that are not ours hold it (AWS: AWSPENDING or a custom staging label).
-          log.info({ operation: 'retention-disable', version }, 'Kept a superseded version: the store serves it for someone else');
+          log.info(
+            { operation: 'retention-disable', version },
+            'Kept a superseded version: the store serves it for someone else',
+          );
           continue;
         }
         observer?.disabled(store.kind);
       } else {
-        await withRetry(retry, () => (store.destroyVersion as NonNullable<SecretStore['destroyVersion']>)(input.secretId, version, call), { signal });
+        await withRetry(
+          retry,
+          () =>
+            (store.destroyVersion as NonNullable<SecretStore['destroyVersion']>)(
+              input.secretId,
+              version,
+              call,
+            ),
+          { signal },
+        );
         observer?.destroyed(store.kind);
       }
-      log.info({ operation: `retention-${action}`, version, duration_ms: Math.round(performance.now() - started) }, action === 'disable' ? 'Disabled a superseded version' : 'Destroyed a retired version');
+      log.info(
+        { operation: `retention-${action}`, version, duration_ms: Math.round(performance.now() - started) },
+        action === 'disable' ? 'Disabled a superseded version' : 'Destroyed a retired version',
+      );
     }
     const all = batch.length === changes.length;
     const destroyed = batch.filter(([action]) => action === 'destroy').length;
     observer?.versions(store.kind, plan.remaining + (plan.destroy.length - destroyed));
-    const view: RetentionView = { currentVersion: plan.current ?? input.currentVersion, ...(plan.previous === undefined ? {} : { previous: plan.previous }) };
+    const view: RetentionView = {
+      currentVersion: plan.current ?? input.currentVersion,
+      ...(plan.previous === undefined ? {} : { previous: plan.previous }),
+    };
     return { dueAt: all ? plan.nextDueAt : now, view };
   }
 }

@@ -6,7 +6,15 @@ import type { RemovalReason, ShareMetrics } from './metrics.js';
 import { matchesSelector } from './selector.js';
 import { ShareState, type SourceSecret, type StateChange } from '../kube/share-state.js';
 import { buildStatus, sameStatus, summarize, type ReadyReason } from './status.js';
-import { SHARE_API_VERSION, SHARE_CONTENT_ANNOTATION, SHARE_KIND, SHARE_LABEL, type ConsumerStatus, type ShareObject, type ShareSpec } from './types.js';
+import {
+  SHARE_API_VERSION,
+  SHARE_CONTENT_ANNOTATION,
+  SHARE_KIND,
+  SHARE_LABEL,
+  type ConsumerStatus,
+  type ShareObject,
+  type ShareSpec,
+} from './types.js';
 import { parseShareSpec } from './validate.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 
@@ -137,7 +145,9 @@ export class ShareController {
         this.access.clear();
         return this.enqueueAll();
       case 'source':
-        for (const [name, known] of this.known) if (known.spec === undefined || known.spec.source.clusterId === change.clusterId) this.enqueue(name);
+        for (const [name, known] of this.known)
+          if (known.spec === undefined || known.spec.source.clusterId === change.clusterId)
+            this.enqueue(name);
         for (const name of this.state.shares.keys()) if (!this.known.has(name)) this.enqueue(name);
     }
   }
@@ -156,7 +166,10 @@ export class ShareController {
       try {
         await this.reconcile(next.value);
       } catch (err) {
-        this.options.logger.warn({ operation: 'share', share: next.value, ...describeError(err) }, 'Share reconcile failed; retrying at the next change or recheck');
+        this.options.logger.warn(
+          { operation: 'share', share: next.value, ...describeError(err) },
+          'Share reconcile failed; retrying at the next change or recheck',
+        );
       } finally {
         this.busy = false;
       }
@@ -171,7 +184,8 @@ export class ShareController {
       this.known.delete(name);
       return;
     }
-    if (previous !== undefined && previous.uid !== share.uid) await this.removeCopies(name, previous, new Set(), 'share-deleted');
+    if (previous !== undefined && previous.uid !== share.uid)
+      await this.removeCopies(name, previous, new Set(), 'share-deleted');
     const parsed = parseShareSpec(share.spec, name);
     if ('problem' in parsed) {
       await this.removeCopies(name, { uid: share.uid, spec: previous?.spec }, new Set(), 'invalid');
@@ -184,7 +198,12 @@ export class ShareController {
     const source = this.state.source(spec.source.clusterId);
     if (source === undefined) {
       await this.removeCopies(name, { uid: share.uid, spec }, new Set(), 'source-deleted');
-      await this.report(share, 'SourceNotFound', `the pull secret Secret of cluster ${spec.source.clusterId} was not found`, []);
+      await this.report(
+        share,
+        'SourceNotFound',
+        `the pull secret Secret of cluster ${spec.source.clusterId} was not found`,
+        [],
+      );
       return;
     }
     const found: Consumer[] = [];
@@ -205,7 +224,8 @@ export class ShareController {
   private consumerNamespaces(spec: ShareSpec): string[] {
     const out = new Set(spec.consumers.namespaces ?? []);
     const selector = spec.consumers.namespaceSelector;
-    if (selector !== undefined) for (const [ns, labels] of this.state.namespaces) if (matchesSelector(selector, labels)) out.add(ns);
+    if (selector !== undefined)
+      for (const [ns, labels] of this.state.namespaces) if (matchesSelector(selector, labels)) out.add(ns);
     return [...out].filter((ns) => !this.state.terminating.has(ns)).sort();
   }
 
@@ -220,13 +240,20 @@ export class ShareController {
   }
 
   /** One consumer namespace's result; undefined for a namespace found being deleted (its watch event follows). */
-  private async consumer(share: ShareObject, spec: ShareSpec, source: SourceSecret, namespace: string): Promise<Consumer> {
+  private async consumer(
+    share: ShareObject,
+    spec: ShareSpec,
+    source: SourceSecret,
+    namespace: string,
+  ): Promise<Consumer> {
     const secretName = spec.target.secretName;
     try {
-      if (!this.state.namespaces.has(namespace)) return { namespace, result: 'error', message: `namespace ${namespace} not found` };
+      if (!this.state.namespaces.has(namespace))
+        return { namespace, result: 'error', message: `namespace ${namespace} not found` };
       const allowed: string[] = [];
       const denied: string[] = [];
-      for (const sa of spec.consumers.serviceAccounts) ((await this.mayUse(share.name, namespace, sa)) ? allowed : denied).push(sa);
+      for (const sa of spec.consumers.serviceAccounts)
+        ((await this.mayUse(share.name, namespace, sa)) ? allowed : denied).push(sa);
       if (allowed.length === 0) {
         await this.removeCopy(share, spec, namespace, secretName, 'revoked');
         return { namespace, result: 'denied', deniedServiceAccounts: denied };
@@ -235,23 +262,34 @@ export class ShareController {
       if (conflict !== undefined) return { namespace, result: 'conflict', secretName, message: conflict };
       const missing: string[] = [];
       if (spec.target.imagePullSecrets) {
-        for (const sa of allowed) if ((await this.ensureEntry(namespace, sa, secretName)) === 'missing') missing.push(sa);
+        for (const sa of allowed)
+          if ((await this.ensureEntry(namespace, sa, secretName)) === 'missing') missing.push(sa);
         for (const sa of denied) await this.dropEntry(namespace, sa, secretName, false);
       }
       const status: ConsumerStatus = { namespace, result: 'granted', secretName };
       if (denied.length > 0) status.deniedServiceAccounts = denied;
-      if (missing.length > 0) status.message = `service account ${missing.join(', ')} not found: imagePullSecrets not updated`;
+      if (missing.length > 0)
+        status.message = `service account ${missing.join(', ')} not found: imagePullSecrets not updated`;
       return status;
     } catch (err) {
       const e = toPullSecretError(err);
       // A 403 from the NamespaceLifecycle admission (src/kube/errors.ts): the namespace is going, not failing.
       if (e.code === 'NAMESPACE_NOT_FOUND' && this.state.namespaces.has(namespace)) return undefined;
-      this.options.logger.warn({ operation: 'share', share: share.name, namespace, ...describeError(e) }, 'Share consumer failed');
+      this.options.logger.warn(
+        { operation: 'share', share: share.name, namespace, ...describeError(e) },
+        'Share consumer failed',
+      );
       return { namespace, result: 'error', message: e.message };
     }
   }
 
-  private desiredCopy(share: ShareObject, source: SourceSecret, namespace: string, name: string, resourceVersion?: string): SecretObject {
+  private desiredCopy(
+    share: ShareObject,
+    source: SourceSecret,
+    namespace: string,
+    name: string,
+    resourceVersion?: string,
+  ): SecretObject {
     return {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -261,7 +299,16 @@ export class ShareController {
         ...(resourceVersion === undefined ? {} : { resourceVersion }),
         labels: { [MANAGED_BY.key]: MANAGED_BY.value, [SHARE_LABEL]: share.name },
         annotations: { [SHARE_CONTENT_ANNOTATION]: source.sha256 },
-        ownerReferences: [{ apiVersion: SHARE_API_VERSION, kind: SHARE_KIND, name: share.name, uid: share.uid, controller: true, blockOwnerDeletion: false }],
+        ownerReferences: [
+          {
+            apiVersion: SHARE_API_VERSION,
+            kind: SHARE_KIND,
+            name: share.name,
+            uid: share.uid,
+            controller: true,
+            blockOwnerDeletion: false,
+          },
+        ],
       },
       type: source.type,
       data: { ...source.data },
@@ -269,14 +316,29 @@ export class ShareController {
   }
 
   /** Makes the copy match the source. @returns a conflict message when a Secret the share does not own is in the way. */
-  private async ensureCopy(share: ShareObject, source: SourceSecret, namespace: string, name: string): Promise<string | undefined> {
+  private async ensureCopy(
+    share: ShareObject,
+    source: SourceSecret,
+    namespace: string,
+    name: string,
+  ): Promise<string | undefined> {
     const key = `${namespace}/${name}`;
     const foreign = `a Secret ${name} not owned by this share exists in ${namespace}; it is left untouched`;
     const existing = this.state.copy(namespace, name);
     if (existing !== undefined && !existing.ownerUids.includes(share.uid)) return foreign;
     if (existing === undefined && this.conflicts.get(key) === share.uid) return foreign;
-    if (existing !== undefined && existing.sha256 === source.sha256 && existing.type === source.type && existing.share === share.name) return undefined;
-    const log = (outcome: string) => this.options.logger.info({ operation: 'share', share: share.name, namespace, secret: name, outcome }, 'Shared pull secret projected');
+    if (
+      existing !== undefined &&
+      existing.sha256 === source.sha256 &&
+      existing.type === source.type &&
+      existing.share === share.name
+    )
+      return undefined;
+    const log = (outcome: string) =>
+      this.options.logger.info(
+        { operation: 'share', share: share.name, namespace, secret: name, outcome },
+        'Shared pull secret projected',
+      );
     if (existing === undefined) {
       const created = await this.api.createCopy(this.desiredCopy(share, source, namespace, name));
       if (created !== undefined) {
@@ -297,7 +359,9 @@ export class ShareController {
       this.state.observeSecret(undefined, { namespace, name });
       return this.ensureCopy(share, source, namespace, name);
     }
-    const updated = await this.api.replaceCopy(this.desiredCopy(share, source, namespace, name, existing.resourceVersion));
+    const updated = await this.api.replaceCopy(
+      this.desiredCopy(share, source, namespace, name, existing.resourceVersion),
+    );
     if (updated === undefined) return undefined;
     this.state.observeSecret(updated);
     this.options.metrics.projections.inc({ outcome: 'updated' });
@@ -305,7 +369,11 @@ export class ShareController {
     return undefined;
   }
 
-  private async ensureEntry(namespace: string, sa: string, secretName: string): Promise<'present' | 'missing'> {
+  private async ensureEntry(
+    namespace: string,
+    sa: string,
+    secretName: string,
+  ): Promise<'present' | 'missing'> {
     const key = `${namespace}/${sa}/${secretName}`;
     if (this.pullSecretEntries.has(key)) return 'present';
     const result = await this.api.addImagePullSecret(namespace, sa, secretName);
@@ -322,30 +390,62 @@ export class ShareController {
   }
 
   /** Deletes the share's copy in a namespace (only one it owns) and its imagePullSecrets entries. */
-  private async removeCopy(share: { name: string; uid: string }, spec: ShareSpec | undefined, namespace: string, name: string, reason: RemovalReason): Promise<void> {
+  private async removeCopy(
+    share: { name: string; uid: string },
+    spec: ShareSpec | undefined,
+    namespace: string,
+    name: string,
+    reason: RemovalReason,
+  ): Promise<void> {
     const copy = this.state.copy(namespace, name);
     if (copy === undefined || !copy.ownerUids.includes(share.uid)) return;
     if (await this.api.deleteCopy(namespace, name, copy.uid)) {
       this.options.metrics.removals.inc({ reason });
-      this.options.logger.info({ operation: 'share', share: share.name, namespace, secret: name, reason }, 'Shared pull secret copy removed');
+      this.options.logger.info(
+        { operation: 'share', share: share.name, namespace, secret: name, reason },
+        'Shared pull secret copy removed',
+      );
     }
     this.state.observeSecret(undefined, { namespace, name });
-    if (spec?.target.imagePullSecrets === true) for (const sa of spec.consumers.serviceAccounts) await this.dropEntry(namespace, sa, name, true);
+    if (spec?.target.imagePullSecrets === true)
+      for (const sa of spec.consumers.serviceAccounts) await this.dropEntry(namespace, sa, name, true);
   }
 
   /** Removes every copy owned by the share outside `keep` (namespaces), or with another name than `keepName`. */
-  private async removeCopies(name: string, known: Known, keep: ReadonlySet<string>, reason: RemovalReason, keepName?: string): Promise<void> {
-    const stale = this.state.copiesOf(name).filter((c) => c.ownerUids.includes(known.uid) && !(keep.has(c.namespace) && c.name === keepName));
-    await forEachLimited(stale, this.concurrency, (c) => this.removeCopy({ name, uid: known.uid }, known.spec, c.namespace, c.name, reason));
+  private async removeCopies(
+    name: string,
+    known: Known,
+    keep: ReadonlySet<string>,
+    reason: RemovalReason,
+    keepName?: string,
+  ): Promise<void> {
+    const stale = this.state
+      .copiesOf(name)
+      .filter((c) => c.ownerUids.includes(known.uid) && !(keep.has(c.namespace) && c.name === keepName));
+    await forEachLimited(stale, this.concurrency, (c) =>
+      this.removeCopy({ name, uid: known.uid }, known.spec, c.namespace, c.name, reason),
+    );
   }
 
-  private async report(share: ShareObject, reason: ReadyReason, message: string, consumers: ConsumerStatus[]): Promise<void> {
-    const status = buildStatus({ generation: share.generation, previous: share.status, reason, message, consumers });
+  private async report(
+    share: ShareObject,
+    reason: ReadyReason,
+    message: string,
+    consumers: ConsumerStatus[],
+  ): Promise<void> {
+    const status = buildStatus({
+      generation: share.generation,
+      previous: share.status,
+      reason,
+      message,
+      consumers,
+    });
     if (sameStatus(share.status, status)) return;
     if (await this.api.writeStatus(share.name, status)) {
       // Until the watch brings the new version, the next reconcile compares with what was written.
       const current = this.state.shares.get(share.name);
-      if (current !== undefined && current.uid === share.uid) this.state.shares.set(share.name, { ...current, status });
+      if (current !== undefined && current.uid === share.uid)
+        this.state.shares.set(share.name, { ...current, status });
       this.options.logger.debug({ operation: 'share', share: share.name, reason }, 'Share status written');
     }
   }

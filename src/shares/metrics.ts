@@ -1,7 +1,13 @@
 import { Counter, type Registry } from 'prom-client';
 
 /** Why a copy was removed, as counted in `pullsecret_share_removals_total{reason}`. */
-export const REMOVAL_REASONS = ['revoked', 'unselected', 'share-deleted', 'source-deleted', 'invalid'] as const;
+export const REMOVAL_REASONS = [
+  'revoked',
+  'unselected',
+  'share-deleted',
+  'source-deleted',
+  'invalid',
+] as const;
 export type RemovalReason = (typeof REMOVAL_REASONS)[number];
 const PROJECTION_OUTCOMES = ['created', 'updated'] as const;
 
@@ -21,8 +27,17 @@ export class ShareMetrics {
       labelNames: ['outcome'],
       registers: [registry],
     });
-    this.denials = new Counter({ name: 'pullsecret_share_denials_total', help: 'Access reviews of share consumers that were denied', registers: [registry] });
-    this.removals = new Counter({ name: 'pullsecret_share_removals_total', help: 'Copies of a shared pull secret removed, by reason', labelNames: ['reason'], registers: [registry] });
+    this.denials = new Counter({
+      name: 'pullsecret_share_denials_total',
+      help: 'Access reviews of share consumers that were denied',
+      registers: [registry],
+    });
+    this.removals = new Counter({
+      name: 'pullsecret_share_removals_total',
+      help: 'Copies of a shared pull secret removed, by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
     for (const outcome of PROJECTION_OUTCOMES) this.projections.inc({ outcome }, 0);
     for (const reason of REMOVAL_REASONS) this.removals.inc({ reason }, 0);
   }

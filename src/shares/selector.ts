@@ -5,12 +5,20 @@ import type { LabelSelector } from './types.js';
  * `matchExpressions` requirement must hold; an empty selector matches every object.
  */
 export function matchesSelector(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) if (labels[key] !== value) return false;
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {}))
+    if (labels[key] !== value) return false;
   for (const req of selector.matchExpressions ?? []) {
     const has = Object.hasOwn(labels, req.key);
     const value = labels[req.key];
     const values = req.values ?? [];
-    const ok = req.operator === 'In' ? has && values.includes(value ?? '') : req.operator === 'NotIn' ? !has || !values.includes(value ?? '') : req.operator === 'Exists' ? has : !has;
+    const ok =
+      req.operator === 'In'
+        ? has && values.includes(value ?? '')
+        : req.operator === 'NotIn'
+          ? !has || !values.includes(value ?? '')
+          : req.operator === 'Exists'
+            ? has
+            : !has;
     if (!ok) return false;
   }
   return true;

@@ -12,11 +12,26 @@ export interface RunningShares {
  * and watches in the background; makes no API call itself. The client library is loaded lazily.
  * @throws CONFIG_INVALID when no kubeconfig can be loaded.
  */
-export async function startShares(config: AdapterConfig, metrics: Metrics, logger: Logger): Promise<RunningShares> {
-  const [{ loadKubeConfig }, { ShareController }] = await Promise.all([import('../kube/client.js'), import('./controller.js')]);
+export async function startShares(
+  config: AdapterConfig,
+  metrics: Metrics,
+  logger: Logger,
+): Promise<RunningShares> {
+  const [{ loadKubeConfig }, { ShareController }] = await Promise.all([
+    import('../kube/client.js'),
+    import('./controller.js'),
+  ]);
   const { kubeConfig } = loadKubeConfig({ kubeconfigPath: config.kubernetes.kubeconfig });
-  const controller = new ShareController({ kubeConfig, metrics: metrics.shares, logger, recheckSeconds: config.shares.recheckSeconds });
+  const controller = new ShareController({
+    kubeConfig,
+    metrics: metrics.shares,
+    logger,
+    recheckSeconds: config.shares.recheckSeconds,
+  });
   controller.start();
-  logger.info({ operation: 'start', component: 'shares', recheck_seconds: config.shares.recheckSeconds }, 'PullSecretShare controller started');
+  logger.info(
+    { operation: 'start', component: 'shares', recheck_seconds: config.shares.recheckSeconds },
+    'PullSecretShare controller started',
+  );
   return { stop: () => controller.stop() };
 }

@@ -2,7 +2,13 @@ import { canonicalize } from '../pullsecret/canonical.js';
 import type { ConsumerStatus, ShareCondition, ShareStatus } from './types.js';
 
 /** Reasons of the `Ready` condition of a share (docs/shares.md). */
-export const READY_REASONS = ['Projected', 'ConsumersFailed', 'SourceNotFound', 'InvalidSpec', 'SourceKindUnavailable'] as const;
+export const READY_REASONS = [
+  'Projected',
+  'ConsumersFailed',
+  'SourceNotFound',
+  'InvalidSpec',
+  'SourceKindUnavailable',
+] as const;
 export type ReadyReason = (typeof READY_REASONS)[number];
 
 /** A one-line count of the consumers' results. */
@@ -15,7 +21,14 @@ export function summarize(consumers: readonly ConsumerStatus[]): string {
  * The status to write: the Ready condition (its lastTransitionTime kept while its status does not
  * change) and the consumers sorted by namespace. Pure but for the clock.
  */
-export function buildStatus(input: { generation?: number; previous?: Partial<ShareStatus>; reason: ReadyReason; message: string; consumers: ConsumerStatus[]; now?: Date }): ShareStatus {
+export function buildStatus(input: {
+  generation?: number;
+  previous?: Partial<ShareStatus>;
+  reason: ReadyReason;
+  message: string;
+  consumers: ConsumerStatus[];
+  now?: Date;
+}): ShareStatus {
   const ready = input.reason === 'Projected';
   const status = ready ? 'True' : 'False';
   const before = input.previous?.conditions?.find((c) => c.type === 'Ready');
@@ -24,10 +37,15 @@ export function buildStatus(input: { generation?: number; previous?: Partial<Sha
     status,
     reason: input.reason,
     message: input.message,
-    lastTransitionTime: before?.status === status ? before.lastTransitionTime : (input.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    lastTransitionTime:
+      before?.status === status
+        ? before.lastTransitionTime
+        : (input.now ?? new Date()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
   };
   if (input.generation !== undefined) condition.observedGeneration = input.generation;
-  const consumers = [...input.consumers].sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
+  const consumers = [...input.consumers].sort((a, b) =>
+    a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0,
+  );
   const out: ShareStatus = { conditions: [condition], consumers };
   if (input.generation !== undefined) out.observedGeneration = input.generation;
   return out;

@@ -20,7 +20,11 @@ export const USE_VERB = 'use';
 /** A Kubernetes label selector (`matchLabels` AND `matchExpressions`). */
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
 }
 
 /** What is shared: a cluster's pull secret (entitlement bundles are not available yet). */

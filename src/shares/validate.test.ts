@@ -6,7 +6,10 @@ import { parseShareSpec } from './validate.js';
 
 describe('parseShareSpec', () => {
   test('accepts a minimal share and fills the defaults', () => {
-    const parsed = parseShareSpec({ source: { clusterId: 'c1' }, consumers: { namespaces: ['a', 'a', 'b'] } }, 'shared');
+    const parsed = parseShareSpec(
+      { source: { clusterId: 'c1' }, consumers: { namespaces: ['a', 'a', 'b'] } },
+      'shared',
+    );
     assert.ok('spec' in parsed);
     assert.deepEqual(parsed.spec.consumers.namespaces, ['a', 'b']);
     assert.equal(parsed.spec.source.kind, 'pullSecret');
@@ -16,13 +19,40 @@ describe('parseShareSpec', () => {
 
   test('refuses bad names, no consumers, reserved copy names and long share names, naming each problem', () => {
     const cases: [unknown, string, RegExp][] = [
-      [{ source: { clusterId: 'C1!' }, consumers: { namespaces: ['a'] } }, 's', /clusterId "C1!" is not a cluster id/],
+      [
+        { source: { clusterId: 'C1!' }, consumers: { namespaces: ['a'] } },
+        's',
+        /clusterId "C1!" is not a cluster id/,
+      ],
       [{ source: { clusterId: 'c1' }, consumers: {} }, 's', /names no namespaces and no namespaceSelector/],
-      [{ source: { clusterId: 'c1' }, consumers: { namespaces: ['Bad_NS'] } }, 's', /spec.consumers.namespaces: "Bad_NS" is not a valid name/],
-      [{ source: { clusterId: 'c1' }, consumers: { namespaces: ['a'] } }, 'c1-pull-secret', /reserved for the clusters' own Secrets/],
-      [{ source: { clusterId: 'c1' }, consumers: { namespaces: ['a'] } }, 'x'.repeat(64), /longer than 63 characters/],
-      [{ source: { clusterId: 'c1' }, consumers: { namespaceSelector: { matchExpressions: [{ key: 'k', operator: 'In' }] } } }, 's', /In needs values/],
-      [{ source: { clusterId: 'c1' }, consumers: { namespaces: ['a'] }, target: { secretName: 42 } }, 's', /secretName "" is not a Secret name/],
+      [
+        { source: { clusterId: 'c1' }, consumers: { namespaces: ['Bad_NS'] } },
+        's',
+        /spec.consumers.namespaces: "Bad_NS" is not a valid name/,
+      ],
+      [
+        { source: { clusterId: 'c1' }, consumers: { namespaces: ['a'] } },
+        'c1-pull-secret',
+        /reserved for the clusters' own Secrets/,
+      ],
+      [
+        { source: { clusterId: 'c1' }, consumers: { namespaces: ['a'] } },
+        'x'.repeat(64),
+        /longer than 63 characters/,
+      ],
+      [
+        {
+          source: { clusterId: 'c1' },
+          consumers: { namespaceSelector: { matchExpressions: [{ key: 'k', operator: 'In' }] } },
+        },
+        's',
+        /In needs values/,
+      ],
+      [
+        { source: { clusterId: 'c1' }, consumers: { namespaces: ['a'] }, target: { secretName: 42 } },
+        's',
+        /secretName "" is not a Secret name/,
+      ],
     ];
     for (const [spec, name, message] of cases) {
       const parsed = parseShareSpec(spec, name);
@@ -33,7 +63,10 @@ describe('parseShareSpec', () => {
   });
 
   test('refuses entitlement sources as not available yet', () => {
-    const parsed = parseShareSpec({ source: { clusterId: 'c1', kind: 'entitlement' }, consumers: { namespaces: ['a'] } }, 's');
+    const parsed = parseShareSpec(
+      { source: { clusterId: 'c1', kind: 'entitlement' }, consumers: { namespaces: ['a'] } },
+      's',
+    );
     assert.ok('problem' in parsed);
     assert.equal(parsed.problem.reason, 'SourceKindUnavailable');
   });
@@ -45,11 +78,26 @@ describe('matchesSelector', () => {
     assert.equal(matchesSelector({}, labels), true);
     assert.equal(matchesSelector({ matchLabels: { team: 'a' } }, labels), true);
     assert.equal(matchesSelector({ matchLabels: { team: 'b' } }, labels), false);
-    assert.equal(matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod', 'dev'] }] }, labels), true);
-    assert.equal(matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['prod'] }] }, labels), false);
-    assert.equal(matchesSelector({ matchExpressions: [{ key: 'x', operator: 'NotIn', values: ['prod'] }] }, labels), true);
+    assert.equal(
+      matchesSelector(
+        { matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod', 'dev'] }] },
+        labels,
+      ),
+      true,
+    );
+    assert.equal(
+      matchesSelector({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['prod'] }] }, labels),
+      false,
+    );
+    assert.equal(
+      matchesSelector({ matchExpressions: [{ key: 'x', operator: 'NotIn', values: ['prod'] }] }, labels),
+      true,
+    );
     assert.equal(matchesSelector({ matchExpressions: [{ key: 'team', operator: 'Exists' }] }, labels), true);
-    assert.equal(matchesSelector({ matchExpressions: [{ key: 'team', operator: 'DoesNotExist' }] }, labels), false);
+    assert.equal(
+      matchesSelector({ matchExpressions: [{ key: 'team', operator: 'DoesNotExist' }] }, labels),
+      false,
+    );
   });
 });
 
@@ -69,12 +117,33 @@ describe('buildStatus', () => {
       first.consumers.map((c) => c.namespace),
       ['a', 'b'],
     );
-    const again = buildStatus({ generation: 2, previous: first, reason: 'Projected', message: 'm', consumers: first.consumers, now: new Date('2026-02-01T00:00:00Z') });
+    const again = buildStatus({
+      generation: 2,
+      previous: first,
+      reason: 'Projected',
+      message: 'm',
+      consumers: first.consumers,
+      now: new Date('2026-02-01T00:00:00Z'),
+    });
     assert.equal(again.conditions[0]?.lastTransitionTime, '2026-01-01T00:00:00Z');
-    const failed = buildStatus({ generation: 2, previous: again, reason: 'ConsumersFailed', message: 'm', consumers: [], now: new Date('2026-03-01T00:00:00Z') });
+    const failed = buildStatus({
+      generation: 2,
+      previous: again,
+      reason: 'ConsumersFailed',
+      message: 'm',
+      consumers: [],
+      now: new Date('2026-03-01T00:00:00Z'),
+    });
     assert.equal(failed.conditions[0]?.status, 'False');
     assert.equal(failed.conditions[0]?.lastTransitionTime, '2026-03-01T00:00:00Z');
-    assert.ok(sameStatus(JSON.parse(JSON.stringify({ consumers: again.consumers, conditions: again.conditions, observedGeneration: 2 })), again));
+    assert.ok(
+      sameStatus(
+        JSON.parse(
+          JSON.stringify({ consumers: again.consumers, conditions: again.conditions, observedGeneration: 2 }),
+        ),
+        again,
+      ),
+    );
     assert.ok(!sameStatus(first, again));
   });
 });

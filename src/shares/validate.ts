@@ -16,7 +16,8 @@ export interface ShareSpecProblem {
   message: string;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A list of distinct Kubernetes names of at most `max` characters (a DNS-1123 label when ≤ 63). */
 function names(value: unknown, field: string, max: number, problems: string[]): string[] | undefined {
@@ -27,7 +28,8 @@ function names(value: unknown, field: string, max: number, problems: string[]): 
   }
   const out: string[] = [];
   for (const item of value) {
-    if (typeof item !== 'string' || !isKubernetesName(item, max)) problems.push(`${field}: ${quoteIdentifier(String(item))} is not a valid name`);
+    if (typeof item !== 'string' || !isKubernetesName(item, max))
+      problems.push(`${field}: ${quoteIdentifier(String(item))} is not a valid name`);
     else if (!out.includes(item)) out.push(item);
   }
   return out;
@@ -41,7 +43,8 @@ function selector(value: unknown, problems: string[]): LabelSelector | undefined
   }
   const out: LabelSelector = {};
   if (value.matchLabels !== undefined) {
-    if (!isRecord(value.matchLabels) || Object.values(value.matchLabels).some((v) => typeof v !== 'string')) problems.push('spec.consumers.namespaceSelector.matchLabels must map strings to strings');
+    if (!isRecord(value.matchLabels) || Object.values(value.matchLabels).some((v) => typeof v !== 'string'))
+      problems.push('spec.consumers.namespaceSelector.matchLabels must map strings to strings');
     else out.matchLabels = value.matchLabels as Record<string, string>;
   }
   if (value.matchExpressions !== undefined) {
@@ -50,12 +53,17 @@ function selector(value: unknown, problems: string[]): LabelSelector | undefined
     for (const e of exprs) {
       const expr = isRecord(e) ? e : {};
       const operator = String(expr.operator);
-      const values = Array.isArray(expr.values) ? expr.values.filter((v): v is string => typeof v === 'string') : [];
+      const values = Array.isArray(expr.values)
+        ? expr.values.filter((v): v is string => typeof v === 'string')
+        : [];
       if (typeof expr.key !== 'string' || !OPERATORS.includes(operator)) {
-        problems.push(`spec.consumers.namespaceSelector.matchExpressions: each needs a key and an operator of ${OPERATORS.join(', ')}`);
+        problems.push(
+          `spec.consumers.namespaceSelector.matchExpressions: each needs a key and an operator of ${OPERATORS.join(', ')}`,
+        );
         continue;
       }
-      if ((operator === 'In' || operator === 'NotIn') && values.length === 0) problems.push(`spec.consumers.namespaceSelector.matchExpressions: ${operator} needs values`);
+      if ((operator === 'In' || operator === 'NotIn') && values.length === 0)
+        problems.push(`spec.consumers.namespaceSelector.matchExpressions: ${operator} needs values`);
       out.matchExpressions.push({ key: expr.key, operator: operator as 'In', values });
     }
   }
@@ -66,27 +74,57 @@ function selector(value: unknown, problems: string[]): LabelSelector | undefined
  * Checks a share's spec and returns it typed, or the problem to report in its status.
  * `entitlement` sources are refused (SourceKindUnavailable) until entitlement bundles are provisioned.
  */
-export function parseShareSpec(spec: unknown, shareName: string): { spec: ShareSpec } | { problem: ShareSpecProblem } {
+export function parseShareSpec(
+  spec: unknown,
+  shareName: string,
+): { spec: ShareSpec } | { problem: ShareSpecProblem } {
   const problems: string[] = [];
   const s = isRecord(spec) ? spec : {};
   const source = isRecord(s.source) ? s.source : {};
   const consumers = isRecord(s.consumers) ? s.consumers : {};
   const target = isRecord(s.target) ? s.target : {};
   const clusterId = typeof source.clusterId === 'string' ? source.clusterId : '';
-  if (!isClusterId(clusterId)) problems.push(`spec.source.clusterId ${quoteIdentifier(clusterId)} is not a cluster id`);
+  if (!isClusterId(clusterId))
+    problems.push(`spec.source.clusterId ${quoteIdentifier(clusterId)} is not a cluster id`);
   const kind = source.kind ?? 'pullSecret';
-  if (kind !== 'pullSecret' && kind !== 'entitlement') problems.push('spec.source.kind must be pullSecret or entitlement');
+  if (kind !== 'pullSecret' && kind !== 'entitlement')
+    problems.push('spec.source.kind must be pullSecret or entitlement');
   const namespaces = names(consumers.namespaces, 'spec.consumers.namespaces', 63, problems);
   const namespaceSelector = selector(consumers.namespaceSelector, problems);
-  const serviceAccounts = names(consumers.serviceAccounts, 'spec.consumers.serviceAccounts', 253, problems) ?? ['default'];
-  if (namespaces === undefined && namespaceSelector === undefined) problems.push('spec.consumers names no namespaces and no namespaceSelector');
-  const secretName = target.secretName === undefined ? shareName : typeof target.secretName === 'string' ? target.secretName : '';
-  if (!isKubernetesName(secretName)) problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
-  else if (secretName.endsWith(RESERVED_SUFFIX)) problems.push(`the copy's name ${quoteIdentifier(secretName)} ends with ${RESERVED_SUFFIX}, reserved for the clusters' own Secrets: set spec.target.secretName`);
-  if (target.imagePullSecrets !== undefined && typeof target.imagePullSecrets !== 'boolean') problems.push('spec.target.imagePullSecrets must be true or false');
-  if (shareName.length > 63) problems.push(`the share's name ${quoteIdentifier(shareName)} is longer than 63 characters (it labels every copy)`);
+  const serviceAccounts = names(
+    consumers.serviceAccounts,
+    'spec.consumers.serviceAccounts',
+    253,
+    problems,
+  ) ?? ['default'];
+  if (namespaces === undefined && namespaceSelector === undefined)
+    problems.push('spec.consumers names no namespaces and no namespaceSelector');
+  const secretName =
+    target.secretName === undefined
+      ? shareName
+      : typeof target.secretName === 'string'
+        ? target.secretName
+        : '';
+  if (!isKubernetesName(secretName))
+    problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
+  else if (secretName.endsWith(RESERVED_SUFFIX))
+    problems.push(
+      `the copy's name ${quoteIdentifier(secretName)} ends with ${RESERVED_SUFFIX}, reserved for the clusters' own Secrets: set spec.target.secretName`,
+    );
+  if (target.imagePullSecrets !== undefined && typeof target.imagePullSecrets !== 'boolean')
+    problems.push('spec.target.imagePullSecrets must be true or false');
+  if (shareName.length > 63)
+    problems.push(
+      `the share's name ${quoteIdentifier(shareName)} is longer than 63 characters (it labels every copy)`,
+    );
   if (problems.length > 0) return { problem: { reason: 'InvalidSpec', message: problems.join('; ') } };
-  if (kind === 'entitlement') return { problem: { reason: 'SourceKindUnavailable', message: 'entitlement sources are not available yet: share the pullSecret' } };
+  if (kind === 'entitlement')
+    return {
+      problem: {
+        reason: 'SourceKindUnavailable',
+        message: 'entitlement sources are not available yet: share the pullSecret',
+      },
+    };
   return {
     spec: {
       source: { clusterId, kind: 'pullSecret' },

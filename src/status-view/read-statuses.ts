@@ -29,7 +29,13 @@ const RETRY: RetryPolicy = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 1_000
  */
 export async function readStatusRows(source: StatusSource): Promise<ClusterStatusRow[]> {
   const timeoutMs = source.timeoutMs ?? 10_000;
-  const client = createHyperFleetClient({ baseUrl: source.apiUrl, tokenFile: source.tokenFile, caFile: source.caFile, timeoutMs, retry: RETRY });
+  const client = createHyperFleetClient({
+    baseUrl: source.apiUrl,
+    tokenFile: source.tokenFile,
+    caFile: source.caFile,
+    timeoutMs,
+    retry: RETRY,
+  });
   return await collectStatusRows(client, source);
 }
 
@@ -37,7 +43,10 @@ export async function readStatusRows(source: StatusSource): Promise<ClusterStatu
  * `readStatusRows` over a client the caller already has (the admin API's list).
  * @throws like `readStatusRows`
  */
-export async function collectStatusRows(client: HyperFleetClient, source: { adapter?: string; concurrency?: number; signal?: AbortSignal }): Promise<ClusterStatusRow[]> {
+export async function collectStatusRows(
+  client: HyperFleetClient,
+  source: { adapter?: string; concurrency?: number; signal?: AbortSignal },
+): Promise<ClusterStatusRow[]> {
   const call = { signal: source.signal };
   const clusters: Cluster[] = [];
   for (let page = 1; ; page++) {
@@ -56,7 +65,9 @@ export async function collectStatusRows(client: HyperFleetClient, source: { adap
       rows[index] = toStatusRow(cluster, await findAdapterStatus(client, cluster.id, adapter, source.signal));
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(source.concurrency ?? 8, clusters.length)) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(source.concurrency ?? 8, clusters.length)) }, worker),
+  );
   return rows;
 }
 
@@ -64,7 +75,12 @@ export async function collectStatusRows(client: HyperFleetClient, source: { adap
  * The status `adapter` reported for one cluster (paged), or undefined when it has none or the cluster
  * does not exist. @throws like `readStatusRows`
  */
-export async function findAdapterStatus(client: HyperFleetClient, id: string, adapter: string = ADAPTER_NAME, signal?: AbortSignal): Promise<AdapterStatus | undefined> {
+export async function findAdapterStatus(
+  client: HyperFleetClient,
+  id: string,
+  adapter: string = ADAPTER_NAME,
+  signal?: AbortSignal,
+): Promise<AdapterStatus | undefined> {
   for (let page = 1; ; page++) {
     const list = await client.listStatuses(id, { page, size: PAGE }, { signal });
     if (list === undefined) return undefined;

@@ -42,12 +42,19 @@ function conditionView(status: AdapterStatus, type: string): ConditionView | und
   if (c === undefined) return undefined;
   // Messages are shown as stored; one stored by an older adapter may quote a registry key with
   // `user:password@`, which is masked here.
-  return { status: c.status, ...(c.reason === undefined ? {} : { reason: c.reason }), ...(c.message === undefined ? {} : { message: maskUserinfo(c.message) }) };
+  return {
+    status: c.status,
+    ...(c.reason === undefined ? {} : { reason: c.reason }),
+    ...(c.message === undefined ? {} : { message: maskUserinfo(c.message) }),
+  };
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined);
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : undefined;
 
-function kubernetesSecretOf(data: Record<string, unknown> | undefined): { namespace: string; name: string } | undefined {
+function kubernetesSecretOf(
+  data: Record<string, unknown> | undefined,
+): { namespace: string; name: string } | undefined {
   const k8s = data?.kubernetesSecret;
   if (typeof k8s !== 'object' || k8s === null) return undefined;
   const { namespace, name } = k8s as Record<string, unknown>;
@@ -70,7 +77,10 @@ export function toStatusRow(cluster: Cluster, status: AdapterStatus | undefined)
   if (reconciled !== undefined) row.reconciled = reconciled;
   if (status === undefined) return row;
   const available = conditionView(status, 'Available');
-  const report: ReportView = { observedGeneration: status.observed_generation, lastReportTime: status.last_report_time };
+  const report: ReportView = {
+    observedGeneration: status.observed_generation,
+    lastReportTime: status.last_report_time,
+  };
   for (const [key, type] of [
     ['applied', 'Applied'],
     ['available', 'Available'],
@@ -103,11 +113,19 @@ export function toStatusRow(cluster: Cluster, status: AdapterStatus | undefined)
  */
 export function explainRow(row: ClusterStatusRow): string | undefined {
   const report = row.report;
-  if (report === undefined) return row.deleting ? 'being deleted; waiting for the adapter to clean up' : 'no status from the adapter yet';
-  if (report.observedGeneration < row.generation) return `being updated: the last status is for generation ${report.observedGeneration}`;
-  if (row.deleting) return report.finalized?.status === 'True' ? 'cleaned up; the API removes it shortly' : (report.finalized?.message ?? 'being deleted');
+  if (report === undefined)
+    return row.deleting
+      ? 'being deleted; waiting for the adapter to clean up'
+      : 'no status from the adapter yet';
+  if (report.observedGeneration < row.generation)
+    return `being updated: the last status is for generation ${report.observedGeneration}`;
+  if (row.deleting)
+    return report.finalized?.status === 'True'
+      ? 'cleaned up; the API removes it shortly'
+      : (report.finalized?.message ?? 'being deleted');
   if (report.available?.status === 'True' && report.health?.status !== 'False') return undefined;
-  if (report.applied?.status !== 'True' && report.applied?.message !== undefined) return report.applied.message;
+  if (report.applied?.status !== 'True' && report.applied?.message !== undefined)
+    return report.applied.message;
   if (report.health?.status === 'False' && report.health.message !== undefined) return report.health.message;
   return report.available?.message ?? 'not available';
 }

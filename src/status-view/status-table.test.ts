@@ -8,14 +8,35 @@ const ID = '019466a0-8f8e-7abc-9def-0123456789ab';
 const T = '2026-01-01T10:00:00.000Z';
 
 function cluster(name: string, generation = 1, extra: Partial<Cluster> = {}): Cluster {
-  return { id: ID, kind: 'Cluster', name, generation, labels: {}, spec: {}, status: { conditions: [] }, created_time: T, updated_time: T, ...extra };
+  return {
+    id: ID,
+    kind: 'Cluster',
+    name,
+    generation,
+    labels: {},
+    spec: {},
+    status: { conditions: [] },
+    created_time: T,
+    updated_time: T,
+    ...extra,
+  };
 }
 
-function status(generation: number, conditions: Array<[string, string, string, string?]>, data: Record<string, unknown> = {}): AdapterStatus {
+function status(
+  generation: number,
+  conditions: Array<[string, string, string, string?]>,
+  data: Record<string, unknown> = {},
+): AdapterStatus {
   return {
     adapter: 'pullsecret',
     observed_generation: generation,
-    conditions: conditions.map(([type, s, reason, message]) => ({ type, status: s as 'True', reason, ...(message === undefined ? {} : { message }), last_transition_time: T })),
+    conditions: conditions.map(([type, s, reason, message]) => ({
+      type,
+      status: s as 'True',
+      reason,
+      ...(message === undefined ? {} : { message }),
+      last_transition_time: T,
+    })),
     data,
     created_time: T,
     last_report_time: T,
@@ -29,19 +50,36 @@ const provisioned = status(
     ['Available', 'True', 'SecretAvailable'],
     ['Health', 'True', 'Healthy'],
   ],
-  { secretName: `hyperfleet-${ID}-pull-secret`, secretVersion: '2', kubernetesSecret: { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` } },
+  {
+    secretName: `hyperfleet-${ID}-pull-secret`,
+    secretVersion: '2',
+    kubernetesSecret: { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` },
+  },
 );
 const invalid = status(
   1,
   [
-    ['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry "quay.io": auth must decode to user:password'],
+    [
+      'Applied',
+      'False',
+      'InvalidPullSecret',
+      'invalid pull secret format: registry "quay.io": auth must decode to user:password',
+    ],
     ['Available', 'False', 'SecretNotReady'],
     ['Health', 'True', 'Healthy'],
   ],
-  { kubernetesSecret: { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` }, errorCode: 'PULL_SECRET_INVALID' },
+  {
+    kubernetesSecret: { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` },
+    errorCode: 'PULL_SECRET_INVALID',
+  },
 );
 const skipped = status(1, [
-  ['Applied', 'False', 'PreconditionNotMet', 'Skipped: the dns adapter has not succeeded yet (DnsSuccessful is not True)'],
+  [
+    'Applied',
+    'False',
+    'PreconditionNotMet',
+    'Skipped: the dns adapter has not succeeded yet (DnsSuccessful is not True)',
+  ],
   ['Available', 'False', 'PreconditionNotMet'],
   ['Health', 'True', 'Healthy'],
 ]);
@@ -54,7 +92,10 @@ describe('status rows and table', () => {
     const table = formatStatusTable([row]);
     const [header, line] = table.split('\n');
     assert.match(header ?? '', /^CLUSTER +GEN +APPLIED +AVAILABLE +HEALTH +VERSION +KUBERNETES SECRET$/);
-    assert.match(line ?? '', /^prod-1 +2 +True SecretUpdated +True SecretAvailable +True Healthy +2 +clusters-…456789ab\/…456789ab-pull-secret$/);
+    assert.match(
+      line ?? '',
+      /^prod-1 +2 +True SecretUpdated +True SecretAvailable +True Healthy +2 +clusters-…456789ab\/…456789ab-pull-secret$/,
+    );
     assert.ok(!table.includes('Why'));
   });
 
@@ -65,8 +106,18 @@ describe('status rows and table', () => {
   });
 
   it('wide output shows the previous version and the end of its grace, when retention reports them', () => {
-    const retained = { ...provisioned, data: { ...provisioned.data, currentVersion: '3', previousVersion: '2', previousGraceEndsAt: '2026-01-02T10:00:00.000Z' } };
-    const [header, line] = formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)], { wide: true }).split('\n');
+    const retained = {
+      ...provisioned,
+      data: {
+        ...provisioned.data,
+        currentVersion: '3',
+        previousVersion: '2',
+        previousGraceEndsAt: '2026-01-02T10:00:00.000Z',
+      },
+    };
+    const [header, line] = formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)], {
+      wide: true,
+    }).split('\n');
     assert.match(header ?? '', / VERSION +PREVIOUS +GRACE ENDS +KUBERNETES SECRET$/);
     assert.match(line ?? '', / 3 +2 +2026-01-02T10:00:00\.000Z +clusters-/);
     assert.ok(!formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)]).includes('PREVIOUS'));
@@ -93,15 +144,25 @@ describe('status rows and table', () => {
   });
 
   it('JSON keeps every field; an empty fleet says so', () => {
-    const json = JSON.parse(formatStatusJson([toStatusRow(cluster('prod-1', 2), provisioned)])) as { clusters: Array<{ id: string; report: { kubernetesSecret: unknown } }> };
+    const json = JSON.parse(formatStatusJson([toStatusRow(cluster('prod-1', 2), provisioned)])) as {
+      clusters: Array<{ id: string; report: { kubernetesSecret: unknown } }>;
+    };
     assert.equal(json.clusters[0]?.id, ID);
-    assert.deepEqual(json.clusters[0]?.report.kubernetesSecret, { namespace: `clusters-${ID}`, name: `${ID}-pull-secret` });
+    assert.deepEqual(json.clusters[0]?.report.kubernetesSecret, {
+      namespace: `clusters-${ID}`,
+      name: `${ID}-pull-secret`,
+    });
     assert.equal(formatStatusTable([]), 'No clusters.');
   });
 
   it('masks user:password@ in a stored message, e.g. from an older adapter that quoted a registry key', () => {
     const hostile = status(1, [
-      ['Applied', 'False', 'InvalidPullSecret', 'invalid pull secret format: registry key "pullbot:s3cr3t-canary-7Q2v@quay.io" and "https://u:hunter2@quay.io" are bad'],
+      [
+        'Applied',
+        'False',
+        'InvalidPullSecret',
+        'invalid pull secret format: registry key "pullbot:s3cr3t-canary-7Q2v@quay.io" and "https://u:hunter2@quay.io" are bad',
+      ],
       ['Available', 'False', 'SecretNotReady'],
       ['Health', 'True', 'Healthy'],
     ]);

@@ -22,7 +22,10 @@ function abridge(text: string, id: string): string {
 
 function generationCell(row: ClusterStatusRow): string {
   const observed = row.report?.observedGeneration;
-  const base = observed === undefined || observed === row.generation ? String(row.generation) : `${row.generation} (seen ${observed})`;
+  const base =
+    observed === undefined || observed === row.generation
+      ? String(row.generation)
+      : `${row.generation} (seen ${observed})`;
   return row.deleting ? `${base} deleting` : base;
 }
 
@@ -44,10 +47,23 @@ export function renderColumns(header: readonly string[], rows: readonly (readonl
  */
 export function formatStatusTable(rows: readonly ClusterStatusRow[], options: TableOptions = {}): string {
   if (rows.length === 0) return 'No clusters.';
-  const header = [...(options.wide === true ? ['ID'] : []), 'CLUSTER', 'GEN', 'APPLIED', 'AVAILABLE', 'HEALTH', 'VERSION', ...(options.wide === true ? ['PREVIOUS', 'GRACE ENDS'] : []), 'KUBERNETES SECRET'];
+  const header = [
+    ...(options.wide === true ? ['ID'] : []),
+    'CLUSTER',
+    'GEN',
+    'APPLIED',
+    'AVAILABLE',
+    'HEALTH',
+    'VERSION',
+    ...(options.wide === true ? ['PREVIOUS', 'GRACE ENDS'] : []),
+    'KUBERNETES SECRET',
+  ];
   const body = rows.map((row) => {
     const report = row.report;
-    const k8s = report?.kubernetesSecret === undefined ? NONE : `${report.kubernetesSecret.namespace}/${report.kubernetesSecret.name}`;
+    const k8s =
+      report?.kubernetesSecret === undefined
+        ? NONE
+        : `${report.kubernetesSecret.namespace}/${report.kubernetesSecret.name}`;
     return [
       ...(options.wide === true ? [row.id] : []),
       row.name,
@@ -56,7 +72,9 @@ export function formatStatusTable(rows: readonly ClusterStatusRow[], options: Ta
       cell(report?.available),
       cell(report?.health),
       report?.secretVersion ?? NONE,
-      ...(options.wide === true ? [report?.previousVersion ?? NONE, report?.previousGraceEndsAt ?? NONE] : []),
+      ...(options.wide === true
+        ? [report?.previousVersion ?? NONE, report?.previousGraceEndsAt ?? NONE]
+        : []),
       options.wide === true ? k8s : abridge(k8s, row.id),
     ];
   });

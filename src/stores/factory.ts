@@ -71,7 +71,10 @@ export interface PreflightOutcome {
  * Runs a store's preflight checks with the parsed CLI options.
  * @throws PullSecretError CONFIG_INVALID for a bad option (exit 2); ABORTED when `signal` aborts.
  */
-export type PreflightRunner = (options: Readonly<Record<string, unknown>>, context: { env: NodeJS.ProcessEnv; signal: AbortSignal }) => Promise<PreflightOutcome>;
+export type PreflightRunner = (
+  options: Readonly<Record<string, unknown>>,
+  context: { env: NodeJS.ProcessEnv; signal: AbortSignal },
+) => Promise<PreflightOutcome>;
 
 /** Label values of a store's API-call metrics, created up front so dashboards see zeros. */
 export interface StoreApiCalls {

@@ -4,7 +4,18 @@ import { lifecycle } from './rate-limited-store.js';
 import type { SecretStore } from './store.js';
 
 /** The `SecretStore` methods that reach the backend, as `instrumented` reports them. */
-export const STORE_METHODS = ['getSecret', 'createSecret', 'accessLatestEnabled', 'accessVersion', 'addVersion', 'describe', 'deleteSecret', 'disableVersion', 'enableVersion', 'destroyVersion'] as const;
+export const STORE_METHODS = [
+  'getSecret',
+  'createSecret',
+  'accessLatestEnabled',
+  'accessVersion',
+  'addVersion',
+  'describe',
+  'deleteSecret',
+  'disableVersion',
+  'enableVersion',
+  'destroyVersion',
+] as const;
 
 type Method = (typeof STORE_METHODS)[number];
 
@@ -40,7 +51,9 @@ export function instrumented(store: SecretStore, onApiCall: ApiCallHook): Secret
     secretPath: (id) => store.secretPath(id),
     close: () => store.close(),
     getSecret: timed('getSecret', (id: string, o?) => store.getSecret(id, o)),
-    createSecret: timed('createSecret', (id: string, labels: Record<string, string>, o?) => store.createSecret(id, labels, o)),
+    createSecret: timed('createSecret', (id: string, labels: Record<string, string>, o?) =>
+      store.createSecret(id, labels, o),
+    ),
     accessLatestEnabled: timed('accessLatestEnabled', (id: string, o?) => store.accessLatestEnabled(id, o)),
     accessVersion: timed('accessVersion', (id: string, v: string, o?) => store.accessVersion(id, v, o)),
     addVersion: timed('addVersion', (id: string, data: Buffer, o?) => store.addVersion(id, data, o)),

@@ -8,7 +8,12 @@ export interface PreflightCheck {
   fix: string[];
 }
 
-const LABELS: Readonly<Record<PreflightCheck['status'], string>> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' };
+const LABELS: Readonly<Record<PreflightCheck['status'], string>> = {
+  pass: 'PASS',
+  warn: 'WARN',
+  fail: 'FAIL',
+  skip: 'SKIP',
+};
 
 /**
  * A preflight report as text, the same for every store: `header`, one line per check
@@ -23,6 +28,8 @@ export function formatChecks(header: string, checks: readonly PreflightCheck[]):
     for (const fix of check.fix) lines.push(`      fix: ${fix}`);
   }
   const count = (status: PreflightCheck['status']) => checks.filter((c) => c.status === status).length;
-  lines.push(`${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warnings, ${count('skip')} skipped`);
+  lines.push(
+    `${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warnings, ${count('skip')} skipped`,
+  );
   return lines.join('\n');
 }

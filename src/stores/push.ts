@@ -53,7 +53,11 @@ export interface PushEvent {
 /** How long a push keeps re-reading while concurrent writers change the secret under it. */
 export const DEFAULT_CONFLICT_WAIT_MS = 60_000;
 /** Pauses between those re-reads: short at first (a local lock is held for milliseconds), then up to 1 s. */
-const CONFLICT_BACKOFF: RetryPolicy = { maxAttempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 10, maxDelayMs: 1000 };
+const CONFLICT_BACKOFF: RetryPolicy = {
+  maxAttempts: Number.MAX_SAFE_INTEGER,
+  baseDelayMs: 10,
+  maxDelayMs: 1000,
+};
 
 export interface PushOptions {
   retry: RetryPolicy;
@@ -94,12 +98,24 @@ export interface PushOptions {
  * @throws PullSecretError SECRET_UNMANAGED, VERIFY_MISMATCH, STORE_PRECONDITION_FAILED (still
  *   contended after `conflictWaitMs`), or the store's classified errors.
  */
-export async function pushSecret(store: SecretStore, request: PushRequest, options: PushOptions): Promise<PushResult> {
+export async function pushSecret(
+  store: SecretStore,
+  request: PushRequest,
+  options: PushOptions,
+): Promise<PushResult> {
   const { secretId, payload } = request;
   const secretPath = store.secretPath(secretId);
-  const step: Step = (operation, message, fn, version, level) => runStep(operation, message, fn, options, version, level);
+  const step: Step = (operation, message, fn, version, level) =>
+    runStep(operation, message, fn, options, version, level);
   const call = { signal: options.signal };
-  const readLatest = () => step('access-latest', 'Read newest enabled version', () => accessLatestOrMissing(store, secretId, call), undefined, 'debug');
+  const readLatest = () =>
+    step(
+      'access-latest',
+      'Read newest enabled version',
+      () => accessLatestOrMissing(store, secretId, call),
+      undefined,
+      'debug',
+    );
   // `made`: a create of ours whose answer was lost may be what the next read finds holding the payload.
   const unchanged = (latest: SecretPayload, made = false): PushResult => ({
     outcome: made ? 'created' : 'unchanged',
@@ -134,10 +150,20 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
     added = made?.version;
   }
   // Not created by us (it existed without a version, or a concurrent run created it): use theirs.
-  metadata ??= await step('get-secret', 'Read secret metadata', () => store.getSecret(secretId, call), undefined, 'debug');
+  metadata ??= await step(
+    'get-secret',
+    'Read secret metadata',
+    () => store.getSecret(secretId, call),
+    undefined,
+    'debug',
+  );
   if (metadata === undefined) {
     if (request.dryRun && first === NO_SECRET) return { outcome: 'created', secretPath };
-    throw new PullSecretError('SECRET_NOT_FOUND', `secret ${secretPath} vanished while it was being written`, { retryable: true });
+    throw new PullSecretError(
+      'SECRET_NOT_FOUND',
+      `secret ${secretPath} vanished while it was being written`,
+      { retryable: true },
+    );
   }
   assertOwnership(metadata, request.labels, request.secretNameSetting ?? 'SECRET_NAME');
 
@@ -152,7 +178,8 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
       const now = await readLatest();
       // The metadata was read, so NOT_FOUND here means "no version"; a deleted secret fails the add.
       latest = now === NO_SECRET ? undefined : now;
-      if (latest !== undefined && sameContent(latest.data, payload)) return unchanged(latest, createRetried && round === 1);
+      if (latest !== undefined && sameContent(latest.data, payload))
+        return unchanged(latest, createRetried && round === 1);
     }
     outcome = latest === undefined ? 'created' : 'updated';
     if (request.dryRun) return { outcome, secretPath };
@@ -162,7 +189,11 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
     } else {
       // Another writer added a version (or holds the write) since we read: wait, then decide again on what is there now.
       if (Date.now() >= waitUntil) throw attempt.conflict;
-      options.onEvent?.({ operation: 'add-secret-version', message: 'Secret changed concurrently; reading it again', attempt: round });
+      options.onEvent?.({
+        operation: 'add-secret-version',
+        message: 'Secret changed concurrently; reading it again',
+        attempt: round,
+      });
       await pause(backoffDelay(CONFLICT_BACKOFF, round), options.signal);
     }
   }
@@ -175,9 +206,18 @@ export async function pushSecret(store: SecretStore, request: PushRequest, optio
     (v) => v.path,
   );
   if (!readBack.data.equals(payload)) {
-    throw new PullSecretError('VERIFY_MISMATCH', `verification failed: version ${written.path} does not hold the bytes that were written`);
+    throw new PullSecretError(
+      'VERIFY_MISMATCH',
+      `verification failed: version ${written.path} does not hold the bytes that were written`,
+    );
   }
-  return { outcome, secretPath: readBack.secretPath ?? secretPath, version: written.version, versionPath: written.path, stored: readBack.data };
+  return {
+    outcome,
+    secretPath: readBack.secretPath ?? secretPath,
+    version: written.version,
+    versionPath: written.path,
+    stored: readBack.data,
+  };
 }
 
 /** `accessLatestOrMissing`'s answer when the secret does not exist, or (GCP) exists with no version at all. */
@@ -188,7 +228,11 @@ const NO_SECRET = Symbol('no secret');
  * NO_SECRET, left unconfirmed (`skipExistenceCheck`) because the next step, a create or a metadata
  * read, settles it anyway.
  */
-async function accessLatestOrMissing(store: SecretStore, secretId: string, call: { signal?: AbortSignal | undefined }): Promise<SecretPayload | undefined | typeof NO_SECRET> {
+async function accessLatestOrMissing(
+  store: SecretStore,
+  secretId: string,
+  call: { signal?: AbortSignal | undefined },
+): Promise<SecretPayload | undefined | typeof NO_SECRET> {
   try {
     return await store.accessLatestEnabled(secretId, { ...call, skipExistenceCheck: true });
   } catch (err) {
@@ -197,7 +241,13 @@ async function accessLatestOrMissing(store: SecretStore, secretId: string, call:
   }
 }
 
-type Step = <T>(operation: string, message: string | ((value: T) => string), fn: (attempt: number) => Promise<T>, version?: (value: T) => string | undefined, level?: PushEvent['level']) => Promise<T>;
+type Step = <T>(
+  operation: string,
+  message: string | ((value: T) => string),
+  fn: (attempt: number) => Promise<T>,
+  version?: (value: T) => string | undefined,
+  level?: PushEvent['level'],
+) => Promise<T>;
 
 /**
  * One compare-and-add step: adds `payload` only while `ifLatest` is still the newest enabled version.
@@ -210,7 +260,9 @@ async function addIfLatest(
   ifLatest: string | null,
   step: Step,
   call: { signal?: AbortSignal | undefined },
-): Promise<{ added: { version: string; path: string }; conflict?: undefined } | { conflict: PullSecretError }> {
+): Promise<
+  { added: { version: string; path: string }; conflict?: undefined } | { conflict: PullSecretError }
+> {
   const { secretId, payload } = request;
   return step(
     'add-secret-version',
@@ -226,7 +278,8 @@ async function addIfLatest(
       try {
         return { added: await store.addVersion(secretId, payload, { ...call, ifLatest }) };
       } catch (err) {
-        if (err instanceof PullSecretError && err.code === 'STORE_PRECONDITION_FAILED') return { conflict: err };
+        if (err instanceof PullSecretError && err.code === 'STORE_PRECONDITION_FAILED')
+          return { conflict: err };
         throw err;
       }
     },
@@ -238,12 +291,18 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
   try {
     await sleep(ms, undefined, { signal });
   } catch (err) {
-    throw new PullSecretError('ABORTED', 'operation aborted while waiting for a concurrent writer', { cause: err });
+    throw new PullSecretError('ABORTED', 'operation aborted while waiting for a concurrent writer', {
+      cause: err,
+    });
   }
 }
 
 /** Refuses a secret that HyperFleet does not own, or owns for another cluster. */
-function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<string, string>>, secretNameSetting: string): void {
+function assertOwnership(
+  metadata: SecretMetadata,
+  wanted: Readonly<Record<string, string>>,
+  secretNameSetting: string,
+): void {
   if (!isManaged(metadata.labels)) {
     throw new PullSecretError(
       'SECRET_UNMANAGED',
@@ -252,7 +311,10 @@ function assertOwnership(metadata: SecretMetadata, wanted: Readonly<Record<strin
   }
   const owner = metadata.labels['cluster-id'];
   if (owner !== undefined && wanted['cluster-id'] !== undefined && owner !== wanted['cluster-id']) {
-    throw new PullSecretError('SECRET_UNMANAGED', `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`);
+    throw new PullSecretError(
+      'SECRET_UNMANAGED',
+      `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`,
+    );
   }
 }
 
@@ -278,6 +340,12 @@ async function runStep<T>(
         error_code: error instanceof PullSecretError ? error.code : 'INTERNAL',
       }),
   });
-  options.onEvent?.({ operation, level, message: typeof message === 'function' ? message(value) : message, duration_ms: Math.round(performance.now() - started), version: version?.(value) });
+  options.onEvent?.({
+    operation,
+    level,
+    message: typeof message === 'function' ? message(value) : message,
+    duration_ms: Math.round(performance.now() - started),
+    version: version?.(value),
+  });
   return value;
 }

@@ -50,7 +50,10 @@ test('every call takes a token from the bucket of the quota it counts against', 
     await store.accessLatestEnabled('s1');
     await store.accessVersion('s1', '1');
     await store.deleteSecret('s1');
-    assert.deepEqual({ reads: buckets.reads.taken, writes: buckets.writes.taken, accesses: buckets.accesses.taken }, { reads: 2, writes: 3, accesses: 2 });
+    assert.deepEqual(
+      { reads: buckets.reads.taken, writes: buckets.writes.taken, accesses: buckets.accesses.taken },
+      { reads: 2, writes: 3, accesses: 2 },
+    );
   });
 });
 
@@ -98,13 +101,18 @@ test('the version-lifecycle methods are writes, and a store without them stays w
       close: () => local.close(),
     };
     const wrapped = withRateLimits(plain, buckets);
-    assert.ok(!('disableVersion' in wrapped) && !('enableVersion' in wrapped) && !('destroyVersion' in wrapped));
+    assert.ok(
+      !('disableVersion' in wrapped) && !('enableVersion' in wrapped) && !('destroyVersion' in wrapped),
+    );
   });
 });
 
 test('quotaLimits builds one bucket per declared quota, overrides win, and nothing declared means none', () => {
   assert.deepEqual(quotaLimits({}), {}, 'an unmetered store gets no bucket');
-  const limits = quotaLimits({ writesPerMinute: 600, readsPerMinute: 600 }, { readsPerMinute: 120, accessesPerMinute: 90_000 });
+  const limits = quotaLimits(
+    { writesPerMinute: 600, readsPerMinute: 600 },
+    { readsPerMinute: 120, accessesPerMinute: 90_000 },
+  );
   assert.deepEqual(Object.keys(limits).sort(), ['accesses', 'reads', 'writes']);
   assert.equal(limits.writes?.burst, 10, 'declared: 600 a minute holds 10');
   assert.equal(limits.reads?.burst, 2, 'the override wins: 120 a minute holds 2');

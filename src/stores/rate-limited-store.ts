@@ -39,7 +39,11 @@ export function quotaBucket(limit: number, windowMs = 60_000): TokenBucket {
  * The buckets of one quota scope: one per quota, each figure from `overrides` or else `declared`
  * (the store's). Empty when nothing is metered. Every client of the scope must share them.
  */
-export function quotaLimits(declared: StoreQuotas, overrides: StoreQuotas = {}, windowMs?: number): RateLimits {
+export function quotaLimits(
+  declared: StoreQuotas,
+  overrides: StoreQuotas = {},
+  windowMs?: number,
+): RateLimits {
   const limits: RateLimits = {};
   for (const kind of QUOTA_KINDS) {
     const limit = overrides[`${kind}PerMinute`] ?? declared[`${kind}PerMinute`];
@@ -61,14 +65,19 @@ export function quotaLimits(declared: StoreQuotas, overrides: StoreQuotas = {}, 
  * except a `createSecret` holding a payload, which takes the store's `writesPerCreate` (GCP: CreateSecret and
  * AddSecretVersion). A method whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
  */
-export function withRateLimits(store: SecretStore, limits: RateLimits, observer?: Pick<PacingObserver, 'waited'>): SecretStore {
+export function withRateLimits(
+  store: SecretStore,
+  limits: RateLimits,
+  observer?: Pick<PacingObserver, 'waited'>,
+): SecretStore {
   const paced =
     (kind: QuotaKind) =>
     async <R>(options: CallOptions | undefined, fn: () => Promise<R>, tokens = 1): Promise<R> => {
       const bucket = limits[kind];
       if (bucket === undefined) return fn();
       // Each token waited for is one wait (a create holding a payload may take two).
-      for (let taken = 0; taken < tokens; taken++) if (await bucket.acquire(options?.signal)) observer?.waited(store.kind, kind);
+      for (let taken = 0; taken < tokens; taken++)
+        if (await bucket.acquire(options?.signal)) observer?.waited(store.kind, kind);
       try {
         return await fn();
       } catch (err) {
@@ -90,7 +99,12 @@ export function withRateLimits(store: SecretStore, limits: RateLimits, observer?
     describe: (id, o) => read(o, () => store.describe(id, o)),
     accessLatestEnabled: (id, o) => access(o, () => store.accessLatestEnabled(id, o)),
     accessVersion: (id, v, o) => access(o, () => store.accessVersion(id, v, o)),
-    createSecret: (id, labels, o) => write(o, () => store.createSecret(id, labels, o), o?.payload === undefined ? 1 : (store.writesPerCreate ?? 1)),
+    createSecret: (id, labels, o) =>
+      write(
+        o,
+        () => store.createSecret(id, labels, o),
+        o?.payload === undefined ? 1 : (store.writesPerCreate ?? 1),
+      ),
     addVersion: (id, data, o) => write(o, () => store.addVersion(id, data, o)),
     deleteSecret: (id, o) => write(o, () => store.deleteSecret(id, o)),
     ...lifecycle(store, (method) => (id, v, o) => write(o, () => method(id, v, o))),
@@ -104,10 +118,25 @@ type LifecycleName = 'disableVersion' | 'enableVersion' | 'destroyVersion';
  * The optional version-lifecycle methods `store` has, each wrapped by `wrap` (absent ones stay
  * absent, so callers can still tell a store without them).
  */
-export function lifecycle(store: SecretStore, wrap: (method: LifecycleMethod, name: LifecycleName) => LifecycleMethod): Pick<SecretStore, LifecycleName> {
+export function lifecycle(
+  store: SecretStore,
+  wrap: (method: LifecycleMethod, name: LifecycleName) => LifecycleMethod,
+): Pick<SecretStore, LifecycleName> {
   const out: Pick<SecretStore, LifecycleName> = {};
-  if (store.disableVersion !== undefined) out.disableVersion = wrap((id, v, o) => (store.disableVersion as LifecycleMethod)(id, v, o), 'disableVersion');
-  if (store.enableVersion !== undefined) out.enableVersion = wrap((id, v, o) => (store.enableVersion as LifecycleMethod)(id, v, o), 'enableVersion');
-  if (store.destroyVersion !== undefined) out.destroyVersion = wrap((id, v, o) => (store.destroyVersion as LifecycleMethod)(id, v, o), 'destroyVersion');
+  if (store.disableVersion !== undefined)
+    out.disableVersion = wrap(
+      (id, v, o) => (store.disableVersion as LifecycleMethod)(id, v, o),
+      'disableVersion',
+    );
+  if (store.enableVersion !== undefined)
+    out.enableVersion = wrap(
+      (id, v, o) => (store.enableVersion as LifecycleMethod)(id, v, o),
+      'enableVersion',
+    );
+  if (store.destroyVersion !== undefined)
+    out.destroyVersion = wrap(
+      (id, v, o) => (store.destroyVersion as LifecycleMethod)(id, v, o),
+      'destroyVersion',
+    );
   return out;
 }

@@ -12,7 +12,12 @@ import type { SecretStore } from './store.js';
  * Every store this build knows, one line each; the first is the default. A descriptor declares all
  * there is to know about its store (see `StoreFactory`) and loads its SDK only on first use.
  */
-const STORES: ReadonlyArray<StoreFactory<unknown>> = [localStoreFactory, gcpStoreFactory, awsStoreFactory, azureStoreFactory];
+const STORES: ReadonlyArray<StoreFactory<unknown>> = [
+  localStoreFactory,
+  gcpStoreFactory,
+  awsStoreFactory,
+  azureStoreFactory,
+];
 
 const BY_KIND: ReadonlyMap<string, StoreFactory<unknown>> = new Map(STORES.map((s) => [s.kind, s]));
 
@@ -31,7 +36,10 @@ export function storeFactories(): ReadonlyArray<StoreFactory<unknown>> {
 export function storeFactory(kind: string): StoreFactory<unknown> {
   const found = BY_KIND.get(kind);
   if (found === undefined) {
-    throw new PullSecretError('CONFIG_INVALID', `invalid environment variable SECRET_STORE: must be one of ${STORE_KINDS.join(', ')}`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `invalid environment variable SECRET_STORE: must be one of ${STORE_KINDS.join(', ')}`,
+    );
   }
   return found;
 }
@@ -61,7 +69,9 @@ export function storeEnv(kind: string): EnvMapping {
  */
 export function selectStoreKind(env: NodeJS.ProcessEnv, chosen = env.SECRET_STORE): string {
   const isSet = (name: string) => (env[name] ?? '') !== '';
-  const selecting = storeFactories().flatMap((s) => s.selectedBy.filter(isSet).map((name) => ({ kind: s.kind, name })));
+  const selecting = storeFactories().flatMap((s) =>
+    s.selectedBy.filter(isSet).map((name) => ({ kind: s.kind, name })),
+  );
   if (chosen !== undefined && chosen !== '') {
     const store = storeFactory(chosen);
     const contradiction = selecting.find((s) => s.kind !== store.kind);
@@ -75,7 +85,10 @@ export function selectStoreKind(env: NodeJS.ProcessEnv, chosen = env.SECRET_STOR
   }
   const kinds = [...new Set(selecting.map((s) => s.kind))];
   if (kinds.length > 1) {
-    throw new PullSecretError('CONFIG_INVALID', `SECRET_STORE is not set and ${selecting.map((s) => s.name).join(', ')} belong to different stores (${kinds.join(', ')}); set SECRET_STORE`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `SECRET_STORE is not set and ${selecting.map((s) => s.name).join(', ')} belong to different stores (${kinds.join(', ')}); set SECRET_STORE`,
+    );
   }
   return kinds[0] ?? DEFAULT_STORE_KIND;
 }

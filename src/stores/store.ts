@@ -110,7 +110,11 @@ export interface SecretStore {
    * `undefined` when it already exists (a concurrent creator won the race): nothing is written to it,
    * and the caller reads it with `getSecret`.
    */
-  createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined>;
+  createSecret(
+    secretId: string,
+    labels: Record<string, string>,
+    options?: CreateSecretOptions,
+  ): Promise<CreatedSecret | undefined>;
 
   /**
    * Reads the newest ENABLED version's payload. `undefined` when the secret has no enabled version.

@@ -41,7 +41,11 @@ function report(hook: ApiCallHook | undefined, method: string, code: string, sta
  * @throws `names.aborted(...)` when the caller aborted, `names.timeout(...)` past the deadline,
  *   otherwise whatever `run` threw, unclassified (the store classifies it).
  */
-export async function timedCall<T>(options: TimedCallOptions, names: TimedCallNames, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+export async function timedCall<T>(
+  options: TimedCallOptions,
+  names: TimedCallNames,
+  run: (abortSignal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const { signal } = options;
   if (signal?.aborted) throw names.aborted(signal.reason);
   const controller = new AbortController();

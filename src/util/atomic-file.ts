@@ -24,7 +24,11 @@ export interface AtomicWriteOptions {
  *
  * @throws the filesystem error as Node raised it (callers classify it), or what `beforeCommit` throws.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<FileIdentity> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<FileIdentity> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   let identity: FileIdentity;

@@ -67,7 +67,10 @@ describe('ParsedFileCache.load', () => {
     const path = join(dir, 'big.json');
     await writeFile(path, JSON.stringify({ n: 'x'.repeat(100_000) }));
     const cache = new ParsedFileCache<{ n: string }>(10);
-    assert.equal((await cache.load(path, (raw) => JSON.parse(raw.toString('utf8')) as { n: string }))?.n.length, 100_000);
+    assert.equal(
+      (await cache.load(path, (raw) => JSON.parse(raw.toString('utf8')) as { n: string }))?.n.length,
+      100_000,
+    );
     await assert.rejects(
       cache.load(dir, () => ({ n: '' })),
       { code: 'EISDIR' },

@@ -55,7 +55,10 @@ export class ParsedFileCache<T> {
     this.#entries.delete(path);
     let raw: Buffer;
     try {
-      raw = identity !== undefined && identity.size <= SMALL_FILE_BYTES ? readFileSync(path) : await readFile(path);
+      raw =
+        identity !== undefined && identity.size <= SMALL_FILE_BYTES
+          ? readFileSync(path)
+          : await readFile(path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
@@ -68,14 +71,17 @@ export class ParsedFileCache<T> {
   get(path: string, identity: FileIdentity | undefined): T | undefined {
     const entry = this.#entries.get(path);
     if (entry === undefined || identity === undefined) return undefined;
-    return entry.ino === identity.ino && entry.size === identity.size && entry.mtimeMs === identity.mtimeMs ? entry.value : undefined;
+    return entry.ino === identity.ino && entry.size === identity.size && entry.mtimeMs === identity.mtimeMs
+      ? entry.value
+      : undefined;
   }
 
   /** Caches `value` (frozen in place) for the file version `identity`; returns the frozen value. */
   set(path: string, identity: FileIdentity, value: T): T {
     const frozen = deepFreeze(value);
     this.#entries.delete(path);
-    if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    if (this.#entries.size >= this.maxEntries)
+      this.#entries.delete(this.#entries.keys().next().value as string);
     this.#entries.set(path, { ...identity, value: frozen });
     return frozen;
   }

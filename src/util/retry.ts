@@ -36,13 +36,20 @@ export function backoffDelay(policy: RetryPolicy, retry: number, random: () => n
  *
  * @throws the last error; ABORTED when `signal` fires while waiting.
  */
-export async function withRetry<T>(policy: RetryPolicy, step: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export async function withRetry<T>(
+  policy: RetryPolicy,
+  step: (attempt: number) => Promise<T>,
+  options: RetryOptions = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step(attempt);
     } catch (error) {
       if (!isRetryable(error) || attempt >= policy.maxAttempts) throw error;
-      const delayMs = Math.max(backoffDelay(policy, attempt), error instanceof PullSecretError ? (error.retryAfterMs ?? 0) : 0);
+      const delayMs = Math.max(
+        backoffDelay(policy, attempt),
+        error instanceof PullSecretError ? (error.retryAfterMs ?? 0) : 0,
+      );
       options.onRetry?.({ attempt, delayMs, error });
       try {
         await sleep(delayMs, undefined, { signal: options.signal });

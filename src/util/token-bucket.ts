@@ -22,7 +22,8 @@ export class TokenBucket {
     readonly burst = Math.max(1, Math.ceil(perWindow / 60)),
     windowMs = 60_000,
   ) {
-    if (!(perWindow > 0) || !(burst > 0) || !(windowMs > 0)) throw new RangeError('perWindow, burst and windowMs must be positive');
+    if (!(perWindow > 0) || !(burst > 0) || !(windowMs > 0))
+      throw new RangeError('perWindow, burst and windowMs must be positive');
     this.perMs = perWindow / windowMs;
     this.tokens = burst;
   }
@@ -39,7 +40,9 @@ export class TokenBucket {
     if (this.queued === 0 && this.takeNow()) return NO_WAIT;
     const behindOthers = this.queued > 0;
     this.queued += 1;
-    const turn = this.tail.then(() => (signal?.aborted === true ? Promise.reject(aborted(signal.reason)) : this.take(signal))).finally(() => (this.queued -= 1));
+    const turn = this.tail
+      .then(() => (signal?.aborted === true ? Promise.reject(aborted(signal.reason)) : this.take(signal)))
+      .finally(() => (this.queued -= 1));
     // The next waiter queues behind this one whether it succeeds or not.
     this.tail = turn.then(
       () => undefined,

@@ -25,7 +25,13 @@ export class VerdictCache {
 
   /** The key of one host and credential: a hex SHA-256, never the credential itself. */
   static key(host: string, username: string, password: string): string {
-    return createHash('sha256').update(host).update('\0').update(username).update('\0').update(password).digest('hex');
+    return createHash('sha256')
+      .update(host)
+      .update('\0')
+      .update(username)
+      .update('\0')
+      .update(password)
+      .digest('hex');
   }
 
   get(key: string): Entry | undefined {

@@ -3,10 +3,24 @@ import { test } from 'node:test';
 import { parseChallenges } from './challenge.js';
 
 test('parses Basic and Bearer challenges with quoted and bare parameters', () => {
-  assert.deepEqual(parseChallenges('Basic realm="Registry Realm"'), [{ scheme: 'basic', params: { realm: 'Registry Realm' } }]);
-  assert.deepEqual(parseChallenges('Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull"'), [
-    { scheme: 'bearer', params: { realm: 'https://auth.example/token', service: 'registry.example', scope: 'repository:a/b:pull' } },
+  assert.deepEqual(parseChallenges('Basic realm="Registry Realm"'), [
+    { scheme: 'basic', params: { realm: 'Registry Realm' } },
   ]);
+  assert.deepEqual(
+    parseChallenges(
+      'Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull"',
+    ),
+    [
+      {
+        scheme: 'bearer',
+        params: {
+          realm: 'https://auth.example/token',
+          service: 'registry.example',
+          scope: 'repository:a/b:pull',
+        },
+      },
+    ],
+  );
   assert.deepEqual(parseChallenges('Basic realm=x, Bearer realm="https://t/", service=s'), [
     { scheme: 'basic', params: { realm: 'x' } },
     { scheme: 'bearer', params: { realm: 'https://t/', service: 's' } },

@@ -30,7 +30,8 @@ export function parseChallenges(header: string | undefined): Challenge[] {
       const m = PARAM.exec(rest);
       // A name followed by something other than `=` starts the next challenge.
       if (m === null || m[0].length === 0) break;
-      params[(m[1] as string).toLowerCase()] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '');
+      params[(m[1] as string).toLowerCase()] =
+        m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : (m[3] ?? '');
       at = PARAM.lastIndex;
     }
     rest = rest.slice(at).replace(/^[\s,]+/, '');

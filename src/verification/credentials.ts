@@ -38,8 +38,18 @@ export function registryCredentials(text: string): RegistryCredential[] {
     const decoded = typeof entry.auth === 'string' ? decodeStrictBase64(entry.auth) : undefined;
     const colon = decoded?.indexOf(':') ?? -1;
     if (decoded !== undefined && colon > 0) {
-      out.push({ registry, host, kind: 'basic', username: decoded.slice(0, colon), password: decoded.slice(colon + 1) });
-    } else if (typeof entry.username === 'string' && typeof entry.password === 'string' && entry.username.length > 0) {
+      out.push({
+        registry,
+        host,
+        kind: 'basic',
+        username: decoded.slice(0, colon),
+        password: decoded.slice(colon + 1),
+      });
+    } else if (
+      typeof entry.username === 'string' &&
+      typeof entry.password === 'string' &&
+      entry.username.length > 0
+    ) {
       out.push({ registry, host, kind: 'basic', username: entry.username, password: entry.password });
     } else if (typeof entry.identitytoken === 'string' || typeof entry.registrytoken === 'string') {
       out.push({ registry, host, kind: 'token' });

@@ -8,8 +8,13 @@ import { RegistryVerifier } from './verifier.js';
  * Results feed `pullsecret_registry_verifications_total{registry,outcome}`.
  * @throws CONFIG_INVALID when `caFile` cannot be read.
  */
-export function createVerificationGate(section: VerificationSection, metrics: Metrics): VerificationGate | undefined {
+export function createVerificationGate(
+  section: VerificationSection,
+  metrics: Metrics,
+): VerificationGate | undefined {
   if (section.mode === 'off') return undefined;
-  const verifier = new RegistryVerifier(section, { onResult: (registry, outcome) => metrics.registryVerifications.inc({ registry, outcome }) });
+  const verifier = new RegistryVerifier(section, {
+    onResult: (registry, outcome) => metrics.registryVerifications.inc({ registry, outcome }),
+  });
   return new VerificationGate(section.mode, verifier);
 }

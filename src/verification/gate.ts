@@ -23,7 +23,12 @@ export class VerificationGate {
     const fields = {
       operation: 'verify-registries',
       mode: this.mode,
-      results: report.results.map((r) => ({ registry: r.registry, outcome: r.outcome, detail: r.detail, cached: r.cached })),
+      results: report.results.map((r) => ({
+        registry: r.registry,
+        outcome: r.outcome,
+        detail: r.detail,
+        cached: r.cached,
+      })),
       round_trips: report.roundTrips,
       duration_ms: Math.round(performance.now() - started),
     };

@@ -38,7 +38,11 @@ export interface GetOptions {
  * host), trusting Node's bundled CAs plus `ca` when given (a private registry's CA).
  */
 export function registryAgent(ca: string | undefined): HttpsAgent {
-  return new HttpsAgent({ keepAlive: true, maxSockets: 8, ...(ca === undefined ? {} : { ca: [...rootCertificates, ca] }) });
+  return new HttpsAgent({
+    keepAlive: true,
+    maxSockets: 8,
+    ...(ca === undefined ? {} : { ca: [...rootCertificates, ca] }),
+  });
 }
 
 /**
@@ -48,7 +52,10 @@ export function registryAgent(ca: string | undefined): HttpsAgent {
  */
 export function registryGet(url: URL, options: GetOptions): Promise<RegistryAnswer> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'pull-secret-verify' };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': 'pull-secret-verify',
+    };
     if (options.authorization !== undefined) headers.authorization = options.authorization;
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     let settled = false;
@@ -59,23 +66,39 @@ export function registryGet(url: URL, options: GetOptions): Promise<RegistryAnsw
       req.destroy();
       reject(new RegistryNetworkError(message, errno));
     };
-    const req = send(url, { method: 'GET', headers, ...(url.protocol === 'https:' && options.agent !== undefined ? { agent: options.agent } : {}), signal: options.signal }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_BODY_BYTES) fail(`answer larger than ${MAX_BODY_BYTES} bytes`, undefined);
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', (err: NodeJS.ErrnoException) => fail(describeNetworkError(err), err.code));
-    });
-    const timer = setTimeout(() => fail(`no answer within ${options.timeoutMs} ms`, 'ETIMEDOUT'), options.timeoutMs);
+    const req = send(
+      url,
+      {
+        method: 'GET',
+        headers,
+        ...(url.protocol === 'https:' && options.agent !== undefined ? { agent: options.agent } : {}),
+        signal: options.signal,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_BODY_BYTES) fail(`answer larger than ${MAX_BODY_BYTES} bytes`, undefined);
+          else chunks.push(chunk);
+        });
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+        res.on('error', (err: NodeJS.ErrnoException) => fail(describeNetworkError(err), err.code));
+      },
+    );
+    const timer = setTimeout(
+      () => fail(`no answer within ${options.timeoutMs} ms`, 'ETIMEDOUT'),
+      options.timeoutMs,
+    );
     req.on('error', (err: NodeJS.ErrnoException) => fail(describeNetworkError(err), err.code));
     req.end();
   });
@@ -85,6 +108,7 @@ export function registryGet(url: URL, options: GetOptions): Promise<RegistryAnsw
 function describeNetworkError(err: NodeJS.ErrnoException): string {
   if (err.name === 'AbortError') return 'aborted';
   const code = err.code ?? 'network error';
-  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO/.test(code)) return `TLS failed (${code}): is verification.caFile the registry's CA?`;
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO/.test(code))
+    return `TLS failed (${code}): is verification.caFile the registry's CA?`;
   return code;
 }

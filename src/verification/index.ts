@@ -1,5 +1,13 @@
 export { VerificationGate } from './gate.js';
-export { RegistryVerifier, readCa, VERIFICATION_OUTCOMES, type RegistryResult, type VerificationOutcome, type VerificationReport, type VerifierSettings } from './verifier.js';
+export {
+  RegistryVerifier,
+  readCa,
+  VERIFICATION_OUTCOMES,
+  type RegistryResult,
+  type VerificationOutcome,
+  type VerificationReport,
+  type VerifierSettings,
+} from './verifier.js';
 export { VERIFICATION_MODES, problemsOf, type VerificationMode, type VerificationSummary } from './policy.js';
 export { checkLogin, type LoginResult } from './login.js';
 export { registryCredentials, registryHost } from './credentials.js';

@@ -34,14 +34,24 @@ export interface LoginOptions {
  * Every Authorization value (and a token) is registered with the redactor while the check runs.
  * Never throws.
  */
-export async function checkLogin(host: string, username: string, password: string, options: LoginOptions): Promise<LoginResult> {
+export async function checkLogin(
+  host: string,
+  username: string,
+  password: string,
+  options: LoginOptions,
+): Promise<LoginResult> {
   const basic = basicAuthorization(username, password);
   const releases = [redactor.register([basic, basic.slice('Basic '.length)])];
   let roundTrips = 0;
   const get = async (url: URL, authorization?: string): Promise<RegistryAnswer> => {
     roundTrips += 1;
     options.onRequest?.(url.host);
-    return registryGet(url, { authorization, timeoutMs: options.timeoutMs, agent: options.agent, signal: options.signal });
+    return registryGet(url, {
+      authorization,
+      timeoutMs: options.timeoutMs,
+      agent: options.agent,
+      signal: options.signal,
+    });
   };
   const done = (outcome: LoginOutcome, detail: string): LoginResult => ({ outcome, detail, roundTrips });
   try {
@@ -59,7 +69,8 @@ export async function checkLogin(host: string, username: string, password: strin
       releases.push(redactor.register([token.token, authorization]));
       return done(...judge(await get(base, authorization), 'GET /v2/ with the token'));
     }
-    if (basicChallenge !== undefined) return done(...judge(await get(base, basic), 'GET /v2/ with Basic credentials'));
+    if (basicChallenge !== undefined)
+      return done(...judge(await get(base, basic), 'GET /v2/ with Basic credentials'));
     return done('unreachable', `GET /v2/ answered 401 without a Basic or Bearer challenge`);
   } catch (err) {
     if (err instanceof RegistryNetworkError) return done('unreachable', err.message);
@@ -86,7 +97,11 @@ function headerOf(answer: RegistryAnswer, name: string): string | undefined {
 }
 
 /** The token of a Bearer challenge, got with the Basic credentials, or the verdict when there is none. */
-async function fetchToken(challenge: Challenge, basic: string, get: (url: URL, authorization?: string) => Promise<RegistryAnswer>): Promise<{ token: string } | { outcome: LoginOutcome; detail: string }> {
+async function fetchToken(
+  challenge: Challenge,
+  basic: string,
+  get: (url: URL, authorization?: string) => Promise<RegistryAnswer>,
+): Promise<{ token: string } | { outcome: LoginOutcome; detail: string }> {
   const { realm, service, scope } = challenge.params;
   let url: URL;
   try {
@@ -95,12 +110,19 @@ async function fetchToken(challenge: Challenge, basic: string, get: (url: URL, a
     return { outcome: 'unreachable', detail: 'the Bearer challenge has no usable realm' };
   }
   // Credentials go to the token service only over TLS.
-  if (url.protocol !== 'https:') return { outcome: 'unreachable', detail: `the token realm ${url.host} is not https; credentials are not sent to it` };
+  if (url.protocol !== 'https:')
+    return {
+      outcome: 'unreachable',
+      detail: `the token realm ${url.host} is not https; credentials are not sent to it`,
+    };
   if (service !== undefined) url.searchParams.set('service', service);
-  if (scope !== undefined) for (const s of scope.split(' ')) if (s.length > 0) url.searchParams.append('scope', s);
+  if (scope !== undefined)
+    for (const s of scope.split(' ')) if (s.length > 0) url.searchParams.append('scope', s);
   const answer = await get(url, basic);
-  if (answer.status === 401 || answer.status === 403) return { outcome: 'rejected', detail: `token service ${url.host} answered ${answer.status}` };
-  if (answer.status !== 200) return { outcome: 'unreachable', detail: unexpected(`token service ${url.host}`, answer.status) };
+  if (answer.status === 401 || answer.status === 403)
+    return { outcome: 'rejected', detail: `token service ${url.host} answered ${answer.status}` };
+  if (answer.status !== 200)
+    return { outcome: 'unreachable', detail: unexpected(`token service ${url.host}`, answer.status) };
   let body: unknown;
   try {
     body = JSON.parse(answer.body);
@@ -108,7 +130,9 @@ async function fetchToken(challenge: Challenge, basic: string, get: (url: URL, a
     return { outcome: 'unreachable', detail: `token service ${url.host} answered 200 without JSON` };
   }
   const fields = body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : {};
-  const token = typeof fields.token === 'string' && fields.token.length > 0 ? fields.token : fields.access_token;
-  if (typeof token !== 'string' || token.length === 0) return { outcome: 'unreachable', detail: `token service ${url.host} answered 200 without a token` };
+  const token =
+    typeof fields.token === 'string' && fields.token.length > 0 ? fields.token : fields.access_token;
+  if (typeof token !== 'string' || token.length === 0)
+    return { outcome: 'unreachable', detail: `token service ${url.host} answered 200 without a token` };
   return { token };
 }

@@ -13,7 +13,10 @@ export interface VerificationSummary {
 }
 
 /** The summary of a report, for the status. */
-export function summarize(mode: Exclude<VerificationMode, 'off'>, report: VerificationReport): VerificationSummary {
+export function summarize(
+  mode: Exclude<VerificationMode, 'off'>,
+  report: VerificationReport,
+): VerificationSummary {
   return { mode, results: Object.fromEntries(report.results.map((r) => [r.registry, r.outcome])) };
 }
 
@@ -41,10 +44,16 @@ export function problemsOf(report: VerificationReport): string | undefined {
 export function enforce(report: VerificationReport): void {
   const rejected = named(report, 'rejected');
   if (rejected !== undefined) {
-    throw new PullSecretError('CREDENTIALS_REJECTED', `registry refused the pull secret's credentials: ${rejected}; the pull secret was not written`);
+    throw new PullSecretError(
+      'CREDENTIALS_REJECTED',
+      `registry refused the pull secret's credentials: ${rejected}; the pull secret was not written`,
+    );
   }
   const unreachable = named(report, 'unreachable');
   if (unreachable !== undefined) {
-    throw new PullSecretError('REGISTRY_UNREACHABLE', `registry could not be reached to verify the pull secret's credentials: ${unreachable}; will retry`);
+    throw new PullSecretError(
+      'REGISTRY_UNREACHABLE',
+      `registry could not be reached to verify the pull secret's credentials: ${unreachable}; will retry`,
+    );
   }
 }

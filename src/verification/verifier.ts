@@ -9,7 +9,12 @@ import { checkLogin } from './login.js';
 
 /** What the check of one `auths` entry found. */
 export type VerificationOutcome = 'accepted' | 'rejected' | 'unreachable' | 'skipped';
-export const VERIFICATION_OUTCOMES: readonly VerificationOutcome[] = ['accepted', 'rejected', 'unreachable', 'skipped'];
+export const VERIFICATION_OUTCOMES: readonly VerificationOutcome[] = [
+  'accepted',
+  'rejected',
+  'unreachable',
+  'skipped',
+];
 
 export interface RegistryResult {
   /** The `auths` key. */
@@ -68,7 +73,9 @@ export class RegistryVerifier {
     private readonly hooks: VerifierHooks = {},
   ) {
     this.cache = new VerdictCache(settings.cacheSeconds * 1000);
-    this.agent = registryAgent(settings.ca ?? (settings.caFile === undefined ? undefined : readCa(settings.caFile)));
+    this.agent = registryAgent(
+      settings.ca ?? (settings.caFile === undefined ? undefined : readCa(settings.caFile)),
+    );
     this.allowed = new Set(settings.registries);
   }
 
@@ -97,11 +104,25 @@ export class RegistryVerifier {
     this.agent.destroy();
   }
 
-  private async check(credential: RegistryCredential, signal: AbortSignal | undefined, counted: () => void): Promise<RegistryResult> {
+  private async check(
+    credential: RegistryCredential,
+    signal: AbortSignal | undefined,
+    counted: () => void,
+  ): Promise<RegistryResult> {
     const { registry, host } = credential;
-    const result = (outcome: VerificationOutcome, detail: string, cached = false): RegistryResult => ({ registry, host, outcome, detail, cached });
+    const result = (outcome: VerificationOutcome, detail: string, cached = false): RegistryResult => ({
+      registry,
+      host,
+      outcome,
+      detail,
+      cached,
+    });
     if (!this.allows(registry)) return result('skipped', 'not in verification.registries');
-    if (credential.kind === 'token') return result('skipped', 'identitytoken/registrytoken entries are not checked (OAuth refresh flow not supported)');
+    if (credential.kind === 'token')
+      return result(
+        'skipped',
+        'identitytoken/registrytoken entries are not checked (OAuth refresh flow not supported)',
+      );
     if (credential.kind === 'none') return result('skipped', 'no credentials in the entry');
     const key = VerdictCache.key(host, credential.username, credential.password);
     const hit = this.cache.get(key);
@@ -137,6 +158,10 @@ export function readCa(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `cannot read verification.caFile ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { cause: err });
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `cannot read verification.caFile ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      { cause: err },
+    );
   }
 }

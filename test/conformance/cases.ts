@@ -5,7 +5,14 @@ import { after, before, describe, it } from 'node:test';
 import { HOLD_LABEL } from '../../src/dev/upstream-adapters.js';
 import type { AdapterStatus, AdapterStatusCreateRequest, Cluster } from '../../src/hyperfleet/index.js';
 import { LocalStore } from '../../src/stores/local/index.js';
-import { conditionOf, JOB_NAMESPACE, otherPullSecret, startConformanceStack, type ConformanceStack, type ExecutionMode } from './harness.js';
+import {
+  conditionOf,
+  JOB_NAMESPACE,
+  otherPullSecret,
+  startConformanceStack,
+  type ConformanceStack,
+  type ExecutionMode,
+} from './harness.js';
 
 // The behaviour HyperFleet's end-to-end test designs (cluster lifecycle, dependency waiting, the
 // deletion edge cases that decide when a cluster may be hard-deleted) expect of an adapter, checked
@@ -19,7 +26,8 @@ function statusOf(conditions: Conditions, type: string): string | undefined {
 
 /** Every condition carries a reason and a message (the suite checks both are non-empty). */
 function assertExplained(conditions: Conditions): void {
-  for (const c of conditions.conditions) assert.ok(c.reason && c.message, `${c.type} needs a reason and a message`);
+  for (const c of conditions.conditions)
+    assert.ok(c.reason && c.message, `${c.type} needs a reason and a message`);
 }
 
 function lastReport(stack: ConformanceStack, clusterId: string): AdapterStatusCreateRequest {
@@ -28,8 +36,15 @@ function lastReport(stack: ConformanceStack, clusterId: string): AdapterStatusCr
   return report;
 }
 
-async function provisioned(stack: ConformanceStack, cluster: Pick<Cluster, 'id'>, generation = 1): Promise<AdapterStatus> {
-  return stack.waitForStatus(cluster.id, (s) => s.observed_generation === generation && statusOf(s, 'Available') === 'True');
+async function provisioned(
+  stack: ConformanceStack,
+  cluster: Pick<Cluster, 'id'>,
+  generation = 1,
+): Promise<AdapterStatus> {
+  return stack.waitForStatus(
+    cluster.id,
+    (s) => s.observed_generation === generation && statusOf(s, 'Available') === 'True',
+  );
 }
 
 async function reconciled(stack: ConformanceStack, clusterId: string, generation: number): Promise<void> {
@@ -58,7 +73,12 @@ function assertFinalized(report: AdapterStatusCreateRequest, generation: number)
 /** Job mode: the Job of a generation, once its pod runs. */
 async function runningJob(stack: ConformanceStack, clusterId: string, generation: number): Promise<void> {
   const name = `pullsecret-${clusterId}-gen${generation}`;
-  await stack.waitFor(`Job ${name} running`, () => (stack.kube?.getObject('jobs', JOB_NAMESPACE, name)?.status as { ready?: number } | undefined)?.ready === 1);
+  await stack.waitFor(
+    `Job ${name} running`,
+    () =>
+      (stack.kube?.getObject('jobs', JOB_NAMESPACE, name)?.status as { ready?: number } | undefined)
+        ?.ready === 1,
+  );
 }
 
 /** Job mode: waits until no pod of the cluster runs any more (a killed pod is recorded once it exited). */
@@ -85,7 +105,10 @@ async function blockManifests(stack: ConformanceStack, clusterId: string): Promi
 
 /** Waits until the adapter has no event in flight (call it only when no other case runs). */
 async function idle(stack: ConformanceStack): Promise<void> {
-  await stack.waitFor('no event in flight', async () => (await stack.adapter()?.metrics.inFlight.get())?.values[0]?.value === 0);
+  await stack.waitFor(
+    'no event in flight',
+    async () => (await stack.adapter()?.metrics.inFlight.get())?.values[0]?.value === 0,
+  );
 }
 
 function asyncly(undo: () => void): () => Promise<void> {
@@ -111,7 +134,10 @@ export function conformanceSuite(mode: ExecutionMode): void {
         );
         assertExplained(created);
         await reconciled(stack, cluster.id, 1);
-        assert.ok((await stack.leftovers(cluster.id)).length >= 2, 'the Kubernetes Secret and the cloud secret exist');
+        assert.ok(
+          (await stack.leftovers(cluster.id)).length >= 2,
+          'the Kubernetes Secret and the cloud secret exist',
+        );
 
         const patched = await stack.patchPullSecret(cluster, otherPullSecret(1));
         assert.equal(((await patched.json()) as Cluster).generation, 2);
@@ -128,29 +154,54 @@ export function conformanceSuite(mode: ExecutionMode): void {
 
       it('dependency waiting: Applied=False, Available=Unknown (never False), Health=True until the dependency is done', async () => {
         const cluster = await stack.createCluster(name('waiting'), { labels: { [HOLD_LABEL]: 'dns' } });
-        const waiting = await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
+        const waiting = await stack.waitForStatus(
+          cluster.id,
+          (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet',
+        );
         assert.equal(conditionOf(waiting, 'Available'), 'Unknown/PreconditionNotMet');
         assert.equal(conditionOf(waiting, 'Health'), 'True/Healthy');
         assertExplained(waiting);
         // The Sentinel keeps sending the cluster; the API discards the repeated Unknown report (204).
-        await stack.waitFor('a discarded repeat of the waiting report', () => stack.reportsOf(cluster.id).some((r) => r.result === 'discarded'));
-        assert.ok(stack.reportsOf(cluster.id).length <= stack.delivered(cluster.id), 'a discarded report does not make the event retry');
+        await stack.waitFor('a discarded repeat of the waiting report', () =>
+          stack.reportsOf(cluster.id).some((r) => r.result === 'discarded'),
+        );
+        assert.ok(
+          stack.reportsOf(cluster.id).length <= stack.delivered(cluster.id),
+          'a discarded report does not make the event retry',
+        );
 
         assert.equal((await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} })).status, 200);
         // A change of labels alone bumps the generation, as in hyperfleet-api (docs/testing.md).
         await provisioned(stack, cluster, 2);
-        const beforeDone = stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Available') !== 'True');
+        const beforeDone = stack
+          .reportsOf(cluster.id)
+          .filter((r) => statusOf(r.report, 'Available') !== 'True');
         assert.ok(beforeDone.length >= 2);
-        assert.deepEqual([...new Set(beforeDone.map((r) => statusOf(r.report, 'Available')))], ['Unknown'], 'Available is never False while waiting');
+        assert.deepEqual(
+          [...new Set(beforeDone.map((r) => statusOf(r.report, 'Available')))],
+          ['Unknown'],
+          'Available is never False while waiting',
+        );
       });
 
       it('adapter failure is reflected: Health=False with details, Reconciled stays False; recovers once fixed', async () => {
         const cluster = await stack.createCluster(name('failure'), { labels: { [HOLD_LABEL]: 'dns' } });
-        await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
+        await stack.waitForStatus(
+          cluster.id,
+          (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet',
+        );
         const unblock =
           stack.kube === undefined
             ? await blockManifests(stack, cluster.id)
-            : asyncly(stack.kube.injectFault({ method: 'GET', resource: 'jobs', name: `pullsecret-${cluster.id}-gen2`, status: 403, times: Infinity }));
+            : asyncly(
+                stack.kube.injectFault({
+                  method: 'GET',
+                  resource: 'jobs',
+                  name: `pullsecret-${cluster.id}-gen2`,
+                  status: 403,
+                  times: Infinity,
+                }),
+              );
         await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} });
         const failed = await stack.waitForStatus(cluster.id, (s) => statusOf(s, 'Health') === 'False');
         assert.deepEqual(
@@ -161,7 +212,10 @@ export function conformanceSuite(mode: ExecutionMode): void {
         const health = failed.conditions.find((c) => c.type === 'Health');
         assert.equal(health?.reason, mode === 'job' ? 'KubernetesForbidden' : 'KubernetesFailed');
         assert.match(health?.message ?? '', mode === 'job' ? /HTTP 403/ : /ENOTDIR/);
-        assert.notEqual(stack.api.getCluster(cluster.id)?.status.conditions.find((c) => c.type === 'Reconciled')?.status, 'True');
+        assert.notEqual(
+          stack.api.getCluster(cluster.id)?.status.conditions.find((c) => c.type === 'Reconciled')?.status,
+          'True',
+        );
         await unblock();
         const recovered = await provisioned(stack, cluster, 2); // the label PATCH made generation 2
         assert.equal(conditionOf(recovered, 'Health'), 'True/Healthy');
@@ -173,14 +227,35 @@ export function conformanceSuite(mode: ExecutionMode): void {
         const unblock =
           stack.kube === undefined
             ? await blockManifests(stack, cluster.id)
-            : asyncly(stack.kube.injectFault({ method: 'DELETE', resource: 'secrets', namespace: `clusters-${cluster.id}`, status: 503, times: Infinity }));
+            : asyncly(
+                stack.kube.injectFault({
+                  method: 'DELETE',
+                  resource: 'secrets',
+                  namespace: `clusters-${cluster.id}`,
+                  status: 503,
+                  times: Infinity,
+                }),
+              );
         await deleteCluster(stack, cluster.id);
         const pending = await stack.waitForStatus(cluster.id, (s) => statusOf(s, 'Finalized') === 'False');
-        assert.equal(conditionOf(pending, 'Finalized'), mode === 'job' ? 'False/KubernetesUnavailable' : 'False/KubernetesFailed');
+        assert.equal(
+          conditionOf(pending, 'Finalized'),
+          mode === 'job' ? 'False/KubernetesUnavailable' : 'False/KubernetesFailed',
+        );
         assertExplained(pending);
-        assert.ok(stack.api.getCluster(cluster.id)?.deleted_time, 'not hard-deleted while cleanup is unconfirmed');
-        const retried = stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Finalized') === 'False').length;
-        await stack.waitFor('the deletion event retried', () => stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Finalized') === 'False').length > retried);
+        assert.ok(
+          stack.api.getCluster(cluster.id)?.deleted_time,
+          'not hard-deleted while cleanup is unconfirmed',
+        );
+        const retried = stack
+          .reportsOf(cluster.id)
+          .filter((r) => statusOf(r.report, 'Finalized') === 'False').length;
+        await stack.waitFor(
+          'the deletion event retried',
+          () =>
+            stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Finalized') === 'False').length >
+            retried,
+        );
         await unblock();
         await stack.waitHardDeleted(cluster.id);
         assertFinalized(lastReport(stack, cluster.id), 2);
@@ -188,13 +263,26 @@ export function conformanceSuite(mode: ExecutionMode): void {
       });
 
       it('DELETE during creation switches to cleanup and leaves nothing behind', async () => {
-        const cluster = await stack.createCluster(name('delete-creating'), { labels: { [HOLD_LABEL]: 'dns' } });
-        await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet');
+        const cluster = await stack.createCluster(name('delete-creating'), {
+          labels: { [HOLD_LABEL]: 'dns' },
+        });
+        await stack.waitForStatus(
+          cluster.id,
+          (s) => conditionOf(s, 'Applied') === 'False/PreconditionNotMet',
+        );
         // In-process the work is quick: hold its status report back, so the DELETE lands mid-way.
-        const release = stack.api.injectFault({ route: 'putStatus', clusterId: cluster.id, delayMs: 300, times: Infinity });
+        const release = stack.api.injectFault({
+          route: 'putStatus',
+          clusterId: cluster.id,
+          delayMs: 300,
+          times: Infinity,
+        });
         await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: {} }); // generation 2: labels count, as in hyperfleet-api
         if (mode === 'job') await runningJob(stack, cluster.id, 2);
-        else await stack.waitFor('the Kubernetes Secret written', async () => (await stack.leftovers(cluster.id)).includes('Kubernetes Secret manifest'));
+        else
+          await stack.waitFor('the Kubernetes Secret written', async () =>
+            (await stack.leftovers(cluster.id)).includes('Kubernetes Secret manifest'),
+          );
         await deleteCluster(stack, cluster.id);
         await stack.waitHardDeleted(cluster.id);
         release();
@@ -205,12 +293,23 @@ export function conformanceSuite(mode: ExecutionMode): void {
       it('DELETE during an update switches to cleanup and leaves nothing behind', async () => {
         const cluster = await stack.createCluster(name('delete-updating'));
         await provisioned(stack, cluster);
-        const release = stack.api.injectFault({ route: 'putStatus', clusterId: cluster.id, delayMs: 300, times: Infinity });
+        const release = stack.api.injectFault({
+          route: 'putStatus',
+          clusterId: cluster.id,
+          delayMs: 300,
+          times: Infinity,
+        });
         await stack.patchPullSecret(cluster, otherPullSecret(2));
         if (mode === 'job') await runningJob(stack, cluster.id, 2);
         else {
-          const manifest = join(stack.manifestDir, `clusters-${cluster.id}`, `${cluster.id}-pull-secret.yaml`);
-          await stack.waitFor('the Kubernetes Secret updated', async () => /hyperfleet\.io\/secret-version: "2"/.test(await readFile(manifest, 'utf8').catch(() => '')));
+          const manifest = join(
+            stack.manifestDir,
+            `clusters-${cluster.id}`,
+            `${cluster.id}-pull-secret.yaml`,
+          );
+          await stack.waitFor('the Kubernetes Secret updated', async () =>
+            /hyperfleet\.io\/secret-version: "2"/.test(await readFile(manifest, 'utf8').catch(() => '')),
+          );
         }
         const deleted = await deleteCluster(stack, cluster.id);
         assert.equal(deleted.generation, 3);
@@ -223,7 +322,8 @@ export function conformanceSuite(mode: ExecutionMode): void {
       it('consecutive PATCHes: the final report is at the latest generation; DELETE removes every generation', async () => {
         const cluster = await stack.createCluster(name('patches'));
         await provisioned(stack, cluster);
-        for (const n of [3, 4, 5]) assert.equal((await stack.patchPullSecret(cluster, otherPullSecret(n))).status, 200);
+        for (const n of [3, 4, 5])
+          assert.equal((await stack.patchPullSecret(cluster, otherPullSecret(n))).status, 200);
         const final = await provisioned(stack, cluster, 4);
         assert.equal(final.data?.secretName, `hyperfleet-${cluster.id}-pull-secret`);
         await reconciled(stack, cluster.id, 4);
@@ -234,25 +334,44 @@ export function conformanceSuite(mode: ExecutionMode): void {
           `no older generation was reported after generation 4 (${sent.join(',')})`,
         );
         if (stack.kube !== undefined) {
-          const jobs = stack.kube.listObjects('jobs', JOB_NAMESPACE).filter((j) => j.metadata.labels?.['cluster-id'] === cluster.id);
-          assert.ok(jobs.length >= 2, `Jobs of several generations exist (${jobs.map((j) => j.metadata.name).join(', ')})`);
+          const jobs = stack.kube
+            .listObjects('jobs', JOB_NAMESPACE)
+            .filter((j) => j.metadata.labels?.['cluster-id'] === cluster.id);
+          assert.ok(
+            jobs.length >= 2,
+            `Jobs of several generations exist (${jobs.map((j) => j.metadata.name).join(', ')})`,
+          );
         }
         await deleteCluster(stack, cluster.id);
         await stack.waitHardDeleted(cluster.id);
         assertFinalized(lastReport(stack, cluster.id), 5);
-        assert.deepEqual(await stack.leftovers(cluster.id), [], "every generation's Jobs and data Secrets are gone");
+        assert.deepEqual(
+          await stack.leftovers(cluster.id),
+          [],
+          "every generation's Jobs and data Secrets are gone",
+        );
       });
 
       it('concurrent DELETEs and repeated deletion events are idempotent', async () => {
         const cluster = await stack.createCluster(name('concurrent-delete'));
         await provisioned(stack, cluster);
         const answers = await Promise.all(Array.from({ length: 5 }, () => deleteCluster(stack, cluster.id)));
-        assert.deepEqual([...new Set(answers.map((c) => `${c.generation} ${c.deleted_time ?? ''}`))], [`2 ${answers[0]?.deleted_time ?? ''}`], 'deleted_time set once, generation bumped once');
-        assert.equal((await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: { late: 'yes' } })).status, 409);
+        assert.deepEqual(
+          [...new Set(answers.map((c) => `${c.generation} ${c.deleted_time ?? ''}`))],
+          [`2 ${answers[0]?.deleted_time ?? ''}`],
+          'deleted_time set once, generation bumped once',
+        );
+        assert.equal(
+          (await stack.request('PATCH', `/clusters/${cluster.id}`, { labels: { late: 'yes' } })).status,
+          409,
+        );
         await Promise.all(Array.from({ length: 3 }, () => stack.publish(cluster.id, 2)));
         await stack.waitHardDeleted(cluster.id);
         assertFinalized(lastReport(stack, cluster.id), 2);
-        assert.equal(stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Finalized') === 'False').length, 0);
+        assert.equal(
+          stack.reportsOf(cluster.id).filter((r) => statusOf(r.report, 'Finalized') === 'False').length,
+          0,
+        );
         assert.deepEqual(await stack.leftovers(cluster.id), []);
       });
 
@@ -264,9 +383,15 @@ export function conformanceSuite(mode: ExecutionMode): void {
         const second = await stack.createCluster(name('recreate'));
         assert.notEqual(second.id, first.id);
         await provisioned(stack, second);
-        const firstDone = stack.reportsOf(second.id).find((r) => statusOf(r.report, 'Available') === 'True')?.report;
+        const firstDone = stack
+          .reportsOf(second.id)
+          .find((r) => statusOf(r.report, 'Available') === 'True')?.report;
         assert.equal(firstDone?.observed_generation, 1);
-        assert.equal(conditionOf(firstDone, 'Applied'), mode === 'job' ? 'True/JobSucceeded' : 'True/SecretCreated', 'created afresh, nothing carried over');
+        assert.equal(
+          conditionOf(firstDone, 'Applied'),
+          mode === 'job' ? 'True/JobSucceeded' : 'True/SecretCreated',
+          'created afresh, nothing carried over',
+        );
         assert.deepEqual(await stack.leftovers(first.id), []);
       });
     });
@@ -280,7 +405,10 @@ export function conformanceSuite(mode: ExecutionMode): void {
       await rm(join(stack.manifestDir, `clusters-${cluster.id}`), { recursive: true, force: true });
       stack.kube?.deleteObject('secrets', `clusters-${cluster.id}`, `${cluster.id}-pull-secret`);
       for (const kind of ['jobs', 'secrets']) {
-        for (const o of stack.kube?.listObjects(kind, JOB_NAMESPACE).filter((x) => x.metadata.labels?.['cluster-id'] === cluster.id) ?? []) stack.kube?.deleteObject(kind, JOB_NAMESPACE, o.metadata.name ?? '');
+        for (const o of stack.kube
+          ?.listObjects(kind, JOB_NAMESPACE)
+          .filter((x) => x.metadata.labels?.['cluster-id'] === cluster.id) ?? [])
+          stack.kube?.deleteObject(kind, JOB_NAMESPACE, o.metadata.name ?? '');
       }
       const store = new LocalStore({ dir: stack.storeDir });
       await store.deleteSecret(`hyperfleet-${cluster.id}-pull-secret`).finally(() => store.close());
@@ -288,14 +416,19 @@ export function conformanceSuite(mode: ExecutionMode): void {
       await stack.waitHardDeleted(cluster.id);
       const final = lastReport(stack, cluster.id);
       assertFinalized(final, 2);
-      assert.match(final.conditions.find((c) => c.type === 'Finalized')?.message ?? '', /no Kubernetes Secret; no cloud secret/);
+      assert.match(
+        final.conditions.find((c) => c.type === 'Finalized')?.message ?? '',
+        /no Kubernetes Secret; no cloud secret/,
+      );
     });
 
     it('no status while the adapter is down; it lands once the adapter is back', async () => {
       await stack.stopAdapter();
       const cluster = await stack.createCluster(name('down-up'));
       // The simulated upstream adapters report on the Sentinel's events: the events went out.
-      await stack.waitFor('the Sentinel to send the cluster', () => stack.api.listStatuses(cluster.id).some((s) => s.adapter === 'validation'));
+      await stack.waitFor('the Sentinel to send the cluster', () =>
+        stack.api.listStatuses(cluster.id).some((s) => s.adapter === 'validation'),
+      );
       assert.equal(stack.status(cluster.id), undefined);
       await stack.startAdapter();
       const status = await provisioned(stack, cluster);

@@ -23,11 +23,17 @@ export interface AdapterStack {
   /** Publishes a `com.redhat.hyperfleet.cluster.reconcile` event for the cluster (to `to`'s broker; default: the stack's adapter). */
   publish(cluster: Pick<Cluster, 'id' | 'generation'>, to?: RunningAdapter): Promise<void>;
   /** Waits until the adapter's status for the cluster satisfies `accept`. */
-  waitForStatus(clusterId: string, accept: (status: AdapterStatus) => boolean, timeoutMs?: number): Promise<AdapterStatus>;
+  waitForStatus(
+    clusterId: string,
+    accept: (status: AdapterStatus) => boolean,
+    timeoutMs?: number,
+  ): Promise<AdapterStatus>;
   /** Calls the stand-in's REST API (PATCH, DELETE). */
   request(method: string, path: string, body?: unknown): Promise<Response>;
   /** Starts another adapter with the same configuration, or `change`d (a second replica); stopped with the stack. */
-  startReplica(change?: (config: AdapterConfig) => AdapterConfig): Promise<{ adapter: RunningAdapter; logs: string[] }>;
+  startReplica(
+    change?: (config: AdapterConfig) => AdapterConfig,
+  ): Promise<{ adapter: RunningAdapter; logs: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +85,11 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     store: options.store ?? { type: 'local', settings: { dir: join(dir, 'store') } },
     providers: options.providers,
     kubernetes: options.kubernetes ?? { target: 'manifests', manifestDir: join(dir, 'manifests') },
-    execution: { concurrency: 8, retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 }, ...options.execution },
+    execution: {
+      concurrency: 8,
+      retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
+      ...options.execution,
+    },
     deletion: options.deletion,
     server: { healthPort: 0, metricsPort: 0, host: '127.0.0.1', drainSeconds: 5 },
     admin: options.admin,
@@ -109,7 +119,9 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
         ...rest,
         generation: 1,
         spec: { ...fixture.spec, pullSecret: { data: VALID_PULL_SECRET }, ...spec },
-        status: { conditions: conditions ?? fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })) },
+        status: {
+          conditions: conditions ?? fixture.status.conditions.map((c) => ({ ...c, observed_generation: 1 })),
+        },
       });
     },
     async publish(cluster, to = adapter) {
@@ -119,7 +131,12 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
         source: 'hyperfleet-sentinel',
         type: 'com.redhat.hyperfleet.cluster.reconcile',
         datacontenttype: 'application/json',
-        data: { id: cluster.id, kind: 'Cluster', href: `/api/hyperfleet/v1/clusters/${cluster.id}`, generation: cluster.generation },
+        data: {
+          id: cluster.id,
+          kind: 'Cluster',
+          href: `/api/hyperfleet/v1/clusters/${cluster.id}`,
+          generation: cluster.generation,
+        },
       };
       await to.broker.publish(Buffer.from(JSON.stringify(event)));
     },
@@ -128,15 +145,25 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
       for (;;) {
         const status = api.listStatuses(clusterId).find((s) => s.adapter === 'pullsecret');
         if (status !== undefined && accept(status)) return status;
-        if (Date.now() > deadline) throw new Error(`no matching status for ${clusterId} within ${timeoutMs} ms; last: ${JSON.stringify(status?.conditions)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no matching status for ${clusterId} within ${timeoutMs} ms; last: ${JSON.stringify(status?.conditions)}`,
+          );
         await sleep(20);
       }
     },
     request: (method, path, body) =>
-      fetch(`${api.baseUrl}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }),
+      fetch(`${api.baseUrl}${path}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
     async startReplica(change = (c) => c) {
       const captured = captureLogs();
-      const replica = await startAdapter(change(config), createLogger({ level: 'debug', destination: captured.sink }));
+      const replica = await startAdapter(
+        change(config),
+        createLogger({ level: 'debug', destination: captured.sink }),
+      );
       replicas.push(replica);
       return { adapter: replica, logs: captured.logs };
     },

@@ -27,7 +27,8 @@ export interface AdmissionVerdict {
   message?: string;
 }
 
-const matches = (list: string[] | undefined, value: string) => (list ?? []).some((v) => v === '*' || v === value);
+const matches = (list: string[] | undefined, value: string) =>
+  (list ?? []).some((v) => v === '*' || v === value);
 
 /** Evaluates `expression` to a boolean; anything else is an evaluation error. */
 function check(expression: string, context: Record<string, unknown>): boolean {
@@ -41,7 +42,11 @@ export function admit(policy: V1ValidatingAdmissionPolicy, request: AdmissionReq
   const spec = policy.spec ?? {};
   const { group, version, resource } = request.resource;
   const ruleMatches = (spec.matchConstraints?.resourceRules ?? []).some(
-    (r) => matches(r.apiGroups, group) && matches(r.apiVersions, version) && matches(r.resources, resource) && matches(r.operations, request.operation),
+    (r) =>
+      matches(r.apiGroups, group) &&
+      matches(r.apiVersions, version) &&
+      matches(r.resources, resource) &&
+      matches(r.operations, request.operation),
   );
   if (!ruleMatches) return { matched: false, allowed: true };
   const context: Record<string, unknown> = {
@@ -56,15 +61,19 @@ export function admit(policy: V1ValidatingAdmissionPolicy, request: AdmissionReq
     },
   };
   const failure = (err: unknown): AdmissionVerdict =>
-    spec.failurePolicy === 'Ignore' ? { matched: false, allowed: true } : { matched: true, allowed: false, message: `evaluation error: ${(err as Error).message}` };
+    spec.failurePolicy === 'Ignore'
+      ? { matched: false, allowed: true }
+      : { matched: true, allowed: false, message: `evaluation error: ${(err as Error).message}` };
   try {
-    if (!(spec.matchConditions ?? []).every((c) => check(c.expression, context))) return { matched: false, allowed: true };
+    if (!(spec.matchConditions ?? []).every((c) => check(c.expression, context)))
+      return { matched: false, allowed: true };
   } catch (err) {
     return failure(err);
   }
   for (const validation of spec.validations ?? []) {
     try {
-      if (!check(validation.expression, context)) return { matched: true, allowed: false, message: validation.message ?? validation.expression };
+      if (!check(validation.expression, context))
+        return { matched: true, allowed: false, message: validation.message ?? validation.expression };
     } catch (err) {
       return failure(err);
     }

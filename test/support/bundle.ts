@@ -36,9 +36,20 @@ export interface BuiltBundle {
 export async function buildBundle(names: string[]): Promise<BuiltBundle> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-bundle-'));
   const build_ = join(dir, 'build');
-  const entries = names.flatMap((name) => ['--entry', `src/cli/${name === 'main' ? 'main' : `${name}-entry`}.ts`]);
-  await run(process.execPath, ['scripts/bundle.mjs', ...entries, '--out', join(build_, 'bundle')], { cwd: ROOT });
-  await build({ entryPoints: [join(ROOT, 'src/cli/pull-secret.ts')], outdir: join(build_, 'cli'), format: 'esm', platform: 'node', logLevel: 'warning' });
+  const entries = names.flatMap((name) => [
+    '--entry',
+    `src/cli/${name === 'main' ? 'main' : `${name}-entry`}.ts`,
+  ]);
+  await run(process.execPath, ['scripts/bundle.mjs', ...entries, '--out', join(build_, 'bundle')], {
+    cwd: ROOT,
+  });
+  await build({
+    entryPoints: [join(ROOT, 'src/cli/pull-secret.ts')],
+    outdir: join(build_, 'cli'),
+    format: 'esm',
+    platform: 'node',
+    logLevel: 'warning',
+  });
   const layout = join(dir, 'layout');
   await assembleLayout(build_, layout);
   // The temp dir itself is 0700: the image's user must reach the layout inside it.
@@ -55,7 +66,9 @@ export async function buildBundle(names: string[]): Promise<BuiltBundle> {
 
 /** Runs scripts/assemble-image-layout.mjs: the build in `dist` (cli/, bundle/) laid out under `out`. */
 export async function assembleLayout(dist: string, out: string): Promise<void> {
-  await run(process.execPath, ['scripts/assemble-image-layout.mjs', '--dist', dist, '--out', out], { cwd: ROOT });
+  await run(process.execPath, ['scripts/assemble-image-layout.mjs', '--dist', dist, '--out', out], {
+    cwd: ROOT,
+  });
 }
 
 /**

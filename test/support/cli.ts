@@ -34,9 +34,18 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResul
  * Runs `node ARGS` from the project root (a built entry, a bundle) and collects its output; `user`
  * runs it as another user (test/support/bundle.ts, imageUser).
  */
-export function runNode(args: string[], env: NodeJS.ProcessEnv, user: { uid?: number; gid?: number } = {}): Promise<CliResult> {
+export function runNode(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  user: { uid?: number; gid?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...user,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

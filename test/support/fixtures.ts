@@ -15,7 +15,13 @@ export const CANARY_PULL_SECRET = fixture('pull-secrets/canary.json');
 export const CANARY_ADMIN_TOKEN = 'Y2FuYXJ5LWFkbWluLXRva2VuLTdRMnYtMzItYnl0ZXM=';
 
 /** Every form of the canary that must never appear outside the secret itself (or the token file). */
-export const CANARY_NEEDLES = [CANARY_PULL_SECRET, 'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=', 'pullbot:s3cr3t-canary-7Q2v', 's3cr3t-canary-7Q2v', CANARY_ADMIN_TOKEN];
+export const CANARY_NEEDLES = [
+  CANARY_PULL_SECRET,
+  'cHVsbGJvdDpzM2NyM3QtY2FuYXJ5LTdRMnY=',
+  'pullbot:s3cr3t-canary-7Q2v',
+  's3cr3t-canary-7Q2v',
+  CANARY_ADMIN_TOKEN,
+];
 
 /** The first canary form found in `text`, or undefined. */
 export function findCanary(text: string): string | undefined {

@@ -18,7 +18,12 @@ const BIN = join(ROOT, '.runtimes', 'bin');
 export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 
@@ -82,7 +87,11 @@ export async function withValues<T>(values: object, use: (file: string) => Promi
 
 /** `helm template` of the chart in {@link NAMESPACE} with `values`: the objects it would install. */
 export async function helmTemplate(values: object): Promise<K8sObject[]> {
-  return withValues(values, async (file) => parseObjects(await run('helm', ['template', 'pull-secret', CHART, '--namespace', NAMESPACE, '--values', file])));
+  return withValues(values, async (file) =>
+    parseObjects(
+      await run('helm', ['template', 'pull-secret', CHART, '--namespace', NAMESPACE, '--values', file]),
+    ),
+  );
 }
 
 /** `kubectl kustomize` of a directory. */
@@ -105,11 +114,18 @@ export async function kustomizeWith(overlay: string, component: string): Promise
       components: [relative(dir, join(ROOT, 'deploy', 'components', component))],
     };
     if (component === 'keda-rabbitmq') {
-      const config = parse(await readFile(join(ROOT, 'deploy', overlay === 'job' ? 'overlays/job' : 'base', 'adapter.yaml'), 'utf8')) as { broker: Record<string, unknown> };
+      const config = parse(
+        await readFile(
+          join(ROOT, 'deploy', overlay === 'job' ? 'overlays/job' : 'base', 'adapter.yaml'),
+          'utf8',
+        ),
+      ) as { broker: Record<string, unknown> };
       const { topic, subscriptionId, maxInFlight } = config.broker;
       config.broker = { type: 'rabbitmq', exchange: topic, topic, subscriptionId, maxInFlight };
       await writeFile(join(dir, 'adapter.yaml'), stringify(config));
-      kustomization.configMapGenerator = [{ name: 'pullsecret-adapter-config', behavior: 'replace', files: ['adapter.yaml'] }];
+      kustomization.configMapGenerator = [
+        { name: 'pullsecret-adapter-config', behavior: 'replace', files: ['adapter.yaml'] },
+      ];
     }
     await writeFile(join(dir, 'kustomization.yaml'), stringify(kustomization));
     return await kustomize(dir);

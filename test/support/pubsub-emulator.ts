@@ -37,7 +37,9 @@ async function answers(host: string): Promise<boolean> {
  */
 export async function startPubSubEmulator(): Promise<PubSubEmulator> {
   if (!existsSync(EMULATOR)) {
-    throw new Error(`the Pub/Sub emulator is not installed (expected ${EMULATOR}; it comes with the Google Cloud SDK component pubsub-emulator)`);
+    throw new Error(
+      `the Pub/Sub emulator is not installed (expected ${EMULATOR}; it comes with the Google Cloud SDK component pubsub-emulator)`,
+    );
   }
   if (spawnSync('java', ['-version'], { stdio: 'ignore' }).status !== 0) {
     throw new Error('java is not installed (the Pub/Sub emulator needs it): run npm run test:setup');

@@ -33,13 +33,22 @@ function kindOf(mix: BurstMix, i: number): keyof BurstMix {
 }
 
 /** Seeds the server's state (no call counted) so each cluster of `mix` finds what its kind says. */
-export function seedBurst(server: SecretManagerTestServer, project: string, mix: BurstMix, payload: Buffer): void {
+export function seedBurst(
+  server: SecretManagerTestServer,
+  project: string,
+  mix: BurstMix,
+  payload: Buffer,
+): void {
   const total = mix.noOp + mix.changed + mix.firstRun;
   for (let i = 0; i < total; i++) {
     const kind = kindOf(mix, i);
     if (kind === 'firstRun') continue;
     const data = kind === 'noOp' ? payload : Buffer.from(payload.toString().replace('}', ',"old":true}'));
-    server.state.seedSecret(burstSecretId(i), { project, labels: managedLabels(`cls-burst-${i}`), versions: [{ data }] });
+    server.state.seedSecret(burstSecretId(i), {
+      project,
+      labels: managedLabels(`cls-burst-${i}`),
+      versions: [{ data }],
+    });
   }
 }
 
@@ -48,14 +57,25 @@ export function seedBurst(server: SecretManagerTestServer, project: string, mix:
  * at once; the adapter works on `execution.concurrency` clusters at once). Never throws: failures
  * are counted.
  */
-export async function pushBurst(stores: StoreProvider, project: string, count: number, payload: Buffer, retry: RetryPolicy, concurrency = count): Promise<BurstResult> {
+export async function pushBurst(
+  stores: StoreProvider,
+  project: string,
+  count: number,
+  payload: Buffer,
+  retry: RetryPolicy,
+  concurrency = count,
+): Promise<BurstResult> {
   const result: BurstResult = { outcomes: { created: 0, updated: 0, unchanged: 0 }, failures: [] };
   const store = await stores.forTarget({ provider: '*', settings: { projectId: project } });
   let next = 0;
   const worker = async (): Promise<void> => {
     for (let i = next++; i < count; i = next++) {
       try {
-        const pushed = await pushSecret(store, { secretId: burstSecretId(i), labels: managedLabels(`cls-burst-${i}`), payload }, { retry });
+        const pushed = await pushSecret(
+          store,
+          { secretId: burstSecretId(i), labels: managedLabels(`cls-burst-${i}`), payload },
+          { retry },
+        );
         result.outcomes[pushed.outcome] += 1;
       } catch (err) {
         result.failures.push(err instanceof PullSecretError ? err.code : String(err));

@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,9 +50,18 @@ interface GroupProcess {
   hasExited(): boolean;
 }
 
-function spawnGroup(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string }): GroupProcess {
+function spawnGroup(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string },
+): GroupProcess {
   const fd = openSync(options.logFile, 'a');
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', fd, fd] });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   if (child.pid === undefined) throw new Error(`could not start ${command}`);
   let done = false;
@@ -81,11 +99,17 @@ async function acceptsAmqp(url: string): Promise<boolean> {
   }
 }
 
-async function waitFor(what: string, ready: () => Promise<boolean>, proc: GroupProcess, tail: () => string): Promise<void> {
+async function waitFor(
+  what: string,
+  ready: () => Promise<boolean>,
+  proc: GroupProcess,
+  tail: () => string,
+): Promise<void> {
   const deadline = Date.now() + START_DEADLINE_MS;
   while (!(await ready())) {
     if (proc.hasExited()) throw new Error(`${what} exited during startup:\n${tail()}`);
-    if (Date.now() > deadline) throw new Error(`${what} was not ready within ${START_DEADLINE_MS} ms:\n${tail()}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} was not ready within ${START_DEADLINE_MS} ms:\n${tail()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -163,7 +187,11 @@ export async function startRabbitMq(): Promise<RabbitMqServer> {
 
   try {
     // Our own epmd, in the foreground: one the node started would daemonize out of our reach.
-    epmd = spawnGroup('epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], { cwd: dir, env, logFile });
+    epmd = spawnGroup('epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
+      cwd: dir,
+      env,
+      logFile,
+    });
     await waitFor('epmd', () => acceptsTcp(epmdPort), epmd, tail);
     await startNode();
   } catch (err) {
@@ -190,7 +218,11 @@ export async function startRabbitMq(): Promise<RabbitMqServer> {
  * Whether an exchange or queue exists: a passive declare on a channel of its own, since a miss (404)
  * closes the channel it was asked on.
  */
-export async function declared(model: ChannelModel, kind: 'exchange' | 'queue', name: string): Promise<boolean> {
+export async function declared(
+  model: ChannelModel,
+  kind: 'exchange' | 'queue',
+  name: string,
+): Promise<boolean> {
   const channel = await model.createChannel();
   channel.on('error', () => undefined);
   try {

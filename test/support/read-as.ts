@@ -12,6 +12,8 @@ export const CAN_SWITCH_UID = process.getuid?.() === 0;
  * would: the file's text, or `ERROR <code>` (e.g. `ERROR EACCES`) when it cannot.
  */
 export async function readAs(uid: number, path: string): Promise<string> {
-  const script = 'try { process.stdout.write(require("fs").readFileSync(process.argv[1], "utf8")) } catch (e) { process.stdout.write("ERROR " + e.code) }';
-  return (await promisify(execFile)(process.execPath, ['-e', script, path], { uid, gid: uid, env: {} })).stdout;
+  const script =
+    'try { process.stdout.write(require("fs").readFileSync(process.argv[1], "utf8")) } catch (e) { process.stdout.write("ERROR " + e.code) }';
+  return (await promisify(execFile)(process.execPath, ['-e', script, path], { uid, gid: uid, env: {} }))
+    .stdout;
 }

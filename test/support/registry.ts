@@ -60,7 +60,9 @@ export interface TestRegistry {
  */
 export function registryUnavailable(): string | undefined {
   if (process.env.CI) return undefined;
-  const missing = ['docker-registry', 'skopeo', 'htpasswd'].filter((bin) => !(process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, bin))));
+  const missing = ['docker-registry', 'skopeo', 'htpasswd'].filter(
+    (bin) => !(process.env.PATH ?? '').split(':').some((d) => existsSync(join(d, bin))),
+  );
   return missing.length === 0 ? undefined : `not installed: ${missing.join(', ')} (run npm run test:setup)`;
 }
 
@@ -97,10 +99,27 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
     if (options.auth === 'basic') {
       const { stdout } = await run('htpasswd', ['-Bbn', username, password]);
       await writeFile(join(dir, 'htpasswd'), stdout);
-      authSection = ['auth:', '  htpasswd:', '    realm: test-registry', `    path: ${join(dir, 'htpasswd')}`].join('\n');
+      authSection = [
+        'auth:',
+        '  htpasswd:',
+        '    realm: test-registry',
+        `    path: ${join(dir, 'htpasswd')}`,
+      ].join('\n');
     } else {
-      issuer = await startTokenIssuer(dir, pki, { username, password, service: 'test-registry', issuer: 'test-issuer' });
-      authSection = ['auth:', '  token:', `    realm: ${issuer.url}/token`, '    service: test-registry', '    issuer: test-issuer', `    rootcertbundle: ${issuer.certFile}`].join('\n');
+      issuer = await startTokenIssuer(dir, pki, {
+        username,
+        password,
+        service: 'test-registry',
+        issuer: 'test-issuer',
+      });
+      authSection = [
+        'auth:',
+        '  token:',
+        `    realm: ${issuer.url}/token`,
+        '    service: test-registry',
+        '    issuer: test-issuer',
+        `    rootcertbundle: ${issuer.certFile}`,
+      ].join('\n');
     }
     const config = [
       'version: 0.1',
@@ -122,7 +141,11 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
     const logFile = join(dir, 'registry.log');
     const start = async (): Promise<void> => {
       const fd = openSync(logFile, 'a');
-      const child = spawn('docker-registry', ['serve', join(dir, 'config.yml')], { cwd: dir, detached: true, stdio: ['ignore', fd, fd] });
+      const child = spawn('docker-registry', ['serve', join(dir, 'config.yml')], {
+        cwd: dir,
+        detached: true,
+        stdio: ['ignore', fd, fd],
+      });
       closeSync(fd);
       if (child.pid === undefined) throw new Error('could not start docker-registry');
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -144,7 +167,8 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
     await start();
     const image = `${host}/test/tiny:1`;
     await pushTinyImage(dir, image, certDir, `${username}:${password}`);
-    const accessLines = async (): Promise<number> => ((await readFile(logFile, 'utf8')).match(ACCESS_LINE) ?? []).length;
+    const accessLines = async (): Promise<number> =>
+      ((await readFile(logFile, 'utf8')).match(ACCESS_LINE) ?? []).length;
     const baseline = await accessLines();
     const tokenBaseline = issuer?.requests ?? 0;
     return {
@@ -160,12 +184,16 @@ export async function startTestRegistry(options: RegistryOptions): Promise<TestR
       requests: () => (readFileSync(logFile, 'utf8').match(ACCESS_LINE) ?? []).length - baseline,
       tokenRequests: () => (issuer?.requests ?? 0) - tokenBaseline,
       issuedTokens: () => issuer?.tokens ?? [],
-      pullSecret: (user = username, pass = password) => JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${user}:${pass}`).toString('base64') } } }),
+      pullSecret: (user = username, pass = password) =>
+        JSON.stringify({ auths: { [host]: { auth: Buffer.from(`${user}:${pass}`).toString('base64') } } }),
       pause: halt,
       resume: start,
       async setAccounts(accounts) {
-        if (options.auth !== 'basic') throw new Error('setAccounts needs a registry with htpasswd (Basic) auth');
-        const lines = await Promise.all(accounts.map(async ([user, pass]) => (await run('htpasswd', ['-Bbn', user, pass])).stdout.trim()));
+        if (options.auth !== 'basic')
+          throw new Error('setAccounts needs a registry with htpasswd (Basic) auth');
+        const lines = await Promise.all(
+          accounts.map(async ([user, pass]) => (await run('htpasswd', ['-Bbn', user, pass])).stdout.trim()),
+        );
         await writeFile(join(dir, 'htpasswd'), `${lines.join('\n')}\n`);
         await halt();
         await start();
@@ -192,7 +220,8 @@ async function waitForPort(port: number, exited: Promise<void>, logFile: string)
   void exited.then(() => (gone = true));
   const deadline = Date.now() + START_DEADLINE_MS;
   while (Date.now() < deadline) {
-    if (gone) throw new Error(`docker-registry exited at start:\n${await readFile(logFile, 'utf8').catch(() => '')}`);
+    if (gone)
+      throw new Error(`docker-registry exited at start:\n${await readFile(logFile, 'utf8').catch(() => '')}`);
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
         socket.destroy();
@@ -227,7 +256,14 @@ async function pushTinyImage(dir: string, image: string, certDir: string, creds:
     return { digest, size: data.length };
   };
   const layerRef = await blob(layer);
-  const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: {}, rootfs: { type: 'layers', diff_ids: [sha256(gunzipSync(layer))] } }));
+  const config = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config: {},
+      rootfs: { type: 'layers', diff_ids: [sha256(gunzipSync(layer))] },
+    }),
+  );
   const configRef = await blob(config);
   const manifest = Buffer.from(
     JSON.stringify({
@@ -240,24 +276,60 @@ async function pushTinyImage(dir: string, image: string, certDir: string, creds:
   const manifestRef = await blob(manifest);
   await writeFile(
     join(layout, 'index.json'),
-    JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifestRef, annotations: { 'org.opencontainers.image.ref.name': 'tiny' } }] }),
+    JSON.stringify({
+      schemaVersion: 2,
+      manifests: [
+        {
+          mediaType: 'application/vnd.oci.image.manifest.v1+json',
+          ...manifestRef,
+          annotations: { 'org.opencontainers.image.ref.name': 'tiny' },
+        },
+      ],
+    }),
   );
   await writeFile(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  await run('skopeo', ['copy', '--insecure-policy', '--dest-creds', creds, '--dest-cert-dir', certDir, `oci:${layout}:tiny`, `docker://${image}`], { env: skopeoEnv(dir) });
+  await run(
+    'skopeo',
+    [
+      'copy',
+      '--insecure-policy',
+      '--dest-creds',
+      creds,
+      '--dest-cert-dir',
+      certDir,
+      `oci:${layout}:tiny`,
+      `docker://${image}`,
+    ],
+    { env: skopeoEnv(dir) },
+  );
 }
 
 /** skopeo's environment: its own HOME and auth file location under the temp dir, so no user config is read or written. */
 export function skopeoEnv(dir: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, REGISTRY_AUTH_FILE: join(dir, 'no-auth.json'), XDG_RUNTIME_DIR: dir };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dir,
+    REGISTRY_AUTH_FILE: join(dir, 'no-auth.json'),
+    XDG_RUNTIME_DIR: dir,
+  };
 }
 
 /**
  * `skopeo inspect` of `image` with `authFile` as the credentials (a `.dockerconfigjson`).
  * Resolves with the exit code and output (never throws for a refusal).
  */
-export async function skopeoInspect(image: string, authFile: string, certDir: string, dir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function skopeoInspect(
+  image: string,
+  authFile: string,
+  certDir: string,
+  dir: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run('skopeo', ['inspect', '--authfile', authFile, '--cert-dir', certDir, `docker://${image}`], { env: skopeoEnv(dir) });
+    const { stdout, stderr } = await run(
+      'skopeo',
+      ['inspect', '--authfile', authFile, '--cert-dir', certDir, `docker://${image}`],
+      { env: skopeoEnv(dir) },
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -278,10 +350,30 @@ interface TokenIssuer {
  * with Basic credentials answers `{token, access_token}`, a JWT signed with ES256 whose `x5c` is the
  * signing certificate (the registry's `rootcertbundle`); wrong credentials get 401.
  */
-async function startTokenIssuer(dir: string, pki: TestPki, options: { username: string; password: string; service: string; issuer: string }): Promise<TokenIssuer> {
+async function startTokenIssuer(
+  dir: string,
+  pki: TestPki,
+  options: { username: string; password: string; service: string; issuer: string },
+): Promise<TokenIssuer> {
   const keyFile = join(dir, 'token.key');
   const certFile = join(dir, 'token.crt');
-  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=test-token-issuer']);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-days',
+    '2',
+    '-subj',
+    '/CN=test-token-issuer',
+  ]);
   const key = createPrivateKey(await readFile(keyFile));
   const certDer = pemToDer(await readFile(certFile, 'utf8'));
   const expected = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`;
@@ -294,17 +386,30 @@ async function startTokenIssuer(dir: string, pki: TestPki, options: { username: 
       return;
     }
     if (req.headers.authorization !== expected) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ details: 'invalid credentials' }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ details: 'invalid credentials' }));
       return;
     }
     const access = url.searchParams.getAll('scope').flatMap((scope) => {
       const [type, ...rest] = scope.split(':');
       const actions = rest.pop() ?? '';
-      return type === undefined ? [] : [{ type, name: rest.join(':'), actions: actions.split(',').filter(Boolean) }];
+      return type === undefined
+        ? []
+        : [{ type, name: rest.join(':'), actions: actions.split(',').filter(Boolean) }];
     });
-    const token = signJwt(key, certDer, { iss: options.issuer, sub: options.username, aud: url.searchParams.get('service') ?? options.service, access });
+    const token = signJwt(key, certDer, {
+      iss: options.issuer,
+      sub: options.username,
+      aud: url.searchParams.get('service') ?? options.service,
+      access,
+    });
     state.tokens.push(token);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(
+        JSON.stringify({ token, access_token: token, expires_in: 300, issued_at: new Date().toISOString() }),
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

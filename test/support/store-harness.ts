@@ -5,7 +5,10 @@ import { status } from '@grpc/grpc-js';
 import { gcpStoreFactory } from '../../src/stores/gcp-secret-manager/index.js';
 import { LocalStore } from '../../src/stores/local/index.js';
 import type { SecretStore } from '../../src/stores/store.js';
-import { startSecretManagerTestServer, type SecretManagerTestServer } from '../servers/gcp-secret-manager/index.js';
+import {
+  startSecretManagerTestServer,
+  type SecretManagerTestServer,
+} from '../servers/gcp-secret-manager/index.js';
 import { awsStoreFactory } from '../../src/stores/aws-secrets-manager/index.js';
 import { startAwsSecretsManagerTestServer, TEST_CREDENTIALS } from '../servers/aws-secrets-manager/index.js';
 import { azureStoreFactory } from '../../src/stores/azure-key-vault/index.js';
@@ -23,7 +26,10 @@ export interface StoreHarness {
   seedForeign(secretId: string, labels: Record<string, string>, data: string): Promise<void>;
   disableVersion(secretId: string, version: string): Promise<void>;
   /** Makes the next call of a step fail with a transient error; `applied` = the write happened. */
-  injectTransient?(operation: 'getSecret' | 'createSecret' | 'addVersion' | 'accessLatest', applied?: boolean): void;
+  injectTransient?(
+    operation: 'getSecret' | 'createSecret' | 'addVersion' | 'accessLatest',
+    applied?: boolean,
+  ): void;
   /** Makes the next call fail permanently (permission denied). */
   injectPermissionDenied?(operation: 'getSecret' | 'accessLatest'): void;
   /** Store calls made so far, when the store can count them. */
@@ -65,12 +71,23 @@ export async function localHarness(): Promise<StoreHarness> {
   };
 }
 
-const GRPC_METHOD = { getSecret: 'GetSecret', createSecret: 'CreateSecret', addVersion: 'AddSecretVersion', accessLatest: 'AccessSecretVersion' } as const;
+const GRPC_METHOD = {
+  getSecret: 'GetSecret',
+  createSecret: 'CreateSecret',
+  addVersion: 'AddSecretVersion',
+  accessLatest: 'AccessSecretVersion',
+} as const;
 
 export async function gcpHarness(): Promise<StoreHarness> {
   process.env.METADATA_SERVER_DETECTION = 'none';
   const server: SecretManagerTestServer = await startSecretManagerTestServer({ project: 'contract-project' });
-  const make = () => gcpStoreFactory.create({ projectId: 'contract-project', endpoint: server.address, insecure: true, callTimeoutMs: 5000 });
+  const make = () =>
+    gcpStoreFactory.create({
+      projectId: 'contract-project',
+      endpoint: server.address,
+      insecure: true,
+      callTimeoutMs: 5000,
+    });
   const store = await make();
   const clients = clientPool(store, make);
   return {
@@ -99,7 +116,12 @@ export async function gcpHarness(): Promise<StoreHarness> {
   };
 }
 
-const AWS_OPERATION = { getSecret: 'DescribeSecret', createSecret: 'CreateSecret', addVersion: 'PutSecretValue', accessLatest: 'GetSecretValue' } as const;
+const AWS_OPERATION = {
+  getSecret: 'DescribeSecret',
+  createSecret: 'CreateSecret',
+  addVersion: 'PutSecretValue',
+  accessLatest: 'GetSecretValue',
+} as const;
 
 /** Environment of a process that drives the AWS SDK against the test server: static test keys, loopback only. */
 export function awsTestEnv(): Record<string, string> {
@@ -115,7 +137,13 @@ export function awsTestEnv(): Record<string, string> {
 export async function awsHarness(): Promise<StoreHarness> {
   Object.assign(process.env, awsTestEnv());
   const server = await startAwsSecretsManagerTestServer();
-  const make = () => awsStoreFactory.create({ accountId: TEST_CREDENTIALS.accountId, region: server.region, endpoint: server.endpoint, callTimeoutMs: 5000 });
+  const make = () =>
+    awsStoreFactory.create({
+      accountId: TEST_CREDENTIALS.accountId,
+      region: server.region,
+      endpoint: server.endpoint,
+      callTimeoutMs: 5000,
+    });
   const store = await make();
   const clients = clientPool(store, make);
   return {
@@ -128,7 +156,11 @@ export async function awsHarness(): Promise<StoreHarness> {
       server.state.deprecate(TEST_CREDENTIALS.accountId, secretId, version);
     },
     injectTransient(operation, applied = false) {
-      server.injectFault({ operation: AWS_OPERATION[operation], type: 'InternalServiceError', afterApply: applied });
+      server.injectFault({
+        operation: AWS_OPERATION[operation],
+        type: 'InternalServiceError',
+        afterApply: applied,
+      });
     },
     injectPermissionDenied(operation) {
       server.injectFault({ operation: AWS_OPERATION[operation], type: 'AccessDeniedException' });
@@ -158,7 +190,12 @@ function clientPool(store: SecretStore, make: () => Promise<SecretStore>) {
 }
 
 /** The Key Vault operation that fails for a step (a create's or an add's fault hits its SetSecret). */
-const KV_OPERATION = { getSecret: 'GetSecret', createSecret: 'SetSecret', addVersion: 'SetSecret', accessLatest: 'GetSecret' } as const;
+const KV_OPERATION = {
+  getSecret: 'GetSecret',
+  createSecret: 'SetSecret',
+  addVersion: 'SetSecret',
+  accessLatest: 'GetSecret',
+} as const;
 
 /**
  * Points `DefaultAzureCredential` (workload identity) at the server's token endpoint, for this
@@ -170,9 +207,17 @@ export function useKeyVaultIdentity(server: KeyVaultTestServer): void {
 }
 
 /** A store client on `server` (the CA trusted in-process through AZURE_KEY_VAULT_CA_FILE's setting). */
-export function keyVaultStore(server: KeyVaultTestServer, extra: { callTimeoutMs?: number } = {}): Promise<SecretStore> {
+export function keyVaultStore(
+  server: KeyVaultTestServer,
+  extra: { callTimeoutMs?: number } = {},
+): Promise<SecretStore> {
   useKeyVaultIdentity(server);
-  return azureStoreFactory.create({ vaultUrl: server.url, caFile: server.caFile, callTimeoutMs: extra.callTimeoutMs ?? 5000, recoverPollMs: 10 });
+  return azureStoreFactory.create({
+    vaultUrl: server.url,
+    caFile: server.caFile,
+    callTimeoutMs: extra.callTimeoutMs ?? 5000,
+    recoverPollMs: 10,
+  });
 }
 
 export async function azureHarness(): Promise<StoreHarness> {
@@ -189,7 +234,11 @@ export async function azureHarness(): Promise<StoreHarness> {
       server.state.update(secretId, version, { attributes: { enabled: false } });
     },
     injectTransient(operation, applied = false) {
-      server.injectFault(applied ? { operation: KV_OPERATION[operation], drop: true, afterApply: true } : { operation: KV_OPERATION[operation], status: 503 });
+      server.injectFault(
+        applied
+          ? { operation: KV_OPERATION[operation], drop: true, afterApply: true }
+          : { operation: KV_OPERATION[operation], status: 503 },
+      );
     },
     injectPermissionDenied(operation) {
       server.injectFault({ operation: KV_OPERATION[operation], status: 403 });

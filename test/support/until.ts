@@ -5,7 +5,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * Polls `probe` every 20 ms until it yields a value other than `undefined` or `false`, and returns
  * that value; fails the test (`timed out waiting for {what}`) after `timeoutMs`.
  */
-export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -16,6 +20,10 @@ export async function until<T>(what: string, probe: () => T | undefined | false 
 }
 
 /** {@link until} for a yes/no `check`: resolves once it holds. */
-export async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+export async function eventually(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+): Promise<void> {
   await until(what, check, timeoutMs);
 }

@@ -7,12 +7,18 @@ import { EmbeddedBroker } from './embedded-broker.js';
 
 function captureLogger(): { logger: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = createLogger({ level: 'debug', destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) } });
+  const logger = createLogger({
+    level: 'debug',
+    destination: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
   return { logger, lines };
 }
 
 function broker(overrides: Record<string, unknown> = {}, logger = captureLogger().logger): EmbeddedBroker {
-  return new EmbeddedBroker(embeddedBrokerConfigSchema.parse({ type: 'embedded', retryDelayMs: 1, retryMaxDelayMs: 5, ...overrides }), { logger });
+  return new EmbeddedBroker(
+    embeddedBrokerConfigSchema.parse({ type: 'embedded', retryDelayMs: 1, retryMaxDelayMs: 5, ...overrides }),
+    { logger },
+  );
 }
 
 /** A promise plus its resolver. */
@@ -86,7 +92,12 @@ describe('EmbeddedBroker', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(attempts, [1, 2, 3]);
     assert.equal(b.pending, 0);
-    assert.ok(lines.some((l) => l.message === 'broker message dropped after its last delivery attempt' && l.delivery_attempt === 3));
+    assert.ok(
+      lines.some(
+        (l) =>
+          l.message === 'broker message dropped after its last delivery attempt' && l.delivery_attempt === 3,
+      ),
+    );
     assert.ok(!JSON.stringify(lines).includes('secret-body'));
     await b.stop();
   });
@@ -102,7 +113,12 @@ describe('EmbeddedBroker', () => {
     await b.publish(Buffer.from('secret-body'));
     await done.promise;
     assert.equal(b.pending, 0);
-    assert.ok(lines.some((l) => l.message === 'broker message rejected; dropped (the embedded broker has no dead-letter queue)'));
+    assert.ok(
+      lines.some(
+        (l) =>
+          l.message === 'broker message rejected; dropped (the embedded broker has no dead-letter queue)',
+      ),
+    );
     assert.ok(!JSON.stringify(lines).includes('secret-body'));
     await b.stop();
   });

@@ -42,7 +42,11 @@ export class EmbeddedBroker implements Broker {
     private readonly config: EmbeddedBrokerConfig,
     private readonly options: { logger?: Logger } = {},
   ) {
-    this.retryPolicy = { maxAttempts: config.maxDeliveries, baseDelayMs: config.retryDelayMs, maxDelayMs: config.retryMaxDelayMs };
+    this.retryPolicy = {
+      maxAttempts: config.maxDeliveries,
+      baseDelayMs: config.retryDelayMs,
+      maxDelayMs: config.retryMaxDelayMs,
+    };
   }
 
   /**
@@ -52,7 +56,9 @@ export class EmbeddedBroker implements Broker {
    */
   start(handler: MessageHandler): Promise<void> {
     if (this.running || this.draining) {
-      return Promise.reject(new PullSecretError('INTERNAL', 'embedded broker already started or still stopping'));
+      return Promise.reject(
+        new PullSecretError('INTERNAL', 'embedded broker already started or still stopping'),
+      );
     }
     this.handler = handler;
     this.running = true;
@@ -65,7 +71,12 @@ export class EmbeddedBroker implements Broker {
   /** Enqueues a message (never fails; the queue is unbounded). */
   publish(body: Buffer, attributes: Record<string, string> = {}): Promise<void> {
     this.nextId += 1;
-    this.queue.push({ id: String(this.nextId), body, attributes: Object.freeze({ ...attributes }), deliveryAttempt: 1 });
+    this.queue.push({
+      id: String(this.nextId),
+      body,
+      attributes: Object.freeze({ ...attributes }),
+      deliveryAttempt: 1,
+    });
     this.pump();
     return Promise.resolve();
   }
@@ -102,7 +113,10 @@ export class EmbeddedBroker implements Broker {
     if (!(await this.inFlight.waitIdle(drainMs))) {
       this.controller.abort(new PullSecretError('ABORTED', 'broker stopping: drain time is over'));
       const abandoned = this.inFlight.abandon();
-      this.options.logger?.warn({ broker: this.kind, abandoned: abandoned.length }, 'broker drain time over; unfinished messages requeued');
+      this.options.logger?.warn(
+        { broker: this.kind, abandoned: abandoned.length },
+        'broker drain time over; unfinished messages requeued',
+      );
       for (const entry of abandoned) {
         // Counted like a retry: a message whose handler never finishes is not redelivered forever.
         if (entry.deliveryAttempt >= this.config.maxDeliveries) this.dropLast(entry);
@@ -126,8 +140,15 @@ export class EmbeddedBroker implements Broker {
   }
 
   private async deliver(entry: Entry, handler: MessageHandler, signal: AbortSignal): Promise<void> {
-    const message: InboundMessage = { id: entry.id, body: entry.body, attributes: entry.attributes, deliveryAttempt: entry.deliveryAttempt };
-    const disposition = await runHandler(handler, message, signal, (fields, text) => this.options.logger?.warn({ broker: this.kind, ...fields }, text));
+    const message: InboundMessage = {
+      id: entry.id,
+      body: entry.body,
+      attributes: entry.attributes,
+      deliveryAttempt: entry.deliveryAttempt,
+    };
+    const disposition = await runHandler(handler, message, signal, (fields, text) =>
+      this.options.logger?.warn({ broker: this.kind, ...fields }, text),
+    );
     // Not in the set any more: a hard stop already requeued it, so this late outcome is ignored.
     if (!this.inFlight.delete(entry)) return;
     this.settle(entry, disposition);
@@ -135,7 +156,12 @@ export class EmbeddedBroker implements Broker {
   }
 
   private dropLast(entry: Entry): void {
-    const fields = { broker: this.kind, message_id: entry.id, delivery_attempt: entry.deliveryAttempt, max_deliveries: this.config.maxDeliveries };
+    const fields = {
+      broker: this.kind,
+      message_id: entry.id,
+      delivery_attempt: entry.deliveryAttempt,
+      max_deliveries: this.config.maxDeliveries,
+    };
     this.options.logger?.error(fields, 'broker message dropped after its last delivery attempt');
   }
 
@@ -143,7 +169,10 @@ export class EmbeddedBroker implements Broker {
     if (disposition === 'ack') return;
     const fields = { broker: this.kind, message_id: entry.id, delivery_attempt: entry.deliveryAttempt };
     if (disposition === 'reject') {
-      this.options.logger?.warn(fields, 'broker message rejected; dropped (the embedded broker has no dead-letter queue)');
+      this.options.logger?.warn(
+        fields,
+        'broker message rejected; dropped (the embedded broker has no dead-letter queue)',
+      );
       return;
     }
     if (entry.deliveryAttempt >= this.config.maxDeliveries) {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /** Pub/Sub topic and subscription ids: start with a letter, 3-255 of `[A-Za-z0-9-_.~+%]`, not `goog…`. */
 const RESOURCE_ID = /^[A-Za-z][A-Za-z0-9\-_.~+%]{2,250}$/;
-const RESOURCE_RULE = 'must be 3-251 letters, digits or "-_.~+%", starting with a letter (and not with "goog")';
+const RESOURCE_RULE =
+  'must be 3-251 letters, digits or "-_.~+%", starting with a letter (and not with "goog")';
 /** Project ids, including legacy domain-scoped ones (`example.com:project`). */
 const PROJECT_ID = /^[a-z][a-z0-9.:-]{2,99}$/;
 
@@ -30,7 +31,9 @@ export const pubSubBrokerConfigSchema = z
     /** `host:port` of the API or an emulator; wins over PUBSUB_EMULATOR_HOST. */
     apiEndpoint: z
       .string()
-      .regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:]+\](:\d{1,5})?$/, { message: 'must be host or host:port' })
+      .regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:]+\](:\d{1,5})?$/, {
+        message: 'must be host or host:port',
+      })
       .optional(),
     /** Create the topic, subscription, dead-letter topic and its subscription when missing. */
     createIfMissing: flag.default(true),

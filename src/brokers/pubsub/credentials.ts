@@ -5,7 +5,10 @@ import { PullSecretError } from '../../errors/index.js';
  * A Pub/Sub client for a project (default: what the client library finds) and an endpoint (`host:port`
  * of the API or an emulator; wins over PUBSUB_EMULATOR_HOST), its generated clients sharing its auth.
  */
-export function createPubSubClient(options: { projectId?: string | undefined; apiEndpoint?: string | undefined }): PubSub {
+export function createPubSubClient(options: {
+  projectId?: string | undefined;
+  apiEndpoint?: string | undefined;
+}): PubSub {
   const config: ClientConfig = {};
   if (options.projectId !== undefined) config.projectId = options.projectId;
   if (options.apiEndpoint !== undefined) config.apiEndpoint = options.apiEndpoint;

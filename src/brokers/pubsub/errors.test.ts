@@ -6,9 +6,15 @@ import { classifyPubSubError, grpcCode } from './errors.js';
 describe('Pub/Sub errors', () => {
   it('classifies refused requests as CONFIG_INVALID and the rest as BROKER_UNAVAILABLE', () => {
     for (const code of [3, 5, 7, 9, 16]) {
-      assert.equal(classifyPubSubError(Object.assign(new Error('x'), { code }), 'reading topic "t"').code, 'CONFIG_INVALID');
+      assert.equal(
+        classifyPubSubError(Object.assign(new Error('x'), { code }), 'reading topic "t"').code,
+        'CONFIG_INVALID',
+      );
     }
-    const unavailable = classifyPubSubError(Object.assign(new Error('x'), { code: 14 }), 'streaming messages');
+    const unavailable = classifyPubSubError(
+      Object.assign(new Error('x'), { code: 14 }),
+      'streaming messages',
+    );
     assert.equal(unavailable.code, 'BROKER_UNAVAILABLE');
     assert.match(unavailable.message, /gRPC status 14/);
     assert.equal(classifyPubSubError(new Error('socket'), 'publishing').code, 'BROKER_UNAVAILABLE');

@@ -11,7 +11,13 @@ export const GRPC = {
 } as const;
 
 /** Codes that mean the settings or permissions are wrong: retrying will not help. */
-const CONFIG_CODES: ReadonlySet<number> = new Set([GRPC.INVALID_ARGUMENT, GRPC.NOT_FOUND, GRPC.PERMISSION_DENIED, GRPC.FAILED_PRECONDITION, GRPC.UNAUTHENTICATED]);
+const CONFIG_CODES: ReadonlySet<number> = new Set([
+  GRPC.INVALID_ARGUMENT,
+  GRPC.NOT_FOUND,
+  GRPC.PERMISSION_DENIED,
+  GRPC.FAILED_PRECONDITION,
+  GRPC.UNAUTHENTICATED,
+]);
 
 /** The gRPC status code of an error from the client library, if it has one. */
 export function grpcCode(err: unknown): number | undefined {
@@ -28,7 +34,15 @@ export function classifyPubSubError(err: unknown, what: string): PullSecretError
   if (err instanceof PullSecretError) return err;
   const code = grpcCode(err);
   if (code !== undefined && CONFIG_CODES.has(code)) {
-    return new PullSecretError('CONFIG_INVALID', `Pub/Sub refused ${what} (gRPC status ${code}): check the project, names and permissions`, { cause: err });
+    return new PullSecretError(
+      'CONFIG_INVALID',
+      `Pub/Sub refused ${what} (gRPC status ${code}): check the project, names and permissions`,
+      { cause: err },
+    );
   }
-  return new PullSecretError('BROKER_UNAVAILABLE', `Pub/Sub is unavailable while ${what}${code === undefined ? '' : ` (gRPC status ${code})`}`, { cause: err });
+  return new PullSecretError(
+    'BROKER_UNAVAILABLE',
+    `Pub/Sub is unavailable while ${what}${code === undefined ? '' : ` (gRPC status ${code})`}`,
+    { cause: err },
+  );
 }

@@ -54,13 +54,20 @@ export class NotificationSubscriber {
     const client = createPubSubClient(this.options);
     this.client = client;
     await loadCredentials(client);
-    const subscription = client.subscription(this.options.subscription, { flowControl: { maxMessages: this.options.maxInFlight, allowExcessMessages: false } });
+    const subscription = client.subscription(this.options.subscription, {
+      flowControl: { maxMessages: this.options.maxInFlight, allowExcessMessages: false },
+    });
     subscription.on('error', (err: unknown) => {
       if (this.stopped) return;
       this.failures += 1;
       const retryInMs = backoffDelay(REOPEN, this.failures);
       this.options.logger.warn(
-        { operation: 'store-notifications', grpc_code: grpcCode(err), retry_in_ms: retryInMs, ...describeError(classifyPubSubError(err, 'receiving store notifications')) },
+        {
+          operation: 'store-notifications',
+          grpc_code: grpcCode(err),
+          retry_in_ms: retryInMs,
+          ...describeError(classifyPubSubError(err, 'receiving store notifications')),
+        },
         'Store notification stream error; retrying',
       );
       clearTimeout(this.reopenTimer);

@@ -1,4 +1,10 @@
-import { Duration, type Message, type PubSub, type Subscription, type SubscriberOptions } from '@google-cloud/pubsub';
+import {
+  Duration,
+  type Message,
+  type PubSub,
+  type Subscription,
+  type SubscriberOptions,
+} from '@google-cloud/pubsub';
 import { PullSecretError, describeError } from '../../errors/index.js';
 import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
@@ -40,7 +46,11 @@ export class PubSubBroker implements Broker {
     private readonly config: PubSubBrokerConfig,
     private readonly options: { logger?: Logger } = {},
   ) {
-    this.probePolicy = { maxAttempts: Infinity, baseDelayMs: config.reconnectBaseDelayMs, maxDelayMs: config.reconnectMaxDelayMs };
+    this.probePolicy = {
+      maxAttempts: Infinity,
+      baseDelayMs: config.reconnectBaseDelayMs,
+      maxDelayMs: config.reconnectMaxDelayMs,
+    };
     if (options.logger !== undefined) routeProcessWarnings(options.logger);
   }
 
@@ -50,7 +60,8 @@ export class PubSubBroker implements Broker {
    *   resources with createIfMissing off, permissions), INTERNAL when already started or stopped.
    */
   async start(handler: MessageHandler): Promise<void> {
-    if (this.started || this.stopping !== undefined) throw new PullSecretError('INTERNAL', 'Pub/Sub broker already started or stopped');
+    if (this.started || this.stopping !== undefined)
+      throw new PullSecretError('INTERNAL', 'Pub/Sub broker already started or stopped');
     this.started = true;
     const client = this.ensureClient();
     try {
@@ -69,11 +80,17 @@ export class PubSubBroker implements Broker {
     };
     const subscription = client.subscription(this.config.subscriptionId, subscriberOptions);
     subscription.on('error', (err: unknown) => this.onStreamError(err));
-    subscription.on('debug', (msg: { message?: string }) => this.log('debug', { detail: msg.message }, 'broker stream event'));
+    subscription.on('debug', (msg: { message?: string }) =>
+      this.log('debug', { detail: msg.message }, 'broker stream event'),
+    );
     subscription.on('message', (message: Message) => this.onMessage(message));
     this.subscription = subscription;
     this.ready = true;
-    this.log('info', { subscription: this.config.subscriptionId, max_in_flight: this.config.maxInFlight }, 'broker consuming');
+    this.log(
+      'info',
+      { subscription: this.config.subscriptionId, max_in_flight: this.config.maxInFlight },
+      'broker consuming',
+    );
   }
 
   /**
@@ -81,7 +98,8 @@ export class PubSubBroker implements Broker {
    * @throws PullSecretError BROKER_UNAVAILABLE, CONFIG_INVALID.
    */
   async publish(body: Buffer, attributes: Record<string, string> = {}): Promise<void> {
-    if (this.stopping !== undefined) throw new PullSecretError('BROKER_UNAVAILABLE', 'Pub/Sub broker is stopped');
+    if (this.stopping !== undefined)
+      throw new PullSecretError('BROKER_UNAVAILABLE', 'Pub/Sub broker is stopped');
     const { topic } = await this.ensureTopology();
     try {
       await topic.publishMessage({ data: body, attributes });
@@ -107,11 +125,17 @@ export class PubSubBroker implements Broker {
     this.ready = false;
     clearTimeout(this.probeTimer);
     const subscription = this.subscription;
-    const closing = subscription?.close().catch((err: unknown) => this.log('warn', { error_code: grpcCode(err) }, 'broker close failed'));
+    const closing = subscription
+      ?.close()
+      .catch((err: unknown) => this.log('warn', { error_code: grpcCode(err) }, 'broker close failed'));
     if (!(await this.inFlight.waitIdle(drainMs))) {
       this.controller.abort(new PullSecretError('ABORTED', 'broker stopping: drain time is over'));
       const abandoned = this.inFlight.abandon();
-      this.log('warn', { abandoned: abandoned.length }, 'broker drain time over; unfinished messages nacked for redelivery');
+      this.log(
+        'warn',
+        { abandoned: abandoned.length },
+        'broker drain time over; unfinished messages nacked for redelivery',
+      );
       for (const message of abandoned) message.nack();
     }
     await closing;
@@ -128,7 +152,12 @@ export class PubSubBroker implements Broker {
   private ensureTopology(): Promise<PubSubTopology> {
     const client = this.ensureClient();
     this.topology ??= loadCredentials(client)
-      .then(() => ensureTopology(client, this.config, { timeoutMs: this.config.requestTimeoutMs, logger: this.options.logger }))
+      .then(() =>
+        ensureTopology(client, this.config, {
+          timeoutMs: this.config.requestTimeoutMs,
+          logger: this.options.logger,
+        }),
+      )
       .catch((err: unknown) => {
         this.topology = undefined;
         throw err;
@@ -155,7 +184,9 @@ export class PubSubBroker implements Broker {
       // 0 when the subscription has no dead-letter policy (the service does not count then).
       deliveryAttempt: message.deliveryAttempt > 0 ? message.deliveryAttempt : 1,
     };
-    const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) => this.log('warn', fields, text));
+    const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) =>
+      this.log('warn', fields, text),
+    );
     // Abandoned by a hard stop: already nacked.
     if (!this.inFlight.has(message)) return;
     if (disposition === 'ack') message.ack();
@@ -183,17 +214,29 @@ export class PubSubBroker implements Broker {
       };
       await deadLetterTopic.publishMessage({ data: message.data, attributes });
       message.ack();
-      this.log('warn', { ...fields, dead_letter_topic: deadLetterTopic.name }, 'broker message rejected; dead-lettered');
+      this.log(
+        'warn',
+        { ...fields, dead_letter_topic: deadLetterTopic.name },
+        'broker message rejected; dead-lettered',
+      );
     } catch (err) {
       message.nack();
-      this.log('error', { ...fields, ...describeError(classifyPubSubError(err, 'dead-lettering a message')) }, 'broker dead-letter publish failed; message will be redelivered');
+      this.log(
+        'error',
+        { ...fields, ...describeError(classifyPubSubError(err, 'dead-lettering a message')) },
+        'broker dead-letter publish failed; message will be redelivered',
+      );
     }
   }
 
   private onStreamError(err: unknown): void {
     if (this.stopping !== undefined) return;
     this.ready = false;
-    this.log('warn', { ...describeError(classifyPubSubError(err, 'streaming messages')), grpc_code: grpcCode(err) }, 'broker stream error');
+    this.log(
+      'warn',
+      { ...describeError(classifyPubSubError(err, 'streaming messages')), grpc_code: grpcCode(err) },
+      'broker stream error',
+    );
     this.scheduleProbe();
   }
 
@@ -219,7 +262,11 @@ export class PubSubBroker implements Broker {
       this.markReady();
     } catch (err) {
       this.probeTimer = undefined;
-      this.log('debug', { grpc_code: grpcCode(err), attempt: this.probeAttempt }, 'broker readiness probe failed');
+      this.log(
+        'debug',
+        { grpc_code: grpcCode(err), attempt: this.probeAttempt },
+        'broker readiness probe failed',
+      );
       this.scheduleProbe();
     }
   }
@@ -232,7 +279,11 @@ export class PubSubBroker implements Broker {
     this.probeTimer = undefined;
   }
 
-  private log(level: 'debug' | 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string): void {
+  private log(
+    level: 'debug' | 'info' | 'warn' | 'error',
+    fields: Record<string, unknown>,
+    message: string,
+  ): void {
     this.options.logger?.[level]({ broker: this.kind, ...fields }, message);
   }
 }

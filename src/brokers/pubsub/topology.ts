@@ -23,7 +23,10 @@ interface Context {
 }
 
 function missing(kind: string, id: string): PullSecretError {
-  return new PullSecretError('CONFIG_INVALID', `Pub/Sub ${kind} ${quoteIdentifier(id)} does not exist and createIfMissing is off`);
+  return new PullSecretError(
+    'CONFIG_INVALID',
+    `Pub/Sub ${kind} ${quoteIdentifier(id)} does not exist and createIfMissing is off`,
+  );
 }
 
 /** The topic, if it exists. */
@@ -33,7 +36,8 @@ async function findTopic(ctx: Context, id: string): Promise<Topic | undefined> {
     await topic.getMetadata(ctx.gaxOpts);
     return topic;
   } catch (err) {
-    if (grpcCode(err) !== GRPC.NOT_FOUND) throw classifyPubSubError(err, `reading topic ${quoteIdentifier(id)}`);
+    if (grpcCode(err) !== GRPC.NOT_FOUND)
+      throw classifyPubSubError(err, `reading topic ${quoteIdentifier(id)}`);
   }
   return undefined;
 }
@@ -48,29 +52,43 @@ async function ensureTopic(ctx: Context, id: string): Promise<Topic> {
     ctx.logger?.info({ broker: 'pubsub', topic: id }, 'broker created topic');
   } catch (err) {
     // Another replica created it first: fine.
-    if (grpcCode(err) !== GRPC.ALREADY_EXISTS) throw classifyPubSubError(err, `creating topic ${quoteIdentifier(id)}`);
+    if (grpcCode(err) !== GRPC.ALREADY_EXISTS)
+      throw classifyPubSubError(err, `creating topic ${quoteIdentifier(id)}`);
   }
   return topic;
 }
 
-async function ensureSubscription(ctx: Context, topic: Topic, id: string, options: CreateSubscriptionOptions): Promise<void> {
+async function ensureSubscription(
+  ctx: Context,
+  topic: Topic,
+  id: string,
+  options: CreateSubscriptionOptions,
+): Promise<void> {
   const subscription = ctx.client.subscription(id);
   try {
     // An existing subscription is adopted as it is, never updated.
     const [metadata] = await subscription.getMetadata(ctx.gaxOpts);
     if (options.deadLetterPolicy !== undefined && !metadata.deadLetterPolicy?.deadLetterTopic) {
-      ctx.logger?.warn({ broker: 'pubsub', subscription: id }, 'broker subscription has no dead-letter policy; rejected messages still go to the dead-letter topic');
+      ctx.logger?.warn(
+        { broker: 'pubsub', subscription: id },
+        'broker subscription has no dead-letter policy; rejected messages still go to the dead-letter topic',
+      );
     }
     return;
   } catch (err) {
-    if (grpcCode(err) !== GRPC.NOT_FOUND) throw classifyPubSubError(err, `reading subscription ${quoteIdentifier(id)}`);
+    if (grpcCode(err) !== GRPC.NOT_FOUND)
+      throw classifyPubSubError(err, `reading subscription ${quoteIdentifier(id)}`);
   }
   if (!ctx.config.createIfMissing) throw missing('subscription', id);
   try {
     await topic.createSubscription(id, { ...options, gaxOpts: ctx.gaxOpts });
-    ctx.logger?.info({ broker: 'pubsub', subscription: id, topic: topic.name }, 'broker created subscription');
+    ctx.logger?.info(
+      { broker: 'pubsub', subscription: id, topic: topic.name },
+      'broker created subscription',
+    );
   } catch (err) {
-    if (grpcCode(err) !== GRPC.ALREADY_EXISTS) throw classifyPubSubError(err, `creating subscription ${quoteIdentifier(id)}`);
+    if (grpcCode(err) !== GRPC.ALREADY_EXISTS)
+      throw classifyPubSubError(err, `creating subscription ${quoteIdentifier(id)}`);
   }
 }
 
@@ -87,20 +105,38 @@ async function ensureSubscription(ctx: Context, topic: Topic, id: string, option
  * @throws PullSecretError CONFIG_INVALID (missing with createIfMissing off, refused names or
  *   permissions), BROKER_UNAVAILABLE (service unreachable).
  */
-export async function ensureTopology(client: PubSub, config: PubSubBrokerConfig, options: { timeoutMs: number; logger?: Logger }): Promise<PubSubTopology> {
+export async function ensureTopology(
+  client: PubSub,
+  config: PubSubBrokerConfig,
+  options: { timeoutMs: number; logger?: Logger },
+): Promise<PubSubTopology> {
   const ctx: Context = { client, config, gaxOpts: { timeout: options.timeoutMs }, logger: options.logger };
   const deadLetterId = deadLetterTopicId(config.subscriptionId);
   const topic = await ensureTopic(ctx, config.topic);
-  const deadLetterTopic = config.createIfMissing ? await ensureTopic(ctx, deadLetterId) : await findTopic(ctx, deadLetterId);
+  const deadLetterTopic = config.createIfMissing
+    ? await ensureTopic(ctx, deadLetterId)
+    : await findTopic(ctx, deadLetterId);
   if (deadLetterTopic === undefined) {
     const fields = { broker: 'pubsub', dead_letter_topic: deadLetterId, subscription: config.subscriptionId };
-    ctx.logger?.warn(fields, 'broker dead-letter topic missing and createIfMissing is off; rejected messages are nacked');
+    ctx.logger?.warn(
+      fields,
+      'broker dead-letter topic missing and createIfMissing is off; rejected messages are nacked',
+    );
   } else {
-    await ensureSubscription(ctx, deadLetterTopic, deadLetterId, { messageRetentionDuration: DEAD_LETTER_RETENTION_SECONDS });
+    await ensureSubscription(ctx, deadLetterTopic, deadLetterId, {
+      messageRetentionDuration: DEAD_LETTER_RETENTION_SECONDS,
+    });
   }
   await ensureSubscription(ctx, topic, config.subscriptionId, {
     ackDeadlineSeconds: config.ackDeadlineSeconds,
-    ...(deadLetterTopic === undefined ? {} : { deadLetterPolicy: { deadLetterTopic: deadLetterTopic.name, maxDeliveryAttempts: config.maxDeliveryAttempts } }),
+    ...(deadLetterTopic === undefined
+      ? {}
+      : {
+          deadLetterPolicy: {
+            deadLetterTopic: deadLetterTopic.name,
+            maxDeliveryAttempts: config.maxDeliveryAttempts,
+          },
+        }),
     retryPolicy: {
       minimumBackoff: { seconds: config.retryMinBackoffSeconds },
       maximumBackoff: { seconds: config.retryMaxBackoffSeconds },

@@ -38,7 +38,9 @@ export const rabbitMqBrokerConfigSchema = z
     exchange: z
       .string()
       .regex(AMQP_NAME, { message: NAME_RULE })
-      .refine((name) => !name.startsWith('amq.'), { message: 'must not start with "amq." (reserved by RabbitMQ)' }),
+      .refine((name) => !name.startsWith('amq.'), {
+        message: 'must not start with "amq." (reserved by RabbitMQ)',
+      }),
     /** Type of an exchange the broker declares: `topic` as HyperFleet deploys it, or the library's default `fanout`. */
     exchangeType: z.enum(RABBITMQ_EXCHANGE_TYPES).default('topic'),
     topic: z.string().regex(AMQP_NAME, { message: NAME_RULE }),
@@ -50,9 +52,17 @@ export const rabbitMqBrokerConfigSchema = z
      * Binding key of the queue on the exchange: `""` as the library binds (a fanout exchange ignores
      * it; a topic exchange then routes only messages published with `""`), a topic pattern, or `#`.
      */
-    bindingKey: z.string().regex(BINDING_KEY, { message: 'must be a topic binding key: up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).default(''),
+    bindingKey: z
+      .string()
+      .regex(BINDING_KEY, {
+        message: 'must be a topic binding key: up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"',
+      })
+      .default(''),
     /** Key of the broker's own publishes (the library's `routing_key`); default: a plain bindingKey, else `""`. */
-    routingKey: z.string().regex(BINDING_KEY, { message: 'must be up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' }).optional(),
+    routingKey: z
+      .string()
+      .regex(BINDING_KEY, { message: 'must be up to 255 letters, digits, "_", ".", ":", "-", "*" or "#"' })
+      .optional(),
     /**
      * Only for a queue the broker has to declare: unset declares it as the library does (durable, no
      * arguments); `quorum` adds `x-queue-type: quorum`. An existing queue is used as it is.

@@ -15,7 +15,8 @@ export function replyCode(err: unknown): number | undefined {
   if (typeof code === 'number') return code;
   // A refused login ends the handshake with a message such as "403 (ACCESS-REFUSED)" and no code.
   const message = (err as { message?: unknown }).message;
-  const match = typeof message === 'string' ? /\b(403|530)\b \((ACCESS-REFUSED|NOT-ALLOWED)\)/.exec(message) : null;
+  const match =
+    typeof message === 'string' ? /\b(403|530)\b \((ACCESS-REFUSED|NOT-ALLOWED)\)/.exec(message) : null;
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 
@@ -35,9 +36,15 @@ export function classifyConnectError(err: unknown, address: string): PullSecretE
     );
   }
   if (code !== undefined && CONFIG_REPLY_CODES.has(code)) {
-    return new PullSecretError('CONFIG_INVALID', `RabbitMQ at ${address} refused access (AMQP reply ${code}): check the credentials, virtual host and permissions`, {
-      cause: err,
-    });
+    return new PullSecretError(
+      'CONFIG_INVALID',
+      `RabbitMQ at ${address} refused access (AMQP reply ${code}): check the credentials, virtual host and permissions`,
+      {
+        cause: err,
+      },
+    );
   }
-  return new PullSecretError('BROKER_UNAVAILABLE', `cannot connect to RabbitMQ at ${address}`, { cause: err });
+  return new PullSecretError('BROKER_UNAVAILABLE', `cannot connect to RabbitMQ at ${address}`, {
+    cause: err,
+  });
 }

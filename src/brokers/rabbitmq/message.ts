@@ -9,7 +9,8 @@ export function headersToAttributes(headers: MessagePropertyHeaders | undefined)
     if (value === undefined || value === null) continue;
     if (typeof value === 'string') attributes[key] = value;
     else if (Buffer.isBuffer(value)) attributes[key] = value.toString('utf8');
-    else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') attributes[key] = String(value);
+    else if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+      attributes[key] = String(value);
     else attributes[key] = JSON.stringify(value);
   }
   return attributes;
@@ -57,13 +58,24 @@ export function deliveryAttemptOf(message: Pick<ConsumeMessage, 'fields' | 'prop
 }
 
 /** Headers of a re-published copy: the original ones with the broker's count, without the queue's own. */
-export function copyHeaders(message: Pick<ConsumeMessage, 'properties'>, extra: Record<string, unknown>): Record<string, unknown> {
+export function copyHeaders(
+  message: Pick<ConsumeMessage, 'properties'>,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
   const headers: Record<string, unknown> = { ...message.properties.headers };
   for (const name of QUEUE_HEADERS) delete headers[name];
   return { ...headers, ...extra };
 }
 
-const KEPT_PROPERTIES = ['contentType', 'contentEncoding', 'correlationId', 'messageId', 'timestamp', 'type', 'appId'] as const;
+const KEPT_PROPERTIES = [
+  'contentType',
+  'contentEncoding',
+  'correlationId',
+  'messageId',
+  'timestamp',
+  'type',
+  'appId',
+] as const;
 
 /** Properties a re-published copy keeps (persistent; `userId` is left out: RabbitMQ checks it against the login). */
 export function copyProperties(message: Pick<ConsumeMessage, 'properties'>): Options.Publish {

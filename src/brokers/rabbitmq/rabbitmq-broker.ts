@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { connect, type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage, type Options, type RecoveringChannelModel } from 'amqplib';
+import {
+  connect,
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+  type Options,
+  type RecoveringChannelModel,
+} from 'amqplib';
 import { PullSecretError, describeError } from '../../errors/index.js';
 import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
@@ -8,8 +16,22 @@ import type { Broker, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import { brokerAddress, type RabbitMqBrokerConfig } from './config.js';
 import { classifyConnectError } from './errors.js';
-import { copyHeaders, copyProperties, deliveryAttemptOf, DELIVERIES_HEADER, isUncountedRedelivery, priorDeliveries, toInboundMessage } from './message.js';
-import { declareTopology, ensurePlainQueue, publishRoutingKey, topologyNames, type RabbitMqTopology } from './topology.js';
+import {
+  copyHeaders,
+  copyProperties,
+  deliveryAttemptOf,
+  DELIVERIES_HEADER,
+  isUncountedRedelivery,
+  priorDeliveries,
+  toInboundMessage,
+} from './message.js';
+import {
+  declareTopology,
+  ensurePlainQueue,
+  publishRoutingKey,
+  topologyNames,
+  type RabbitMqTopology,
+} from './topology.js';
 
 /** Channels of one live connection; replaced as a whole on reconnect. */
 interface Session {
@@ -64,7 +86,11 @@ export class RabbitMqBroker implements Broker {
   ) {
     this.names = topologyNames(config);
     this.address = brokerAddress(config.url);
-    this.reconnectPolicy = { maxAttempts: Infinity, baseDelayMs: config.reconnectBaseDelayMs, maxDelayMs: config.reconnectMaxDelayMs };
+    this.reconnectPolicy = {
+      maxAttempts: Infinity,
+      baseDelayMs: config.reconnectBaseDelayMs,
+      maxDelayMs: config.reconnectMaxDelayMs,
+    };
   }
 
   /**
@@ -73,7 +99,8 @@ export class RabbitMqBroker implements Broker {
    * INTERNAL when already started or stopped.
    */
   async start(handler: MessageHandler): Promise<void> {
-    if (this.handler !== undefined || this.stopping !== undefined) throw new PullSecretError('INTERNAL', 'RabbitMQ broker already started or stopped');
+    if (this.handler !== undefined || this.stopping !== undefined)
+      throw new PullSecretError('INTERNAL', 'RabbitMQ broker already started or stopped');
     this.handler = handler;
     try {
       await this.connect();
@@ -92,20 +119,46 @@ export class RabbitMqBroker implements Broker {
    * broker does not confirm; CONFIG_INVALID as `start`.
    */
   async publish(body: Buffer, attributes: Record<string, string> = {}): Promise<void> {
-    if (this.stopping !== undefined) throw new PullSecretError('BROKER_UNAVAILABLE', 'RabbitMQ broker is stopped');
+    if (this.stopping !== undefined)
+      throw new PullSecretError('BROKER_UNAVAILABLE', 'RabbitMQ broker is stopped');
     await this.connect();
     const session = this.session;
-    if (session === undefined) throw new PullSecretError('BROKER_UNAVAILABLE', `not connected to RabbitMQ at ${this.address} (reconnecting)`);
-    const options = { persistent: true, contentType: CONTENT_TYPE, messageId: randomUUID(), timestamp: Math.floor(Date.now() / 1000), headers: attributes };
+    if (session === undefined)
+      throw new PullSecretError(
+        'BROKER_UNAVAILABLE',
+        `not connected to RabbitMQ at ${this.address} (reconnecting)`,
+      );
+    const options = {
+      persistent: true,
+      contentType: CONTENT_TYPE,
+      messageId: randomUUID(),
+      timestamp: Math.floor(Date.now() / 1000),
+      headers: attributes,
+    };
     await this.confirmedPublish(session, this.names.exchange, publishRoutingKey(this.config), body, options);
   }
 
   /** Publishes on the session's confirm channel and waits for the confirm. @throws BROKER_UNAVAILABLE. */
-  private confirmedPublish(session: Session, exchange: string, routingKey: string, body: Buffer, options: Options.Publish): Promise<void> {
+  private confirmedPublish(
+    session: Session,
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    options: Options.Publish,
+  ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const fail = (cause: unknown): void => reject(new PullSecretError('BROKER_UNAVAILABLE', `RabbitMQ at ${this.address} did not confirm the message`, { cause }));
+      const fail = (cause: unknown): void =>
+        reject(
+          new PullSecretError(
+            'BROKER_UNAVAILABLE',
+            `RabbitMQ at ${this.address} did not confirm the message`,
+            { cause },
+          ),
+        );
       try {
-        session.publisher.publish(exchange, routingKey, body, options, (err: unknown) => (err ? fail(err) : resolve()));
+        session.publisher.publish(exchange, routingKey, body, options, (err: unknown) =>
+          err ? fail(err) : resolve(),
+        );
       } catch (err) {
         fail(err);
       }
@@ -114,7 +167,11 @@ export class RabbitMqBroker implements Broker {
 
   isReady(): boolean {
     const session = this.session;
-    return this.stopping === undefined && session !== undefined && (this.handler === undefined || session.consumerTag !== undefined);
+    return (
+      this.stopping === undefined &&
+      session !== undefined &&
+      (this.handler === undefined || session.consumerTag !== undefined)
+    );
   }
 
   /**
@@ -142,7 +199,11 @@ export class RabbitMqBroker implements Broker {
     if (!(await this.inFlight.waitIdle(drainMs))) {
       this.controller.abort(new PullSecretError('ABORTED', 'broker stopping: drain time is over'));
       const abandoned = this.inFlight.abandon();
-      this.log('warn', { abandoned: abandoned.length }, 'broker drain time over; unfinished messages left unacked for redelivery');
+      this.log(
+        'warn',
+        { abandoned: abandoned.length },
+        'broker drain time over; unfinished messages left unacked for redelivery',
+      );
     }
     const model = this.model;
     this.model = undefined;
@@ -174,10 +235,16 @@ export class RabbitMqBroker implements Broker {
       this.session = undefined;
       this.log('warn', { error: err.message }, 'broker connection lost; reconnecting');
     });
-    model.on('reconnect-scheduled', ({ attempt, delay }: { attempt: number; delay: number }) => this.log('info', { attempt, delay_ms: delay }, 'broker reconnect scheduled'));
-    model.on('connect-failed', (err: Error) => this.log('warn', describeError(classifyConnectError(err, this.address)), 'broker reconnect failed'));
+    model.on('reconnect-scheduled', ({ attempt, delay }: { attempt: number; delay: number }) =>
+      this.log('info', { attempt, delay_ms: delay }, 'broker reconnect scheduled'),
+    );
+    model.on('connect-failed', (err: Error) =>
+      this.log('warn', describeError(classifyConnectError(err, this.address)), 'broker reconnect failed'),
+    );
     model.on('connect', () => this.log('info', {}, 'broker connected'));
-    model.on('blocked', (reason: string) => this.log('warn', { reason }, 'broker blocked the connection (resource alarm)'));
+    model.on('blocked', (reason: string) =>
+      this.log('warn', { reason }, 'broker blocked the connection (resource alarm)'),
+    );
     this.model = model;
   }
 
@@ -191,7 +258,16 @@ export class RabbitMqBroker implements Broker {
       ch.on('close', () => this.onChannelClosed(session));
     }
     const declared = await declareTopology(connection, channel, this.names, this.config);
-    this.log('info', { exchange: this.names.exchange, queue: this.names.queue, exchange_declared: declared.exchange, queue_declared: declared.queue }, 'broker topology ready');
+    this.log(
+      'info',
+      {
+        exchange: this.names.exchange,
+        queue: this.names.queue,
+        exchange_declared: declared.exchange,
+        queue_declared: declared.queue,
+      },
+      'broker topology ready',
+    );
     await channel.prefetch(this.config.maxInFlight);
     this.session = session;
     if (this.handler !== undefined && this.stopping === undefined) await this.consume(session);
@@ -210,7 +286,11 @@ export class RabbitMqBroker implements Broker {
 
   private async consume(session: Session): Promise<void> {
     session.consuming = true;
-    const reply = await session.channel.consume(this.names.queue, (message) => this.onMessage(session, message), { noAck: false });
+    const reply = await session.channel.consume(
+      this.names.queue,
+      (message) => this.onMessage(session, message),
+      { noAck: false },
+    );
     session.consumerTag = reply.consumerTag;
     this.log('info', { queue: this.names.queue, prefetch: this.config.maxInFlight }, 'broker consuming');
   }
@@ -239,7 +319,9 @@ export class RabbitMqBroker implements Broker {
     if (isUncountedRedelivery(message)) {
       // The consumer before stopped or died on this copy: count that delivery in a fresh copy.
       const deliveries = priorDeliveries(message) + 1;
-      await (deliveries >= max ? this.deadLetter(delivery, 'delivery_limit', deliveries) : this.requeue(delivery, deliveries));
+      await (deliveries >= max
+        ? this.deadLetter(delivery, 'delivery_limit', deliveries)
+        : this.requeue(delivery, deliveries));
       return;
     }
     const attempt = deliveryAttemptOf(message);
@@ -253,7 +335,9 @@ export class RabbitMqBroker implements Broker {
 
   private async handle(delivery: Delivery, handler: MessageHandler): Promise<void> {
     const inbound = toInboundMessage(delivery.message);
-    const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) => this.log('warn', fields, text));
+    const disposition = await runHandler(handler, inbound, this.controller.signal, (fields, text) =>
+      this.log('warn', fields, text),
+    );
     // Abandoned by a hard stop: leave it unacked so RabbitMQ redelivers it.
     if (!this.inFlight.has(delivery)) return;
     if (disposition === 'ack') {
@@ -279,12 +363,19 @@ export class RabbitMqBroker implements Broker {
   /** Re-publishes a copy carrying `deliveries` to the back of the queue, then acks this one. */
   private async requeue(delivery: Delivery, deliveries: number): Promise<void> {
     const { message, session } = delivery;
-    const options = { ...copyProperties(message), headers: copyHeaders(message, { [DELIVERIES_HEADER]: deliveries }) };
+    const options = {
+      ...copyProperties(message),
+      headers: copyHeaders(message, { [DELIVERIES_HEADER]: deliveries }),
+    };
     try {
       await this.confirmedPublish(session, '', this.names.queue, message.content, options);
       this.settleOn(delivery, (channel, msg) => channel.ack(msg));
     } catch (err) {
-      this.log('warn', { message_id: message.properties.messageId as unknown, ...describeError(err) }, 'broker retry publish failed; message requeued');
+      this.log(
+        'warn',
+        { message_id: message.properties.messageId as unknown, ...describeError(err) },
+        'broker retry publish failed; message requeued',
+      );
       this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
     }
   }
@@ -293,15 +384,31 @@ export class RabbitMqBroker implements Broker {
   private async deadLetter(delivery: Delivery, reason: DeathReason, deliveries: number): Promise<void> {
     const { message, session } = delivery;
     const queue = this.names.deadLetterQueue;
-    const fields = { message_id: message.properties.messageId as unknown, delivery_attempt: deliveries, max_deliveries: this.config.maxDeliveries, dead_letter_queue: queue };
-    const headers = copyHeaders(message, { [DELIVERIES_HEADER]: deliveries, 'x-pullsecret-death-reason': reason, 'x-pullsecret-source-queue': this.names.queue });
+    const fields = {
+      message_id: message.properties.messageId as unknown,
+      delivery_attempt: deliveries,
+      max_deliveries: this.config.maxDeliveries,
+      dead_letter_queue: queue,
+    };
+    const headers = copyHeaders(message, {
+      [DELIVERIES_HEADER]: deliveries,
+      'x-pullsecret-death-reason': reason,
+      'x-pullsecret-source-queue': this.names.queue,
+    });
     try {
       session.deadLetterQueue ??= ensurePlainQueue(session.connection, queue);
       await session.deadLetterQueue;
-      await this.confirmedPublish(session, '', queue, message.content, { ...copyProperties(message), headers });
+      await this.confirmedPublish(session, '', queue, message.content, {
+        ...copyProperties(message),
+        headers,
+      });
     } catch (err) {
       session.deadLetterQueue = undefined;
-      this.log('error', { ...fields, ...describeError(classifyConnectError(err, this.address)) }, 'broker dead-letter publish failed; message requeued');
+      this.log(
+        'error',
+        { ...fields, ...describeError(classifyConnectError(err, this.address)) },
+        'broker dead-letter publish failed; message requeued',
+      );
       this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
       return;
     }
@@ -315,11 +422,19 @@ export class RabbitMqBroker implements Broker {
     try {
       settle(delivery.session.channel, delivery.message);
     } catch {
-      this.log('debug', { message_id: delivery.message.properties.messageId as unknown }, 'broker settle skipped: channel closed; message will be redelivered');
+      this.log(
+        'debug',
+        { message_id: delivery.message.properties.messageId as unknown },
+        'broker settle skipped: channel closed; message will be redelivered',
+      );
     }
   }
 
-  private log(level: 'debug' | 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string): void {
+  private log(
+    level: 'debug' | 'info' | 'warn' | 'error',
+    fields: Record<string, unknown>,
+    message: string,
+  ): void {
     this.options.logger?.[level]({ broker: this.kind, address: this.address, ...fields }, message);
   }
 }

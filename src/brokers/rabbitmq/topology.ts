@@ -34,7 +34,9 @@ export interface RabbitMqTopology {
 }
 
 /** Derives the topology names from the settings (pure), as hyperfleet-broker names the queue. */
-export function topologyNames(config: Pick<RabbitMqBrokerConfig, 'exchange' | 'topic' | 'queue' | 'subscriptionId'>): RabbitMqTopology {
+export function topologyNames(
+  config: Pick<RabbitMqBrokerConfig, 'exchange' | 'topic' | 'queue' | 'subscriptionId'>,
+): RabbitMqTopology {
   const queue = `${config.queue ?? config.topic}-${config.subscriptionId}`;
   return { exchange: config.exchange, queue, deadLetterQueue: `${queue}.dlq` };
 }
@@ -43,7 +45,11 @@ export function topologyNames(config: Pick<RabbitMqBrokerConfig, 'exchange' | 't
  * Whether an exchange or queue exists: a passive declare on a throwaway channel, since a failed
  * passive declare closes its channel (404 NOT_FOUND). @throws any other refusal (403, 530).
  */
-export async function exists(connection: ChannelModel, kind: 'exchange' | 'queue', name: string): Promise<boolean> {
+export async function exists(
+  connection: ChannelModel,
+  kind: 'exchange' | 'queue',
+  name: string,
+): Promise<boolean> {
   const channel = await connection.createChannel();
   channel.on('error', () => undefined);
   try {
@@ -70,7 +76,10 @@ export async function ensurePlainQueue(connection: ChannelModel, name: string): 
 }
 
 /** Deletes what a failed start declared, on a channel of its own (the failure closed the other one). */
-async function rollBack(connection: ChannelModel, created: { exchange?: string; queue?: string }): Promise<void> {
+async function rollBack(
+  connection: ChannelModel,
+  created: { exchange?: string; queue?: string },
+): Promise<void> {
   const channel = await connection.createChannel().catch(() => undefined);
   if (channel === undefined) return;
   channel.on('error', () => undefined);
@@ -93,7 +102,12 @@ async function rollBack(connection: ChannelModel, created: { exchange?: string; 
  * @returns what was declared (for the log).
  * @throws the channel error when RabbitMQ refuses (403 ACCESS_REFUSED, 406 PRECONDITION_FAILED).
  */
-export async function declareTopology(connection: ChannelModel, channel: Channel, names: RabbitMqTopology, settings: TopologySettings): Promise<{ exchange: boolean; queue: boolean }> {
+export async function declareTopology(
+  connection: ChannelModel,
+  channel: Channel,
+  names: RabbitMqTopology,
+  settings: TopologySettings,
+): Promise<{ exchange: boolean; queue: boolean }> {
   const exchangeExists = await exists(connection, 'exchange', names.exchange);
   const queueExists = await exists(connection, 'queue', names.queue);
   const created: { exchange?: string; queue?: string } = {};

@@ -27,13 +27,28 @@ export interface StandInCertificate {
  *
  * @throws when `openssl` is missing or fails
  */
-export async function issueSelfSignedCertificate(clusterId: string, days: number): Promise<StandInCertificate> {
+export async function issueSelfSignedCertificate(
+  clusterId: string,
+  days: number,
+): Promise<StandInCertificate> {
   const dir = await mkdtemp(join(tmpdir(), 'entitlement-'));
   try {
     const keyFile = join(dir, 'key.pem');
     const certFile = join(dir, 'cert.pem');
     const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    await run('openssl', ['req', '-x509', ...ec, '-keyout', keyFile, '-out', certFile, '-days', String(days), '-subj', `/CN=${clusterId}/O=stand-in-entitlement`]);
+    await run('openssl', [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${clusterId}/O=stand-in-entitlement`,
+    ]);
     return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -173,15 +188,23 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
  *
  * @throws Error for a non-loopback host or a port in use
  */
-export async function startAccountServiceStandIn(options: AccountServiceStandInOptions = {}): Promise<AccountServiceStandIn> {
+export async function startAccountServiceStandIn(
+  options: AccountServiceStandInOptions = {},
+): Promise<AccountServiceStandIn> {
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host)) throw new Error(`the account service stand-in listens on loopback only, not ${host}`);
+  if (!LOOPBACK.has(host))
+    throw new Error(`the account service stand-in listens on loopback only, not ${host}`);
   const clusterTokens = new Map<string, string>();
   const transfers: StandInTransfer[] = [];
   const resourceSecrets = new Map<string, string>();
   let accountSecret = generatedPullSecret('stand-in-account');
   let faults: { fault: AccountFault; remaining: number }[] = [];
-  const calls: Record<AccountRoute, number> = { transfers: 0, accessToken: 0, pullSecrets: 0, certificates: 0 };
+  const calls: Record<AccountRoute, number> = {
+    transfers: 0,
+    accessToken: 0,
+    pullSecrets: 0,
+    certificates: 0,
+  };
   const certificates = new Map<string, StandInCertificate>();
   const certificateDays = new Map<string, number>();
   let bearer = options.tokens;
@@ -199,7 +222,8 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     if (fault?.status === 204) res.writeHead(204).end();
     else if (fault?.status !== undefined) ocmError(res, fault.status, `injected fault ${fault.status}`);
     else if (fault?.emptyBody === true) res.writeHead(200, { 'content-type': 'application/json' }).end();
-    else if (fault?.body !== undefined) res.writeHead(200, { 'content-type': fault.contentType ?? 'text/html' }).end(fault.body);
+    else if (fault?.body !== undefined)
+      res.writeHead(200, { 'content-type': fault.contentType ?? 'text/html' }).end(fault.body);
     else return false;
     return true;
   }
@@ -207,23 +231,33 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
   function serveTransfers(url: URL, req: IncomingMessage, res: ServerResponse): void {
     calls.transfers += 1;
     const match = SEARCH.exec(url.searchParams.get('search') ?? '');
-    if (match === null) return ocmError(res, 400, "search must be: cluster_uuid is '<id>' and status is 'accepted'");
+    if (match === null)
+      return ocmError(res, 400, "search must be: cluster_uuid is '<id>' and status is 'accepted'");
     const clusterId = match[1] ?? '';
     const auth = /^AccessToken ([^:\s]+):(\S+)$/.exec(req.headers.authorization ?? '');
     if (auth === null) return ocmError(res, 401, 'an AccessToken authorization is required');
-    if (auth[1] !== clusterId || clusterTokens.get(clusterId) !== auth[2]) return ocmError(res, 403, 'the access token does not authorize this cluster');
+    if (auth[1] !== clusterId || clusterTokens.get(clusterId) !== auth[2])
+      return ocmError(res, 403, 'the access token does not authorize this cluster');
     const fault = takeFault('transfers');
     if (answerFault(res, fault)) return;
     let items = transfers.filter((t) => t.clusterId === clusterId && t.status === 'accepted');
     const [first] = items;
-    if (first !== undefined && fault?.duplicate === true) items = [first, { ...first, id: `${first.id}-dup` }];
+    if (first !== undefined && fault?.duplicate === true)
+      items = [first, { ...first, id: `${first.id}-dup` }];
     if (first !== undefined && fault?.emptySecret === true) items = [{ ...first, secret: '' }];
     const list = {
       kind: 'ClusterTransferList',
       page: 1,
       size: items.length,
       total: items.length,
-      items: items.map((t) => ({ kind: 'ClusterTransfer', id: t.id, href: `${TRANSFERS_PATH}${t.id}`, cluster_uuid: t.clusterId, status: t.status, secret: t.secret })),
+      items: items.map((t) => ({
+        kind: 'ClusterTransfer',
+        id: t.id,
+        href: `${TRANSFERS_PATH}${t.id}`,
+        cluster_uuid: t.clusterId,
+        status: t.status,
+        secret: t.secret,
+      })),
     };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(list));
   }
@@ -233,7 +267,8 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     if (bearer === undefined) return false;
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (token === undefined) ocmError(res, 401, "Request doesn't contain the 'Authorization' header");
-    else if (!bearer.includes(token)) ocmError(res, 403, 'the account is not allowed to perform this operation');
+    else if (!bearer.includes(token))
+      ocmError(res, 403, 'the account is not allowed to perform this operation');
     else return false;
     return true;
   }
@@ -254,9 +289,12 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     calls.pullSecrets += 1;
     const body = await readJson(req);
     if (refusedBearer(req, res)) return;
-    const request = (typeof body === 'object' && body !== null ? body : {}) as { external_resource_id?: unknown };
+    const request = (typeof body === 'object' && body !== null ? body : {}) as {
+      external_resource_id?: unknown;
+    };
     const id = request.external_resource_id;
-    if (typeof id !== 'string' || id === '') return ocmError(res, 400, 'the body must hold external_resource_id');
+    if (typeof id !== 'string' || id === '')
+      return ocmError(res, 400, 'the body must hold external_resource_id');
     if (answerFault(res, takeFault('pullSecrets'))) return;
     let secret = resourceSecrets.get(id);
     if (secret === undefined) {
@@ -270,24 +308,37 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     calls.certificates += 1;
     const body = await readJson(req);
     if (body === undefined) return ocmError(res, 400, 'the body must be JSON');
-    const { type, arch } = (typeof body === 'object' && body !== null ? body : {}) as { type?: unknown; arch?: unknown };
-    if (type !== 'sca' || typeof arch !== 'string' || arch === '') return ocmError(res, 400, 'the body must be {"type":"sca","arch":"<arch>"}');
+    const { type, arch } = (typeof body === 'object' && body !== null ? body : {}) as {
+      type?: unknown;
+      arch?: unknown;
+    };
+    if (type !== 'sca' || typeof arch !== 'string' || arch === '')
+      return ocmError(res, 400, 'the body must be {"type":"sca","arch":"<arch>"}');
     const auth = /^AccessToken ([^:\s]+):(\S+)$/.exec(req.headers.authorization ?? '');
     if (auth === null) return ocmError(res, 401, 'an AccessToken authorization is required');
     const clusterId = auth[1] ?? '';
-    if (clusterTokens.get(clusterId) !== auth[2]) return ocmError(res, 403, 'the access token does not authorize this cluster');
+    if (clusterTokens.get(clusterId) !== auth[2])
+      return ocmError(res, 403, 'the access token does not authorize this cluster');
     if (answerFault(res, takeFault('certificates'))) return;
     let issued = certificates.get(clusterId);
     if (issued === undefined) {
       try {
-        issued = await issueSelfSignedCertificate(clusterId, certificateDays.get(clusterId) ?? options.certificateDays ?? 365);
+        issued = await issueSelfSignedCertificate(
+          clusterId,
+          certificateDays.get(clusterId) ?? options.certificateDays ?? 365,
+        );
       } catch {
         return ocmError(res, 500, 'the stand-in could not issue a certificate (is openssl installed?)');
       }
       certificates.set(clusterId, issued);
     }
     const expiration = new Date(new X509Certificate(issued.cert).validTo).toISOString();
-    const answer = { cert: issued.cert, key: issued.key, metadata: { arch, type: 'sca' }, serial: { id: new X509Certificate(issued.cert).serialNumber, expiration } };
+    const answer = {
+      cert: issued.cert,
+      key: issued.key,
+      metadata: { arch, type: 'sca' },
+      serial: { id: new X509Certificate(issued.cert).serialNumber, expiration },
+    };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
   }
 
@@ -303,7 +354,10 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     // No other route: OCM has no organization pull secret route (ocm-api-model organization_resource.model).
     ocmError(res, 404, 'no such route');
   };
-  const server = options.tls === undefined ? createServer(listener) : createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, listener);
+  const server =
+    options.tls === undefined
+      ? createServer(listener)
+      : createHttpsServer({ cert: options.tls.certPem, key: options.tls.keyPem }, listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, resolve);
@@ -317,12 +371,14 @@ export async function startAccountServiceStandIn(options: AccountServiceStandInO
     setClusterToken: (clusterId, token) => void clusterTokens.set(clusterId, token),
     addTransfer: (transfer) => void transfers.push({ ...transfer }),
     clearTransfers: (clusterId) => {
-      for (let i = transfers.length - 1; i >= 0; i--) if (transfers[i]?.clusterId === clusterId) transfers.splice(i, 1);
+      for (let i = transfers.length - 1; i >= 0; i--)
+        if (transfers[i]?.clusterId === clusterId) transfers.splice(i, 1);
     },
     setAccountPullSecret: (pullSecret) => {
       accountSecret = pullSecret;
     },
-    setResourcePullSecret: (externalResourceId, pullSecret) => void resourceSecrets.set(externalResourceId, pullSecret),
+    setResourcePullSecret: (externalResourceId, pullSecret) =>
+      void resourceSecrets.set(externalResourceId, pullSecret),
     resourcePullSecret: (externalResourceId) => resourceSecrets.get(externalResourceId),
     rotateCertificate: (clusterId, days) => {
       certificates.delete(clusterId);

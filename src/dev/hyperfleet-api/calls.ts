@@ -18,7 +18,10 @@ export interface CallRecord {
 
 /** Per-route counts (a call counts when it arrives, so faulted calls count too) and the ordered log. */
 export class CallLog {
-  readonly calls: Record<RouteName, number> = Object.fromEntries(ROUTE_NAMES.map((r) => [r, 0])) as Record<RouteName, number>;
+  readonly calls: Record<RouteName, number> = Object.fromEntries(ROUTE_NAMES.map((r) => [r, 0])) as Record<
+    RouteName,
+    number
+  >;
   readonly log: CallRecord[] = [];
 
   arrive(route: RouteName): void {

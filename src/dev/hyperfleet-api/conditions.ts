@@ -45,33 +45,45 @@ export function aggregate(input: AggregationInput): AggregationResult {
   });
   const required = requiredAdapters.map((a) => byAdapter.get(a));
   const common = required[0]?.observed_generation;
-  const allAvailable = required.every((s) => s !== undefined && s.observed_generation === common && conditionOf(s, 'Available') === 'True');
+  const allAvailable = required.every(
+    (s) => s !== undefined && s.observed_generation === common && conditionOf(s, 'Available') === 'True',
+  );
   let lastKnown = input.lastKnownReconciledGeneration;
-  if (allAvailable && common !== undefined && (lastKnown === undefined || common > lastKnown)) lastKnown = common;
+  if (allAvailable && common !== undefined && (lastKnown === undefined || common > lastKnown))
+    lastKnown = common;
   if (requiredAdapters.length === 0) lastKnown = cluster.generation;
 
   const existing = new Map(cluster.status.conditions.map((c) => [c.type, c]));
-  const upsert = (next: Omit<ResourceCondition, 'created_time' | 'last_transition_time' | 'last_updated_time'>): ResourceCondition => {
+  const upsert = (
+    next: Omit<ResourceCondition, 'created_time' | 'last_transition_time' | 'last_updated_time'>,
+  ): ResourceCondition => {
     const previous = existing.get(next.type);
     return {
       ...next,
       created_time: previous?.created_time ?? now,
       last_updated_time: now,
-      last_transition_time: previous !== undefined && previous.status === next.status ? previous.last_transition_time : now,
+      last_transition_time:
+        previous !== undefined && previous.status === next.status ? previous.last_transition_time : now,
     };
   };
   const reconciled = upsert({
     type: 'Reconciled',
     status: missing.length === 0 ? 'True' : 'False',
     reason: missing.length === 0 ? 'ReconciledAll' : 'ReconciledMissingAdapters',
-    message: missing.length === 0 ? `All required adapters reported ${goal}=True at the current generation` : `Waiting for ${goal}=True at generation ${cluster.generation} from: ${missing.join(', ')}`,
+    message:
+      missing.length === 0
+        ? `All required adapters reported ${goal}=True at the current generation`
+        : `Waiting for ${goal}=True at generation ${cluster.generation} from: ${missing.join(', ')}`,
     observed_generation: cluster.generation,
   });
   const lastKnownReconciled = upsert({
     type: 'LastKnownReconciled',
     status: lastKnown === undefined ? 'False' : 'True',
     reason: lastKnown === undefined ? 'MissingAdapters' : 'AllAdaptersReconciled',
-    message: lastKnown === undefined ? 'Required adapters have not all reported Available=True at one generation yet' : 'All required adapters report Available=True for the tracked generation',
+    message:
+      lastKnown === undefined
+        ? 'Required adapters have not all reported Available=True at one generation yet'
+        : 'All required adapters report Available=True for the tracked generation',
     observed_generation: lastKnown ?? cluster.generation,
   });
 
@@ -91,7 +103,9 @@ export function aggregate(input: AggregationInput): AggregationResult {
       last_transition_time: available.last_transition_time,
     });
   }
-  const others = cluster.status.conditions.filter((c) => c.type !== 'Reconciled' && c.type !== 'LastKnownReconciled').map((c) => derived.get(c.type) ?? c);
+  const others = cluster.status.conditions
+    .filter((c) => c.type !== 'Reconciled' && c.type !== 'LastKnownReconciled')
+    .map((c) => derived.get(c.type) ?? c);
   const added = [...derived.values()].filter((c) => !existing.has(c.type));
   return {
     conditions: [reconciled, lastKnownReconciled, ...others, ...added],

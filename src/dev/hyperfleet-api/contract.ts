@@ -6,7 +6,9 @@ import { parse } from 'yaml';
 import type { ValidationError } from '../../hyperfleet/types.js';
 
 /** The OpenAPI document shipped with the package (the HyperFleet API contract we implement). */
-export const CONTRACT_PATH = fileURLToPath(new URL('../../../contracts/hyperfleet-api-openapi-1.0.25.yaml', import.meta.url));
+export const CONTRACT_PATH = fileURLToPath(
+  new URL('../../../contracts/hyperfleet-api-openapi-1.0.25.yaml', import.meta.url),
+);
 
 const SCHEMA_ID = 'https://hyperfleet.local/openapi-1.0.25';
 const INT32 = 2 ** 31;
@@ -19,7 +21,13 @@ export interface Contract {
    * Checks an answer against what the contract declares for `method pathTemplate` and `status`
    * (falling back to `default`): content type and body schema. Returns the violations, empty when valid.
    */
-  checkResponse(pathTemplate: string | undefined, method: string, status: number, contentType: string | undefined, body: unknown): string[];
+  checkResponse(
+    pathTemplate: string | undefined,
+    method: string,
+    status: number,
+    contentType: string | undefined,
+    body: unknown,
+  ): string[];
 }
 
 interface MediaTypes {
@@ -49,8 +57,14 @@ export function loadContract(path = CONTRACT_PATH): Contract {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false });
   const addFormats = (ajvFormats as unknown as { default: (a: Ajv) => Ajv }).default;
   addFormats(ajv);
-  ajv.addKeyword({ keyword: 'example', schemaType: ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'] });
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -INT32 && n < INT32 });
+  ajv.addKeyword({
+    keyword: 'example',
+    schemaType: ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'],
+  });
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= -INT32 && n < INT32,
+  });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
   ajv.addSchema({ $id: SCHEMA_ID, $defs: rewriteRefs(document.components.schemas) });
   const validators = new Map<string, ValidateFunction>();
@@ -72,15 +86,28 @@ export function loadContract(path = CONTRACT_PATH): Contract {
     checkResponse(pathTemplate, method, status, contentType, body) {
       // 204 (a status report discarded as stale) is not in the contract's response table; it never has a body.
       if (status === 204) return body === undefined ? [] : ['204 must have no body'];
-      const responses = pathTemplate === undefined ? undefined : document.paths[pathTemplate]?.[method.toLowerCase()]?.responses;
-      const declared = responses?.[String(status)] ?? responses?.default ?? { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } } } };
+      const responses =
+        pathTemplate === undefined
+          ? undefined
+          : document.paths[pathTemplate]?.[method.toLowerCase()]?.responses;
+      const declared = responses?.[String(status)] ??
+        responses?.default ?? {
+          content: {
+            'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetails' } },
+          },
+        };
       const content = declared.content;
       if (content === undefined) return body === undefined ? [] : [`${status} must have no body`];
       const mediaType = (contentType ?? '').split(';')[0]?.trim() ?? '';
       const schemaRef = content[mediaType]?.schema?.$ref;
-      if (schemaRef === undefined) return [`${status} must be ${Object.keys(content).join(' or ')}, not ${mediaType || 'no content type'}`];
+      if (schemaRef === undefined)
+        return [
+          `${status} must be ${Object.keys(content).join(' or ')}, not ${mediaType || 'no content type'}`,
+        ];
       const name = schemaRef.replace('#/components/schemas/', '');
-      return contract.validate(name, body).map((e) => `${status} ${name}: ${e.field || '(root)'} ${e.message}`);
+      return contract
+        .validate(name, body)
+        .map((e) => `${status} ${name}: ${e.field || '(root)'} ${e.message}`);
     },
   };
   loaded.set(path, contract);
@@ -90,7 +117,14 @@ export function loadContract(path = CONTRACT_PATH): Contract {
 function rewriteRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewriteRefs);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, key === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : rewriteRefs(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key,
+      key === '$ref' && typeof v === 'string'
+        ? v.replace('#/components/schemas/', '#/$defs/')
+        : rewriteRefs(v),
+    ]),
+  );
 }
 
 const CONSTRAINTS: Record<string, string> = {
@@ -120,8 +154,12 @@ function toValidationError(error: ErrorObject): ValidationError {
   const params = error.params as { missingProperty?: string; additionalProperty?: string };
   const extra = params.missingProperty ?? params.additionalProperty;
   if (extra !== undefined) segments.push(extra);
-  const field = segments.reduce((path, s) => (/^\d+$/.test(s) ? `${path}[${s}]` : path === '' ? s : `${path}.${s}`), '');
+  const field = segments.reduce(
+    (path, s) => (/^\d+$/.test(s) ? `${path}[${s}]` : path === '' ? s : `${path}.${s}`),
+    '',
+  );
   const constraint = CONSTRAINTS[error.keyword];
-  const message = error.keyword === 'additionalProperties' ? 'is not allowed' : (error.message ?? 'is invalid');
+  const message =
+    error.keyword === 'additionalProperties' ? 'is not allowed' : (error.message ?? 'is invalid');
   return { field, message, ...(constraint === undefined ? {} : { constraint }) };
 }

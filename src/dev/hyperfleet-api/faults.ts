@@ -31,9 +31,12 @@ export class FaultInjector {
 
   /** Queues a fault; faults for one route apply in the order injected. Returns a function removing it. */
   inject(spec: FaultSpec): () => void {
-    const answers = [spec.status !== undefined, spec.hang === true, spec.reset === true].filter(Boolean).length;
+    const answers = [spec.status !== undefined, spec.hang === true, spec.reset === true].filter(
+      Boolean,
+    ).length;
     if (answers > 1) throw new Error('a fault takes one of status, hang or reset');
-    if (answers === 0 && spec.delayMs === undefined) throw new Error('a fault needs a status, hang, reset or delayMs');
+    if (answers === 0 && spec.delayMs === undefined)
+      throw new Error('a fault needs a status, hang, reset or delayMs');
     const entry = { spec, remaining: spec.times ?? 1 };
     this.faults.push(entry);
     return () => {
@@ -43,7 +46,12 @@ export class FaultInjector {
 
   /** Takes the fault for one request of `route` (about `clusterId`), if any. */
   take(route: RouteName, clusterId?: string): FaultSpec | undefined {
-    const entry = this.faults.find((f) => f.remaining > 0 && (f.spec.route === route || f.spec.route === '*') && (f.spec.clusterId === undefined || f.spec.clusterId === clusterId));
+    const entry = this.faults.find(
+      (f) =>
+        f.remaining > 0 &&
+        (f.spec.route === route || f.spec.route === '*') &&
+        (f.spec.clusterId === undefined || f.spec.clusterId === clusterId),
+    );
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
     this.faults = this.faults.filter((f) => f.remaining > 0);

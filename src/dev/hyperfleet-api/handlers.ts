@@ -23,7 +23,11 @@ export interface HandlerContext {
  *
  * @throws ProblemError
  */
-export async function dispatch(match: RouteMatch, req: IncomingMessage, ctx: HandlerContext): Promise<HandlerResult> {
+export async function dispatch(
+  match: RouteMatch,
+  req: IncomingMessage,
+  ctx: HandlerContext,
+): Promise<HandlerResult> {
   const { store } = ctx;
   const id = match.clusterId ?? '';
   const body = async (): Promise<unknown> => readJsonBody(req, ctx.maxBodyBytes);
@@ -34,7 +38,8 @@ export async function dispatch(match: RouteMatch, req: IncomingMessage, ctx: Han
       return { answer: { status: 201, body: store.createCluster(await body()) }, changed: true };
     case 'getCluster': {
       const cluster = store.getCluster(id);
-      if (cluster === undefined) throw new ProblemError('notFound', `Cluster with id='${id.slice(0, 64)}' not found`);
+      if (cluster === undefined)
+        throw new ProblemError('notFound', `Cluster with id='${id.slice(0, 64)}' not found`);
       return unchanged({ status: 200, body: cluster });
     }
     case 'patchCluster':
@@ -42,16 +47,28 @@ export async function dispatch(match: RouteMatch, req: IncomingMessage, ctx: Han
     case 'deleteCluster':
       return { answer: { status: 202, body: store.deleteCluster(id) }, changed: true };
     case 'listStatuses':
-      return unchanged({ status: 200, body: { kind: 'AdapterStatusList', ...store.listStatuses(id, match.query) } });
+      return unchanged({
+        status: 200,
+        body: { kind: 'AdapterStatusList', ...store.listStatuses(id, match.query) },
+      });
     case 'putStatus': {
       const result = store.putStatus(id, await body());
-      if (result.outcome === 'discarded') return { answer: { status: 204 }, changed: false, discarded: result.reason };
+      if (result.outcome === 'discarded')
+        return { answer: { status: 204 }, changed: false, discarded: result.reason };
       return { answer: { status: 201, body: result.status }, changed: true };
     }
     case 'unmatched': {
-      const refusal = match.refusal ?? { kind: 'routeNotFound' as const, detail: 'The requested endpoint does not exist' };
+      const refusal = match.refusal ?? {
+        kind: 'routeNotFound' as const,
+        detail: 'The requested endpoint does not exist',
+      };
       req.resume();
-      throw new ProblemError(refusal.kind, refusal.detail, [], refusal.allow === undefined ? {} : { allow: refusal.allow.join(', ') });
+      throw new ProblemError(
+        refusal.kind,
+        refusal.detail,
+        [],
+        refusal.allow === undefined ? {} : { allow: refusal.allow.join(', ') },
+      );
     }
   }
 }

@@ -51,7 +51,10 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
     req.resume();
-    throw new ProblemError('unsupportedMediaType', `Content-Type must be application/json, not ${type === '' ? 'missing' : type.slice(0, 60)}`);
+    throw new ProblemError(
+      'unsupportedMediaType',
+      `Content-Type must be application/json, not ${type === '' ? 'missing' : type.slice(0, 60)}`,
+    );
   }
   const chunks = await new Promise<Buffer[]>((resolve, reject) => {
     const received: Buffer[] = [];
@@ -79,12 +82,24 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     });
     req.on('end', () => settle(tooLarge));
     // Cut short by the client: nobody will read the answer, but the handler must not wait forever.
-    req.on('close', () => settle(tooLarge ?? (req.complete ? undefined : new ProblemError('malformed', 'Unable to read request body: the body was cut short'))));
+    req.on('close', () =>
+      settle(
+        tooLarge ??
+          (req.complete
+            ? undefined
+            : new ProblemError('malformed', 'Unable to read request body: the body was cut short')),
+      ),
+    );
     req.on('error', reject);
   });
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new ProblemError('malformed', 'Unable to read request body: the body is empty');
-  if (jsonDepth(text) > MAX_JSON_DEPTH) throw new ProblemError('malformed', `Unable to read request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (text.trim() === '')
+    throw new ProblemError('malformed', 'Unable to read request body: the body is empty');
+  if (jsonDepth(text) > MAX_JSON_DEPTH)
+    throw new ProblemError(
+      'malformed',
+      `Unable to read request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -100,10 +115,17 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
 export function checkBearer(req: IncomingMessage, tokens: readonly string[] | undefined): void {
   if (tokens === undefined) return;
   const header = req.headers.authorization;
-  if (header === undefined) throw new ProblemError('unauthenticated', 'Account authentication could not be verified: no bearer token');
+  if (header === undefined)
+    throw new ProblemError(
+      'unauthenticated',
+      'Account authentication could not be verified: no bearer token',
+    );
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   if (match === null || !tokens.includes(match[1] ?? '')) {
-    throw new ProblemError('invalidCredentials', 'Account authentication could not be verified: invalid bearer token');
+    throw new ProblemError(
+      'invalidCredentials',
+      'Account authentication could not be verified: invalid bearer token',
+    );
   }
 }
 

@@ -1,4 +1,8 @@
-export { startHyperFleetApiStandIn, type HyperFleetApiStandIn, type HyperFleetApiStandInOptions } from './server.js';
+export {
+  startHyperFleetApiStandIn,
+  type HyperFleetApiStandIn,
+  type HyperFleetApiStandInOptions,
+} from './server.js';
 export type { FaultSpec } from './faults.js';
 export type { CallRecord } from './calls.js';
 export type { RouteName } from './routes.js';

@@ -26,16 +26,26 @@ export const MAX_PAGE_SIZE = 100;
  *
  * @throws ProblemError (format, range, validation, search)
  */
-export function parseListQuery(query: URLSearchParams): { page: number; size: number; order: { field: OrderField; descending: boolean } } {
-  if (query.has('search')) throw new ProblemError('search', 'Failed to parse search query: the HyperFleet API stand-in does not implement search');
+export function parseListQuery(query: URLSearchParams): {
+  page: number;
+  size: number;
+  order: { field: OrderField; descending: boolean };
+} {
+  if (query.has('search'))
+    throw new ProblemError(
+      'search',
+      'Failed to parse search query: the HyperFleet API stand-in does not implement search',
+    );
   const integer = (name: string, fallback: number, max?: number): number => {
     const raw = (query.get(name) ?? '').trim();
     if (raw === '') return fallback;
     const value = /^[+-]?\d+$/.test(raw) ? Number(raw) : NaN;
     const invalid = `Invalid ${name} parameter`;
-    if (!Number.isSafeInteger(value)) throw new ProblemError('format', `${invalid}: must be a positive integer`);
+    if (!Number.isSafeInteger(value))
+      throw new ProblemError('format', `${invalid}: must be a positive integer`);
     if (value < 1) throw new ProblemError('range', `${invalid}: ${value} is less than 1`);
-    if (max !== undefined && value > max) throw new ProblemError('range', `${invalid}: ${value} exceeds maximum allowed value of ${max}`);
+    if (max !== undefined && value > max)
+      throw new ProblemError('range', `${invalid}: ${value} exceeds maximum allowed value of ${max}`);
     return value;
   };
   const page = integer('page', 1);
@@ -45,7 +55,9 @@ export function parseListQuery(query: URLSearchParams): { page: number; size: nu
   const knownField = (ORDER_FIELDS as readonly string[]).includes(field);
   if (!knownField || (direction !== 'asc' && direction !== 'desc') || extra.length > 0) {
     const message = `order must be one of ${ORDER_FIELDS.join(', ')}, optionally followed by asc or desc`;
-    throw new ProblemError('validation', 'Invalid list parameters', [{ field: 'order', constraint: 'enum', message }]);
+    throw new ProblemError('validation', 'Invalid list parameters', [
+      { field: 'order', constraint: 'enum', message },
+    ]);
   }
   return { page, size, order: { field: field as OrderField, descending: direction === 'desc' } };
 }

@@ -19,7 +19,13 @@ it('saves during a write share the next one, and each resolves with its change o
     for (let i = 1; i <= 50; i++) {
       state = i;
       const mine = i;
-      saves.push(writer.save().then(async () => assert.ok((JSON.parse(await readFile(file, 'utf8')) as { state: number }).state >= mine)));
+      saves.push(
+        writer
+          .save()
+          .then(async () =>
+            assert.ok((JSON.parse(await readFile(file, 'utf8')) as { state: number }).state >= mine),
+          ),
+      );
     }
     await Promise.all(saves);
     await writer.flush();

@@ -30,13 +30,20 @@ export async function loadSnapshot(file: string, contract: Contract): Promise<St
     throw new Error(`HyperFleet API stand-in state file ${file} has an unknown format`);
   }
   for (const item of snapshot.clusters as unknown[]) {
-    const entry = (typeof item === 'object' && item !== null ? item : {}) as { cluster?: { id?: unknown }; statuses?: unknown };
+    const entry = (typeof item === 'object' && item !== null ? item : {}) as {
+      cluster?: { id?: unknown };
+      statuses?: unknown;
+    };
     const problems = [
       ...contract.validate('Cluster', entry.cluster),
-      ...(Array.isArray(entry.statuses) ? entry.statuses.flatMap((s) => contract.validate('AdapterStatus', s)) : [{ field: 'statuses', message: 'must be an array' }]),
+      ...(Array.isArray(entry.statuses)
+        ? entry.statuses.flatMap((s) => contract.validate('AdapterStatus', s))
+        : [{ field: 'statuses', message: 'must be an array' }]),
     ];
     if (problems.length > 0 || typeof entry.cluster?.id !== 'string') {
-      throw new Error(`HyperFleet API stand-in state file ${file} holds an invalid cluster: ${problems.map((p) => `${p.field} ${p.message}`).join('; ') || 'id missing'}`);
+      throw new Error(
+        `HyperFleet API stand-in state file ${file} holds an invalid cluster: ${problems.map((p) => `${p.field} ${p.message}`).join('; ') || 'id missing'}`,
+      );
     }
   }
   return snapshot as StoreSnapshot;
@@ -73,7 +80,8 @@ export class SnapshotWriter {
 
   /** Waits for pending writes. */
   async flush(): Promise<void> {
-    while (this.running !== undefined || this.next !== undefined) await (this.next ?? this.running)?.catch(() => undefined);
+    while (this.running !== undefined || this.next !== undefined)
+      await (this.next ?? this.running)?.catch(() => undefined);
   }
 
   private start(): Promise<void> {

@@ -7,25 +7,85 @@ import type { ProblemDetails, ValidationError } from '../../hyperfleet/types.js'
  * LMT 429, INT 500, SVC 503).
  */
 export const PROBLEMS = {
-  validation: { status: 400, code: 'HYPERFLEET-VAL-000', title: 'Validation Failed', type: 'validation-error' },
+  validation: {
+    status: 400,
+    code: 'HYPERFLEET-VAL-000',
+    title: 'Validation Failed',
+    type: 'validation-error',
+  },
   // hyperfleet-api pkg/errors/errors.go `CodeValidationFormat`, `CodeValidationRange` (list parameters).
   format: { status: 400, code: 'HYPERFLEET-VAL-003', title: 'Invalid Format', type: 'validation-error' },
   range: { status: 400, code: 'HYPERFLEET-VAL-004', title: 'Value Out of Range', type: 'validation-error' },
   badRequest: { status: 400, code: 'HYPERFLEET-VAL-005', title: 'Bad Request', type: 'bad-request' },
-  malformed: { status: 400, code: 'HYPERFLEET-VAL-006', title: 'Malformed Request', type: 'malformed-request' },
-  search: { status: 400, code: 'HYPERFLEET-VAL-007', title: 'Invalid Search Query', type: 'validation-error' },
-  unauthenticated: { status: 401, code: 'HYPERFLEET-AUT-001', title: 'Authentication Required', type: 'authentication-error' },
-  invalidCredentials: { status: 401, code: 'HYPERFLEET-AUT-002', title: 'Invalid Credentials', type: 'authentication-error' },
+  malformed: {
+    status: 400,
+    code: 'HYPERFLEET-VAL-006',
+    title: 'Malformed Request',
+    type: 'malformed-request',
+  },
+  search: {
+    status: 400,
+    code: 'HYPERFLEET-VAL-007',
+    title: 'Invalid Search Query',
+    type: 'validation-error',
+  },
+  unauthenticated: {
+    status: 401,
+    code: 'HYPERFLEET-AUT-001',
+    title: 'Authentication Required',
+    type: 'authentication-error',
+  },
+  invalidCredentials: {
+    status: 401,
+    code: 'HYPERFLEET-AUT-002',
+    title: 'Invalid Credentials',
+    type: 'authentication-error',
+  },
   notFound: { status: 404, code: 'HYPERFLEET-NTF-001', title: 'Resource Not Found', type: 'not-found' },
-  routeNotFound: { status: 404, code: 'HYPERFLEET-NTF-000', title: 'Endpoint Not Found', type: 'endpoint-not-found' },
-  methodNotAllowed: { status: 405, code: 'HYPERFLEET-VAL-005', title: 'Method Not Allowed', type: 'bad-request' },
+  routeNotFound: {
+    status: 404,
+    code: 'HYPERFLEET-NTF-000',
+    title: 'Endpoint Not Found',
+    type: 'endpoint-not-found',
+  },
+  methodNotAllowed: {
+    status: 405,
+    code: 'HYPERFLEET-VAL-005',
+    title: 'Method Not Allowed',
+    type: 'bad-request',
+  },
   conflict: { status: 409, code: 'HYPERFLEET-CNF-001', title: 'Resource Conflict', type: 'conflict' },
-  payloadTooLarge: { status: 413, code: 'HYPERFLEET-VAL-006', title: 'Payload Too Large', type: 'malformed-request' },
-  unsupportedMediaType: { status: 415, code: 'HYPERFLEET-VAL-006', title: 'Unsupported Media Type', type: 'malformed-request' },
-  internal: { status: 500, code: 'HYPERFLEET-INT-001', title: 'Internal Server Error', type: 'internal-error' },
+  payloadTooLarge: {
+    status: 413,
+    code: 'HYPERFLEET-VAL-006',
+    title: 'Payload Too Large',
+    type: 'malformed-request',
+  },
+  unsupportedMediaType: {
+    status: 415,
+    code: 'HYPERFLEET-VAL-006',
+    title: 'Unsupported Media Type',
+    type: 'malformed-request',
+  },
+  internal: {
+    status: 500,
+    code: 'HYPERFLEET-INT-001',
+    title: 'Internal Server Error',
+    type: 'internal-error',
+  },
   database: { status: 500, code: 'HYPERFLEET-INT-002', title: 'Database Error', type: 'internal-error' },
-  notImplemented: { status: 501, code: 'HYPERFLEET-INT-003', title: 'Not Implemented', type: 'not-implemented' },
-  unavailable: { status: 503, code: 'HYPERFLEET-SVC-001', title: 'Service Unavailable', type: 'service-unavailable' },
+  notImplemented: {
+    status: 501,
+    code: 'HYPERFLEET-INT-003',
+    title: 'Not Implemented',
+    type: 'not-implemented',
+  },
+  unavailable: {
+    status: 503,
+    code: 'HYPERFLEET-SVC-001',
+    title: 'Service Unavailable',
+    type: 'service-unavailable',
+  },
 } as const;
 
 export type ProblemKind = keyof typeof PROBLEMS;
@@ -48,7 +108,13 @@ export class ProblemError extends Error {
 const URI_REFERENCE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/;
 
 /** A problem+json body; `instance` is the request path when it is a clean URI reference. */
-export function problemBody(kind: ProblemKind, detail: string, instance: string, now: Date, errors: ValidationError[] = []): ProblemDetails {
+export function problemBody(
+  kind: ProblemKind,
+  detail: string,
+  instance: string,
+  now: Date,
+  errors: ValidationError[] = [],
+): ProblemDetails {
   const { status, code, title, type } = PROBLEMS[kind];
   return {
     type: `https://api.hyperfleet.io/errors/${type}`,

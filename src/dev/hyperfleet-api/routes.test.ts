@@ -17,7 +17,15 @@ describe('routes', () => {
         ['GET', `${B}/clusters/${ID}/statuses`],
         ['PUT', `${B}/clusters/${ID}/statuses`],
       ].map(([m, p]) => matchRoute(m ?? '', p ?? '').route),
-      ['listClusters', 'createCluster', 'getCluster', 'patchCluster', 'deleteCluster', 'listStatuses', 'putStatus'],
+      [
+        'listClusters',
+        'createCluster',
+        'getCluster',
+        'patchCluster',
+        'deleteCluster',
+        'listStatuses',
+        'putStatus',
+      ],
     );
     const put = matchRoute('PUT', `${B}/clusters/${ID}/statuses`);
     assert.equal(put.template, `${B}/clusters/{cluster_id}/statuses`);
@@ -45,7 +53,14 @@ describe('routes', () => {
     assert.equal(matchRoute('GET', `${B}/clusters/${ID}/nodepools`).refusal?.kind, 'notImplemented');
     assert.equal(matchRoute('POST', `${B}/clusters/${ID}/force-delete`).refusal?.kind, 'notImplemented');
     assert.equal(matchRoute('GET', `${B}/resources`).refusal?.kind, 'notImplemented');
-    for (const path of ['/', '/api/hyperfleet/v2/clusters', `${B}/cluster`, `${B}/clusters/`, `${B}/clusters//statuses`, `${B}/clusters/${ID}/statuses/x`]) {
+    for (const path of [
+      '/',
+      '/api/hyperfleet/v2/clusters',
+      `${B}/cluster`,
+      `${B}/clusters/`,
+      `${B}/clusters//statuses`,
+      `${B}/clusters/${ID}/statuses/x`,
+    ]) {
       assert.equal(matchRoute('GET', path).refusal?.kind, 'routeNotFound', path);
     }
   });

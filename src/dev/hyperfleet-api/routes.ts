@@ -2,7 +2,16 @@ import { API_BASE_PATH } from '../../hyperfleet/base-url.js';
 import type { ProblemKind } from './problem.js';
 
 /** The operations the stand-in implements; `unmatched` covers every other request. */
-export const ROUTE_NAMES = ['listClusters', 'createCluster', 'getCluster', 'patchCluster', 'deleteCluster', 'listStatuses', 'putStatus', 'unmatched'] as const;
+export const ROUTE_NAMES = [
+  'listClusters',
+  'createCluster',
+  'getCluster',
+  'patchCluster',
+  'deleteCluster',
+  'listStatuses',
+  'putStatus',
+  'unmatched',
+] as const;
 export type RouteName = (typeof ROUTE_NAMES)[number];
 
 export interface RouteMatch {
@@ -36,7 +45,11 @@ export function matchRoute(method: string, rawUrl: string): RouteMatch {
   const queryAt = rawUrl.indexOf('?');
   const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
   const query = new URLSearchParams(queryAt === -1 ? '' : rawUrl.slice(queryAt + 1));
-  const notFound: RouteMatch = { route: 'unmatched', query, refusal: { kind: 'routeNotFound', detail: `The requested endpoint '${method} ${path}' does not exist` } };
+  const notFound: RouteMatch = {
+    route: 'unmatched',
+    query,
+    refusal: { kind: 'routeNotFound', detail: `The requested endpoint '${method} ${path}' does not exist` },
+  };
   if (!path.startsWith(`${API_BASE_PATH}/`)) return notFound;
   const segments = path.slice(API_BASE_PATH.length + 1).split('/');
   const [top, rawId, sub, ...rest] = segments;
@@ -54,13 +67,26 @@ export function matchRoute(method: string, rawUrl: string): RouteMatch {
   if (route === undefined) {
     const allow = Object.keys(operations);
     const hint = shape === 'statuses' && method === 'POST' ? '; adapters report status with PUT' : '';
-    return { route: 'unmatched', query, clusterId, refusal: { kind: 'methodNotAllowed', detail: `${method} is not allowed here (allowed: ${allow.join(', ')})${hint}`, allow } };
+    return {
+      route: 'unmatched',
+      query,
+      clusterId,
+      refusal: {
+        kind: 'methodNotAllowed',
+        detail: `${method} is not allowed here (allowed: ${allow.join(', ')})${hint}`,
+        allow,
+      },
+    };
   }
   return { route, template: TEMPLATES[shape], clusterId, query };
 }
 
 function notImplemented(query: URLSearchParams, what: string): RouteMatch {
-  return { route: 'unmatched', query, refusal: { kind: 'notImplemented', detail: `the HyperFleet API stand-in does not implement ${what}` } };
+  return {
+    route: 'unmatched',
+    query,
+    refusal: { kind: 'notImplemented', detail: `the HyperFleet API stand-in does not implement ${what}` },
+  };
 }
 
 /** A malformed escape keeps the raw text: no cluster has such an id, so the answer is a plain 404. */

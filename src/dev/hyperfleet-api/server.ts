@@ -79,9 +79,12 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
  *
  * @throws Error for a non-loopback host, an unreadable state file or a port in use
  */
-export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOptions = {}): Promise<HyperFleetApiStandIn> {
+export async function startHyperFleetApiStandIn(
+  options: HyperFleetApiStandInOptions = {},
+): Promise<HyperFleetApiStandIn> {
   const host = options.host ?? '127.0.0.1';
-  if (!LOOPBACK.has(host)) throw new Error(`the HyperFleet API stand-in listens on loopback only, not ${host}`);
+  if (!LOOPBACK.has(host))
+    throw new Error(`the HyperFleet API stand-in listens on loopback only, not ${host}`);
   const contract = loadContract(options.contractPath);
   const now = options.now ?? (() => new Date());
   const store = new ClusterStore({
@@ -95,7 +98,10 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     now,
     onReport: options.onReport,
   });
-  const writer = options.dataFile === undefined ? undefined : new SnapshotWriter(options.dataFile, () => store.serialize());
+  const writer =
+    options.dataFile === undefined
+      ? undefined
+      : new SnapshotWriter(options.dataFile, () => store.serialize());
   if (options.dataFile !== undefined) {
     const snapshot = await loadSnapshot(options.dataFile, contract);
     if (snapshot !== undefined) store.restore(snapshot);
@@ -104,7 +110,10 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     try {
       await writer?.save();
     } catch (err) {
-      throw new ProblemError('database', `the stand-in could not save its state: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`);
+      throw new ProblemError(
+        'database',
+        `the stand-in could not save its state: ${(err as NodeJS.ErrnoException).code ?? 'write failed'}`,
+      );
     }
   };
   const calls = new CallLog();
@@ -116,13 +125,19 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
   const problemAnswer = (error: ProblemError, path: string): Answer => {
     const body = problemBody(error.kind, error.detail, path, now(), error.errors);
     const challenge = error.kind === 'unauthenticated' || error.kind === 'invalidCredentials';
-    return { status: body.status, body, contentType: 'application/problem+json', headers: challenge ? { ...error.headers, 'www-authenticate': 'Bearer' } : error.headers };
+    return {
+      status: body.status,
+      body,
+      contentType: 'application/problem+json',
+      headers: challenge ? { ...error.headers, 'www-authenticate': 'Bearer' } : error.headers,
+    };
   };
 
   const faultAnswer = (fault: FaultSpec, path: string): Answer => {
     const status = fault.status ?? 500;
     const headers = fault.retryAfter === undefined ? undefined : { 'retry-after': fault.retryAfter };
-    if (fault.body !== undefined) return { status, raw: fault.body, contentType: fault.contentType ?? 'text/html', headers };
+    if (fault.body !== undefined)
+      return { status, raw: fault.body, contentType: fault.contentType ?? 'text/html', headers };
     const body = { ...problemBody(kindForStatus(status), 'injected fault', path, now()), status };
     return { status, body, contentType: 'application/problem+json', headers };
   };
@@ -132,7 +147,13 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
     const path = req.url ?? '/';
     const match = matchRoute(method, path);
     calls.arrive(match.route);
-    const entry: CallRecord = { route: match.route, method, path, status: 0, authorization: req.headers.authorization !== undefined };
+    const entry: CallRecord = {
+      route: match.route,
+      method,
+      path,
+      status: 0,
+      authorization: req.headers.authorization !== undefined,
+    };
     const fault = faults.take(match.route, match.clusterId);
     if (fault?.delayMs !== undefined) await sleep(fault.delayMs);
     if (fault?.hang === true || fault?.reset === true) {
@@ -155,7 +176,10 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
       } catch (err) {
         // Drain whatever the handler did not read, so the connection stays usable.
         req.resume();
-        answer = problemAnswer(err instanceof ProblemError ? err : new ProblemError('internal', 'Unspecified error'), path);
+        answer = problemAnswer(
+          err instanceof ProblemError ? err : new ProblemError('internal', 'Unspecified error'),
+          path,
+        );
       }
       if (fault?.status !== undefined) {
         answer = faultAnswer(fault, path);
@@ -163,7 +187,13 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
       }
     }
     if (options.checkResponses !== false && answer.raw === undefined) {
-      const found = contract.checkResponse(match.template, method, answer.status, answer.contentType ?? (answer.body === undefined ? undefined : 'application/json'), answer.body);
+      const found = contract.checkResponse(
+        match.template,
+        method,
+        answer.status,
+        answer.contentType ?? (answer.body === undefined ? undefined : 'application/json'),
+        answer.body,
+      );
       violations.push(...found.map((v) => `${method} ${path}: ${v}`));
     }
     writeAnswer(res, answer);
@@ -172,7 +202,8 @@ export async function startHyperFleetApiStandIn(options: HyperFleetApiStandInOpt
 
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
-      if (!res.headersSent) writeAnswer(res, problemAnswer(new ProblemError('internal', 'Unspecified error'), req.url ?? '/'));
+      if (!res.headersSent)
+        writeAnswer(res, problemAnswer(new ProblemError('internal', 'Unspecified error'), req.url ?? '/'));
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -82,10 +82,20 @@ describe('status report rules', () => {
     const stored = toAdapterStatus(report(), undefined, NOW);
     assert.equal(discardReason(report({ observed_generation: 1 }), cluster, stored), 'stale-generation');
     assert.equal(discardReason(report({ observed_generation: 3 }), cluster, stored), 'future-generation');
-    assert.equal(discardReason(report({ observed_time: '2026-01-01T11:58:00Z' }), cluster, stored), 'stale-observed-time');
-    assert.equal(discardReason(report({ observed_time: '0001-01-01T00:00:00Z' }), cluster, undefined), 'zero-observed-time');
+    assert.equal(
+      discardReason(report({ observed_time: '2026-01-01T11:58:00Z' }), cluster, stored),
+      'stale-observed-time',
+    );
+    assert.equal(
+      discardReason(report({ observed_time: '0001-01-01T00:00:00Z' }), cluster, undefined),
+      'zero-observed-time',
+    );
     const staleAndAhead = report({ observed_generation: 3 });
-    assert.equal(discardReason(staleAndAhead, cluster, { ...stored, observed_generation: 4 }), 'future-generation', 'checked first');
+    assert.equal(
+      discardReason(staleAndAhead, cluster, { ...stored, observed_generation: 4 }),
+      'future-generation',
+      'checked first',
+    );
     const unknown = report({
       conditions: [
         { type: 'Applied', status: 'True' },
@@ -93,10 +103,22 @@ describe('status report rules', () => {
         { type: 'Health', status: 'True' },
       ],
     });
-    assert.equal(discardReason(unknown, cluster, undefined), undefined, "an adapter's first report may say Unknown");
+    assert.equal(
+      discardReason(unknown, cluster, undefined),
+      undefined,
+      "an adapter's first report may say Unknown",
+    );
     assert.equal(discardReason(unknown, cluster, stored), 'available-unknown');
-    assert.equal(discardReason(report(), cluster, stored), undefined, 'equal generation and time is stored again');
-    assert.equal(discardReason(report({ observed_generation: 1 }), cluster, undefined), undefined, 'an older generation is fine when nothing is stored');
+    assert.equal(
+      discardReason(report(), cluster, stored),
+      undefined,
+      'equal generation and time is stored again',
+    );
+    assert.equal(
+      discardReason(report({ observed_generation: 1 }), cluster, undefined),
+      undefined,
+      'an older generation is fine when nothing is stored',
+    );
   });
 
   it('moves last_transition_time only when a condition changes status', () => {

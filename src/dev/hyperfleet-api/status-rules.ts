@@ -1,4 +1,10 @@
-import type { AdapterCondition, AdapterStatus, AdapterStatusCreateRequest, Cluster, ValidationError } from '../../hyperfleet/types.js';
+import type {
+  AdapterCondition,
+  AdapterStatus,
+  AdapterStatusCreateRequest,
+  Cluster,
+  ValidationError,
+} from '../../hyperfleet/types.js';
 import { MANDATORY_CONDITIONS } from '../../hyperfleet/types.js';
 import { ProblemError } from './problem.js';
 
@@ -11,7 +17,12 @@ export interface TimeLimits {
 }
 
 /** Why a valid report was not stored (the API answers 204 for all of them). */
-export type DiscardReason = 'stale-generation' | 'future-generation' | 'zero-observed-time' | 'stale-observed-time' | 'available-unknown';
+export type DiscardReason =
+  | 'stale-generation'
+  | 'future-generation'
+  | 'zero-observed-time'
+  | 'stale-observed-time'
+  | 'available-unknown';
 
 /**
  * hyperfleet-api's window for `observed_time` (pkg/handlers/validation.go `maxObservedTimeSkew`,
@@ -45,17 +56,31 @@ const ADAPTER_NAME = /^[a-z0-9]([-a-z0-9_]{0,61}[a-z0-9])?$/;
 export function checkReportRules(report: AdapterStatusCreateRequest, now: Date, limits: TimeLimits): void {
   const errors: ValidationError[] = [];
   if (!ADAPTER_NAME.test(report.adapter)) {
-    errors.push({ field: 'adapter', constraint: 'pattern', message: 'must be 1-63 lowercase letters, digits, "-" or "_"' });
+    errors.push({
+      field: 'adapter',
+      constraint: 'pattern',
+      message: 'must be 1-63 lowercase letters, digits, "-" or "_"',
+    });
   }
-  if (report.observed_generation < 1) errors.push({ field: 'observed_generation', constraint: 'min', message: 'must be at least 1' });
+  if (report.observed_generation < 1)
+    errors.push({ field: 'observed_generation', constraint: 'min', message: 'must be at least 1' });
   const types = report.conditions.map((c) => c.type);
   for (const mandatory of MANDATORY_CONDITIONS) {
     if (!types.includes(mandatory)) {
-      errors.push({ field: 'conditions', constraint: 'required', message: `missing mandatory condition '${mandatory}': all adapters must report Available, Applied, and Health` });
+      errors.push({
+        field: 'conditions',
+        constraint: 'required',
+        message: `missing mandatory condition '${mandatory}': all adapters must report Available, Applied, and Health`,
+      });
     }
   }
   types.forEach((type, i) => {
-    if (types.indexOf(type) !== i) errors.push({ field: `conditions[${i}].type`, constraint: 'unique', message: `condition '${type}' appears more than once` });
+    if (types.indexOf(type) !== i)
+      errors.push({
+        field: `conditions[${i}].type`,
+        constraint: 'unique',
+        message: `condition '${type}' appears more than once`,
+      });
   });
   if (errors.length > 0) throw new ProblemError('validation', 'Invalid adapter status report', errors);
   // The API's own messages, 400 HYPERFLEET-VAL-000 without field errors (`validateObservedTimeRange`).
@@ -81,14 +106,24 @@ export function checkReportRules(report: AdapterStatusCreateRequest, now: Date, 
  * condition, which are True/False only; a later one is discarded whole, whatever else it carries, so
  * the last True/False stands). `undefined` means: store it.
  */
-export function discardReason(report: AdapterStatusCreateRequest, cluster: Cluster, stored: AdapterStatus | undefined): DiscardReason | undefined {
+export function discardReason(
+  report: AdapterStatusCreateRequest,
+  cluster: Cluster,
+  stored: AdapterStatus | undefined,
+): DiscardReason | undefined {
   if (report.observed_generation > cluster.generation) return 'future-generation';
-  if (stored !== undefined && report.observed_generation < stored.observed_generation) return 'stale-generation';
+  if (stored !== undefined && report.observed_generation < stored.observed_generation)
+    return 'stale-generation';
   if (isZeroTime(report.observed_time)) return 'zero-observed-time';
-  if (stored !== undefined && report.observed_generation === stored.observed_generation && Date.parse(report.observed_time) < Date.parse(stored.last_report_time)) {
+  if (
+    stored !== undefined &&
+    report.observed_generation === stored.observed_generation &&
+    Date.parse(report.observed_time) < Date.parse(stored.last_report_time)
+  ) {
     return 'stale-observed-time';
   }
-  if (stored !== undefined && report.conditions.find((c) => c.type === 'Available')?.status === 'Unknown') return 'available-unknown';
+  if (stored !== undefined && report.conditions.find((c) => c.type === 'Available')?.status === 'Unknown')
+    return 'available-unknown';
   return undefined;
 }
 
@@ -96,7 +131,11 @@ export function discardReason(report: AdapterStatusCreateRequest, cluster: Clust
  * The stored form of an accepted report: a full replacement of the previous one. `last_report_time` is
  * the report's `observed_time`; a condition's `last_transition_time` moves only when its status changes.
  */
-export function toAdapterStatus(report: AdapterStatusCreateRequest, stored: AdapterStatus | undefined, now: Date): AdapterStatus {
+export function toAdapterStatus(
+  report: AdapterStatusCreateRequest,
+  stored: AdapterStatus | undefined,
+  now: Date,
+): AdapterStatus {
   const observed = new Date(report.observed_time).toISOString();
   const conditions: AdapterCondition[] = report.conditions.map((c) => {
     const previous = stored?.conditions.find((p) => p.type === c.type);
@@ -105,7 +144,8 @@ export function toAdapterStatus(report: AdapterStatusCreateRequest, stored: Adap
       status: c.status,
       ...(c.reason === undefined ? {} : { reason: c.reason }),
       ...(c.message === undefined ? {} : { message: c.message }),
-      last_transition_time: previous !== undefined && previous.status === c.status ? previous.last_transition_time : observed,
+      last_transition_time:
+        previous !== undefined && previous.status === c.status ? previous.last_transition_time : observed,
     };
   });
   return {

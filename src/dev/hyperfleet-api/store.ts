@@ -1,11 +1,22 @@
 import { isDeepStrictEqual } from 'node:util';
 import { API_BASE_PATH } from '../../hyperfleet/base-url.js';
-import type { AdapterStatus, AdapterStatusCreateRequest, Cluster, ValidationError } from '../../hyperfleet/types.js';
+import type {
+  AdapterStatus,
+  AdapterStatusCreateRequest,
+  Cluster,
+  ValidationError,
+} from '../../hyperfleet/types.js';
 import { aggregate } from './conditions.js';
 import type { Contract } from './contract.js';
 import { paginate, type Page, type SortKeys } from './paging.js';
 import { ProblemError } from './problem.js';
-import { checkReportRules, discardReason, toAdapterStatus, type DiscardReason, type TimeLimits } from './status-rules.js';
+import {
+  checkReportRules,
+  discardReason,
+  toAdapterStatus,
+  type DiscardReason,
+  type TimeLimits,
+} from './status-rules.js';
 import { uuidv7 } from './uuid.js';
 
 export interface StoreOptions {
@@ -21,7 +32,8 @@ export interface StoreOptions {
 }
 
 /** What `PUT /statuses` did: 201 with the stored status, or 204 for a discarded report. */
-export type PutStatusResult = { outcome: 'stored'; status: AdapterStatus } | { outcome: 'discarded'; reason: DiscardReason };
+export type PutStatusResult =
+  { outcome: 'stored'; status: AdapterStatus } | { outcome: 'discarded'; reason: DiscardReason };
 
 interface ClusterRecord {
   cluster: Cluster;
@@ -40,7 +52,13 @@ const CLUSTER_KEYS: SortKeys<Cluster> = {
   id: (c) => c.id,
 };
 const STATUS_KEYS: SortKeys<AdapterStatus> = {
-  value: (s, field) => ({ created_time: s.created_time, updated_time: s.last_report_time, name: s.adapter, generation: s.observed_generation })[field],
+  value: (s, field) =>
+    ({
+      created_time: s.created_time,
+      updated_time: s.last_report_time,
+      name: s.adapter,
+      generation: s.observed_generation,
+    })[field],
   id: (s) => s.adapter,
 };
 
@@ -60,8 +78,16 @@ export class ClusterStore {
 
   createCluster(body: unknown): Cluster {
     this.validate('ClusterCreateRequest', body);
-    const request = body as { kind: string; name: string; labels?: Record<string, string>; spec: Record<string, unknown> };
-    if (request.kind !== 'Cluster') throw new ProblemError('validation', 'Invalid cluster', [{ field: 'kind', constraint: 'enum', message: 'kind must be Cluster' }]);
+    const request = body as {
+      kind: string;
+      name: string;
+      labels?: Record<string, string>;
+      spec: Record<string, unknown>;
+    };
+    if (request.kind !== 'Cluster')
+      throw new ProblemError('validation', 'Invalid cluster', [
+        { field: 'kind', constraint: 'enum', message: 'kind must be Cluster' },
+      ]);
     if ([...this.records.values()].some((r) => r.cluster.name === request.name)) {
       throw new ProblemError('conflict', `Cluster with name='${request.name}' already exists`);
     }
@@ -105,7 +131,8 @@ export class ClusterStore {
   patchCluster(id: string, body: unknown): Cluster {
     this.validate('ClusterPatchRequest', body);
     const record = this.require(id);
-    if (record.cluster.deleted_time !== undefined) throw new ProblemError('conflict', `Cluster with id='${shortId(id)}' is marked for deletion`);
+    if (record.cluster.deleted_time !== undefined)
+      throw new ProblemError('conflict', `Cluster with id='${shortId(id)}' is marked for deletion`);
     const patch = body as { spec?: Record<string, unknown>; labels?: Record<string, string> };
     const cluster = record.cluster;
     const specChanged = patch.spec !== undefined && !isDeepStrictEqual(patch.spec, cluster.spec);
@@ -146,7 +173,10 @@ export class ClusterStore {
     const record = this.require(id);
     const stored = record.statuses.get(report.adapter);
     const reason = discardReason(report, record.cluster, stored);
-    const result: PutStatusResult = reason !== undefined ? { outcome: 'discarded', reason } : { outcome: 'stored', status: toAdapterStatus(report, stored, this.options.now()) };
+    const result: PutStatusResult =
+      reason !== undefined
+        ? { outcome: 'discarded', reason }
+        : { outcome: 'stored', status: toAdapterStatus(report, stored, this.options.now()) };
     if (result.outcome === 'stored') {
       record.statuses.set(report.adapter, result.status);
       this.reaggregate(record);
@@ -158,7 +188,8 @@ export class ClusterStore {
   /** Every status of the cluster, oldest first, unpaged (for tests; the API's pages stop at 100). */
   allStatuses(id: string): AdapterStatus[] {
     const statuses = [...this.require(id).statuses.values()];
-    const byAge = (a: AdapterStatus, b: AdapterStatus) => a.created_time.localeCompare(b.created_time) || a.adapter.localeCompare(b.adapter);
+    const byAge = (a: AdapterStatus, b: AdapterStatus) =>
+      a.created_time.localeCompare(b.created_time) || a.adapter.localeCompare(b.adapter);
     return structuredClone(statuses.sort(byAge));
   }
 
@@ -194,7 +225,10 @@ export class ClusterStore {
     const record: ClusterRecord = { cluster, statuses: new Map(), lastKnownReconciledGeneration: undefined };
     this.reaggregate(record, false);
     const errors = this.options.contract.validate('Cluster', cluster);
-    if (errors.length > 0) throw new Error(`seed is not a valid Cluster: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    if (errors.length > 0)
+      throw new Error(
+        `seed is not a valid Cluster: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`,
+      );
     this.records.set(id, record);
     return structuredClone(cluster);
   }
@@ -215,7 +249,9 @@ export class ClusterStore {
       clusters: [...this.records.values()].map((r) => ({
         cluster: r.cluster,
         statuses: [...r.statuses.values()],
-        ...(r.lastKnownReconciledGeneration === undefined ? {} : { last_known_reconciled_generation: r.lastKnownReconciledGeneration }),
+        ...(r.lastKnownReconciledGeneration === undefined
+          ? {}
+          : { last_known_reconciled_generation: r.lastKnownReconciledGeneration }),
       })),
     };
   }
@@ -247,7 +283,8 @@ export class ClusterStore {
 
   private require(id: string): ClusterRecord {
     const record = this.records.get(id);
-    if (record === undefined) throw new ProblemError('notFound', `Cluster with id='${shortId(id)}' not found`);
+    if (record === undefined)
+      throw new ProblemError('notFound', `Cluster with id='${shortId(id)}' not found`);
     return record;
   }
 

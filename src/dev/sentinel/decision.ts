@@ -38,7 +38,8 @@ export interface PublishRecord {
 /** Why an event is sent. */
 export type PublishReason = 'new-resource' | 'generation-changed' | 'not-reconciled' | 'max-age';
 
-export type Decision = { publish: true; reason: PublishReason } | { publish: false; reason: 'debounced' | 'up-to-date' };
+export type Decision =
+  { publish: true; reason: PublishReason } | { publish: false; reason: 'debounced' | 'up-to-date' };
 
 /** Reads the decision inputs from a cluster as the API returns it. */
 export function viewOf(cluster: Pick<Cluster, 'generation' | 'status'>): ClusterView {
@@ -48,7 +49,15 @@ export function viewOf(cluster: Pick<Cluster, 'generation' | 'status'>): Cluster
   const lastUpdatedMs = reconciled === undefined ? Number.NaN : Date.parse(reconciled.last_updated_time);
   return {
     generation: cluster.generation,
-    ...(reconciled === undefined ? {} : { reconciled: { status: reconciled.status, observedGeneration: reconciled.observed_generation, lastUpdatedMs } }),
+    ...(reconciled === undefined
+      ? {}
+      : {
+          reconciled: {
+            status: reconciled.status,
+            observedGeneration: reconciled.observed_generation,
+            lastUpdatedMs,
+          },
+        }),
     everReconciled: find('LastKnownReconciled')?.status === 'True',
   };
 }
@@ -64,15 +73,29 @@ export function viewOf(cluster: Pick<Cluster, 'generation' | 'status'>): Cluster
  * otherwise wait (`debounced`, `up-to-date`). The last event counts as activity, so a slow adapter is
  * not flooded with events it already has. Never throws.
  */
-export function decide(view: ClusterView, last: PublishRecord | undefined, nowMs: number, intervals: Pick<SentinelIntervals, 'debounceMs' | 'maxAgeMs'>): Decision {
+export function decide(
+  view: ClusterView,
+  last: PublishRecord | undefined,
+  nowMs: number,
+  intervals: Pick<SentinelIntervals, 'debounceMs' | 'maxAgeMs'>,
+): Decision {
   const statusMs = view.reconciled?.lastUpdatedMs;
-  const lastActivity = Math.max(Number.isFinite(statusMs) ? (statusMs as number) : -Infinity, last?.atMs ?? -Infinity);
+  const lastActivity = Math.max(
+    Number.isFinite(statusMs) ? (statusMs as number) : -Infinity,
+    last?.atMs ?? -Infinity,
+  );
   const idleMs = nowMs - lastActivity;
-  const reconciled = view.reconciled?.status === 'True' && view.reconciled.observedGeneration >= view.generation;
+  const reconciled =
+    view.reconciled?.status === 'True' && view.reconciled.observedGeneration >= view.generation;
   if (!reconciled) {
-    if (last === undefined) return { publish: true, reason: view.everReconciled ? 'generation-changed' : 'new-resource' };
+    if (last === undefined)
+      return { publish: true, reason: view.everReconciled ? 'generation-changed' : 'new-resource' };
     if (view.generation > last.generation) return { publish: true, reason: 'generation-changed' };
-    return idleMs >= intervals.debounceMs ? { publish: true, reason: 'not-reconciled' } : { publish: false, reason: 'debounced' };
+    return idleMs >= intervals.debounceMs
+      ? { publish: true, reason: 'not-reconciled' }
+      : { publish: false, reason: 'debounced' };
   }
-  return idleMs >= intervals.maxAgeMs ? { publish: true, reason: 'max-age' } : { publish: false, reason: 'up-to-date' };
+  return idleMs >= intervals.maxAgeMs
+    ? { publish: true, reason: 'max-age' }
+    : { publish: false, reason: 'up-to-date' };
 }

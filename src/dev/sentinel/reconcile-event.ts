@@ -11,7 +11,10 @@ export const SENTINEL_SOURCE = 'hyperfleet-sentinel';
  * JSON document with `data: {id, kind, href, generation}`, as the upstream Sentinel sends it. A
  * trigger only: it carries no spec, so nothing secret.
  */
-export function reconcileEventBody(cluster: Pick<Cluster, 'id' | 'generation' | 'href'>, now = new Date()): Buffer {
+export function reconcileEventBody(
+  cluster: Pick<Cluster, 'id' | 'generation' | 'href'>,
+  now = new Date(),
+): Buffer {
   const event = {
     specversion: '1.0',
     id: randomUUID(),

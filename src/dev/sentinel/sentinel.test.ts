@@ -6,10 +6,17 @@ import type { Cluster, ClusterList, ResourceCondition } from '../../hyperfleet/t
 import { createLogger } from '../../observability/logger.js';
 import { Sentinel } from './sentinel.js';
 
-const silent = createLogger({ level: 'warn', destination: new Writable({ write: (_c, _e, done) => done() }) });
+const silent = createLogger({
+  level: 'warn',
+  destination: new Writable({ write: (_c, _e, done) => done() }),
+});
 const T0 = Date.parse('2026-01-01T10:00:00Z');
 
-function cluster(n: number, generation: number, reconciled?: { status: 'True' | 'False'; at: number }): Cluster {
+function cluster(
+  n: number,
+  generation: number,
+  reconciled?: { status: 'True' | 'False'; at: number },
+): Cluster {
   const id = `019466a0-8f8e-7abc-9def-${String(n).padStart(12, '0')}`;
   const conditions: ResourceCondition[] =
     reconciled === undefined
@@ -24,7 +31,17 @@ function cluster(n: number, generation: number, reconciled?: { status: 'True' | 
             last_transition_time: '2026-01-01T00:00:00Z',
           },
         ];
-  return { id, kind: 'Cluster', name: `c${n}`, generation, labels: {}, spec: {}, status: { conditions }, created_time: '2026-01-01T00:00:00Z', updated_time: '2026-01-01T00:00:00Z' };
+  return {
+    id,
+    kind: 'Cluster',
+    name: `c${n}`,
+    generation,
+    labels: {},
+    spec: {},
+    status: { conditions },
+    created_time: '2026-01-01T00:00:00Z',
+    updated_time: '2026-01-01T00:00:00Z',
+  };
 }
 
 /** A paging API over a mutable list, counting requests. */
@@ -53,7 +70,14 @@ describe('Sentinel poller', () => {
     clusters.push(cluster(8, 1, { status: 'True', at: T0 - 1000 }));
     const api = fakeApi(clusters);
     const out = collector();
-    const sentinel = new Sentinel({ api, publisher: out, intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 }, logger: silent, pageSize: 3, now: () => T0 });
+    const sentinel = new Sentinel({
+      api,
+      publisher: out,
+      intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 },
+      logger: silent,
+      pageSize: 3,
+      now: () => T0,
+    });
     const result = await sentinel.pollOnce();
     assert.deepEqual(api.requests, [
       { page: 1, size: 3 },
@@ -69,7 +93,14 @@ describe('Sentinel poller', () => {
         .map((c) => c.id)
         .sort(),
     );
-    assert.ok(events.every((e) => e.type === 'com.redhat.hyperfleet.cluster.reconcile' && e.source === 'hyperfleet-sentinel' && e.generation === 1));
+    assert.ok(
+      events.every(
+        (e) =>
+          e.type === 'com.redhat.hyperfleet.cluster.reconcile' &&
+          e.source === 'hyperfleet-sentinel' &&
+          e.generation === 1,
+      ),
+    );
     assert.equal(events[0]?.href, `/api/hyperfleet/v1/clusters/${events[0]?.clusterId}`);
   });
 
@@ -77,7 +108,13 @@ describe('Sentinel poller', () => {
     let now = T0;
     const clusters = [cluster(1, 1)];
     const out = collector();
-    const sentinel = new Sentinel({ api: fakeApi(clusters), publisher: out, intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 }, logger: silent, now: () => now });
+    const sentinel = new Sentinel({
+      api: fakeApi(clusters),
+      publisher: out,
+      intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 },
+      logger: silent,
+      now: () => now,
+    });
     await sentinel.pollOnce();
     now += 1000;
     assert.equal((await sentinel.pollOnce()).published, 0);
@@ -95,7 +132,13 @@ describe('Sentinel poller', () => {
         if (fail) throw new Error('down');
       },
     };
-    const sentinel = new Sentinel({ api: fakeApi([cluster(1, 1)]), publisher, intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 }, logger: silent, now: () => T0 });
+    const sentinel = new Sentinel({
+      api: fakeApi([cluster(1, 1)]),
+      publisher,
+      intervals: { pollIntervalMs: 10, debounceMs: 5000, maxAgeMs: 60_000 },
+      logger: silent,
+      now: () => T0,
+    });
     assert.deepEqual(await sentinel.pollOnce(), { listed: 1, published: 0, failed: 1, reasons: {} });
     fail = false;
     assert.equal((await sentinel.pollOnce()).published, 1);
@@ -110,7 +153,12 @@ describe('Sentinel poller', () => {
         return { page: 1, size: 0, total: 0, items: [] };
       },
     };
-    const sentinel = new Sentinel({ api, publisher: collector(), intervals: { pollIntervalMs: 5, debounceMs: 5000, maxAgeMs: 60_000 }, logger: silent });
+    const sentinel = new Sentinel({
+      api,
+      publisher: collector(),
+      intervals: { pollIntervalMs: 5, debounceMs: 5000, maxAgeMs: 60_000 },
+      logger: silent,
+    });
     sentinel.start();
     while (calls < 3) await new Promise((r) => setTimeout(r, 5));
     await sentinel.stop();

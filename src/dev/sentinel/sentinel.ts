@@ -5,7 +5,13 @@ import type { HyperFleetClient } from '../../hyperfleet/client.js';
 import type { Cluster } from '../../hyperfleet/types.js';
 import type { Logger } from '../../observability/logger.js';
 import { forEachLimited } from '../../util/for-each-limited.js';
-import { decide, viewOf, type PublishReason, type PublishRecord, type SentinelIntervals } from './decision.js';
+import {
+  decide,
+  viewOf,
+  type PublishReason,
+  type PublishRecord,
+  type SentinelIntervals,
+} from './decision.js';
 import { reconcileEventBody } from './reconcile-event.js';
 
 export interface SentinelOptions {
@@ -88,13 +94,19 @@ export class Sentinel {
         await this.options.publisher.publish(reconcileEventBody(cluster, new Date(now)));
       } catch (err) {
         result.failed += 1;
-        this.options.logger.warn({ operation: 'sentinel-publish', cluster_id: cluster.id, ...describeError(err) }, 'Sentinel could not publish an event');
+        this.options.logger.warn(
+          { operation: 'sentinel-publish', cluster_id: cluster.id, ...describeError(err) },
+          'Sentinel could not publish an event',
+        );
         return;
       }
       this.sent.set(cluster.id, { generation: cluster.generation, atMs: now });
       result.published += 1;
       result.reasons[reason] = (result.reasons[reason] ?? 0) + 1;
-      this.options.logger.debug({ operation: 'sentinel-publish', cluster_id: cluster.id, generation: cluster.generation, reason }, 'Sentinel published a reconcile event');
+      this.options.logger.debug(
+        { operation: 'sentinel-publish', cluster_id: cluster.id, generation: cluster.generation, reason },
+        'Sentinel published a reconcile event',
+      );
     });
     this.stats.polls += 1;
     this.stats.published += result.published;
@@ -118,11 +130,24 @@ export class Sentinel {
       try {
         const result = await this.pollOnce();
         if (result.published > 0 || result.failed > 0) {
-          this.options.logger.info({ operation: 'sentinel-poll', listed: result.listed, published: result.published, failed: result.failed, reasons: result.reasons }, 'Sentinel poll published events');
+          this.options.logger.info(
+            {
+              operation: 'sentinel-poll',
+              listed: result.listed,
+              published: result.published,
+              failed: result.failed,
+              reasons: result.reasons,
+            },
+            'Sentinel poll published events',
+          );
         }
       } catch (err) {
         this.stats.failedPolls += 1;
-        if (!signal.aborted) this.options.logger.warn({ operation: 'sentinel-poll', ...describeError(err) }, 'Sentinel poll failed; trying again next poll');
+        if (!signal.aborted)
+          this.options.logger.warn(
+            { operation: 'sentinel-poll', ...describeError(err) },
+            'Sentinel poll failed; trying again next poll',
+          );
       }
       await sleep(this.options.intervals.pollIntervalMs, undefined, { signal }).catch(() => undefined);
     }

@@ -27,7 +27,9 @@ export class AccountCheck {
   async assert(options: AwsApiCallOptions): Promise<void> {
     if (this.verified) return;
     const target = { method: 'GetCallerIdentity' as const, resource: `arn:aws:iam::${this.accountId}:root` };
-    const identity = await awsCall(target, options, (abortSignal) => this.sts.send(new GetCallerIdentityCommand({}), { abortSignal }));
+    const identity = await awsCall(target, options, (abortSignal) =>
+      this.sts.send(new GetCallerIdentityCommand({}), { abortSignal }),
+    );
     if (identity.Account !== this.accountId) {
       const found = `the AWS credentials belong to account ${String(identity.Account)}, but the store is configured for account ${this.accountId}`;
       throw new PullSecretError('CONFIG_INVALID', `${found} ${MISMATCH_ADVICE}`);

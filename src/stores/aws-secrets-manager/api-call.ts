@@ -6,7 +6,8 @@ import { awsAbortedError, awsErrorName, callCode, classifyAwsError, type AwsCall
 export type AwsApiCallOptions = TimedCallOptions;
 
 /** The outcome of a call whose listed AWS error names are answers, not failures. */
-export type AwsExpected<T, C extends string> = { ok: true; value: T } | { ok: false; code: C; error: unknown };
+export type AwsExpected<T, C extends string> =
+  { ok: true; value: T } | { ok: false; code: C; error: unknown };
 
 /**
  * Makes one request through `run` (which passes the given signal to `client.send` as its
@@ -29,7 +30,11 @@ export async function awsCallExpecting<T, C extends string>(
     timeoutCode: 'TimeoutError',
     aborted: (cause: unknown) => awsAbortedError(target, cause),
     timeout: (cause: unknown) =>
-      new PullSecretError('STORE_TIMEOUT', `AWS Secrets Manager ${target.method} failed for ${target.resource}: no answer within ${options.timeoutMs} ms (AWS_SECRETS_CALL_TIMEOUT_MS); retrying.`, { cause }),
+      new PullSecretError(
+        'STORE_TIMEOUT',
+        `AWS Secrets Manager ${target.method} failed for ${target.resource}: no answer within ${options.timeoutMs} ms (AWS_SECRETS_CALL_TIMEOUT_MS); retrying.`,
+        { cause },
+      ),
   };
   try {
     return { ok: true, value: await timedCall(options, names, run) };
@@ -43,7 +48,11 @@ export async function awsCallExpecting<T, C extends string>(
 }
 
 /** `awsCallExpecting` with no expected answers: every failure throws. */
-export async function awsCall<T>(target: AwsCallTarget, options: AwsApiCallOptions, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+export async function awsCall<T>(
+  target: AwsCallTarget,
+  options: AwsApiCallOptions,
+  run: (abortSignal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const result = await awsCallExpecting<T, never>(target, options, [], run);
   if (result.ok) return result.value;
   throw new PullSecretError('INTERNAL', `AWS Secrets Manager ${target.method} returned an unexpected answer`);

@@ -16,7 +16,18 @@ import {
 import type { STSClient } from '@aws-sdk/client-sts';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, isManaged } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type {
+  AccessLatestOptions,
+  AddVersionOptions,
+  CallOptions,
+  CreatedSecret,
+  CreateSecretOptions,
+  SecretDescription,
+  SecretMetadata,
+  SecretPayload,
+  SecretStore,
+  SecretVersionInfo,
+} from '../store.js';
 import { AccountCheck } from './account-check.js';
 import { awsCall, awsCallExpecting, type AwsApiCallOptions } from './api-call.js';
 import { AWS_PAYLOAD_LIMIT_BYTES, awsLocation, type AwsStoreConfig } from './config.js';
@@ -82,7 +93,9 @@ export class AwsSecretStore implements SecretStore {
   /** DescribeSecret; `undefined` when it does not exist or is scheduled for deletion. */
   async getSecret(secretId: string, options?: CallOptions): Promise<SecretMetadata | undefined> {
     const described = await this.describeRaw(secretId, options);
-    return described === undefined || described.DeletedDate !== undefined ? undefined : this.toMetadata(secretId, described);
+    return described === undefined || described.DeletedDate !== undefined
+      ? undefined
+      : this.toMetadata(secretId, described);
   }
 
   /**
@@ -95,7 +108,11 @@ export class AwsSecretStore implements SecretStore {
    * @throws IDENTIFIER_INVALID, PAYLOAD_TOO_LARGE (no call made); SECRET_UNMANAGED for a secret
    *   scheduled for deletion that is not managed by HyperFleet for the same cluster (it is left alone).
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
+  async createSecret(
+    secretId: string,
+    labels: Record<string, string>,
+    options?: CreateSecretOptions,
+  ): Promise<CreatedSecret | undefined> {
     const path = this.checkedPath(secretId);
     assertLabels(labels);
     assertAwsTags(labels);
@@ -109,15 +126,31 @@ export class AwsSecretStore implements SecretStore {
       ...(data === undefined ? {} : { ...this.secretValue(data), ClientRequestToken: token }),
     };
     await this.account.assert(this.callOptions(options));
-    const result = await awsCallExpecting(this.target('CreateSecret', path), this.callOptions(options), ['ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
-      this.client.send(new CreateSecretCommand(input), { abortSignal }),
+    const result = await awsCallExpecting(
+      this.target('CreateSecret', path),
+      this.callOptions(options),
+      ['ResourceExistsException', 'InvalidRequestException'],
+      (abortSignal) => this.client.send(new CreateSecretCommand(input), { abortSignal }),
     );
     if (result.ok) {
       this.checkArn(result.value.ARN, 'CreateSecret');
       const arn = result.value.ARN ?? path;
-      const metadata = { name: secretId, path: arn, labels: { ...labels }, createdTime: new Date().toISOString() };
+      const metadata = {
+        name: secretId,
+        path: arn,
+        labels: { ...labels },
+        createdTime: new Date().toISOString(),
+      };
       if (token === undefined) return metadata;
-      return { ...metadata, version: { version: token, path: this.versionPath(arn, token), state: 'ENABLED', createdTime: metadata.createdTime } };
+      return {
+        ...metadata,
+        version: {
+          version: token,
+          path: this.versionPath(arn, token),
+          state: 'ENABLED',
+          createdTime: metadata.createdTime,
+        },
+      };
     }
     if (result.code === 'ResourceExistsException') return undefined;
     if (!isMarkedForDeletion(result.error)) throw this.classified(result.error, 'CreateSecret', path);
@@ -130,12 +163,16 @@ export class AwsSecretStore implements SecretStore {
    * version yet"; one DescribeSecret tells them apart unless `skipExistenceCheck` spares it.
    * @throws SECRET_NOT_FOUND when the secret does not exist or is scheduled for deletion.
    */
-  async accessLatestEnabled(secretId: string, options?: AccessLatestOptions): Promise<SecretPayload | undefined> {
+  async accessLatestEnabled(
+    secretId: string,
+    options?: AccessLatestOptions,
+  ): Promise<SecretPayload | undefined> {
     const path = this.checkedPath(secretId);
     const result = await this.getValue(secretId, path, { VersionStage: CURRENT }, options);
     if (result.ok) return this.toPayload(path, result.value);
     if (result.code === 'InvalidRequestException') throw this.notFound(path, 'is scheduled for deletion');
-    if (options?.skipExistenceCheck === true) throw this.notFound(path, 'does not exist or has no version yet');
+    if (options?.skipExistenceCheck === true)
+      throw this.notFound(path, 'does not exist or has no version yet');
     if ((await this.getSecret(secretId, options)) === undefined) throw this.notFound(path, 'does not exist');
     return undefined;
   }
@@ -145,9 +182,16 @@ export class AwsSecretStore implements SecretStore {
     const path = this.checkedPath(secretId);
     assertAwsVersionId(version);
     const result = await this.getValue(secretId, path, { VersionId: version }, options);
-    if (!result.ok) throw this.notFound(path, result.code === 'InvalidRequestException' ? 'is scheduled for deletion' : `has no version ${version}`);
+    if (!result.ok)
+      throw this.notFound(
+        path,
+        result.code === 'InvalidRequestException' ? 'is scheduled for deletion' : `has no version ${version}`,
+      );
     if ((result.value.VersionStages ?? []).length === 0) {
-      throw new PullSecretError('VERSION_NOT_ENABLED', `AWS Secrets Manager version ${this.versionPath(path, version)} carries no staging label (deprecated); it is not a version in use`);
+      throw new PullSecretError(
+        'VERSION_NOT_ENABLED',
+        `AWS Secrets Manager version ${this.versionPath(path, version)} carries no staging label (deprecated); it is not a version in use`,
+      );
     }
     return this.toPayload(path, result.value);
   }
@@ -181,8 +225,20 @@ export class AwsSecretStore implements SecretStore {
     const ifLatest = options?.ifLatest ?? null;
     let token = conditional ? versionToken(data, ifLatest) : randomUUID();
     const putWith = (ClientRequestToken: string) =>
-      awsCallExpecting(this.target('PutSecretValue', path), this.callOptions(options), ['ResourceNotFoundException', 'ResourceExistsException', 'InvalidRequestException'], (abortSignal) =>
-        this.client.send(new PutSecretValueCommand({ SecretId: secretId, ClientRequestToken, ...value, ...(conditional ? { VersionStages: [PENDING] } : {}) }), { abortSignal }),
+      awsCallExpecting(
+        this.target('PutSecretValue', path),
+        this.callOptions(options),
+        ['ResourceNotFoundException', 'ResourceExistsException', 'InvalidRequestException'],
+        (abortSignal) =>
+          this.client.send(
+            new PutSecretValueCommand({
+              SecretId: secretId,
+              ClientRequestToken,
+              ...value,
+              ...(conditional ? { VersionStages: [PENDING] } : {}),
+            }),
+            { abortSignal },
+          ),
       );
     await this.account.assert(this.callOptions(options));
     let put = await putWith(token);
@@ -193,25 +249,51 @@ export class AwsSecretStore implements SecretStore {
       put = await putWith(token);
     }
     if (!put.ok) {
-      if (put.code === 'ResourceExistsException') throw new PullSecretError('STORE_CONFLICT', `AWS Secrets Manager secret ${path}: version ${token} exists with other bytes; re-reading`);
+      if (put.code === 'ResourceExistsException')
+        throw new PullSecretError(
+          'STORE_CONFLICT',
+          `AWS Secrets Manager secret ${path}: version ${token} exists with other bytes; re-reading`,
+        );
       if (put.code === 'ResourceNotFoundException') throw this.notFound(path, 'does not exist');
       if (isMarkedForDeletion(put.error)) throw this.notFound(path, 'is scheduled for deletion');
       throw this.classified(put.error, 'PutSecretValue', path);
     }
     this.checkArn(put.value.ARN, 'PutSecretValue');
     const arn = put.value.ARN ?? path;
-    const info: SecretVersionInfo = { version: token, path: this.versionPath(arn, token), state: 'ENABLED', createdTime: new Date().toISOString() };
+    const info: SecretVersionInfo = {
+      version: token,
+      path: this.versionPath(arn, token),
+      state: 'ENABLED',
+      createdTime: new Date().toISOString(),
+    };
     if (!conditional) return info;
-    const move = await awsCallExpecting(this.target('UpdateSecretVersionStage', path), this.callOptions(options), ['InvalidParameterException'], (abortSignal) =>
-      this.client.send(new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: CURRENT, MoveToVersionId: token, ...(ifLatest === null ? {} : { RemoveFromVersionId: ifLatest }) }), {
-        abortSignal,
-      }),
+    const move = await awsCallExpecting(
+      this.target('UpdateSecretVersionStage', path),
+      this.callOptions(options),
+      ['InvalidParameterException'],
+      (abortSignal) =>
+        this.client.send(
+          new UpdateSecretVersionStageCommand({
+            SecretId: secretId,
+            VersionStage: CURRENT,
+            MoveToVersionId: token,
+            ...(ifLatest === null ? {} : { RemoveFromVersionId: ifLatest }),
+          }),
+          {
+            abortSignal,
+          },
+        ),
     );
     // Refused: AWSCURRENT is not where the caller saw it, unless an earlier attempt of this very add already moved it.
-    const swapped = move.ok || (await this.describeRaw(secretId, options))?.VersionIdsToStages?.[token]?.includes(CURRENT) === true;
+    const swapped =
+      move.ok ||
+      (await this.describeRaw(secretId, options))?.VersionIdsToStages?.[token]?.includes(CURRENT) === true;
     await this.moveStage(secretId, path, PENDING, { RemoveFromVersionId: token }, options);
     if (swapped) return info;
-    throw new PullSecretError('STORE_PRECONDITION_FAILED', `AWS Secrets Manager secret ${path}: AWSCURRENT moved since it was read (a concurrent writer); re-reading`);
+    throw new PullSecretError(
+      'STORE_PRECONDITION_FAILED',
+      `AWS Secrets Manager secret ${path}: AWSCURRENT moved since it was read (a concurrent writer); re-reading`,
+    );
   }
 
   /** DescribeSecret plus every ListSecretVersionIds page; AWSCURRENT first, then newest first. */
@@ -220,8 +302,13 @@ export class AwsSecretStore implements SecretStore {
     if (metadata === undefined) return undefined;
     const listed = await this.listVersions(secretId, metadata.path, options);
     if (listed === undefined) return undefined;
-    const versions = listed.map((v) => ({ ...this.toVersionInfo(metadata.path, v), current: v.stages.includes(CURRENT) }));
-    versions.sort((a, b) => Number(b.current) - Number(a.current) || b.createdTime.localeCompare(a.createdTime));
+    const versions = listed.map((v) => ({
+      ...this.toVersionInfo(metadata.path, v),
+      current: v.stages.includes(CURRENT),
+    }));
+    versions.sort(
+      (a, b) => Number(b.current) - Number(a.current) || b.createdTime.localeCompare(a.createdTime),
+    );
     return { ...metadata, versions: versions.map(({ current: _current, ...v }) => v) };
   }
 
@@ -251,7 +338,8 @@ export class AwsSecretStore implements SecretStore {
     if (!found.stages.includes(PREVIOUS)) return this.toVersionInfo(path, found);
     const moved = await this.moveStage(secretId, path, PREVIOUS, { RemoveFromVersionId: version }, options);
     // Refused: AWSPREVIOUS moved meanwhile (a concurrent push moved AWSCURRENT): read where the version stands now.
-    if (!moved) return this.toVersionInfo(path, (await this.findVersion(secretId, path, version, options)).found);
+    if (!moved)
+      return this.toVersionInfo(path, (await this.findVersion(secretId, path, version, options)).found);
     return this.toVersionInfo(path, { ...found, stages: found.stages.filter((s) => s !== PREVIOUS) });
   }
 
@@ -268,8 +356,18 @@ export class AwsSecretStore implements SecretStore {
     const { found, listed } = await this.findVersion(secretId, path, version, options);
     if (found.stages.length > 0) return this.toVersionInfo(path, found);
     const holder = listed.find((v) => v.stages.includes(PREVIOUS));
-    const moved = await this.moveStage(secretId, path, PREVIOUS, { MoveToVersionId: version, ...(holder === undefined ? {} : { RemoveFromVersionId: holder.id }) }, options);
-    if (!moved) throw new PullSecretError('STORE_CONFLICT', `AWS Secrets Manager secret ${path}: AWSPREVIOUS moved while version ${version} was being enabled; re-reading`);
+    const moved = await this.moveStage(
+      secretId,
+      path,
+      PREVIOUS,
+      { MoveToVersionId: version, ...(holder === undefined ? {} : { RemoveFromVersionId: holder.id }) },
+      options,
+    );
+    if (!moved)
+      throw new PullSecretError(
+        'STORE_CONFLICT',
+        `AWS Secrets Manager secret ${path}: AWSPREVIOUS moved while version ${version} was being enabled; re-reading`,
+      );
     return this.toVersionInfo(path, { ...found, stages: [PREVIOUS] });
   }
 
@@ -281,8 +379,15 @@ export class AwsSecretStore implements SecretStore {
   async deleteSecret(secretId: string, options?: CallOptions): Promise<boolean> {
     const path = this.checkedPath(secretId);
     await this.account.assert(this.callOptions(options));
-    const result = await awsCallExpecting(this.target('DeleteSecret', path), this.callOptions(options), ['ResourceNotFoundException', 'InvalidRequestException'], (abortSignal) =>
-      this.client.send(new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: RECOVERY_WINDOW_DAYS }), { abortSignal }),
+    const result = await awsCallExpecting(
+      this.target('DeleteSecret', path),
+      this.callOptions(options),
+      ['ResourceNotFoundException', 'InvalidRequestException'],
+      (abortSignal) =>
+        this.client.send(
+          new DeleteSecretCommand({ SecretId: secretId, RecoveryWindowInDays: RECOVERY_WINDOW_DAYS }),
+          { abortSignal },
+        ),
     );
     if (result.ok) {
       this.checkArn(result.value.ARN, 'DeleteSecret');
@@ -302,10 +407,16 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /** DescribeSecret as AWS answers it (deleted-pending included); `undefined` on ResourceNotFoundException. */
-  async describeRaw(secretId: string, options?: CallOptions): Promise<DescribeSecretCommandOutput | undefined> {
+  async describeRaw(
+    secretId: string,
+    options?: CallOptions,
+  ): Promise<DescribeSecretCommandOutput | undefined> {
     const path = this.checkedPath(secretId);
-    const result = await awsCallExpecting(this.target('DescribeSecret', path), this.callOptions(options), ['ResourceNotFoundException'], (abortSignal) =>
-      this.client.send(new DescribeSecretCommand({ SecretId: secretId }), { abortSignal }),
+    const result = await awsCallExpecting(
+      this.target('DescribeSecret', path),
+      this.callOptions(options),
+      ['ResourceNotFoundException'],
+      (abortSignal) => this.client.send(new DescribeSecretCommand({ SecretId: secretId }), { abortSignal }),
     );
     if (!result.ok) return undefined;
     this.checkArn(result.value.ARN, 'DescribeSecret');
@@ -313,25 +424,44 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /** Restores a secret scheduled for deletion when it is ours for the same cluster; refuses anyone else's. */
-  private async restoreIfOurs(secretId: string, labels: Readonly<Record<string, string>>, options: CallOptions | undefined): Promise<void> {
+  private async restoreIfOurs(
+    secretId: string,
+    labels: Readonly<Record<string, string>>,
+    options: CallOptions | undefined,
+  ): Promise<void> {
     const path = this.secretPath(secretId);
     const described = await this.describeRaw(secretId, options);
     if (described?.DeletedDate === undefined) return; // Restored or purged meanwhile: the caller reads it again.
     const tags = toLabels(described.Tags);
-    if (!isManaged(tags) || (labels['cluster-id'] !== undefined && tags['cluster-id'] !== labels['cluster-id'])) {
+    if (
+      !isManaged(tags) ||
+      (labels['cluster-id'] !== undefined && tags['cluster-id'] !== labels['cluster-id'])
+    ) {
       throw new PullSecretError(
         'SECRET_UNMANAGED',
         `secret ${path} is scheduled for deletion and is not managed by HyperFleet for this cluster; refusing to restore it: restore or delete it in AWS, or set another secret name`,
       );
     }
-    await awsCall(this.target('RestoreSecret', path), this.callOptions(options), (abortSignal) => this.client.send(new RestoreSecretCommand({ SecretId: secretId }), { abortSignal }));
+    await awsCall(this.target('RestoreSecret', path), this.callOptions(options), (abortSignal) =>
+      this.client.send(new RestoreSecretCommand({ SecretId: secretId }), { abortSignal }),
+    );
   }
 
-  private async getValue(secretId: string, path: string, which: { VersionStage: string } | { VersionId: string }, options: CallOptions | undefined) {
-    const result = await awsCallExpecting(this.target('GetSecretValue', path), this.callOptions(options), ['ResourceNotFoundException', 'InvalidRequestException'], (abortSignal) =>
-      this.client.send(new GetSecretValueCommand({ SecretId: secretId, ...which }), { abortSignal }),
+  private async getValue(
+    secretId: string,
+    path: string,
+    which: { VersionStage: string } | { VersionId: string },
+    options: CallOptions | undefined,
+  ) {
+    const result = await awsCallExpecting(
+      this.target('GetSecretValue', path),
+      this.callOptions(options),
+      ['ResourceNotFoundException', 'InvalidRequestException'],
+      (abortSignal) =>
+        this.client.send(new GetSecretValueCommand({ SecretId: secretId, ...which }), { abortSignal }),
     );
-    if (!result.ok && result.code === 'InvalidRequestException' && !isMarkedForDeletion(result.error)) throw this.classified(result.error, 'GetSecretValue', path);
+    if (!result.ok && result.code === 'InvalidRequestException' && !isMarkedForDeletion(result.error))
+      throw this.classified(result.error, 'GetSecretValue', path);
     if (result.ok) this.checkArn(result.value.ARN, 'GetSecretValue');
     return result;
   }
@@ -342,22 +472,35 @@ export class AwsSecretStore implements SecretStore {
    */
   private secretValue(data: Buffer): { SecretString: string } | { SecretBinary: Uint8Array } {
     if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`);
+      throw new PullSecretError(
+        'PAYLOAD_TOO_LARGE',
+        `pull secret is ${data.length} bytes; AWS Secrets Manager holds at most ${this.maxPayloadBytes} bytes per secret value`,
+      );
     }
     const text = data.toString('utf8');
-    return Buffer.from(text, 'utf8').equals(data) ? { SecretString: text } : { SecretBinary: new Uint8Array(data) };
+    return Buffer.from(text, 'utf8').equals(data)
+      ? { SecretString: text }
+      : { SecretBinary: new Uint8Array(data) };
   }
 
   /** The payload, its paths from the answer's real ARN (with AWS's suffix). */
   private toPayload(path: string, value: GetSecretValueCommandOutput): SecretPayload {
     const version = value.VersionId ?? '';
-    const data = value.SecretBinary !== undefined ? Buffer.from(value.SecretBinary) : Buffer.from(value.SecretString ?? '', 'utf8');
+    const data =
+      value.SecretBinary !== undefined
+        ? Buffer.from(value.SecretBinary)
+        : Buffer.from(value.SecretString ?? '', 'utf8');
     const arn = value.ARN ?? path;
     return { version, path: this.versionPath(arn, version), data, secretPath: arn };
   }
 
   private toMetadata(secretId: string, described: DescribeSecretCommandOutput): SecretMetadata {
-    return { name: secretId, path: described.ARN ?? this.secretPath(secretId), labels: toLabels(described.Tags), createdTime: (described.CreatedDate ?? new Date(0)).toISOString() };
+    return {
+      name: secretId,
+      path: described.ARN ?? this.secretPath(secretId),
+      labels: toLabels(described.Tags),
+      createdTime: (described.CreatedDate ?? new Date(0)).toISOString(),
+    };
   }
 
   /**
@@ -376,17 +519,38 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /** Every version with its staging labels (ListSecretVersionIds, deprecated included, all pages); `undefined` when the secret does not exist. */
-  private async listVersions(secretId: string, path: string, options: CallOptions | undefined): Promise<ListedVersion[] | undefined> {
+  private async listVersions(
+    secretId: string,
+    path: string,
+    options: CallOptions | undefined,
+  ): Promise<ListedVersion[] | undefined> {
     const versions: ListedVersion[] = [];
     let NextToken: string | undefined;
     do {
-      const page = await awsCallExpecting(this.target('ListSecretVersionIds', path), this.callOptions(options), ['ResourceNotFoundException'], (abortSignal) =>
-        this.client.send(new ListSecretVersionIdsCommand({ SecretId: secretId, IncludeDeprecated: true, MaxResults: PAGE_SIZE, ...(NextToken === undefined ? {} : { NextToken }) }), { abortSignal }),
+      const page = await awsCallExpecting(
+        this.target('ListSecretVersionIds', path),
+        this.callOptions(options),
+        ['ResourceNotFoundException'],
+        (abortSignal) =>
+          this.client.send(
+            new ListSecretVersionIdsCommand({
+              SecretId: secretId,
+              IncludeDeprecated: true,
+              MaxResults: PAGE_SIZE,
+              ...(NextToken === undefined ? {} : { NextToken }),
+            }),
+            { abortSignal },
+          ),
       );
       if (!page.ok) return undefined;
       this.checkArn(page.value.ARN, 'ListSecretVersionIds');
       for (const v of page.value.Versions ?? []) {
-        if (v.VersionId !== undefined) versions.push({ id: v.VersionId, stages: v.VersionStages ?? [], createdTime: (v.CreatedDate ?? new Date(0)).toISOString() });
+        if (v.VersionId !== undefined)
+          versions.push({
+            id: v.VersionId,
+            stages: v.VersionStages ?? [],
+            createdTime: (v.CreatedDate ?? new Date(0)).toISOString(),
+          });
       }
       NextToken = page.value.NextToken;
     } while (NextToken !== undefined);
@@ -394,7 +558,12 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /** One listed version, with the whole list it was found in. @throws SECRET_NOT_FOUND for a missing secret or version. */
-  private async findVersion(secretId: string, path: string, version: string, options: CallOptions | undefined): Promise<{ found: ListedVersion; listed: ListedVersion[] }> {
+  private async findVersion(
+    secretId: string,
+    path: string,
+    version: string,
+    options: CallOptions | undefined,
+  ): Promise<{ found: ListedVersion; listed: ListedVersion[] }> {
     const listed = await this.listVersions(secretId, path, options);
     if (listed === undefined) throw this.notFound(path, 'does not exist');
     const found = listed.find((v) => v.id === version);
@@ -403,13 +572,23 @@ export class AwsSecretStore implements SecretStore {
   }
 
   /** UpdateSecretVersionStage of `stage`; false when AWS refuses the move because the label is not where the caller saw it. */
-  private async moveStage(secretId: string, path: string, stage: string, move: { MoveToVersionId?: string; RemoveFromVersionId?: string }, options: CallOptions | undefined): Promise<boolean> {
+  private async moveStage(
+    secretId: string,
+    path: string,
+    stage: string,
+    move: { MoveToVersionId?: string; RemoveFromVersionId?: string },
+    options: CallOptions | undefined,
+  ): Promise<boolean> {
     await this.account.assert(this.callOptions(options));
     const result = await awsCallExpecting(
       this.target('UpdateSecretVersionStage', path),
       this.callOptions(options),
       ['InvalidParameterException', 'InvalidRequestException', 'ResourceNotFoundException'],
-      (abortSignal) => this.client.send(new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: stage, ...move }), { abortSignal }),
+      (abortSignal) =>
+        this.client.send(
+          new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: stage, ...move }),
+          { abortSignal },
+        ),
     );
     if (result.ok) {
       this.checkArn(result.value.ARN, 'UpdateSecretVersionStage');
@@ -424,7 +603,12 @@ export class AwsSecretStore implements SecretStore {
   }
 
   private toVersionInfo(path: string, v: ListedVersion): SecretVersionInfo {
-    return { version: v.id, path: this.versionPath(path, v.id), state: v.stages.length > 0 ? 'ENABLED' : 'DISABLED', createdTime: v.createdTime };
+    return {
+      version: v.id,
+      path: this.versionPath(path, v.id),
+      state: v.stages.length > 0 ? 'ENABLED' : 'DISABLED',
+      createdTime: v.createdTime,
+    };
   }
 
   private versionPath(path: string, version: string): string {
@@ -438,7 +622,10 @@ export class AwsSecretStore implements SecretStore {
   }
 
   private notFound(path: string, why: string): PullSecretError {
-    return new PullSecretError('SECRET_NOT_FOUND', `AWS Secrets Manager secret ${path} ${why}; check AWS_SECRETS_ACCOUNT_ID, AWS_SECRETS_REGION and the secret name.`);
+    return new PullSecretError(
+      'SECRET_NOT_FOUND',
+      `AWS Secrets Manager secret ${path} ${why}; check AWS_SECRETS_ACCOUNT_ID, AWS_SECRETS_REGION and the secret name.`,
+    );
   }
 
   private classified(err: unknown, method: AwsMethod, resource: string): PullSecretError {
@@ -450,7 +637,11 @@ export class AwsSecretStore implements SecretStore {
   }
 
   private callOptions(options: CallOptions | undefined): AwsApiCallOptions {
-    return { signal: options?.signal, timeoutMs: this.config.callTimeoutMs, onApiCall: this.config.onApiCall };
+    return {
+      signal: options?.signal,
+      timeoutMs: this.config.callTimeoutMs,
+      onApiCall: this.config.onApiCall,
+    };
   }
 }
 
@@ -462,5 +653,7 @@ interface ListedVersion {
 }
 
 function toLabels(tags: Tag[] | undefined): Record<string, string> {
-  return Object.fromEntries((tags ?? []).filter((t) => t.Key !== undefined).map((t) => [t.Key as string, t.Value ?? '']));
+  return Object.fromEntries(
+    (tags ?? []).filter((t) => t.Key !== undefined).map((t) => [t.Key as string, t.Value ?? '']),
+  );
 }

@@ -27,7 +27,8 @@ export const AWS_PAYLOAD_LIMIT_BYTES = 65_536;
 const ACCOUNT_RULE = 'must be a 12-digit AWS account id';
 const REGION_RULE = 'must be an AWS region name such as us-east-1, eu-central-1 or us-gov-west-1';
 const KMS_RULE = 'must be a KMS key id, key ARN, alias name (alias/...) or alias ARN';
-const ENDPOINT_RULE = 'must be an https:// URL (http:// only on a loopback host: localhost, 127.0.0.0/8 or [::1]) without path, query or credentials';
+const ENDPOINT_RULE =
+  'must be an https:// URL (http:// only on a loopback host: localhost, 127.0.0.0/8 or [::1]) without path, query or credentials';
 const TIMEOUT_RULE = 'must be a whole number of milliseconds between 1 and 600000';
 
 /** AWS region names: `us-east-1`, `ap-southeast-2`, `us-gov-west-1`, `cn-north-1`, `us-isob-east-1`. */
@@ -44,19 +45,36 @@ export function isAcceptableEndpoint(value: string): boolean {
   } catch {
     return false;
   }
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || (url.pathname !== '/' && url.pathname !== '')) return false;
+  if (
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    (url.pathname !== '/' && url.pathname !== '')
+  )
+    return false;
   if (url.protocol === 'https:') return true;
   return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
 
-const callTimeoutMs = z.coerce.number({ error: TIMEOUT_RULE }).int({ error: TIMEOUT_RULE }).min(1, { error: TIMEOUT_RULE }).max(600_000, { error: TIMEOUT_RULE }).default(DEFAULT_AWS_CALL_TIMEOUT_MS);
+const callTimeoutMs = z.coerce
+  .number({ error: TIMEOUT_RULE })
+  .int({ error: TIMEOUT_RULE })
+  .min(1, { error: TIMEOUT_RULE })
+  .max(600_000, { error: TIMEOUT_RULE })
+  .default(DEFAULT_AWS_CALL_TIMEOUT_MS);
 
 /** The settings shared by every account and region (the adapter's `store.settings`). */
 const sharedShape = {
   kmsKeyId: z.string({ error: KMS_RULE }).regex(KMS_KEY, { error: KMS_RULE }).optional(),
-  endpoint: z.string({ error: ENDPOINT_RULE }).refine(isAcceptableEndpoint, { error: ENDPOINT_RULE }).optional(),
+  endpoint: z
+    .string({ error: ENDPOINT_RULE })
+    .refine(isAcceptableEndpoint, { error: ENDPOINT_RULE })
+    .optional(),
   callTimeoutMs,
-  onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  onApiCall: z
+    .custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' })
+    .optional(),
 };
 
 /**
@@ -82,8 +100,14 @@ export const awsSharedSettingsSchema = z.object(sharedShape).strict();
  * at an account. The credentials' variables are the SDK's own (default provider chain).
  */
 export const awsStoreEnv: Readonly<Record<string, EnvSetting>> = {
-  AWS_SECRETS_ACCOUNT_ID: { key: 'accountId', help: 'AWS account (12 digits) that holds the pull secrets (required); answers from another account are refused.' },
-  AWS_SECRETS_REGION: { key: 'region', help: 'AWS region that holds the pull secrets, e.g. us-east-1 (required; AWS_REGION is not read for this).' },
+  AWS_SECRETS_ACCOUNT_ID: {
+    key: 'accountId',
+    help: 'AWS account (12 digits) that holds the pull secrets (required); answers from another account are refused.',
+  },
+  AWS_SECRETS_REGION: {
+    key: 'region',
+    help: 'AWS region that holds the pull secrets, e.g. us-east-1 (required; AWS_REGION is not read for this).',
+  },
   AWS_SECRETS_KMS_KEY_ID: {
     key: 'kmsKeyId',
     help: 'Customer-managed KMS key for new secrets: key id, key ARN, alias/NAME or alias ARN. Default: the AWS-managed key aws/secretsmanager.',
@@ -92,7 +116,10 @@ export const awsStoreEnv: Readonly<Record<string, EnvSetting>> = {
     key: 'endpoint',
     help: 'URL of a non-default Secrets Manager endpoint (a VPC endpoint, or a local test server; http:// only on loopback). Default: the regional endpoint.',
   },
-  AWS_SECRETS_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secrets Manager call in milliseconds (default ${DEFAULT_AWS_CALL_TIMEOUT_MS}).` },
+  AWS_SECRETS_CALL_TIMEOUT_MS: {
+    key: 'callTimeoutMs',
+    help: `Deadline of each Secrets Manager call in milliseconds (default ${DEFAULT_AWS_CALL_TIMEOUT_MS}).`,
+  },
 };
 
 /** The AWS partition of a region, the second field of its ARNs (`aws`, `aws-cn`, `aws-us-gov`, ...). */

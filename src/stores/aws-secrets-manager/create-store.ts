@@ -13,11 +13,19 @@ import { createAwsSdkClient, createStsClient } from './sdk-client.js';
  * @throws CONFIG_INVALID (as a rejection) when the config breaks a rule.
  */
 export function createAwsStore(config: AwsStoreConfig, hooks: StoreHooks = {}): Promise<SecretStore> {
-  const parsed = awsStoreConfigSchema.safeParse(hooks.onApiCall === undefined ? config : { ...config, onApiCall: hooks.onApiCall });
+  const parsed = awsStoreConfigSchema.safeParse(
+    hooks.onApiCall === undefined ? config : { ...config, onApiCall: hooks.onApiCall },
+  );
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
-    return Promise.reject(new PullSecretError('CONFIG_INVALID', `invalid AWS store configuration: ${problems.join('; ')}`));
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`,
+    );
+    return Promise.reject(
+      new PullSecretError('CONFIG_INVALID', `invalid AWS store configuration: ${problems.join('; ')}`),
+    );
   }
   const valid = parsed.data;
-  return Promise.resolve().then(() => new AwsSecretStore(createAwsSdkClient(valid), valid, createStsClient(valid)));
+  return Promise.resolve().then(
+    () => new AwsSecretStore(createAwsSdkClient(valid), valid, createStsClient(valid)),
+  );
 }

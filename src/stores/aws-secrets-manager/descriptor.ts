@@ -1,6 +1,13 @@
 import { schemaProblems } from '../../config/problems.js';
 import type { StoreFactory } from '../factory.js';
-import { AWS_PAYLOAD_LIMIT_BYTES, awsLocation, awsSharedSettingsSchema, awsStoreConfigSchema, awsStoreEnv, type AwsStoreConfig } from './config.js';
+import {
+  AWS_PAYLOAD_LIMIT_BYTES,
+  awsLocation,
+  awsSharedSettingsSchema,
+  awsStoreConfigSchema,
+  awsStoreEnv,
+  type AwsStoreConfig,
+} from './config.js';
 
 /**
  * Secrets Manager's request quotas per account and region ("AWS Secrets Manager quotas",
@@ -34,20 +41,48 @@ export const awsStoreFactory: StoreFactory<AwsStoreConfig> = {
   },
   quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE },
   apiCalls: {
-    methods: ['GetSecretValue', 'DescribeSecret', 'CreateSecret', 'PutSecretValue', 'UpdateSecretVersionStage', 'ListSecretVersionIds', 'DeleteSecret', 'RestoreSecret'],
-    codes: ['OK', 'ResourceNotFoundException', 'ResourceExistsException', 'AccessDeniedException', 'ThrottlingException', 'InternalServiceError', 'TimeoutError'],
+    methods: [
+      'GetSecretValue',
+      'DescribeSecret',
+      'CreateSecret',
+      'PutSecretValue',
+      'UpdateSecretVersionStage',
+      'ListSecretVersionIds',
+      'DeleteSecret',
+      'RestoreSecret',
+    ],
+    codes: [
+      'OK',
+      'ResourceNotFoundException',
+      'ResourceExistsException',
+      'AccessDeniedException',
+      'ThrottlingException',
+      'InternalServiceError',
+      'TimeoutError',
+    ],
   },
   preflight: {
-    summary: 'credentials and the Secrets Manager actions of the adapter in a customer AWS account and region',
+    summary:
+      'credentials and the Secrets Manager actions of the adapter in a customer AWS account and region',
     help: [
       'Checks the identity of whoever runs it: run it as the adapter (kubectl exec into its pod) or with the',
       "adapter's IAM role assumed. AWS_SECRETS_ENDPOINT and AWS_SECRETS_CALL_TIMEOUT_MS apply as for run-job.",
       'Makes at most three read-only Secrets Manager calls; prints the IAM policy to attach when one is refused.',
     ].join('\n'),
     options: [
-      { flags: '--account <id>', description: 'customer AWS account (12 digits) that will hold the pull secrets (required with --store aws)' },
-      { flags: '--region <name>', description: 'AWS region that will hold the pull secrets (required with --store aws)' },
-      { flags: '--role-name <name>', description: "the adapter's IAM role, for the printed fix (default pullsecret-adapter)" },
+      {
+        flags: '--account <id>',
+        description:
+          'customer AWS account (12 digits) that will hold the pull secrets (required with --store aws)',
+      },
+      {
+        flags: '--region <name>',
+        description: 'AWS region that will hold the pull secrets (required with --store aws)',
+      },
+      {
+        flags: '--role-name <name>',
+        description: "the adapter's IAM role, for the printed fix (default pullsecret-adapter)",
+      },
     ],
     load: async () => (await import('./preflight/run-cli.js')).runAwsPreflight,
   },

@@ -26,7 +26,16 @@ export interface AwsCallTarget {
 }
 
 /** Error names (`__type` without its namespace) that mean "slow down". */
-const THROTTLED = new Set(['ThrottlingException', 'TooManyRequestsException', 'RequestLimitExceeded', 'Throttling', 'ThrottledException', 'SlowDown', 'RequestThrottled', 'RequestThrottledException']);
+const THROTTLED = new Set([
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'Throttling',
+  'ThrottledException',
+  'SlowDown',
+  'RequestThrottled',
+  'RequestThrottledException',
+]);
 /** Errors of the request's signature or credentials. */
 const UNAUTHENTICATED = new Set([
   'UnrecognizedClientException',
@@ -41,7 +50,18 @@ const UNAUTHENTICATED = new Set([
   'CredentialsProviderError',
 ]);
 /** Node socket error codes: the connection broke before an answer existed. */
-const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPROTO']);
+const SOCKET_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPROTO',
+]);
 
 /** Text of AWS's refusal of any change to a secret scheduled for deletion. */
 export const MARKED_FOR_DELETION = /marked for deletion|scheduled for deletion/i;
@@ -72,14 +92,25 @@ export function callCode(err: unknown): string {
 /** True for AWS's answer to a change of a secret that is scheduled for deletion. */
 export function isMarkedForDeletion(err: unknown): boolean {
   const message = (err as { message?: unknown } | null)?.message;
-  return awsErrorName(err) === 'InvalidRequestException' && typeof message === 'string' && MARKED_FOR_DELETION.test(message);
+  return (
+    awsErrorName(err) === 'InvalidRequestException' &&
+    typeof message === 'string' &&
+    MARKED_FOR_DELETION.test(message)
+  );
 }
 
 /** Error code and one sentence of advice for an AWS error name. */
 function adviceFor(name: string, status: number | undefined, method: AwsMethod): [ErrorCode, string] {
-  if (THROTTLED.has(name) || status === 429) return ['STORE_QUOTA_EXCEEDED', 'A Secrets Manager request quota was hit (ThrottlingException); retrying with backoff.'];
+  if (THROTTLED.has(name) || status === 429)
+    return [
+      'STORE_QUOTA_EXCEEDED',
+      'A Secrets Manager request quota was hit (ThrottlingException); retrying with backoff.',
+    ];
   if (UNAUTHENTICATED.has(name)) {
-    return ['STORE_UNAUTHENTICATED', 'The AWS credentials were missing or rejected: on EKS check the IAM role of the service account (IRSA annotation or Pod Identity association); see docs/aws-identity.md.'];
+    return [
+      'STORE_UNAUTHENTICATED',
+      'The AWS credentials were missing or rejected: on EKS check the IAM role of the service account (IRSA annotation or Pod Identity association); see docs/aws-identity.md.',
+    ];
   }
   switch (name) {
     case 'AccessDeniedException':
@@ -98,7 +129,10 @@ function adviceFor(name: string, status: number | undefined, method: AwsMethod):
         "The KMS key could not be used: check that AWS_SECRETS_KMS_KEY_ID names an enabled key in the account and region, and that the adapter's IAM role may use it (kms:GenerateDataKey and kms:Decrypt, in the key policy).",
       ];
     case 'ResourceNotFoundException':
-      return ['SECRET_NOT_FOUND', 'The secret or version does not exist; check AWS_SECRETS_ACCOUNT_ID, AWS_SECRETS_REGION and the secret name.'];
+      return [
+        'SECRET_NOT_FOUND',
+        'The secret or version does not exist; check AWS_SECRETS_ACCOUNT_ID, AWS_SECRETS_REGION and the secret name.',
+      ];
     case 'ResourceExistsException':
       return ['STORE_CONFLICT', 'The resource was created concurrently; re-reading and retrying.'];
     case 'InternalServiceError':
@@ -111,18 +145,28 @@ function adviceFor(name: string, status: number | undefined, method: AwsMethod):
     case 'TimeoutError':
     case 'RequestTimeout':
     case 'RequestTimeoutException':
-      return ['STORE_TIMEOUT', 'The call did not finish within its deadline (AWS_SECRETS_CALL_TIMEOUT_MS); retrying.'];
+      return [
+        'STORE_TIMEOUT',
+        'The call did not finish within its deadline (AWS_SECRETS_CALL_TIMEOUT_MS); retrying.',
+      ];
     case 'LimitExceededException':
-      return ['STORE_FAILED', 'A Secrets Manager quota on the number of secrets or versions was reached; versions are added at most once per content change, so check what else writes to this account.'];
+      return [
+        'STORE_FAILED',
+        'A Secrets Manager quota on the number of secrets or versions was reached; versions are added at most once per content change, so check what else writes to this account.',
+      ];
     case 'InvalidParameterException':
     case 'InvalidRequestException':
     case 'ValidationException':
     case 'MalformedPolicyDocumentException':
     case 'PreconditionNotMetException':
     case 'SerializationException':
-      return ['STORE_INVALID_REQUEST', 'The request was rejected as invalid; check the secret name, the tags and the payload size (65,536 bytes at most).'];
+      return [
+        'STORE_INVALID_REQUEST',
+        'The request was rejected as invalid; check the secret name, the tags and the payload size (65,536 bytes at most).',
+      ];
     default:
-      if (status !== undefined && status >= 500) return ['STORE_INTERNAL', `The service answered HTTP ${status}; retrying.`];
+      if (status !== undefined && status >= 500)
+        return ['STORE_INTERNAL', `The service answered HTTP ${status}; retrying.`];
       return ['STORE_FAILED', 'The call failed permanently.'];
   }
 }
@@ -138,9 +182,14 @@ export function classifyAwsError(err: unknown, target: AwsCallTarget): PullSecre
   const name = awsErrorName(err);
   const socket = socketErrorCode(err);
   if (socket !== undefined && (name === undefined || httpStatus(err) === undefined)) {
-    return new PullSecretError('STORE_UNAVAILABLE', `${where}: ${socket}. The endpoint could not be reached; retrying.`, { cause: err });
+    return new PullSecretError(
+      'STORE_UNAVAILABLE',
+      `${where}: ${socket}. The endpoint could not be reached; retrying.`,
+      { cause: err },
+    );
   }
-  if (name === undefined) return new PullSecretError('STORE_FAILED', `${where}: unexpected client error.`, { cause: err });
+  if (name === undefined)
+    return new PullSecretError('STORE_FAILED', `${where}: unexpected client error.`, { cause: err });
   const [code, advice] = adviceFor(name, httpStatus(err), target.method);
   const message = (err as { message?: unknown }).message;
   const holdsValue = target.method === 'PutSecretValue' || target.method === 'CreateSecret';
@@ -151,5 +200,9 @@ export function classifyAwsError(err: unknown, target: AwsCallTarget): PullSecre
 
 /** The error for a call the caller aborted through its `AbortSignal`. */
 export function awsAbortedError(target: AwsCallTarget, cause: unknown): PullSecretError {
-  return new PullSecretError('ABORTED', `AWS Secrets Manager ${target.method} for ${target.resource} aborted by the caller`, { cause });
+  return new PullSecretError(
+    'ABORTED',
+    `AWS Secrets Manager ${target.method} for ${target.resource} aborted by the caller`,
+    { cause },
+  );
 }

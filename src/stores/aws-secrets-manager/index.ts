@@ -5,6 +5,13 @@
 export { awsStoreFactory } from './descriptor.js';
 export { createAwsStore } from './create-store.js';
 export { AwsSecretStore, RECOVERY_WINDOW_DAYS } from './aws-secret-store.js';
-export { awsStoreConfigSchema, awsStoreEnv, awsLocation, AWS_PAYLOAD_LIMIT_BYTES, DEFAULT_AWS_CALL_TIMEOUT_MS, type AwsStoreConfig } from './config.js';
+export {
+  awsStoreConfigSchema,
+  awsStoreEnv,
+  awsLocation,
+  AWS_PAYLOAD_LIMIT_BYTES,
+  DEFAULT_AWS_CALL_TIMEOUT_MS,
+  type AwsStoreConfig,
+} from './config.js';
 export { classifyAwsError, type AwsMethod } from './errors.js';
 export { versionToken } from './names.js';

@@ -18,13 +18,20 @@ export const MAX_TAGS = 50;
  */
 export function assertAwsSecretName(name: string): void {
   if (!SECRET_NAME.test(name)) {
-    throw new PullSecretError('IDENTIFIER_INVALID', `invalid secret name (${name === '' ? 'empty' : describeHidden(name)}): AWS Secrets Manager names are 1-512 letters, digits or "/_+=.@-"`);
+    throw new PullSecretError(
+      'IDENTIFIER_INVALID',
+      `invalid secret name (${name === '' ? 'empty' : describeHidden(name)}): AWS Secrets Manager names are 1-512 letters, digits or "/_+=.@-"`,
+    );
   }
 }
 
 /** @throws IDENTIFIER_INVALID unless `version` has the form of a Secrets Manager version id. */
 export function assertAwsVersionId(version: string): void {
-  if (!VERSION_ID.test(version)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: AWS Secrets Manager version ids are 32-64 letters, digits or "-"');
+  if (!VERSION_ID.test(version))
+    throw new PullSecretError(
+      'IDENTIFIER_INVALID',
+      'invalid secret version: AWS Secrets Manager version ids are 32-64 letters, digits or "-"',
+    );
 }
 
 /**
@@ -35,12 +42,23 @@ export function assertAwsVersionId(version: string): void {
  */
 export function assertAwsTags(labels: Readonly<Record<string, string>>): void {
   const entries = Object.entries(labels);
-  if (entries.length > MAX_TAGS) throw new PullSecretError('IDENTIFIER_INVALID', `too many labels (${entries.length}): an AWS secret carries at most ${MAX_TAGS} tags`);
+  if (entries.length > MAX_TAGS)
+    throw new PullSecretError(
+      'IDENTIFIER_INVALID',
+      `too many labels (${entries.length}): an AWS secret carries at most ${MAX_TAGS} tags`,
+    );
   for (const [key, value] of entries) {
     if (key.length < 1 || key.length > 128 || !TAG_TEXT.test(key) || key.toLowerCase().startsWith('aws:')) {
-      throw new PullSecretError('IDENTIFIER_INVALID', `invalid tag key (${describeHidden(key)}): 1-128 letters, digits, spaces or "_.:/=+-@", not starting with "aws:"`);
+      throw new PullSecretError(
+        'IDENTIFIER_INVALID',
+        `invalid tag key (${describeHidden(key)}): 1-128 letters, digits, spaces or "_.:/=+-@", not starting with "aws:"`,
+      );
     }
-    if (value.length > 256 || !TAG_TEXT.test(value)) throw new PullSecretError('IDENTIFIER_INVALID', `invalid tag value (${describeHidden(value)}): at most 256 letters, digits, spaces or "_.:/=+-@"`);
+    if (value.length > 256 || !TAG_TEXT.test(value))
+      throw new PullSecretError(
+        'IDENTIFIER_INVALID',
+        `invalid tag value (${describeHidden(value)}): at most 256 letters, digits, spaces or "_.:/=+-@"`,
+      );
   }
 }
 

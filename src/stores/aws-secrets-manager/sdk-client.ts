@@ -14,7 +14,10 @@ export function createAwsSdkClient(config: AwsStoreConfig): SecretsManagerClient
     region: config.region,
     maxAttempts: 1,
     ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
-    requestHandler: { connectionTimeout: Math.min(config.callTimeoutMs, 10_000), requestTimeout: config.callTimeoutMs },
+    requestHandler: {
+      connectionTimeout: Math.min(config.callTimeoutMs, 10_000),
+      requestTimeout: config.callTimeoutMs,
+    },
   });
 }
 
@@ -27,11 +30,17 @@ export function createAwsSdkClient(config: AwsStoreConfig): SecretsManagerClient
  */
 export function createStsClient(config: AwsStoreConfig, env: NodeJS.ProcessEnv = process.env): STSClient {
   const endpoint = config.endpoint;
-  const local = endpoint !== undefined && isLoopbackHost(new URL(endpoint).hostname) && (env.AWS_ENDPOINT_URL_STS ?? '') === '';
+  const local =
+    endpoint !== undefined &&
+    isLoopbackHost(new URL(endpoint).hostname) &&
+    (env.AWS_ENDPOINT_URL_STS ?? '') === '';
   return new STSClient({
     region: config.region,
     maxAttempts: 1,
     ...(local ? { endpoint } : {}),
-    requestHandler: { connectionTimeout: Math.min(config.callTimeoutMs, 10_000), requestTimeout: config.callTimeoutMs },
+    requestHandler: {
+      connectionTimeout: Math.min(config.callTimeoutMs, 10_000),
+      requestTimeout: config.callTimeoutMs,
+    },
   });
 }

@@ -1,6 +1,13 @@
 import { PullSecretError } from '../../errors/index.js';
 import { timedCall, type TimedCallOptions } from '../timed-call.js';
-import { abortedError, classifyAzureError, httpStatus, statusName, timeoutError, type CallTarget } from './errors.js';
+import {
+  abortedError,
+  classifyAzureError,
+  httpStatus,
+  statusName,
+  timeoutError,
+  type CallTarget,
+} from './errors.js';
 
 /** Per-call settings of one Key Vault operation. */
 export type ApiCallOptions = TimedCallOptions;
@@ -34,14 +41,19 @@ export async function callExpecting<T>(
   } catch (err) {
     if (err instanceof PullSecretError) throw err;
     const status = httpStatus(err);
-    const answer = typeof expected === 'function' ? expected(err) : status !== undefined && expected.includes(status);
+    const answer =
+      typeof expected === 'function' ? expected(err) : status !== undefined && expected.includes(status);
     if (answer && status !== undefined) return { ok: false, status, error: err };
     throw classifyAzureError(err, target);
   }
 }
 
 /** `callExpecting` with no expected status: every failure throws. */
-export async function call<T>(target: CallTarget, options: ApiCallOptions, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+export async function call<T>(
+  target: CallTarget,
+  options: ApiCallOptions,
+  run: (abortSignal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const result = await callExpecting(target, options, [], run);
   if (result.ok) return result.value;
   throw classifyAzureError(result.error, target);

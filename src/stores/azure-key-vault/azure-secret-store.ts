@@ -1,7 +1,18 @@
 import type { KeyVaultSecret, SecretClient, SecretProperties } from '@azure/keyvault-secrets';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, isManaged } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type {
+  AccessLatestOptions,
+  AddVersionOptions,
+  CallOptions,
+  CreatedSecret,
+  CreateSecretOptions,
+  SecretDescription,
+  SecretMetadata,
+  SecretPayload,
+  SecretStore,
+  SecretVersionInfo,
+} from '../store.js';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import { AZURE_PAYLOAD_LIMIT_BYTES, type AzureStoreConfig } from './config.js';
 import { isDisabledAnswer, type AzureMethod } from './errors.js';
@@ -93,7 +104,11 @@ export class AzureSecretStore implements SecretStore {
    *   soft-deleted secret that is not ours (it must be purged or recovered by its owner);
    *   STORE_CONFLICT while a deletion is still in progress.
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
+  async createSecret(
+    secretId: string,
+    labels: Record<string, string>,
+    options?: CreateSecretOptions,
+  ): Promise<CreatedSecret | undefined> {
     const path = this.checkedPath(secretId);
     assertLabels(labels);
     assertTags(labels);
@@ -102,14 +117,26 @@ export class AzureSecretStore implements SecretStore {
       if ((await this.listVersions(secretId, options, 1)) !== undefined) return undefined;
       return callExpecting(this.target('SetSecret', path), this.callOptions(options), [409], (abortSignal) =>
         value === undefined
-          ? this.client.setSecret(secretId, PLACEHOLDER_VALUE, { abortSignal, enabled: false, contentType: PLACEHOLDER_CONTENT_TYPE, tags: labels })
-          : this.client.setSecret(secretId, value, { abortSignal, enabled: true, contentType: PULL_SECRET_CONTENT_TYPE, tags: labels }),
+          ? this.client.setSecret(secretId, PLACEHOLDER_VALUE, {
+              abortSignal,
+              enabled: false,
+              contentType: PLACEHOLDER_CONTENT_TYPE,
+              tags: labels,
+            })
+          : this.client.setSecret(secretId, value, {
+              abortSignal,
+              enabled: true,
+              contentType: PULL_SECRET_CONTENT_TYPE,
+              tags: labels,
+            }),
       );
     });
     if (set === undefined) return undefined;
     if (set.ok) {
       const metadata = this.metadata(secretId, set.value.properties);
-      return value === undefined ? metadata : { ...metadata, version: toVersionInfo(path, set.value.properties) };
+      return value === undefined
+        ? metadata
+        : { ...metadata, version: toVersionInfo(path, set.value.properties) };
     }
     await this.recoverIfOurs(secretId, labels, options);
     return undefined;
@@ -122,7 +149,10 @@ export class AzureSecretStore implements SecretStore {
    *
    * @throws SECRET_NOT_FOUND when the secret does not exist.
    */
-  async accessLatestEnabled(secretId: string, options?: AccessLatestOptions): Promise<SecretPayload | undefined> {
+  async accessLatestEnabled(
+    secretId: string,
+    options?: AccessLatestOptions,
+  ): Promise<SecretPayload | undefined> {
     const path = this.checkedPath(secretId);
     const latest = await this.getLatest(secretId, options);
     if (latest === 'missing') throw this.notFound(path);
@@ -142,7 +172,11 @@ export class AzureSecretStore implements SecretStore {
       (err) => isDisabledAnswer(err),
       (abortSignal) => this.client.getSecret(secretId, { version, abortSignal }),
     );
-    if (!result.ok) throw new PullSecretError('VERSION_NOT_ENABLED', `Azure Key Vault secret version ${path}/${version} is disabled`);
+    if (!result.ok)
+      throw new PullSecretError(
+        'VERSION_NOT_ENABLED',
+        `Azure Key Vault secret version ${path}/${version} is disabled`,
+      );
     return this.toPayload(path, result.value);
   }
 
@@ -173,11 +207,19 @@ export class AzureSecretStore implements SecretStore {
         newestEnabled = latest.properties.version ?? null;
       }
       if (options?.ifLatest !== undefined && newestEnabled !== options.ifLatest) {
-        throw new PullSecretError('STORE_PRECONDITION_FAILED', `Azure Key Vault secret ${path}: its newest enabled version is now ${newestEnabled ?? 'none'}, not ${options.ifLatest ?? 'none'}; re-reading`);
+        throw new PullSecretError(
+          'STORE_PRECONDITION_FAILED',
+          `Azure Key Vault secret ${path}: its newest enabled version is now ${newestEnabled ?? 'none'}, not ${options.ifLatest ?? 'none'}; re-reading`,
+        );
       }
       assertTags(tags);
       const set = await call(this.target('SetSecret', path), this.callOptions(options), (abortSignal) =>
-        this.client.setSecret(secretId, value, { abortSignal, enabled: true, contentType: PULL_SECRET_CONTENT_TYPE, tags }),
+        this.client.setSecret(secretId, value, {
+          abortSignal,
+          enabled: true,
+          contentType: PULL_SECRET_CONTENT_TYPE,
+          tags,
+        }),
       );
       return toVersionInfo(path, set.properties);
     });
@@ -202,7 +244,12 @@ export class AzureSecretStore implements SecretStore {
    */
   async deleteSecret(secretId: string, options?: CallOptions): Promise<boolean> {
     const path = this.checkedPath(secretId);
-    const result = await callExpecting(this.target('DeleteSecret', path), this.callOptions(options), [404], (abortSignal) => this.client.beginDeleteSecret(secretId, { abortSignal }));
+    const result = await callExpecting(
+      this.target('DeleteSecret', path),
+      this.callOptions(options),
+      [404],
+      (abortSignal) => this.client.beginDeleteSecret(secretId, { abortSignal }),
+    );
     return result.ok;
   }
 
@@ -226,18 +273,33 @@ export class AzureSecretStore implements SecretStore {
     return Promise.resolve();
   }
 
-  private async setEnabled(secretId: string, version: string, enabled: boolean, options: CallOptions | undefined): Promise<SecretVersionInfo> {
+  private async setEnabled(
+    secretId: string,
+    version: string,
+    enabled: boolean,
+    options: CallOptions | undefined,
+  ): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     assertVersionId(version);
-    const result = await callExpecting(this.target('UpdateSecret', `${path}/${version}`), this.callOptions(options), [404], (abortSignal) =>
-      this.client.updateSecretProperties(secretId, version, { abortSignal, enabled }),
+    const result = await callExpecting(
+      this.target('UpdateSecret', `${path}/${version}`),
+      this.callOptions(options),
+      [404],
+      (abortSignal) => this.client.updateSecretProperties(secretId, version, { abortSignal, enabled }),
     );
-    if (!result.ok) throw new PullSecretError('SECRET_NOT_FOUND', `Azure Key Vault secret version ${path}/${version} does not exist`);
+    if (!result.ok)
+      throw new PullSecretError(
+        'SECRET_NOT_FOUND',
+        `Azure Key Vault secret version ${path}/${version} does not exist`,
+      );
     return toVersionInfo(path, result.value);
   }
 
   /** The newest version: the secret, `disabled` (403 SecretDisabled) or `missing` (404). */
-  private async getLatest(secretId: string, options: CallOptions | undefined): Promise<KeyVaultSecret | 'disabled' | 'missing'> {
+  private async getLatest(
+    secretId: string,
+    options: CallOptions | undefined,
+  ): Promise<KeyVaultSecret | 'disabled' | 'missing'> {
     const path = this.secretPath(secretId);
     const result = await callExpecting(
       this.target('GetSecret', path),
@@ -254,21 +316,35 @@ export class AzureSecretStore implements SecretStore {
    * live secret has the name. Key Vault answers a name without a live secret (never set, or soft-deleted) with
    * 200 and an empty list, not 404 (the SDK's recordings of the live service): an empty list means "no secret".
    */
-  private async listVersions(secretId: string, options: CallOptions | undefined, firstPageOnly?: number): Promise<SecretProperties[] | undefined> {
+  private async listVersions(
+    secretId: string,
+    options: CallOptions | undefined,
+    firstPageOnly?: number,
+  ): Promise<SecretProperties[] | undefined> {
     const path = this.secretPath(secretId);
-    const result = await callExpecting(this.target('GetSecretVersions', path), this.callOptions(options), [404], async (abortSignal) => {
-      const all: SecretProperties[] = [];
-      for await (const page of this.client.listPropertiesOfSecretVersions(secretId, { abortSignal }).byPage({ maxPageSize: firstPageOnly ?? PAGE_SIZE })) {
-        all.push(...page);
-        if (firstPageOnly !== undefined) break;
-      }
-      return all;
-    });
+    const result = await callExpecting(
+      this.target('GetSecretVersions', path),
+      this.callOptions(options),
+      [404],
+      async (abortSignal) => {
+        const all: SecretProperties[] = [];
+        for await (const page of this.client
+          .listPropertiesOfSecretVersions(secretId, { abortSignal })
+          .byPage({ maxPageSize: firstPageOnly ?? PAGE_SIZE })) {
+          all.push(...page);
+          if (firstPageOnly !== undefined) break;
+        }
+        return all;
+      },
+    );
     return result.ok && result.value.length > 0 ? newestFirst(result.value) : undefined;
   }
 
   /** The newest enabled version's id (`version: undefined` when none); `undefined` when the secret is gone. */
-  private async newestEnabled(secretId: string, options: CallOptions | undefined): Promise<{ version: string | undefined } | undefined> {
+  private async newestEnabled(
+    secretId: string,
+    options: CallOptions | undefined,
+  ): Promise<{ version: string | undefined } | undefined> {
     const versions = await this.listVersions(secretId, options);
     if (versions === undefined) return undefined;
     return { version: versions.find((v) => v.enabled !== false && !isPlaceholder(v))?.version };
@@ -278,28 +354,55 @@ export class AzureSecretStore implements SecretStore {
    * After a 409 on the first SetSecret: the name is held by a soft-deleted secret. Ours is recovered
    * (and waited for); a foreign one is refused; one not listed yet is still being deleted.
    */
-  private async recoverIfOurs(secretId: string, labels: Record<string, string>, options: CallOptions | undefined): Promise<void> {
+  private async recoverIfOurs(
+    secretId: string,
+    labels: Record<string, string>,
+    options: CallOptions | undefined,
+  ): Promise<void> {
     const path = this.secretPath(secretId);
-    const deleted = await callExpecting(this.target('GetDeletedSecret', path), this.callOptions(options), [404], (abortSignal) => this.client.getDeletedSecret(secretId, { abortSignal }));
+    const deleted = await callExpecting(
+      this.target('GetDeletedSecret', path),
+      this.callOptions(options),
+      [404],
+      (abortSignal) => this.client.getDeletedSecret(secretId, { abortSignal }),
+    );
     if (!deleted.ok) {
-      throw new PullSecretError('STORE_CONFLICT', `Azure Key Vault secret ${path} is being deleted and its name cannot be reused yet; retrying.`);
+      throw new PullSecretError(
+        'STORE_CONFLICT',
+        `Azure Key Vault secret ${path} is being deleted and its name cannot be reused yet; retrying.`,
+      );
     }
     const tags = deleted.value.properties.tags ?? {};
     const wanted = labels['cluster-id'];
-    if (!isManaged(tags) || (wanted !== undefined && tags['cluster-id'] !== undefined && tags['cluster-id'] !== wanted)) {
+    if (
+      !isManaged(tags) ||
+      (wanted !== undefined && tags['cluster-id'] !== undefined && tags['cluster-id'] !== wanted)
+    ) {
       throw new PullSecretError(
         'SECRET_UNMANAGED',
         `secret ${path} is soft-deleted in the vault and is not managed by HyperFleet for this cluster; refusing to recover it: its owner must purge or recover it, or set SECRET_NAME to another name`,
       );
     }
     await call(this.target('RecoverDeletedSecret', path), this.callOptions(options), async (abortSignal) => {
-      const poller = await this.client.beginRecoverDeletedSecret(secretId, { abortSignal, intervalInMs: this.config.recoverPollMs });
+      const poller = await this.client.beginRecoverDeletedSecret(secretId, {
+        abortSignal,
+        intervalInMs: this.config.recoverPollMs,
+      });
       return poller.pollUntilDone({ abortSignal });
     });
   }
 
-  private metadata(secretId: string, properties: VersionProperties, path = this.secretPath(secretId)): SecretMetadata {
-    return { name: secretId, path, labels: { ...(properties.tags ?? {}) }, createdTime: (properties.createdOn ?? new Date(0)).toISOString() };
+  private metadata(
+    secretId: string,
+    properties: VersionProperties,
+    path = this.secretPath(secretId),
+  ): SecretMetadata {
+    return {
+      name: secretId,
+      path,
+      labels: { ...(properties.tags ?? {}) },
+      createdTime: (properties.createdOn ?? new Date(0)).toISOString(),
+    };
   }
 
   private toPayload(path: string, secret: KeyVaultSecret): SecretPayload {
@@ -310,7 +413,10 @@ export class AzureSecretStore implements SecretStore {
   /** The text Key Vault stores for `data`. @throws PAYLOAD_TOO_LARGE, PULL_SECRET_INVALID */
   private vaultValue(data: Buffer): string {
     if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; Azure Key Vault holds at most ${this.maxPayloadBytes} bytes per secret value`);
+      throw new PullSecretError(
+        'PAYLOAD_TOO_LARGE',
+        `pull secret is ${data.length} bytes; Azure Key Vault holds at most ${this.maxPayloadBytes} bytes per secret value`,
+      );
     }
     return toVaultValue(data);
   }
@@ -322,7 +428,10 @@ export class AzureSecretStore implements SecretStore {
   }
 
   private notFound(path: string): PullSecretError {
-    return new PullSecretError('SECRET_NOT_FOUND', `Azure Key Vault secret ${path} does not exist; check AZURE_KEY_VAULT_URL and the secret name.`);
+    return new PullSecretError(
+      'SECRET_NOT_FOUND',
+      `Azure Key Vault secret ${path} does not exist; check AZURE_KEY_VAULT_URL and the secret name.`,
+    );
   }
 
   private target(method: AzureMethod, resource: string) {
@@ -330,6 +439,10 @@ export class AzureSecretStore implements SecretStore {
   }
 
   private callOptions(options: CallOptions | undefined): ApiCallOptions {
-    return { signal: options?.signal, timeoutMs: this.config.callTimeoutMs, onApiCall: this.config.onApiCall };
+    return {
+      signal: options?.signal,
+      timeoutMs: this.config.callTimeoutMs,
+      onApiCall: this.config.onApiCall,
+    };
   }
 }

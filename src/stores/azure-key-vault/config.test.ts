@@ -4,7 +4,8 @@ import { parseEnv } from '../../config/env.js';
 import { selectStoreKind } from '../registry.js';
 import { azureStoreConfigSchema, azureStoreEnv, normalizeVaultUrl } from './config.js';
 
-const fromEnv = (env: Record<string, string | undefined>) => parseEnv(azureStoreConfigSchema, azureStoreEnv, env);
+const fromEnv = (env: Record<string, string | undefined>) =>
+  parseEnv(azureStoreConfigSchema, azureStoreEnv, env);
 
 test('a vault URL alone gives the defaults, normalized', () => {
   assert.deepEqual(fromEnv({ AZURE_KEY_VAULT_URL: 'https://My-Vault1.vault.azure.net/' }), {
@@ -16,7 +17,14 @@ test('a vault URL alone gives the defaults, normalized', () => {
 });
 
 test('vault URLs: Key Vault in the public and sovereign clouds, or a loopback host; nothing else, never echoed', () => {
-  for (const good of ['https://abc.vault.azure.net', 'https://a-b-c.vault.azure.cn', 'https://gov-vault.vault.usgovcloudapi.net/', 'https://127.0.0.1:8443', 'https://localhost:1', 'https://[::1]:9']) {
+  for (const good of [
+    'https://abc.vault.azure.net',
+    'https://a-b-c.vault.azure.cn',
+    'https://gov-vault.vault.usgovcloudapi.net/',
+    'https://127.0.0.1:8443',
+    'https://localhost:1',
+    'https://[::1]:9',
+  ]) {
     assert.notEqual(normalizeVaultUrl(good), undefined, good);
   }
   const bad = [
@@ -39,22 +47,42 @@ test('vault URLs: Key Vault in the public and sovereign clouds, or a loopback ho
     const result = fromEnv({ AZURE_KEY_VAULT_URL: value });
     assert.equal(result.ok, false, value);
     const message = result.ok ? '' : result.invalid.join('\n');
-    assert.match(message, /^invalid environment variable AZURE_KEY_VAULT_URL: must be the vault URL https:\/\/NAME\.vault\.azure\.net/);
+    assert.match(
+      message,
+      /^invalid environment variable AZURE_KEY_VAULT_URL: must be the vault URL https:\/\/NAME\.vault\.azure\.net/,
+    );
     assert.ok(!message.includes('tok3n-SECRET') && !message.includes('evil'), value);
   }
 });
 
 test('timeouts are bounded whole milliseconds', () => {
-  assert.equal(fromEnv({ AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net', AZURE_KEY_VAULT_CALL_TIMEOUT_MS: '1500' }).ok, true);
+  assert.equal(
+    fromEnv({ AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net', AZURE_KEY_VAULT_CALL_TIMEOUT_MS: '1500' })
+      .ok,
+    true,
+  );
   for (const bad of ['0', '1.5', 'soon', '600001']) {
-    const result = fromEnv({ AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net', AZURE_KEY_VAULT_CALL_TIMEOUT_MS: bad });
-    assert.match(result.ok ? '' : (result.invalid[0] ?? ''), /AZURE_KEY_VAULT_CALL_TIMEOUT_MS: must be a whole number of milliseconds/, bad);
+    const result = fromEnv({
+      AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net',
+      AZURE_KEY_VAULT_CALL_TIMEOUT_MS: bad,
+    });
+    assert.match(
+      result.ok ? '' : (result.invalid[0] ?? ''),
+      /AZURE_KEY_VAULT_CALL_TIMEOUT_MS: must be a whole number of milliseconds/,
+      bad,
+    );
   }
 });
 
 test('only AZURE_KEY_VAULT_URL selects the store: the identity variables AKS sets everywhere do not', () => {
   assert.equal(selectStoreKind({ AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net' }), 'azure');
-  assert.equal(selectStoreKind({ AZURE_CLIENT_ID: 'x', AZURE_TENANT_ID: 'y', AZURE_FEDERATED_TOKEN_FILE: '/t' }), 'local');
+  assert.equal(
+    selectStoreKind({ AZURE_CLIENT_ID: 'x', AZURE_TENANT_ID: 'y', AZURE_FEDERATED_TOKEN_FILE: '/t' }),
+    'local',
+  );
   assert.equal(selectStoreKind({ AZURE_CLIENT_ID: 'x', GCP_PROJECT_ID: 'my-project' }), 'gcp');
-  assert.throws(() => selectStoreKind({ AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net', SECRET_STORE: 'gcp' }), /gcp contradicts AZURE_KEY_VAULT_URL/);
+  assert.throws(
+    () => selectStoreKind({ AZURE_KEY_VAULT_URL: 'https://abc.vault.azure.net', SECRET_STORE: 'gcp' }),
+    /gcp contradicts AZURE_KEY_VAULT_URL/,
+  );
 });

@@ -36,7 +36,11 @@ export const AZURE_PAYLOAD_LIMIT_BYTES = 25_000;
  * (vault.azure.cn), Azure US Government (vault.usgovcloudapi.net). A URL elsewhere is refused, so a
  * typo or a hostile setting never sends the workload's token to another host.
  */
-export const VAULT_DNS_SUFFIXES = ['.vault.azure.net', '.vault.azure.cn', '.vault.usgovcloudapi.net'] as const;
+export const VAULT_DNS_SUFFIXES = [
+  '.vault.azure.net',
+  '.vault.azure.cn',
+  '.vault.usgovcloudapi.net',
+] as const;
 
 /** Vault names: 3-24 characters, letters, digits and "-", starting with a letter, no "--", not ending with "-". */
 const VAULT_NAME = /^(?!.*--)[a-z][a-z0-9-]{1,22}[a-z0-9]$/;
@@ -55,7 +59,15 @@ export function normalizeVaultUrl(value: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (url.protocol !== 'https:' || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || (url.pathname !== '/' && url.pathname !== '')) return undefined;
+  if (
+    url.protocol !== 'https:' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    (url.pathname !== '/' && url.pathname !== '')
+  )
+    return undefined;
   const host = url.hostname.toLowerCase();
   if (isLoopbackHost(host)) return url.origin;
   const suffix = VAULT_DNS_SUFFIXES.find((s) => host.endsWith(s));
@@ -69,14 +81,25 @@ export function isLoopbackVault(vaultUrl: string): boolean {
 }
 
 const MS_RULE = 'must be a whole number of milliseconds between 1 and 600000';
-const ms = (fallback: number) => z.coerce.number({ error: MS_RULE }).int({ error: MS_RULE }).min(1, { error: MS_RULE }).max(600_000, { error: MS_RULE }).default(fallback);
+const ms = (fallback: number) =>
+  z.coerce
+    .number({ error: MS_RULE })
+    .int({ error: MS_RULE })
+    .min(1, { error: MS_RULE })
+    .max(600_000, { error: MS_RULE })
+    .default(fallback);
 
 /** The settings shared by every vault: everything but `vaultUrl`. */
 const sharedShape = {
   callTimeoutMs: ms(DEFAULT_CALL_TIMEOUT_MS),
-  caFile: z.string({ error: 'must be the path of a PEM file' }).min(1, { error: 'must be the path of a PEM file' }).optional(),
+  caFile: z
+    .string({ error: 'must be the path of a PEM file' })
+    .min(1, { error: 'must be the path of a PEM file' })
+    .optional(),
   recoverPollMs: ms(DEFAULT_RECOVER_POLL_MS),
-  onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  onApiCall: z
+    .custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' })
+    .optional(),
 };
 
 /** The vault URL, normalized; messages describe the rule and never echo the value. */
@@ -86,7 +109,9 @@ const vaultUrl = z
   .transform((value) => normalizeVaultUrl(value) as string);
 
 /** Schema of `AzureStoreConfig`; accepts the environment's strings and parsed values alike. */
-export const azureStoreConfigSchema: z.ZodType<AzureStoreConfig> = z.object({ vaultUrl, ...sharedShape }).strict();
+export const azureStoreConfigSchema: z.ZodType<AzureStoreConfig> = z
+  .object({ vaultUrl, ...sharedShape })
+  .strict();
 
 /** The adapter's `store.settings` for Azure: the vault is not among them (each cluster names it). */
 export const azureSharedSettingsSchema = z.object(sharedShape).strict();
@@ -98,11 +123,20 @@ export const azureSharedSettingsSchema = z.object(sharedShape).strict();
  * this store.
  */
 export const azureStoreEnv: Readonly<Record<string, EnvSetting>> = {
-  AZURE_KEY_VAULT_URL: { key: 'vaultUrl', help: 'URL of the Azure key vault that holds the pull secrets, https://NAME.vault.azure.net (required).' },
-  AZURE_KEY_VAULT_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Key Vault call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
+  AZURE_KEY_VAULT_URL: {
+    key: 'vaultUrl',
+    help: 'URL of the Azure key vault that holds the pull secrets, https://NAME.vault.azure.net (required).',
+  },
+  AZURE_KEY_VAULT_CALL_TIMEOUT_MS: {
+    key: 'callTimeoutMs',
+    help: `Deadline of each Key Vault call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).`,
+  },
   AZURE_KEY_VAULT_CA_FILE: {
     key: 'caFile',
     help: 'PEM file of extra CA certificates trusted for the vault and the token endpoint, next to the public ones (a private endpoint behind a TLS proxy, or a test server).',
   },
-  AZURE_KEY_VAULT_RECOVER_POLL_MS: { key: 'recoverPollMs', help: `Pause between checks while a soft-deleted secret of ours is recovered, in milliseconds (default ${DEFAULT_RECOVER_POLL_MS}).` },
+  AZURE_KEY_VAULT_RECOVER_POLL_MS: {
+    key: 'recoverPollMs',
+    help: `Pause between checks while a soft-deleted secret of ours is recovered, in milliseconds (default ${DEFAULT_RECOVER_POLL_MS}).`,
+  },
 };

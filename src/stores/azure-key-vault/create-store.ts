@@ -12,9 +12,16 @@ async function readCa(path: string): Promise<string> {
   try {
     pem = await readFile(path, 'utf8');
   } catch (err) {
-    throw new PullSecretError('CONFIG_INVALID', `invalid environment variable AZURE_KEY_VAULT_CA_FILE: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `invalid environment variable AZURE_KEY_VAULT_CA_FILE: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable AZURE_KEY_VAULT_CA_FILE: holds no PEM certificate');
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'invalid environment variable AZURE_KEY_VAULT_CA_FILE: holds no PEM certificate',
+    );
   return pem;
 }
 
@@ -25,10 +32,17 @@ async function readCa(path: string): Promise<string> {
  *
  * @throws CONFIG_INVALID (as a rejection) when the config breaks a rule or the CA file is unusable.
  */
-export async function createAzureStore(config: AzureStoreConfig, hooks: StoreHooks = {}): Promise<SecretStore> {
-  const parsed = azureStoreConfigSchema.safeParse(hooks.onApiCall === undefined ? config : { ...config, onApiCall: hooks.onApiCall });
+export async function createAzureStore(
+  config: AzureStoreConfig,
+  hooks: StoreHooks = {},
+): Promise<SecretStore> {
+  const parsed = azureStoreConfigSchema.safeParse(
+    hooks.onApiCall === undefined ? config : { ...config, onApiCall: hooks.onApiCall },
+  );
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`,
+    );
     throw new PullSecretError('CONFIG_INVALID', `invalid Azure store configuration: ${problems.join('; ')}`);
   }
   const valid = parsed.data;

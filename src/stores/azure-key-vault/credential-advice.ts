@@ -16,14 +16,19 @@ const ADVICE: Readonly<Record<string, string>> = {
   '700213': FEDERATION,
   '700016':
     "no application or managed identity with the client id AZURE_CLIENT_ID exists in the tenant AZURE_TENANT_ID: check the service account's annotation azure.workload.identity/client-id (the identity's client id, not its object id) and the tenant (docs/azure-identity.md).",
-  '90002': 'the tenant AZURE_TENANT_ID does not exist: set the tenant id of the identity (docs/azure-identity.md).',
-  '700024': "the federated token (AZURE_FEDERATED_TOKEN_FILE) is outside its valid time range: the projected token expired, or the node's clock is off.",
-  '7000215': 'the client secret (AZURE_CLIENT_SECRET) is wrong: use workload identity instead of a secret (docs/azure-identity.md).',
-  '7000222': 'the client secret (AZURE_CLIENT_SECRET) expired: use workload identity instead of a secret (docs/azure-identity.md).',
+  '90002':
+    'the tenant AZURE_TENANT_ID does not exist: set the tenant id of the identity (docs/azure-identity.md).',
+  '700024':
+    "the federated token (AZURE_FEDERATED_TOKEN_FILE) is outside its valid time range: the projected token expired, or the node's clock is off.",
+  '7000215':
+    'the client secret (AZURE_CLIENT_SECRET) is wrong: use workload identity instead of a secret (docs/azure-identity.md).',
+  '7000222':
+    'the client secret (AZURE_CLIENT_SECRET) expired: use workload identity instead of a secret (docs/azure-identity.md).',
 };
 
 /** No AADSTS code: no credential was usable at all. */
-const NO_CREDENTIAL = "On AKS enable workload identity for the pod's service account (docs/azure-identity.md); locally run `az login`.";
+const NO_CREDENTIAL =
+  "On AKS enable workload identity for the pod's service account (docs/azure-identity.md); locally run `az login`.";
 
 /** Every message of an `@azure/identity` error, its aggregated errors' included. */
 function messagesOf(err: unknown): string[] {
@@ -46,13 +51,24 @@ export function aadstsCode(err: unknown): string | undefined {
 export function credentialAdvice(err: unknown, name: string): string {
   const code = aadstsCode(err);
   if (code === undefined) return `no usable Azure credentials (${name}). ${NO_CREDENTIAL}`;
-  const advice = ADVICE[code] ?? `see https://login.microsoftonline.com/error?code=${code} for what it means for the identity's setup (docs/azure-identity.md).`;
+  const advice =
+    ADVICE[code] ??
+    `see https://login.microsoftonline.com/error?code=${code} for what it means for the identity's setup (docs/azure-identity.md).`;
   return `Microsoft Entra ID refused the credentials (AADSTS${code}): ${advice}`;
 }
 
 /** Node's codes for a server certificate its trusted CAs do not vouch for. */
-const UNTRUSTED = ['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT'];
-const UNTRUSTED_TEXT = new RegExp(`\\b(${UNTRUSTED.join('|')})\\b|self[- ]signed certificate|unable to verify the first certificate|unable to get local issuer certificate`, 'i');
+const UNTRUSTED = [
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+];
+const UNTRUSTED_TEXT = new RegExp(
+  `\\b(${UNTRUSTED.join('|')})\\b|self[- ]signed certificate|unable to verify the first certificate|unable to get local issuer certificate`,
+  'i',
+);
 
 /** The TLS trust failure an error (or an aggregated credential error) carries, e.g. `SELF_SIGNED_CERT_IN_CHAIN`; undefined for any other. */
 export function untrustedCertificate(err: unknown): string | undefined {

@@ -1,6 +1,12 @@
 import { schemaProblems } from '../../config/problems.js';
 import type { StoreFactory } from '../factory.js';
-import { AZURE_PAYLOAD_LIMIT_BYTES, azureSharedSettingsSchema, azureStoreConfigSchema, azureStoreEnv, type AzureStoreConfig } from './config.js';
+import {
+  AZURE_PAYLOAD_LIMIT_BYTES,
+  azureSharedSettingsSchema,
+  azureStoreConfigSchema,
+  azureStoreEnv,
+  type AzureStoreConfig,
+} from './config.js';
 
 /**
  * Key Vault's service limit for secrets (learn.microsoft.com/azure/key-vault/general/service-limits,
@@ -34,8 +40,25 @@ export const azureStoreFactory: StoreFactory<AzureStoreConfig> = {
   // The AKS webhook injects the AZURE_* variables and the token file only into pods so labelled.
   jobPod: { labels: { 'azure.workload.identity/use': 'true' } },
   apiCalls: {
-    methods: ['GetSecret', 'SetSecret', 'GetSecretVersions', 'DeleteSecret', 'GetDeletedSecret', 'RecoverDeletedSecret', 'UpdateSecret'],
-    codes: ['OK', 'NOT_FOUND', 'FORBIDDEN', 'CONFLICT', 'TOO_MANY_REQUESTS', 'UNAUTHORIZED', 'UNAVAILABLE', 'TIMEOUT'],
+    methods: [
+      'GetSecret',
+      'SetSecret',
+      'GetSecretVersions',
+      'DeleteSecret',
+      'GetDeletedSecret',
+      'RecoverDeletedSecret',
+      'UpdateSecret',
+    ],
+    codes: [
+      'OK',
+      'NOT_FOUND',
+      'FORBIDDEN',
+      'CONFLICT',
+      'TOO_MANY_REQUESTS',
+      'UNAUTHORIZED',
+      'UNAVAILABLE',
+      'TIMEOUT',
+    ],
   },
   preflight: {
     summary: 'credentials, the vault and the Key Vault data-plane rights of the adapter identity',
@@ -46,9 +69,19 @@ export const azureStoreFactory: StoreFactory<AzureStoreConfig> = {
       'Makes at most two read-only Key Vault calls; writes nothing.',
     ].join('\n'),
     options: [
-      { flags: '--vault-url <url>', description: 'URL of the key vault that will hold the pull secrets (default AZURE_KEY_VAULT_URL)' },
-      { flags: '--assignee <object-id>', description: "object (principal) id of the adapter's managed identity, for the printed fixes" },
-      { flags: '--vault-resource-id <id>', description: "the vault's Azure resource id, /subscriptions/SUB/resourceGroups/RG/providers/Microsoft.KeyVault/vaults/NAME, for the printed fixes" },
+      {
+        flags: '--vault-url <url>',
+        description: 'URL of the key vault that will hold the pull secrets (default AZURE_KEY_VAULT_URL)',
+      },
+      {
+        flags: '--assignee <object-id>',
+        description: "object (principal) id of the adapter's managed identity, for the printed fixes",
+      },
+      {
+        flags: '--vault-resource-id <id>',
+        description:
+          "the vault's Azure resource id, /subscriptions/SUB/resourceGroups/RG/providers/Microsoft.KeyVault/vaults/NAME, for the printed fixes",
+      },
     ],
     load: async () => (await import('./preflight/run-cli.js')).runAzurePreflight,
   },

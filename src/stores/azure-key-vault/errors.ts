@@ -9,7 +9,14 @@ import { credentialAdvice, UNTRUSTED_ADVICE, untrustedCertificate } from './cred
  */
 
 /** The Key Vault operations this store makes (REST operation names, also the metric's `method`). */
-export type AzureMethod = 'GetSecret' | 'SetSecret' | 'UpdateSecret' | 'GetSecretVersions' | 'DeleteSecret' | 'GetDeletedSecret' | 'RecoverDeletedSecret';
+export type AzureMethod =
+  | 'GetSecret'
+  | 'SetSecret'
+  | 'UpdateSecret'
+  | 'GetSecretVersions'
+  | 'DeleteSecret'
+  | 'GetDeletedSecret'
+  | 'RecoverDeletedSecret';
 
 /** Where a failed call was aimed, for the message: the secret's URL, never payload bytes. */
 export interface CallTarget {
@@ -27,14 +34,31 @@ const RIGHTS: Record<AzureMethod, string> = {
   UpdateSecret: 'secrets/set',
   GetSecretVersions: 'secrets/list',
   DeleteSecret: 'secrets/delete',
-  GetDeletedSecret: 'secrets/get (on deleted secrets: the "Key Vault Secrets Officer" role or the access policy permission get)',
+  GetDeletedSecret:
+    'secrets/get (on deleted secrets: the "Key Vault Secrets Officer" role or the access policy permission get)',
   RecoverDeletedSecret: 'secrets/recover',
 };
 
 /** Errors of `@azure/identity`: no credential found, or the token endpoint refused it. */
-const CREDENTIAL_ERRORS = new Set(['CredentialUnavailableError', 'AggregateAuthenticationError', 'AuthenticationError', 'AuthenticationRequiredError']);
+const CREDENTIAL_ERRORS = new Set([
+  'CredentialUnavailableError',
+  'AggregateAuthenticationError',
+  'AuthenticationError',
+  'AuthenticationRequiredError',
+]);
 
-const SOCKET_ERRORS = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET'];
+const SOCKET_ERRORS = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+];
 const SOCKET_TEXT = new RegExp(`\\b(${SOCKET_ERRORS.join('|')})\\b|socket hang up`);
 
 interface RestLike {
@@ -57,7 +81,10 @@ export function isDisabledAnswer(err: unknown): boolean {
   const e = err as RestLike | null;
   if (httpStatus(err) !== 403) return false;
   const inner = e?.details?.error?.innerError?.code;
-  return inner === 'SecretDisabled' || (typeof e?.message === 'string' && /not allowed on a disabled secret/i.test(e.message));
+  return (
+    inner === 'SecretDisabled' ||
+    (typeof e?.message === 'string' && /not allowed on a disabled secret/i.test(e.message))
+  );
 }
 
 /** The server's `Retry-After` (seconds or an HTTP date) in ms, bounded by MAX_RETRY_AFTER_MS. */
@@ -91,10 +118,18 @@ export function statusName(status: number | undefined): string {
 }
 
 function adviceFor(status: number, method: AzureMethod): [ErrorCode, string] {
-  if (status === 429) return ['STORE_QUOTA_EXCEEDED', "Key Vault throttled the call (the vault's service limit); retrying after the server's Retry-After."];
-  if (status === 408 || status >= 500) return ['STORE_UNAVAILABLE', 'Key Vault or the network is unavailable; retrying.'];
+  if (status === 429)
+    return [
+      'STORE_QUOTA_EXCEEDED',
+      "Key Vault throttled the call (the vault's service limit); retrying after the server's Retry-After.",
+    ];
+  if (status === 408 || status >= 500)
+    return ['STORE_UNAVAILABLE', 'Key Vault or the network is unavailable; retrying.'];
   if (status === 401) {
-    return ['STORE_UNAUTHENTICATED', 'The token was missing or rejected: check the workload identity of the pod (AZURE_CLIENT_ID, AZURE_TENANT_ID, the federated credential; docs/azure-identity.md).'];
+    return [
+      'STORE_UNAUTHENTICATED',
+      'The token was missing or rejected: check the workload identity of the pod (AZURE_CLIENT_ID, AZURE_TENANT_ID, the federated credential; docs/azure-identity.md).',
+    ];
   }
   if (status === 403) {
     return [
@@ -102,10 +137,22 @@ function adviceFor(status: number, method: AzureMethod): [ErrorCode, string] {
       `Forbidden: grant the adapter's identity ${RIGHTS[method]} on the vault, e.g. \`az role assignment create --role "Key Vault Secrets Officer" --assignee <object-id> --scope <vault resource id>\` (RBAC vaults), or an access policy with get, list, set, delete and recover (docs/azure-identity.md). A vault firewall refusing this network also answers Forbidden.`,
     ];
   }
-  if (status === 404) return ['SECRET_NOT_FOUND', 'The secret or version does not exist; check AZURE_KEY_VAULT_URL and the secret name.'];
-  if (status === 409) return ['STORE_CONFLICT', 'The secret is being deleted or recovered; re-reading and retrying.'];
-  if (status === 413) return ['STORE_INVALID_REQUEST', 'The request is too large: Key Vault holds at most 25 KB per secret value.'];
-  return ['STORE_INVALID_REQUEST', 'The request was rejected as invalid; check the secret name, the tags (at most 15) and the value size (25 KB at most).'];
+  if (status === 404)
+    return [
+      'SECRET_NOT_FOUND',
+      'The secret or version does not exist; check AZURE_KEY_VAULT_URL and the secret name.',
+    ];
+  if (status === 409)
+    return ['STORE_CONFLICT', 'The secret is being deleted or recovered; re-reading and retrying.'];
+  if (status === 413)
+    return [
+      'STORE_INVALID_REQUEST',
+      'The request is too large: Key Vault holds at most 25 KB per secret value.',
+    ];
+  return [
+    'STORE_INVALID_REQUEST',
+    'The request was rejected as invalid; check the secret name, the tags (at most 15) and the value size (25 KB at most).',
+  ];
 }
 
 /**
@@ -121,39 +168,68 @@ export function classifyAzureError(err: unknown, target: CallTarget): PullSecret
   const name = typeof e?.name === 'string' ? e.name : '';
   // A certificate no trusted CA vouches for (vault or token endpoint): configuration, not a passing fault.
   const untrusted = untrustedCertificate(err);
-  if (untrusted !== undefined) return new PullSecretError('CONFIG_INVALID', `${where}: TLS trust failure (${untrusted}): ${UNTRUSTED_ADVICE}`, { cause: err });
+  if (untrusted !== undefined)
+    return new PullSecretError(
+      'CONFIG_INVALID',
+      `${where}: TLS trust failure (${untrusted}): ${UNTRUSTED_ADVICE}`,
+      { cause: err },
+    );
   // Credential errors come from the token endpoint (their statusCode is Entra ID's, not the vault's).
   if (CREDENTIAL_ERRORS.has(name)) {
     if (status !== undefined && (status === 429 || status >= 500)) {
-      return new PullSecretError('STORE_UNAVAILABLE', `${where}: the token endpoint answered ${status} (${name}); retrying.`, { cause: err });
+      return new PullSecretError(
+        'STORE_UNAVAILABLE',
+        `${where}: the token endpoint answered ${status} (${name}); retrying.`,
+        { cause: err },
+      );
     }
-    return new PullSecretError('STORE_UNAUTHENTICATED', `${where}: ${credentialAdvice(err, name)}`, { cause: err });
+    return new PullSecretError('STORE_UNAUTHENTICATED', `${where}: ${credentialAdvice(err, name)}`, {
+      cause: err,
+    });
   }
   if (status === undefined) {
     const message = typeof e?.message === 'string' ? e.message : '';
-    const socket = SOCKET_TEXT.exec(message)?.[0] ?? (typeof e?.code === 'string' && SOCKET_ERRORS.includes(e.code) ? e.code : undefined);
+    const socket =
+      SOCKET_TEXT.exec(message)?.[0] ??
+      (typeof e?.code === 'string' && SOCKET_ERRORS.includes(e.code) ? e.code : undefined);
     if (socket !== undefined || e?.code === 'REQUEST_SEND_ERROR') {
-      return new PullSecretError('STORE_UNAVAILABLE', `${where}: ${socket ?? 'the request could not be sent'}. The vault could not be reached; retrying.`, { cause: err });
+      return new PullSecretError(
+        'STORE_UNAVAILABLE',
+        `${where}: ${socket ?? 'the request could not be sent'}. The vault could not be reached; retrying.`,
+        { cause: err },
+      );
     }
     return new PullSecretError('STORE_FAILED', `${where}: unexpected client error.`, { cause: err });
   }
   const [code, advice] = adviceFor(status, target.method);
   const serverCode = typeof e?.code === 'string' ? trimServerText(e.code, 60) : undefined;
-  const detail = target.method === 'SetSecret' || typeof e?.message !== 'string' ? undefined : trimServerText(e.message);
+  const detail =
+    target.method === 'SetSecret' || typeof e?.message !== 'string' ? undefined : trimServerText(e.message);
   const answer = [String(status), serverCode].filter(Boolean).join(' ');
   const after = status === 429 ? retryAfterMs(err) : undefined;
-  return new PullSecretError(code, `${where}: ${answer}${detail === undefined || detail === '' ? '' : ` (${detail})`}. ${advice}`, {
-    cause: err,
-    ...(after === undefined ? {} : { retryAfterMs: after }),
-  });
+  return new PullSecretError(
+    code,
+    `${where}: ${answer}${detail === undefined || detail === '' ? '' : ` (${detail})`}. ${advice}`,
+    {
+      cause: err,
+      ...(after === undefined ? {} : { retryAfterMs: after }),
+    },
+  );
 }
 
 /** The error for a call the caller aborted through its `AbortSignal`. */
 export function abortedError(target: CallTarget, cause: unknown): PullSecretError {
-  return new PullSecretError('ABORTED', `Azure Key Vault ${target.method} for ${target.resource} aborted by the caller`, { cause });
+  return new PullSecretError(
+    'ABORTED',
+    `Azure Key Vault ${target.method} for ${target.resource} aborted by the caller`,
+    { cause },
+  );
 }
 
 /** The error for a call that did not finish within AZURE_KEY_VAULT_CALL_TIMEOUT_MS. */
 export function timeoutError(target: CallTarget, timeoutMs: number): PullSecretError {
-  return new PullSecretError('STORE_TIMEOUT', `Azure Key Vault ${target.method} for ${target.resource} did not finish within ${timeoutMs} ms (AZURE_KEY_VAULT_CALL_TIMEOUT_MS); retrying.`);
+  return new PullSecretError(
+    'STORE_TIMEOUT',
+    `Azure Key Vault ${target.method} for ${target.resource} did not finish within ${timeoutMs} ms (AZURE_KEY_VAULT_CALL_TIMEOUT_MS); retrying.`,
+  );
 }

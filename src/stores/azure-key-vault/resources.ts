@@ -31,21 +31,35 @@ export const PLACEHOLDER_VALUE = 'no version yet';
 export function assertVaultSecretName(name: string): void {
   if (SECRET_NAME.test(name)) return;
   const refused = name.length === 0 ? 'empty' : describeHidden(name);
-  throw new PullSecretError('IDENTIFIER_INVALID', `invalid secret name (${refused}): Azure Key Vault secret names are 1-127 characters of letters, digits or "-" (set SECRET_NAME to one)`);
+  throw new PullSecretError(
+    'IDENTIFIER_INVALID',
+    `invalid secret name (${refused}): Azure Key Vault secret names are 1-127 characters of letters, digits or "-" (set SECRET_NAME to one)`,
+  );
 }
 
 /** Validates a version id before it goes into a URL. @throws IDENTIFIER_INVALID */
 export function assertVersionId(version: string): void {
-  if (!VERSION_ID.test(version)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: Azure Key Vault version ids are 32 hexadecimal digits');
+  if (!VERSION_ID.test(version))
+    throw new PullSecretError(
+      'IDENTIFIER_INVALID',
+      'invalid secret version: Azure Key Vault version ids are 32 hexadecimal digits',
+    );
 }
 
 /** Checks tags against Key Vault's limits before a write. @throws STORE_INVALID_REQUEST */
 export function assertTags(tags: Readonly<Record<string, string>>): void {
   const entries = Object.entries(tags);
-  if (entries.length > MAX_TAGS) throw new PullSecretError('STORE_INVALID_REQUEST', `Azure Key Vault allows at most ${MAX_TAGS} tags per secret; this one would have ${entries.length}`);
+  if (entries.length > MAX_TAGS)
+    throw new PullSecretError(
+      'STORE_INVALID_REQUEST',
+      `Azure Key Vault allows at most ${MAX_TAGS} tags per secret; this one would have ${entries.length}`,
+    );
   for (const [key, value] of entries) {
     if (key.length === 0 || key.length > MAX_TAG_NAME || value.length > MAX_TAG_VALUE) {
-      throw new PullSecretError('STORE_INVALID_REQUEST', `Azure Key Vault tag names hold 1-${MAX_TAG_NAME} characters and values at most ${MAX_TAG_VALUE}`);
+      throw new PullSecretError(
+        'STORE_INVALID_REQUEST',
+        `Azure Key Vault tag names hold 1-${MAX_TAG_NAME} characters and values at most ${MAX_TAG_VALUE}`,
+      );
     }
   }
 }
@@ -56,7 +70,11 @@ export function assertTags(tags: Readonly<Record<string, string>>): void {
  */
 export function toVaultValue(data: Buffer): string {
   const text = data.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(data)) throw new PullSecretError('PULL_SECRET_INVALID', 'the pull secret is not valid UTF-8 text, which Azure Key Vault requires');
+  if (!Buffer.from(text, 'utf8').equals(data))
+    throw new PullSecretError(
+      'PULL_SECRET_INVALID',
+      'the pull secret is not valid UTF-8 text, which Azure Key Vault requires',
+    );
   return text;
 }
 

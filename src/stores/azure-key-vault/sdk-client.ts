@@ -33,10 +33,17 @@ function loopbackAuthority(env: NodeJS.ProcessEnv): boolean {
  *   vault's domain (an IP address has none); a loopback authority skips AAD instance discovery
  *   (it would ask login.microsoftonline.com about a host it cannot know). Real vaults keep both.
  */
-export function createSecretClient(config: AzureStoreConfig, caPem: string | undefined, env: NodeJS.ProcessEnv = process.env): SecretClient {
+export function createSecretClient(
+  config: AzureStoreConfig,
+  caPem: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): SecretClient {
   const tlsOptions = caPem === undefined ? {} : { tlsOptions: { ca: [...rootCertificates, caPem] } };
   // The credential keeps its own retries: a token request writes nothing, so repeating it is safe.
-  const credential = new DefaultAzureCredential({ ...tlsOptions, ...(loopbackAuthority(env) ? { disableInstanceDiscovery: true } : {}) });
+  const credential = new DefaultAzureCredential({
+    ...tlsOptions,
+    ...(loopbackAuthority(env) ? { disableInstanceDiscovery: true } : {}),
+  });
   return new SecretClient(config.vaultUrl, credential, {
     ...tlsOptions,
     retryOptions: { maxRetries: 0 },

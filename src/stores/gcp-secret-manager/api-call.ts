@@ -1,6 +1,12 @@
 import { grpc, type CallOptions as GaxCallOptions } from 'google-gax';
 import { PullSecretError } from '../../errors/index.js';
-import { abortedError, classifyGcpError, grpcCodeName, type CallTarget, type GrpcCodeName } from './errors.js';
+import {
+  abortedError,
+  classifyGcpError,
+  grpcCodeName,
+  type CallTarget,
+  type GrpcCodeName,
+} from './errors.js';
 import type { ApiCallHook } from './config.js';
 
 /** Per-call settings of one Secret Manager RPC. */
@@ -76,7 +82,12 @@ function report(hook: ApiCallHook | undefined, method: string, code: string, sta
  *
  * @throws PullSecretError: ABORTED when `signal` aborted, otherwise the classified SDK error.
  */
-export async function callExpecting<T, C extends GrpcCodeName>(target: CallTarget, options: ApiCallOptions, expected: readonly C[], run: (gaxOptions: GaxCallOptions) => Promise<T>): Promise<Expected<T, C>> {
+export async function callExpecting<T, C extends GrpcCodeName>(
+  target: CallTarget,
+  options: ApiCallOptions,
+  expected: readonly C[],
+  run: (gaxOptions: GaxCallOptions) => Promise<T>,
+): Promise<Expected<T, C>> {
   const { signal } = options;
   if (signal?.aborted) throw abortedError(target, signal.reason);
   const gaxOptions: GaxCallOptions = {
@@ -103,7 +114,11 @@ export async function callExpecting<T, C extends GrpcCodeName>(target: CallTarge
 }
 
 /** `callExpecting` with no expected codes: every failure throws. */
-export async function call<T>(target: CallTarget, options: ApiCallOptions, run: (gaxOptions: GaxCallOptions) => Promise<T>): Promise<T> {
+export async function call<T>(
+  target: CallTarget,
+  options: ApiCallOptions,
+  run: (gaxOptions: GaxCallOptions) => Promise<T>,
+): Promise<T> {
   const result = await callExpecting<T, never>(target, options, [], run);
   if (result.ok) return result.value;
   throw new PullSecretError('INTERNAL', `GCP Secret Manager ${target.method} returned an unexpected answer`);

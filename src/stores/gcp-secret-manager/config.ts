@@ -80,13 +80,18 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** A Cloud KMS key usable with automatic replication (which takes only `global` keys). */
-const KMS_KEY_NAME = /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/global\/keyRings\/[A-Za-z0-9_-]{1,63}\/cryptoKeys\/[A-Za-z0-9_-]{1,63}$/;
-const KMS_KEY_RULE = 'must be a Cloud KMS key name projects/PROJECT/locations/global/keyRings/RING/cryptoKeys/KEY (automatic replication takes a global key)';
+const KMS_KEY_NAME =
+  /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/global\/keyRings\/[A-Za-z0-9_-]{1,63}\/cryptoKeys\/[A-Za-z0-9_-]{1,63}$/;
+const KMS_KEY_RULE =
+  'must be a Cloud KMS key name projects/PROJECT/locations/global/keyRings/RING/cryptoKeys/KEY (automatic replication takes a global key)';
 
-const PROJECT_RULE = 'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
-const ENDPOINT_RULE = 'must be host:port, e.g. secretmanager.googleapis.com:443, 127.0.0.1:8085 or [::1]:8085';
+const PROJECT_RULE =
+  'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
+const ENDPOINT_RULE =
+  'must be host:port, e.g. secretmanager.googleapis.com:443, 127.0.0.1:8085 or [::1]:8085';
 const INSECURE_RULE = 'must be "true" or "false"';
-const INSECURE_LOOPBACK_RULE = 'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
+const INSECURE_LOOPBACK_RULE =
+  'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
 
 const callTimeoutMs = z.coerce
   .number({ error: 'must be a whole number of milliseconds between 1 and 600000' })
@@ -101,19 +106,32 @@ const sharedShape = {
     .string({ error: ENDPOINT_RULE })
     .refine((value) => parseEndpoint(value) !== undefined, { error: ENDPOINT_RULE })
     .optional(),
-  insecure: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).default(false),
+  insecure: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], {
+      error: INSECURE_RULE,
+    })
+    .default(false),
   callTimeoutMs,
-  writeIntent: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: INSECURE_RULE }).optional(),
+  writeIntent: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], {
+      error: INSECURE_RULE,
+    })
+    .optional(),
   kmsKeyName: z.string({ error: KMS_KEY_RULE }).regex(KMS_KEY_NAME, { error: KMS_KEY_RULE }).optional(),
   rotationPeriod: rotationPeriodSchema.optional(),
   nextRotationTime: nextRotationTimeSchema.optional(),
   topics: topicsSchema.optional(),
   versionDestroyTtl: versionDestroyTtlSchema.optional(),
-  onApiCall: z.custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  onApiCall: z
+    .custom<ApiCallHook>((value) => typeof value === 'function', { error: 'must be a function' })
+    .optional(),
 };
 
 /** Plaintext gRPC only to a loopback endpoint: checked on both schemas below. */
-function insecureOnLoopback(ctx: { value: { insecure: boolean; endpoint?: string | undefined }; issues: z.core.$ZodRawIssue[] }): void {
+function insecureOnLoopback(ctx: {
+  value: { insecure: boolean; endpoint?: string | undefined };
+  issues: z.core.$ZodRawIssue[];
+}): void {
   const { insecure, endpoint } = ctx.value;
   if (!insecure) return;
   const parsed = endpoint === undefined ? undefined : parseEndpoint(endpoint);
@@ -123,9 +141,17 @@ function insecureOnLoopback(ctx: { value: { insecure: boolean; endpoint?: string
 }
 
 /** Rotation needs topics: checked on both schemas below. */
-function rotationWithTopics(ctx: { value: { rotationPeriod?: number | undefined; nextRotationTime?: string | undefined; topics?: string[] | undefined }; issues: z.core.$ZodRawIssue[] }): void {
+function rotationWithTopics(ctx: {
+  value: {
+    rotationPeriod?: number | undefined;
+    nextRotationTime?: string | undefined;
+    topics?: string[] | undefined;
+  };
+  issues: z.core.$ZodRawIssue[];
+}): void {
   const problem = rotationProblem(ctx.value);
-  if (problem !== undefined) ctx.issues.push({ code: 'custom', message: problem.message, path: [problem.path], input: undefined });
+  if (problem !== undefined)
+    ctx.issues.push({ code: 'custom', message: problem.message, path: [problem.path], input: undefined });
 }
 
 /**
@@ -133,20 +159,30 @@ function rotationWithTopics(ctx: { value: { rotationPeriod?: number | undefined;
  * parsed config can be validated again. Messages describe the rule and never echo the value.
  */
 export const gcpStoreConfigSchema: z.ZodType<GcpStoreConfig> = z
-  .object({ projectId: z.string({ error: PROJECT_RULE }).regex(PROJECT_ID, { error: PROJECT_RULE }), ...sharedShape })
+  .object({
+    projectId: z.string({ error: PROJECT_RULE }).regex(PROJECT_ID, { error: PROJECT_RULE }),
+    ...sharedShape,
+  })
   .strict()
   .check(insecureOnLoopback)
   .check(rotationWithTopics);
 
 /** The adapter's `store.settings` for GCP: the project is not among them (each cluster names it). */
-export const gcpSharedSettingsSchema = z.object(sharedShape).strict().check(insecureOnLoopback).check(rotationWithTopics);
+export const gcpSharedSettingsSchema = z
+  .object(sharedShape)
+  .strict()
+  .check(insecureOnLoopback)
+  .check(rotationWithTopics);
 
 /** Secret Manager's limit on one version's payload (64 KiB). */
 export const GCP_PAYLOAD_LIMIT_BYTES = 65_536;
 
 /** Environment variables of the GCP store. */
 export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
-  GCP_PROJECT_ID: { key: 'projectId', help: 'GCP project that holds the pull secrets (required; the project id, not its number).' },
+  GCP_PROJECT_ID: {
+    key: 'projectId',
+    help: 'GCP project that holds the pull secrets (required; the project id, not its number).',
+  },
   SECRET_MANAGER_ENDPOINT: {
     key: 'endpoint',
     help: 'host:port of a non-default Secret Manager endpoint (a private endpoint, or a local test server). Default: the public endpoint.',
@@ -179,5 +215,8 @@ export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
     key: 'versionDestroyTtl',
     help: 'Delayed destruction of new secrets\' versions: seconds or a number with m, h or d ("168h", "7d"); 24 hours to 1000 days. A destroyed version stays DISABLED and restorable that long (optional).',
   },
-  GCP_CALL_TIMEOUT_MS: { key: 'callTimeoutMs', help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).` },
+  GCP_CALL_TIMEOUT_MS: {
+    key: 'callTimeoutMs',
+    help: `Deadline of each Secret Manager call in milliseconds (default ${DEFAULT_CALL_TIMEOUT_MS}).`,
+  },
 };

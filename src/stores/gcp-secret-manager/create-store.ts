@@ -14,10 +14,16 @@ import { createSdkClient } from './sdk-client.js';
  *   non-loopback endpoint).
  */
 export function createGcpStore(config: GcpStoreConfig, hooks: StoreHooks = {}): Promise<SecretStore> {
-  const parsed = gcpStoreConfigSchema.safeParse(hooks.onApiCall === undefined ? config : { ...config, onApiCall: hooks.onApiCall });
+  const parsed = gcpStoreConfigSchema.safeParse(
+    hooks.onApiCall === undefined ? config : { ...config, onApiCall: hooks.onApiCall },
+  );
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
-    return Promise.reject(new PullSecretError('CONFIG_INVALID', `invalid GCP store configuration: ${problems.join('; ')}`));
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`,
+    );
+    return Promise.reject(
+      new PullSecretError('CONFIG_INVALID', `invalid GCP store configuration: ${problems.join('; ')}`),
+    );
   }
   const valid = parsed.data;
   // Deferred so that a refusal from createSdkClient becomes a rejection, not a synchronous throw.

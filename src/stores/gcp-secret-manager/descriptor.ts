@@ -1,6 +1,12 @@
 import { schemaProblems } from '../../config/problems.js';
 import type { StoreFactory } from '../factory.js';
-import { GCP_PAYLOAD_LIMIT_BYTES, gcpSharedSettingsSchema, gcpStoreConfigSchema, gcpStoreEnv, type GcpStoreConfig } from './config.js';
+import {
+  GCP_PAYLOAD_LIMIT_BYTES,
+  gcpSharedSettingsSchema,
+  gcpStoreConfigSchema,
+  gcpStoreEnv,
+  type GcpStoreConfig,
+} from './config.js';
 
 /**
  * Secret Manager's request quotas per project and minute (its "quotas and limits" page): 600
@@ -50,7 +56,11 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
     statusData: (scope) => ({ gcpProject: scope.projectId ?? '' }),
     logFields: (scope) => ({ gcp_project: scope.projectId ?? '' }),
   },
-  quotas: { writesPerMinute: QUOTA_PER_MINUTE, readsPerMinute: QUOTA_PER_MINUTE, accessesPerMinute: ACCESSES_PER_MINUTE },
+  quotas: {
+    writesPerMinute: QUOTA_PER_MINUTE,
+    readsPerMinute: QUOTA_PER_MINUTE,
+    accessesPerMinute: ACCESSES_PER_MINUTE,
+  },
   apiCalls: {
     methods: [
       'GetSecret',
@@ -64,7 +74,15 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
       'EnableSecretVersion',
       'DestroySecretVersion',
     ],
-    codes: ['OK', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],
+    codes: [
+      'OK',
+      'NOT_FOUND',
+      'ALREADY_EXISTS',
+      'PERMISSION_DENIED',
+      'RESOURCE_EXHAUSTED',
+      'UNAVAILABLE',
+      'DEADLINE_EXCEEDED',
+    ],
     ownCounter: {
       name: 'pullsecret_gcp_api_calls_total',
       help: 'GCP Secret Manager API calls by HTTP-equivalent status code',
@@ -82,11 +100,29 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
       'Makes at most two read-only calls.',
     ].join('\n'),
     options: [
-      { flags: '--project <id>', description: 'customer GCP project id that will hold the pull secrets (required)' },
-      { flags: '--service-account <email>', description: 'Google service account the adapter acts as, for the printed fixes (default pullsecret-manager@PROJECT.iam.gserviceaccount.com)' },
-      { flags: '--secret <id>', description: 'test the permissions on this existing secret instead of a probe name (an exact answer)' },
-      { flags: '--workload-pool <pool>', description: "Workload Identity pool of the adapter's cluster, CLUSTER_PROJECT.svc.id.goog, for the printed fixes" },
-      { flags: '--kubernetes-service-account <namespace/name>', description: 'Kubernetes service account the adapter runs as', defaultValue: 'hyperfleet-system/pullsecret-adapter' },
+      {
+        flags: '--project <id>',
+        description: 'customer GCP project id that will hold the pull secrets (required)',
+      },
+      {
+        flags: '--service-account <email>',
+        description:
+          'Google service account the adapter acts as, for the printed fixes (default pullsecret-manager@PROJECT.iam.gserviceaccount.com)',
+      },
+      {
+        flags: '--secret <id>',
+        description: 'test the permissions on this existing secret instead of a probe name (an exact answer)',
+      },
+      {
+        flags: '--workload-pool <pool>',
+        description:
+          "Workload Identity pool of the adapter's cluster, CLUSTER_PROJECT.svc.id.goog, for the printed fixes",
+      },
+      {
+        flags: '--kubernetes-service-account <namespace/name>',
+        description: 'Kubernetes service account the adapter runs as',
+        defaultValue: 'hyperfleet-system/pullsecret-adapter',
+      },
     ],
     load: async () => (await import('./preflight/run-cli.js')).runGcpPreflight,
   },

@@ -12,12 +12,21 @@ export const MIN_VERSION_DESTROY_TTL_SECONDS = 86_400;
 /** Longest delay accepted here: 1000 days, in seconds. */
 export const MAX_VERSION_DESTROY_TTL_SECONDS = 86_400_000;
 
-const TTL_RULE = 'must be a duration of 24 hours to 1000 days: seconds ("86400", "86400s") or a number with m, h or d ("168h", "7d")';
+const TTL_RULE =
+  'must be a duration of 24 hours to 1000 days: seconds ("86400", "86400s") or a number with m, h or d ("168h", "7d")';
 
 /** `versionDestroyTtl`: a duration, normalized to whole seconds. */
-export const versionDestroyTtlSchema = durationSecondsSchema(MIN_VERSION_DESTROY_TTL_SECONDS, MAX_VERSION_DESTROY_TTL_SECONDS, TTL_RULE);
+export const versionDestroyTtlSchema = durationSecondsSchema(
+  MIN_VERSION_DESTROY_TTL_SECONDS,
+  MAX_VERSION_DESTROY_TTL_SECONDS,
+  TTL_RULE,
+);
 
 /** The `versionDestroyTtl` field of a new Secret; `{}` when not configured. */
-export function destroyTtlFields(settings: { versionDestroyTtl?: number | undefined }): { versionDestroyTtl?: { seconds: number } } {
-  return settings.versionDestroyTtl === undefined ? {} : { versionDestroyTtl: { seconds: settings.versionDestroyTtl } };
+export function destroyTtlFields(settings: { versionDestroyTtl?: number | undefined }): {
+  versionDestroyTtl?: { seconds: number };
+} {
+  return settings.versionDestroyTtl === undefined
+    ? {}
+    : { versionDestroyTtl: { seconds: settings.versionDestroyTtl } };
 }

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { PullSecretError } from '../../errors/index.js';
 import { abortedError, classifyGcpError, grpcCodeName, type CallTarget } from './errors.js';
 
-const TARGET: CallTarget = { method: 'AccessSecretVersion', resource: 'projects/p/secrets/s/versions/latest' };
+const TARGET: CallTarget = {
+  method: 'AccessSecretVersion',
+  resource: 'projects/p/secrets/s/versions/latest',
+};
 
 /** An error shaped like gax's GoogleError / grpc-js ServiceError. */
 function grpcError(code: number, details: string): Error {
@@ -53,7 +56,12 @@ test('gRPC codes map onto the error registry with the right retryability', () =>
     assert.ok(err instanceof PullSecretError);
     assert.equal(err.code, expected, `code ${code}`);
     assert.equal(err.retryable, retryable, `code ${code}`);
-    assert.match(err.message, new RegExp(`^GCP Secret Manager AccessSecretVersion failed for projects/p/secrets/s/versions/latest: ${grpcCodeName({ code })} \\(detail\\)\\. `));
+    assert.match(
+      err.message,
+      new RegExp(
+        `^GCP Secret Manager AccessSecretVersion failed for projects/p/secrets/s/versions/latest: ${grpcCodeName({ code })} \\(detail\\)\\. `,
+      ),
+    );
   }
 });
 
@@ -65,7 +73,10 @@ test('UNKNOWN carrying a socket error is a retryable unavailability', () => {
 
 test('socket errors without a gRPC status are STORE_UNAVAILABLE', () => {
   for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT']) {
-    const socketError = Object.assign(new Error(`connect ${code} 10.0.0.1:443`), { code, syscall: 'connect' });
+    const socketError = Object.assign(new Error(`connect ${code} 10.0.0.1:443`), {
+      code,
+      syscall: 'connect',
+    });
     const err = classifyGcpError(socketError, TARGET);
     assert.equal(err.code, 'STORE_UNAVAILABLE', code);
     assert.equal(err.retryable, true);
@@ -74,7 +85,9 @@ test('socket errors without a gRPC status are STORE_UNAVAILABLE', () => {
 });
 
 test('missing Application Default Credentials are STORE_UNAUTHENTICATED with the fix', () => {
-  const adc = new Error('Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.');
+  const adc = new Error(
+    'Could not load the default credentials. Browse to https://cloud.google.com/docs/authentication/getting-started for more information.',
+  );
   const err = classifyGcpError(adc, TARGET);
   assert.equal(err.code, 'STORE_UNAUTHENTICATED');
   assert.match(err.message, /Workload Identity/);
@@ -91,7 +104,10 @@ test('PERMISSION_DENIED names the IAM permission of the operation', () => {
     ['DeleteSecret', 'secretmanager.secrets.delete'],
   ];
   for (const [method, permission] of cases) {
-    const err = classifyGcpError(grpcError(7, 'Permission denied.'), { method, resource: 'projects/p/secrets/s' });
+    const err = classifyGcpError(grpcError(7, 'Permission denied.'), {
+      method,
+      resource: 'projects/p/secrets/s',
+    });
     assert.equal(err.code, 'STORE_PERMISSION_DENIED');
     assert.ok(err.message.includes(permission), err.message);
     assert.ok(err.message.includes(method), err.message);
@@ -100,7 +116,10 @@ test('PERMISSION_DENIED names the IAM permission of the operation', () => {
 
 test('AddSecretVersion never repeats the server text; other texts are bounded and printable', () => {
   const secret = '{"auths":{"r.io":{"auth":"dXNlcjpwYXNz"}}}';
-  const add = classifyGcpError(grpcError(3, `payload ${secret}`), { method: 'AddSecretVersion', resource: 'projects/p/secrets/s' });
+  const add = classifyGcpError(grpcError(3, `payload ${secret}`), {
+    method: 'AddSecretVersion',
+    resource: 'projects/p/secrets/s',
+  });
   assert.ok(!add.message.includes('dXNlcjpwYXNz'));
   assert.ok(!add.message.includes('auths'));
   const long = classifyGcpError(grpcError(13, `x\n\u001b[31m${'y'.repeat(500)}`), TARGET);

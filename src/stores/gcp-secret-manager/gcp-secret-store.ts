@@ -1,7 +1,18 @@
 import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
-import type { AccessLatestOptions, AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type {
+  AccessLatestOptions,
+  AddVersionOptions,
+  CallOptions,
+  CreatedSecret,
+  CreateSecretOptions,
+  SecretDescription,
+  SecretMetadata,
+  SecretPayload,
+  SecretStore,
+  SecretVersionInfo,
+} from '../store.js';
 import type { CallOptions as GaxCallOptions } from 'google-gax';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
@@ -58,7 +69,12 @@ export class GcpSecretStore implements SecretStore {
   /** Reads metadata (GetSecret); `undefined` on NOT_FOUND. */
   async getSecret(secretId: string, options?: GcpCallOptions): Promise<SecretMetadata | undefined> {
     const name = this.checkedPath(secretId);
-    const result = await callExpecting(this.target('GetSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.getSecret({ name }, o));
+    const result = await callExpecting(
+      this.target('GetSecret', name),
+      this.callOptions(options),
+      ['NOT_FOUND'],
+      (o) => this.client.getSecret({ name }, o),
+    );
     return result.ok ? toSecretMetadata(secretId, name, result.value[0]) : undefined;
   }
 
@@ -70,15 +86,33 @@ export class GcpSecretStore implements SecretStore {
    * When that add fails, the secret stays without a version: a retried create answers "exists" (one
    * more CreateSecret, a write) and the caller adds the version to it.
    */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions & GcpCallOptions): Promise<CreatedSecret | undefined> {
+  async createSecret(
+    secretId: string,
+    labels: Record<string, string>,
+    options?: CreateSecretOptions & GcpCallOptions,
+  ): Promise<CreatedSecret | undefined> {
     const name = this.checkedPath(secretId);
     assertLabels(labels);
     const data = options?.payload;
     if (data !== undefined) this.assertPayloadSize(data);
     const kmsKeyName = this.config.kmsKeyName;
     const automatic = kmsKeyName === undefined ? {} : { customerManagedEncryption: { kmsKeyName } };
-    const request = { parent: this.location, secretId, secret: { replication: { automatic }, labels, ...rotationFields(this.config), ...destroyTtlFields(this.config) } };
-    const result = await callExpecting(this.target('CreateSecret', name), this.callOptions(options), ['ALREADY_EXISTS'], (o) => this.client.createSecret(request, o));
+    const request = {
+      parent: this.location,
+      secretId,
+      secret: {
+        replication: { automatic },
+        labels,
+        ...rotationFields(this.config),
+        ...destroyTtlFields(this.config),
+      },
+    };
+    const result = await callExpecting(
+      this.target('CreateSecret', name),
+      this.callOptions(options),
+      ['ALREADY_EXISTS'],
+      (o) => this.client.createSecret(request, o),
+    );
     if (!result.ok) return undefined;
     const metadata = toSecretMetadata(secretId, name, result.value[0]);
     if (data === undefined) return metadata;
@@ -94,13 +128,25 @@ export class GcpSecretStore implements SecretStore {
    *
    * @throws SECRET_NOT_FOUND when the secret does not exist; STORE_CORRUPT on a checksum mismatch.
    */
-  async accessLatestEnabled(secretId: string, options?: AccessLatestOptions & GcpCallOptions): Promise<SecretPayload | undefined> {
+  async accessLatestEnabled(
+    secretId: string,
+    options?: AccessLatestOptions & GcpCallOptions,
+  ): Promise<SecretPayload | undefined> {
     const path = this.checkedPath(secretId);
     const name = `${path}/versions/latest`;
-    const latest = await callExpecting(this.target('AccessSecretVersion', name), this.callOptions(options), ['NOT_FOUND', 'FAILED_PRECONDITION'], (o) => this.client.accessSecretVersion({ name }, o));
+    const latest = await callExpecting(
+      this.target('AccessSecretVersion', name),
+      this.callOptions(options),
+      ['NOT_FOUND', 'FAILED_PRECONDITION'],
+      (o) => this.client.accessSecretVersion({ name }, o),
+    );
     if (latest.ok) return this.toPayload(path, latest.value[0]);
     if (latest.code === 'NOT_FOUND') {
-      if (options?.skipExistenceCheck === true) throw new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist or has no version yet`);
+      if (options?.skipExistenceCheck === true)
+        throw new PullSecretError(
+          'SECRET_NOT_FOUND',
+          `GCP Secret Manager secret ${path} does not exist or has no version yet`,
+        );
       if ((await this.getSecret(secretId, options)) === undefined) throw this.notFound(path);
       return undefined;
     }
@@ -115,7 +161,10 @@ export class GcpSecretStore implements SecretStore {
   async accessVersion(secretId: string, version: string, options?: GcpCallOptions): Promise<SecretPayload> {
     const path = this.checkedPath(secretId);
     if (!/^([1-9][0-9]{0,18}|latest)$/.test(version)) {
-      throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: must be a positive version number or "latest"');
+      throw new PullSecretError(
+        'IDENTIFIER_INVALID',
+        'invalid secret version: must be a positive version number or "latest"',
+      );
     }
     return this.accessNumbered(path, version, options);
   }
@@ -131,35 +180,66 @@ export class GcpSecretStore implements SecretStore {
    *
    * @throws PAYLOAD_TOO_LARGE (before any call), SECRET_NOT_FOUND, STORE_PRECONDITION_FAILED.
    */
-  async addVersion(secretId: string, data: Buffer, options?: AddVersionOptions & GcpCallOptions): Promise<SecretVersionInfo> {
+  async addVersion(
+    secretId: string,
+    data: Buffer,
+    options?: AddVersionOptions & GcpCallOptions,
+  ): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
     this.assertPayloadSize(data);
     const request = { parent: path, payload: { data, dataCrc32c: crc32c(data) } };
     const add = async (): Promise<SecretVersionInfo> => {
-      const [version] = await call(this.target('AddSecretVersion', path), this.callOptions(options), (o) => this.client.addSecretVersion(request, o));
+      const [version] = await call(this.target('AddSecretVersion', path), this.callOptions(options), (o) =>
+        this.client.addSecretVersion(request, o),
+      );
       return toVersionInfo(path, version);
     };
     if (options?.ifLatest === undefined || this.config.writeIntent !== true) return add();
-    if (this.writing.has(path)) throw new PullSecretError('STORE_PRECONDITION_FAILED', `GCP Secret Manager secret ${path}: this client is adding a version already; re-reading`);
+    if (this.writing.has(path))
+      throw new PullSecretError(
+        'STORE_PRECONDITION_FAILED',
+        `GCP Secret Manager secret ${path}: this client is adding a version already; re-reading`,
+      );
     this.writing.add(path);
     try {
       return await addUnderWriteIntent(
         {
           getSecret: async () => {
-            const result = await callExpecting(this.target('GetSecret', path), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.getSecret({ name: path }, o));
-            return result.ok ? { etag: result.value[0].etag ?? '', annotations: { ...(result.value[0].annotations ?? {}) } } : undefined;
+            const result = await callExpecting(
+              this.target('GetSecret', path),
+              this.callOptions(options),
+              ['NOT_FOUND'],
+              (o) => this.client.getSecret({ name: path }, o),
+            );
+            return result.ok
+              ? { etag: result.value[0].etag ?? '', annotations: { ...(result.value[0].annotations ?? {}) } }
+              : undefined;
           },
           updateAnnotations: async (annotations, etag, detached = false) => {
-            const update = { secret: { name: path, annotations, etag }, updateMask: { paths: ['annotations'] } };
+            const update = {
+              secret: { name: path, annotations, etag },
+              updateMask: { paths: ['annotations'] },
+            };
             const callOptions = this.callOptions(detached ? { ...options, signal: undefined } : options);
             // A stale etag is ABORTED (AIP-154); FAILED_PRECONDITION is accepted as the same answer.
-            const result = await callExpecting(this.target('UpdateSecret', path), callOptions, ['ABORTED', 'FAILED_PRECONDITION'], (o) => this.client.updateSecret(update, o));
+            const result = await callExpecting(
+              this.target('UpdateSecret', path),
+              callOptions,
+              ['ABORTED', 'FAILED_PRECONDITION'],
+              (o) => this.client.updateSecret(update, o),
+            );
             return result.ok ? (result.value[0].etag ?? '') : undefined;
           },
-          newestEnabledVersion: async () => (await this.accessLatestEnabled(secretId, options))?.version ?? null,
+          newestEnabledVersion: async () =>
+            (await this.accessLatestEnabled(secretId, options))?.version ?? null,
           add,
         },
-        { path, writer: this.writer, ifLatest: options.ifLatest, callTimeoutMs: options.timeoutMs ?? this.config.callTimeoutMs },
+        {
+          path,
+          writer: this.writer,
+          ifLatest: options.ifLatest,
+          callTimeoutMs: options.timeoutMs ?? this.config.callTimeoutMs,
+        },
       );
     } finally {
       this.writing.delete(path);
@@ -203,7 +283,12 @@ export class GcpSecretStore implements SecretStore {
   /** DeleteSecret; false on NOT_FOUND. */
   async deleteSecret(secretId: string, options?: GcpCallOptions): Promise<boolean> {
     const name = this.checkedPath(secretId);
-    const result = await callExpecting(this.target('DeleteSecret', name), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.deleteSecret({ name }, o));
+    const result = await callExpecting(
+      this.target('DeleteSecret', name),
+      this.callOptions(options),
+      ['NOT_FOUND'],
+      (o) => this.client.deleteSecret({ name }, o),
+    );
     return result.ok;
   }
 
@@ -215,7 +300,10 @@ export class GcpSecretStore implements SecretStore {
    * @throws IDENTIFIER_INVALID (no call made); STORE_PERMISSION_DENIED when the call itself is
    *   refused (Secret Manager API disabled, or no such project); otherwise the classified error.
    */
-  async testIamPermissions(permissions: readonly string[], options: GcpCallOptions & { secretId: string }): Promise<string[]> {
+  async testIamPermissions(
+    permissions: readonly string[],
+    options: GcpCallOptions & { secretId: string },
+  ): Promise<string[]> {
     const resource = this.checkedPath(options.secretId);
     // `GcpMethod` names the RPCs that need a permission; this one needs none, so PERMISSION_DENIED is
     // answered here rather than by the classifier's per-method advice.
@@ -229,7 +317,12 @@ export class GcpSecretStore implements SecretStore {
     );
     if (result.ok) return [...(result.value[0].permissions ?? [])];
     const e = refusal as { details?: unknown; message?: unknown } | undefined;
-    const raw = typeof e?.details === 'string' && e.details !== '' ? e.details : typeof e?.message === 'string' ? e.message : '';
+    const raw =
+      typeof e?.details === 'string' && e.details !== ''
+        ? e.details
+        : typeof e?.message === 'string'
+          ? e.message
+          : '';
     // Bounded printable ASCII: the server's text can neither flood nor forge a line.
     const detail = raw
       .replace(/^\d+ [A-Z_]+: /, '')
@@ -258,7 +351,11 @@ export class GcpSecretStore implements SecretStore {
     options: GcpCallOptions | undefined,
   ): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
-    if (!/^[1-9][0-9]{0,18}$/.test(version)) throw new PullSecretError('IDENTIFIER_INVALID', 'invalid secret version: must be a positive version number');
+    if (!/^[1-9][0-9]{0,18}$/.test(version))
+      throw new PullSecretError(
+        'IDENTIFIER_INVALID',
+        'invalid secret version: must be a positive version number',
+      );
     const name = `${path}/versions/${version}`;
     const request = { name };
     const run = async (o: GaxCallOptions): Promise<ISecretVersion> => {
@@ -266,14 +363,29 @@ export class GcpSecretStore implements SecretStore {
       if (method === 'EnableSecretVersion') return (await this.client.enableSecretVersion(request, o))[0];
       return (await this.client.destroySecretVersion(request, o))[0];
     };
-    const result = await callExpecting(this.target(method, name), this.callOptions(options), ['FAILED_PRECONDITION'], run);
-    if (!result.ok) throw new PullSecretError('STORE_INVALID_REQUEST', `GCP Secret Manager ${method} refused for ${name}: the version is DESTROYED and cannot change state`);
+    const result = await callExpecting(
+      this.target(method, name),
+      this.callOptions(options),
+      ['FAILED_PRECONDITION'],
+      run,
+    );
+    if (!result.ok)
+      throw new PullSecretError(
+        'STORE_INVALID_REQUEST',
+        `GCP Secret Manager ${method} refused for ${name}: the version is DESTROYED and cannot change state`,
+      );
     return toVersionInfo(path, result.value);
   }
 
-  private async accessNumbered(secretPath: string, version: string, options: GcpCallOptions | undefined): Promise<SecretPayload> {
+  private async accessNumbered(
+    secretPath: string,
+    version: string,
+    options: GcpCallOptions | undefined,
+  ): Promise<SecretPayload> {
     const name = `${secretPath}/versions/${version}`;
-    const [response] = await call(this.target('AccessSecretVersion', name), this.callOptions(options), (o) => this.client.accessSecretVersion({ name }, o));
+    const [response] = await call(this.target('AccessSecretVersion', name), this.callOptions(options), (o) =>
+      this.client.accessSecretVersion({ name }, o),
+    );
     return this.toPayload(secretPath, response);
   }
 
@@ -283,7 +395,10 @@ export class GcpSecretStore implements SecretStore {
     const expected = int64ToNumber(response.payload?.dataCrc32c);
     // Verifies the bytes end to end when the service sends a checksum (it does for every version).
     if (expected !== undefined && expected !== crc32c(data)) {
-      throw new PullSecretError('STORE_CORRUPT', `GCP Secret Manager returned ${secretPath}/versions/${version} with a CRC-32C mismatch`);
+      throw new PullSecretError(
+        'STORE_CORRUPT',
+        `GCP Secret Manager returned ${secretPath}/versions/${version} with a CRC-32C mismatch`,
+      );
     }
     return { version, path: `${secretPath}/versions/${version}`, data };
   }
@@ -294,7 +409,12 @@ export class GcpSecretStore implements SecretStore {
     options: GcpCallOptions | undefined,
   ): Promise<{ versions: SecretVersionInfo[]; nextPageToken?: string; missing?: true }> {
     const request = { parent: secretPath, ...page };
-    const result = await callExpecting(this.target('ListSecretVersions', secretPath), this.callOptions(options), ['NOT_FOUND'], (o) => this.client.listSecretVersions(request, { ...o, autoPaginate: false }));
+    const result = await callExpecting(
+      this.target('ListSecretVersions', secretPath),
+      this.callOptions(options),
+      ['NOT_FOUND'],
+      (o) => this.client.listSecretVersions(request, { ...o, autoPaginate: false }),
+    );
     if (!result.ok) return { versions: [], missing: true };
     const [versions, , response] = result.value;
     const nextPageToken = response?.nextPageToken;
@@ -307,7 +427,10 @@ export class GcpSecretStore implements SecretStore {
   /** @throws PAYLOAD_TOO_LARGE beyond Secret Manager's 64 KiB per version. */
   private assertPayloadSize(data: Buffer): void {
     if (data.length > this.maxPayloadBytes) {
-      throw new PullSecretError('PAYLOAD_TOO_LARGE', `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`);
+      throw new PullSecretError(
+        'PAYLOAD_TOO_LARGE',
+        `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`,
+      );
     }
   }
 
@@ -318,7 +441,10 @@ export class GcpSecretStore implements SecretStore {
   }
 
   private notFound(path: string): PullSecretError {
-    return new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist; check GCP_PROJECT_ID and the secret name.`);
+    return new PullSecretError(
+      'SECRET_NOT_FOUND',
+      `GCP Secret Manager secret ${path} does not exist; check GCP_PROJECT_ID and the secret name.`,
+    );
   }
 
   private target(method: GcpMethod, resource: string) {
@@ -326,6 +452,10 @@ export class GcpSecretStore implements SecretStore {
   }
 
   private callOptions(options: GcpCallOptions | undefined): ApiCallOptions {
-    return { signal: options?.signal, timeoutMs: options?.timeoutMs ?? this.config.callTimeoutMs, onApiCall: this.config.onApiCall };
+    return {
+      signal: options?.signal,
+      timeoutMs: options?.timeoutMs ?? this.config.callTimeoutMs,
+      onApiCall: this.config.onApiCall,
+    };
   }
 }

@@ -5,5 +5,11 @@
 export { gcpStoreFactory } from './descriptor.js';
 export { createGcpStore } from './create-store.js';
 export { GcpSecretStore, GCP_MAX_PAYLOAD_BYTES, type GcpCallOptions } from './gcp-secret-store.js';
-export { gcpStoreConfigSchema, gcpStoreEnv, DEFAULT_CALL_TIMEOUT_MS, type GcpStoreConfig, type ApiCallHook } from './config.js';
+export {
+  gcpStoreConfigSchema,
+  gcpStoreEnv,
+  DEFAULT_CALL_TIMEOUT_MS,
+  type GcpStoreConfig,
+  type ApiCallHook,
+} from './config.js';
 export { classifyGcpError, grpcCodeName, type GcpMethod } from './errors.js';

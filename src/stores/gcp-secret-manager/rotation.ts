@@ -49,7 +49,11 @@ export function durationSecondsSchema(min: number, max: number, rule: string) {
 }
 
 /** `rotationPeriod`: a duration, normalized to whole seconds. */
-export const rotationPeriodSchema = durationSecondsSchema(MIN_ROTATION_PERIOD_SECONDS, MAX_ROTATION_SECONDS, PERIOD_RULE);
+export const rotationPeriodSchema = durationSecondsSchema(
+  MIN_ROTATION_PERIOD_SECONDS,
+  MAX_ROTATION_SECONDS,
+  PERIOD_RULE,
+);
 
 /** `nextRotationTime`: an RFC 3339 time, normalized to ISO 8601 UTC. */
 export const nextRotationTimeSchema = z.string({ error: NEXT_RULE }).transform((value, ctx) => {
@@ -62,14 +66,23 @@ export const nextRotationTimeSchema = z.string({ error: NEXT_RULE }).transform((
 });
 
 /** `topics`: a list, or (from the environment) one comma-separated string. */
-export const topicsSchema = z.union([z.array(z.string(), { error: TOPIC_RULE }), z.string({ error: TOPIC_RULE })], { error: TOPIC_RULE }).transform((value, ctx) => {
-  const list = (Array.isArray(value) ? value : value.split(',')).map((t) => t.trim()).filter((t) => t !== '');
-  if (list.length === 0 || list.length > MAX_TOPICS || list.some((t) => !TOPIC.test(t)) || new Set(list).size !== list.length) {
-    ctx.issues.push({ code: 'custom', message: TOPIC_RULE, input: value });
-    return z.NEVER;
-  }
-  return list;
-});
+export const topicsSchema = z
+  .union([z.array(z.string(), { error: TOPIC_RULE }), z.string({ error: TOPIC_RULE })], { error: TOPIC_RULE })
+  .transform((value, ctx) => {
+    const list = (Array.isArray(value) ? value : value.split(','))
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
+    if (
+      list.length === 0 ||
+      list.length > MAX_TOPICS ||
+      list.some((t) => !TOPIC.test(t)) ||
+      new Set(list).size !== list.length
+    ) {
+      ctx.issues.push({ code: 'custom', message: TOPIC_RULE, input: value });
+      return z.NEVER;
+    }
+    return list;
+  });
 
 /** The settings `rotationProblem` checks together. */
 export interface RotationSettings {
@@ -82,7 +95,11 @@ export interface RotationSettings {
 export function rotationProblem(settings: RotationSettings): { path: string; message: string } | undefined {
   const rotates = settings.rotationPeriod !== undefined || settings.nextRotationTime !== undefined;
   if (rotates && (settings.topics === undefined || settings.topics.length === 0)) {
-    return { path: 'topics', message: 'rotationPeriod and nextRotationTime need topics: Secret Manager sends rotation notifications to Pub/Sub topics (projects/PROJECT/topics/TOPIC)' };
+    return {
+      path: 'topics',
+      message:
+        'rotationPeriod and nextRotationTime need topics: Secret Manager sends rotation notifications to Pub/Sub topics (projects/PROJECT/topics/TOPIC)',
+    };
   }
   return undefined;
 }
@@ -91,14 +108,21 @@ export function rotationProblem(settings: RotationSettings): { path: string; mes
 export function rotationFields(
   settings: RotationSettings,
   now: Date = new Date(),
-): { rotation?: { rotationPeriod?: { seconds: number }; nextRotationTime?: { seconds: number; nanos: number } }; topics?: { name: string }[] } {
-  const topics = settings.topics === undefined || settings.topics.length === 0 ? undefined : settings.topics.map((name) => ({ name }));
+): {
+  rotation?: { rotationPeriod?: { seconds: number }; nextRotationTime?: { seconds: number; nanos: number } };
+  topics?: { name: string }[];
+} {
+  const topics =
+    settings.topics === undefined || settings.topics.length === 0
+      ? undefined
+      : settings.topics.map((name) => ({ name }));
   const period = settings.rotationPeriod;
   let next: number | undefined;
   if (settings.nextRotationTime !== undefined) {
     const configured = Date.parse(settings.nextRotationTime);
     // A fixed time that is (nearly) past by now would be refused: the next period from now instead.
-    if (configured >= now.getTime() + MIN_NEXT_ROTATION_LEAD_SECONDS * 1000 || period === undefined) next = configured;
+    if (configured >= now.getTime() + MIN_NEXT_ROTATION_LEAD_SECONDS * 1000 || period === undefined)
+      next = configured;
   }
   if (next === undefined && period !== undefined) next = now.getTime() + period * 1000;
   const rotation =
@@ -106,7 +130,9 @@ export function rotationFields(
       ? undefined
       : {
           ...(period === undefined ? {} : { rotationPeriod: { seconds: period } }),
-          ...(next === undefined ? {} : { nextRotationTime: { seconds: Math.floor(next / 1000), nanos: (next % 1000) * 1_000_000 } }),
+          ...(next === undefined
+            ? {}
+            : { nextRotationTime: { seconds: Math.floor(next / 1000), nanos: (next % 1000) * 1_000_000 } }),
         };
   return { ...(rotation === undefined ? {} : { rotation }), ...(topics === undefined ? {} : { topics }) };
 }

@@ -56,13 +56,22 @@ class SecretManagerClient extends SecretManagerServiceClient {
 export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceClient {
   const endpoint = config.endpoint === undefined ? undefined : parseEndpoint(config.endpoint);
   if (config.endpoint !== undefined && endpoint === undefined) {
-    throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable SECRET_MANAGER_ENDPOINT: must be host:port');
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      'invalid environment variable SECRET_MANAGER_ENDPOINT: must be host:port',
+    );
   }
   // Hostnames are plain; an IPv6 literal keeps its brackets, as gax joins `${host}:${port}`.
-  const options: ClientOptions = { ...RECONNECT_BACKOFF, ...(endpoint === undefined ? {} : { apiEndpoint: endpoint.host, port: endpoint.port }) };
+  const options: ClientOptions = {
+    ...RECONNECT_BACKOFF,
+    ...(endpoint === undefined ? {} : { apiEndpoint: endpoint.host, port: endpoint.port }),
+  };
   if (config.insecure) {
     if (endpoint === undefined || !isLoopbackHost(endpoint.host)) {
-      throw new PullSecretError('CONFIG_INVALID', 'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host');
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host',
+      );
     }
     options.sslCreds = grpc.credentials.createInsecure();
     options.universeDomain = 'googleapis.com';
@@ -77,7 +86,10 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
  * `createStub`); the names are grpc-js channel options
  * (https://github.com/grpc/grpc-node/blob/master/packages/grpc-js/src/channel-options.ts).
  */
-export const RECONNECT_BACKOFF = { 'grpc.initial_reconnect_backoff_ms': 1000, 'grpc.max_reconnect_backoff_ms': 5000 } as const;
+export const RECONNECT_BACKOFF = {
+  'grpc.initial_reconnect_backoff_ms': 1000,
+  'grpc.max_reconnect_backoff_ms': 5000,
+} as const;
 
 /**
  * Builds one client and drops it, so the SDK's service definitions (protos.json, about 50 ms of
@@ -86,5 +98,9 @@ export const RECONNECT_BACKOFF = { 'grpc.initial_reconnect_backoff_ms': 1000, 'g
  * Makes no network call and looks up no credentials (plaintext, fixed universe, never initialized).
  */
 export function warmSdkClient(): void {
-  void new SecretManagerServiceClient({ sslCreds: grpc.credentials.createInsecure(), universeDomain: 'googleapis.com', apiEndpoint: 'localhost' });
+  void new SecretManagerServiceClient({
+    sslCreds: grpc.credentials.createInsecure(),
+    universeDomain: 'googleapis.com',
+    apiEndpoint: 'localhost',
+  });
 }

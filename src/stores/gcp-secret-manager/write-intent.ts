@@ -31,7 +31,11 @@ export interface IntentRpcs {
    * UpdateSecret(annotations) with `etag`: the new etag, or `undefined` when the etag was stale.
    * `detached`: not cut short by the caller's signal (only by the call deadline).
    */
-  updateAnnotations(annotations: Record<string, string>, etag: string, detached?: boolean): Promise<string | undefined>;
+  updateAnnotations(
+    annotations: Record<string, string>,
+    etag: string,
+    detached?: boolean,
+  ): Promise<string | undefined>;
   /** The newest ENABLED version id, `null` when none. */
   newestEnabledVersion(): Promise<string | null>;
   /** AddSecretVersion. */
@@ -55,7 +59,10 @@ function parseIntent(value: string | undefined): Intent | undefined {
 }
 
 function conflict(path: string, why: string): PullSecretError {
-  return new PullSecretError('STORE_PRECONDITION_FAILED', `GCP Secret Manager secret ${path}: ${why}; re-reading`);
+  return new PullSecretError(
+    'STORE_PRECONDITION_FAILED',
+    `GCP Secret Manager secret ${path}: ${why}; re-reading`,
+  );
 }
 
 /**
@@ -66,29 +73,46 @@ function conflict(path: string, why: string): PullSecretError {
  *   race, a newer version, or too slow to use the intent), SECRET_NOT_FOUND, or what the RPCs throw
  *   (STORE_PERMISSION_DENIED naming secretmanager.secrets.update when it is not granted).
  */
-export async function addUnderWriteIntent(rpcs: IntentRpcs, target: { path: string; writer: string; ifLatest: string | null; callTimeoutMs: number }): Promise<SecretVersionInfo> {
+export async function addUnderWriteIntent(
+  rpcs: IntentRpcs,
+  target: { path: string; writer: string; ifLatest: string | null; callTimeoutMs: number },
+): Promise<SecretVersionInfo> {
   const { path, writer } = target;
   const secret = await rpcs.getSecret();
-  if (secret === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist`);
+  if (secret === undefined)
+    throw new PullSecretError('SECRET_NOT_FOUND', `GCP Secret Manager secret ${path} does not exist`);
   const held = parseIntent(secret.annotations[WRITE_INTENT_ANNOTATION]);
   if (held !== undefined && held.writer !== writer && held.expiresAt > Date.now()) {
-    throw conflict(path, `another writer (${held.writer}) is adding a version until ${new Date(held.expiresAt).toISOString()}`);
+    throw conflict(
+      path,
+      `another writer (${held.writer}) is adding a version until ${new Date(held.expiresAt).toISOString()}`,
+    );
   }
   const started = performance.now();
   const expiresAt = Date.now() + USE_WITHIN_MS + target.callTimeoutMs + CLOCK_SKEW_MS;
   const intent = `writer=${writer};expires=${new Date(expiresAt).toISOString()}`;
-  const etag = await rpcs.updateAnnotations({ ...secret.annotations, [WRITE_INTENT_ANNOTATION]: intent }, secret.etag);
+  const etag = await rpcs.updateAnnotations(
+    { ...secret.annotations, [WRITE_INTENT_ANNOTATION]: intent },
+    secret.etag,
+  );
   if (etag === undefined) throw conflict(path, 'another writer changed it first');
 
   try {
     const newest = await rpcs.newestEnabledVersion();
-    if (newest !== target.ifLatest) throw conflict(path, `its newest enabled version is now ${newest ?? 'none'}, not ${target.ifLatest ?? 'none'}`);
-    if (performance.now() - started > USE_WITHIN_MS) throw conflict(path, 'the write intent is too old to use');
+    if (newest !== target.ifLatest)
+      throw conflict(
+        path,
+        `its newest enabled version is now ${newest ?? 'none'}, not ${target.ifLatest ?? 'none'}`,
+      );
+    if (performance.now() - started > USE_WITHIN_MS)
+      throw conflict(path, 'the write intent is too old to use');
     return await rpcs.add();
   } finally {
     // Best effort: an intent left behind (crash, lost answer) only delays the next writer until it expires.
     // Detached from the caller's signal: a write cut short (drain, newer generation) still clears it.
-    const others = Object.fromEntries(Object.entries(secret.annotations).filter(([key]) => key !== WRITE_INTENT_ANNOTATION));
+    const others = Object.fromEntries(
+      Object.entries(secret.annotations).filter(([key]) => key !== WRITE_INTENT_ANNOTATION),
+    );
     await rpcs.updateAnnotations(others, etag, true).catch(() => undefined);
   }
 }

@@ -32,16 +32,24 @@ function recordFile(dir: string, id = ID): string {
 
 test('payloads are encrypted at rest: no file in the store holds the plaintext', async () => {
   await withStore(async (store, dir) => {
-    const canary = Buffer.from(`{"auths":{"quay.io":{"auth":"${Buffer.from('canary-user:canary-pass-7f3a').toString('base64')}"}}}`);
+    const canary = Buffer.from(
+      `{"auths":{"quay.io":{"auth":"${Buffer.from('canary-user:canary-pass-7f3a').toString('base64')}"}}}`,
+    );
     await store.createSecret(ID, LABELS);
     await store.addVersion(ID, canary);
     await store.addVersion(ID, canary);
-    const needles = [canary, Buffer.from('canary-pass-7f3a'), Buffer.from(canary.toString('base64')), Buffer.from(canary.toString('hex'))];
+    const needles = [
+      canary,
+      Buffer.from('canary-pass-7f3a'),
+      Buffer.from(canary.toString('base64')),
+      Buffer.from(canary.toString('hex')),
+    ];
     const files = await filesUnder(dir);
     assert.ok(files.length >= 2, 'record and key file exist');
     for (const file of files) {
       const content = await readFile(file);
-      for (const needle of needles) assert.equal(content.includes(needle), false, `${file} leaks the payload`);
+      for (const needle of needles)
+        assert.equal(content.includes(needle), false, `${file} leaks the payload`);
     }
     assert.deepEqual((await store.accessVersion(ID, '2')).data, canary);
   });
@@ -80,7 +88,9 @@ test('tampering is detected as STORE_CORRUPT without echoing data', async () => 
     const otherId = 'hyperfleet-cls-2-pull-secret';
     await store.createSecret(otherId, LABELS);
     await store.addVersion(otherId, Buffer.from('other'));
-    const other = JSON.parse(await readFile(recordFile(dir, otherId), 'utf8')) as { versions: { payload: string }[] };
+    const other = JSON.parse(await readFile(recordFile(dir, otherId), 'utf8')) as {
+      versions: { payload: string }[];
+    };
     const stolen = JSON.parse(original) as { versions: { payload: string }[] };
     assert.ok(other.versions[0] && stolen.versions[0]);
     other.versions[0].payload = stolen.versions[0].payload;
@@ -90,7 +100,10 @@ test('tampering is detected as STORE_CORRUPT without echoing data', async () => 
     await writeFile(path, '{"format":1,"id":');
     await assert.rejects(store.getSecret(ID), { code: 'STORE_CORRUPT', message: /not valid JSON/ });
     await writeFile(path, original.replace(`"id": "${ID}"`, '"id": "someone-else"'));
-    await assert.rejects(store.getSecret(ID), { code: 'STORE_CORRUPT', message: /holds secret "someone-else"/ });
+    await assert.rejects(store.getSecret(ID), {
+      code: 'STORE_CORRUPT',
+      message: /holds secret "someone-else"/,
+    });
     await rm(path);
     await mkdir(path);
     await assert.rejects(store.getSecret(ID), { code: 'STORE_FAILED', message: /EISDIR/ });
@@ -105,7 +118,10 @@ test('a wrong key is reported as STORE_CORRUPT naming the key settings', async (
     await writer.addVersion(ID, Buffer.from('data'));
     const reader = new LocalStore({ dir, key: randomBytes(32) });
     assert.deepEqual((await reader.getSecret(ID))?.labels, LABELS, 'metadata is readable without the key');
-    await assert.rejects(reader.accessLatestEnabled(ID), { code: 'STORE_CORRUPT', message: /another store key.*LOCAL_STORE_KEY/ });
+    await assert.rejects(reader.accessLatestEnabled(ID), {
+      code: 'STORE_CORRUPT',
+      message: /another store key.*LOCAL_STORE_KEY/,
+    });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -172,7 +188,10 @@ test('crash leftovers: a torn temp file is ignored, old ones are cleaned at star
     assert.equal((await restarted.accessLatestEnabled(ID))?.data.toString(), 'next');
     const left = await readdir(join(dir, 'secrets'));
     assert.ok(!left.includes(old.split('/').pop() ?? ''), 'old temp file removed');
-    assert.ok(left.includes(fresh.split('/').pop() ?? ''), 'recent temp file kept: it may belong to a live writer');
+    assert.ok(
+      left.includes(fresh.split('/').pop() ?? ''),
+      'recent temp file kept: it may belong to a live writer',
+    );
     assert.deepEqual(
       left.filter((n) => !n.endsWith('.tmp')),
       [`${fileStem(ID)}.json`],

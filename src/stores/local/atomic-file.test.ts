@@ -67,9 +67,15 @@ test('a reader sees the old or the new content while writes race, never a torn f
 
 test('write errors are classified: a missing directory is not a raw Node error', async () => {
   await withDir(async (dir) => {
-    await assert.rejects(writeFileAtomic(join(dir, 'missing', 'a.json'), 'x'), (err) => err instanceof PullSecretError && err.code === 'STORE_FAILED');
+    await assert.rejects(
+      writeFileAtomic(join(dir, 'missing', 'a.json'), 'x'),
+      (err) => err instanceof PullSecretError && err.code === 'STORE_FAILED',
+    );
     await writeFile(join(dir, 'file'), 'x');
-    await assert.rejects(writeFileAtomic(join(dir, 'file', 'a.json'), 'x'), { code: 'STORE_FAILED', message: /ENOTDIR/ });
+    await assert.rejects(writeFileAtomic(join(dir, 'file', 'a.json'), 'x'), {
+      code: 'STORE_FAILED',
+      message: /ENOTDIR/,
+    });
   });
 });
 

@@ -1,6 +1,10 @@
 import { readdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { syncDirectory as syncDirectoryRaw, writeFileAtomic as writeFileAtomicRaw, type AtomicWriteOptions } from '../../util/atomic-file.js';
+import {
+  syncDirectory as syncDirectoryRaw,
+  writeFileAtomic as writeFileAtomicRaw,
+  type AtomicWriteOptions,
+} from '../../util/atomic-file.js';
 import type { FileIdentity } from '../../util/parsed-file-cache.js';
 import { classifyFsError, errnoCode } from './fs-errors.js';
 
@@ -16,7 +20,11 @@ export type { AtomicWriteOptions };
  *
  * @throws PullSecretError classified from the filesystem error (see `classifyFsError`).
  */
-export async function writeFileAtomic(target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<FileIdentity> {
+export async function writeFileAtomic(
+  target: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<FileIdentity> {
   try {
     return await writeFileAtomicRaw(target, data, options);
   } catch (err) {

@@ -41,9 +41,25 @@ interface Child {
 }
 
 async function startChild(dir: string, count: number, create: boolean, forever = false): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', CHILD, STORE_MODULE, dir, ID, String(count), String(create), String(forever)], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      import.meta.resolve('tsx'),
+      '--input-type=module',
+      '-e',
+      CHILD,
+      STORE_MODULE,
+      dir,
+      ID,
+      String(count),
+      String(create),
+      String(forever),
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -75,60 +91,71 @@ async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-test('processes racing on a fresh store agree on one key, one creator, and versions 1..N each exactly once', { timeout: 60_000 }, async () => {
-  await withDir(async (dir) => {
-    const children = 6;
-    const perChild = 12;
-    const started = await Promise.all(Array.from({ length: children }, () => startChild(dir, perChild, true)));
-    for (const child of started) child.process.stdin?.write('go\n');
-    const codes = await Promise.all(started.map((c) => c.exited));
-    codes.forEach((code, i) => assert.equal(code, 0, started[i]?.output()));
-
-    const summaries = started.map(summaryOf);
-    assert.equal(summaries.filter((s) => s.created).length, 1, 'exactly one process created the secret');
-    const reported = summaries
-      .flatMap((s) => s.versions)
-      .map(Number)
-      .sort((a, b) => a - b);
-    const expected = Array.from({ length: children * perChild }, (_, i) => i + 1);
-    assert.deepEqual(reported, expected, 'every number handed out exactly once');
-
-    // The parent reads every version with the key file the children generated between them.
-    const store = new LocalStore({ dir });
-    const described = await store.describe(ID);
-    assert.deepEqual(
-      described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b),
-      expected,
-    );
-    const payloads = new Set<string>();
-    for (const n of expected) payloads.add((await store.accessVersion(ID, String(n))).data.toString());
-    assert.equal(payloads.size, children * perChild, 'no version overwrote another');
-  });
-});
-
-test('a writer killed mid-stream leaves a readable store that later writers continue', { timeout: 60_000 }, async () => {
-  await withDir(async (dir) => {
-    const store = new LocalStore({ dir, lockTiming: { staleMs: 2000 } });
-    await store.createSecret(ID, LABELS);
-    for (let round = 0; round < 3; round++) {
-      const child = await startChild(dir, 0, false, true);
-      child.process.stdin?.write('go\n');
-      // Let it commit a few versions, then kill it without warning at whatever step it is in.
-      while ((child.output().match(/added/g) ?? []).length < 3 + round) await once(child.process.stdout!, 'data');
-      child.process.kill('SIGKILL');
-      await child.exited;
-
-      const described = await store.describe(ID);
-      const numbers = described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b) ?? [];
-      assert.deepEqual(
-        numbers,
-        Array.from({ length: numbers.length }, (_, i) => i + 1),
-        'versions stay contiguous',
+test(
+  'processes racing on a fresh store agree on one key, one creator, and versions 1..N each exactly once',
+  { timeout: 60_000 },
+  async () => {
+    await withDir(async (dir) => {
+      const children = 6;
+      const perChild = 12;
+      const started = await Promise.all(
+        Array.from({ length: children }, () => startChild(dir, perChild, true)),
       );
-      for (const n of numbers) await store.accessVersion(ID, String(n));
-      // A lock the killed process held is taken over once stale, so this does not hang.
-      const next = await store.addVersion(ID, Buffer.from(`after kill ${round}`));
-      assert.equal(Number(next.version), numbers.length + 1);
-    }
-  });
-});
+      for (const child of started) child.process.stdin?.write('go\n');
+      const codes = await Promise.all(started.map((c) => c.exited));
+      codes.forEach((code, i) => assert.equal(code, 0, started[i]?.output()));
+
+      const summaries = started.map(summaryOf);
+      assert.equal(summaries.filter((s) => s.created).length, 1, 'exactly one process created the secret');
+      const reported = summaries
+        .flatMap((s) => s.versions)
+        .map(Number)
+        .sort((a, b) => a - b);
+      const expected = Array.from({ length: children * perChild }, (_, i) => i + 1);
+      assert.deepEqual(reported, expected, 'every number handed out exactly once');
+
+      // The parent reads every version with the key file the children generated between them.
+      const store = new LocalStore({ dir });
+      const described = await store.describe(ID);
+      assert.deepEqual(
+        described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b),
+        expected,
+      );
+      const payloads = new Set<string>();
+      for (const n of expected) payloads.add((await store.accessVersion(ID, String(n))).data.toString());
+      assert.equal(payloads.size, children * perChild, 'no version overwrote another');
+    });
+  },
+);
+
+test(
+  'a writer killed mid-stream leaves a readable store that later writers continue',
+  { timeout: 60_000 },
+  async () => {
+    await withDir(async (dir) => {
+      const store = new LocalStore({ dir, lockTiming: { staleMs: 2000 } });
+      await store.createSecret(ID, LABELS);
+      for (let round = 0; round < 3; round++) {
+        const child = await startChild(dir, 0, false, true);
+        child.process.stdin?.write('go\n');
+        // Let it commit a few versions, then kill it without warning at whatever step it is in.
+        while ((child.output().match(/added/g) ?? []).length < 3 + round)
+          await once(child.process.stdout!, 'data');
+        child.process.kill('SIGKILL');
+        await child.exited;
+
+        const described = await store.describe(ID);
+        const numbers = described?.versions.map((v) => Number(v.version)).sort((a, b) => a - b) ?? [];
+        assert.deepEqual(
+          numbers,
+          Array.from({ length: numbers.length }, (_, i) => i + 1),
+          'versions stay contiguous',
+        );
+        for (const n of numbers) await store.accessVersion(ID, String(n));
+        // A lock the killed process held is taken over once stale, so this does not hang.
+        const next = await store.addVersion(ID, Buffer.from(`after kill ${round}`));
+        assert.equal(Number(next.version), numbers.length + 1);
+      }
+    });
+  },
+);

@@ -7,7 +7,8 @@ import { join, resolve } from 'node:path';
 import { parseEnv } from '../../config/env.js';
 import { localStoreFactory, StoreKey, type LocalStoreConfig } from './index.js';
 
-const parse = (env: NodeJS.ProcessEnv) => parseEnv(localStoreFactory.configSchema, localStoreFactory.env, env);
+const parse = (env: NodeJS.ProcessEnv) =>
+  parseEnv(localStoreFactory.configSchema, localStoreFactory.env, env);
 
 test('defaults: the store lives in .pull-secret/store under the working directory', async () => {
   const result = parse({});
@@ -25,13 +26,20 @@ test('LOCAL_STORE_KEY must be base64 of 32 bytes; the error never echoes the val
   assert.equal(result.ok, false);
   if (result.ok) return;
   assert.equal(result.invalid.length, 1);
-  assert.match(result.invalid[0] ?? '', /^invalid environment variable LOCAL_STORE_KEY: must be the base64 encoding of exactly 32 bytes/);
+  assert.match(
+    result.invalid[0] ?? '',
+    /^invalid environment variable LOCAL_STORE_KEY: must be the base64 encoding of exactly 32 bytes/,
+  );
   assert.ok(!JSON.stringify(result).includes(bad));
 });
 
 test('a valid LOCAL_STORE_KEY is parsed into a StoreKey that does not print', () => {
   const key = randomBytes(32);
-  const result = parse({ LOCAL_STORE_KEY: key.toString('base64'), LOCAL_STORE_DIR: '/srv/store', LOCAL_STORE_KEY_FILE: '/etc/k' });
+  const result = parse({
+    LOCAL_STORE_KEY: key.toString('base64'),
+    LOCAL_STORE_DIR: '/srv/store',
+    LOCAL_STORE_KEY_FILE: '/etc/k',
+  });
   assert.ok(result.ok);
   const config: LocalStoreConfig = result.value;
   assert.ok(config.key instanceof StoreKey);
@@ -59,6 +67,10 @@ test('the factory builds a store that uses the configured key and touches nothin
 });
 
 test('every env variable has help text and maps to a schema key', () => {
-  assert.deepEqual(Object.keys(localStoreFactory.env).sort(), ['LOCAL_STORE_DIR', 'LOCAL_STORE_KEY', 'LOCAL_STORE_KEY_FILE']);
+  assert.deepEqual(Object.keys(localStoreFactory.env).sort(), [
+    'LOCAL_STORE_DIR',
+    'LOCAL_STORE_KEY',
+    'LOCAL_STORE_KEY_FILE',
+  ]);
   for (const setting of Object.values(localStoreFactory.env)) assert.ok(setting.help.length > 10);
 });

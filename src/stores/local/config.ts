@@ -45,8 +45,15 @@ export const localStoreConfigSchema: z.ZodType<LocalStoreConfig> = z
 
 /** Environment variables of the local store. */
 export const localStoreEnv: Readonly<Record<string, EnvSetting>> = {
-  LOCAL_STORE_DIR: { key: 'dir', help: `Directory of the local encrypted secret store (default ${DEFAULT_LOCAL_STORE_DIR}, relative to the working directory).` },
-  LOCAL_STORE_KEY: { key: 'key', secret: true, help: `Store encryption key: base64 of exactly ${KEY_BYTES} bytes (\`openssl rand -base64 32\`). Wins over LOCAL_STORE_KEY_FILE.` },
+  LOCAL_STORE_DIR: {
+    key: 'dir',
+    help: `Directory of the local encrypted secret store (default ${DEFAULT_LOCAL_STORE_DIR}, relative to the working directory).`,
+  },
+  LOCAL_STORE_KEY: {
+    key: 'key',
+    secret: true,
+    help: `Store encryption key: base64 of exactly ${KEY_BYTES} bytes (\`openssl rand -base64 32\`). Wins over LOCAL_STORE_KEY_FILE.`,
+  },
   LOCAL_STORE_KEY_FILE: {
     key: 'keyFile',
     help: 'File holding the store key (default {LOCAL_STORE_DIR}/store.key, generated on first use with mode 0600; must not be readable by group or others).',

@@ -13,13 +13,18 @@ test('round trip; a fresh IV makes every encryption differ; layout is iv | ciphe
   assert.notEqual(a, b);
   assert.equal(Buffer.from(a, 'base64').length, 12 + plaintext.length + 16);
   assert.deepEqual(decryptPayload(key, binding, a), plaintext);
-  assert.deepEqual(decryptPayload(key, binding, encryptPayload(key, binding, Buffer.alloc(0))), Buffer.alloc(0));
+  assert.deepEqual(
+    decryptPayload(key, binding, encryptPayload(key, binding, Buffer.alloc(0))),
+    Buffer.alloc(0),
+  );
 });
 
 test('the secret id and version are authenticated: moving a ciphertext fails', () => {
   const sealed = encryptPayload(key, binding, plaintext);
   assert.throws(() => decryptPayload(key, { ...binding, version: 4 }, sealed), { code: 'STORE_CORRUPT' });
-  assert.throws(() => decryptPayload(key, { ...binding, secretId: 'hyperfleet-cls-2-pull-secret' }, sealed), { code: 'STORE_CORRUPT' });
+  assert.throws(() => decryptPayload(key, { ...binding, secretId: 'hyperfleet-cls-2-pull-secret' }, sealed), {
+    code: 'STORE_CORRUPT',
+  });
 });
 
 test('any flipped bit, truncation or wrong key fails with STORE_CORRUPT and never echoes the data', () => {
@@ -37,6 +42,11 @@ test('any flipped bit, truncation or wrong key fails with STORE_CORRUPT and neve
       },
     );
   }
-  assert.throws(() => decryptPayload(key, binding, sealed.subarray(0, 27).toString('base64')), { code: 'STORE_CORRUPT' });
-  assert.throws(() => decryptPayload(randomBytes(32), binding, sealed.toString('base64'), 'wrong key hint'), { code: 'STORE_CORRUPT', message: /wrong key hint/ });
+  assert.throws(() => decryptPayload(key, binding, sealed.subarray(0, 27).toString('base64')), {
+    code: 'STORE_CORRUPT',
+  });
+  assert.throws(() => decryptPayload(randomBytes(32), binding, sealed.toString('base64'), 'wrong key hint'), {
+    code: 'STORE_CORRUPT',
+    message: /wrong key hint/,
+  });
 });

@@ -38,7 +38,12 @@ export function encryptPayload(key: Buffer, binding: PayloadBinding, plaintext: 
  * @throws PullSecretError STORE_CORRUPT when the data was altered, belongs to another secret or
  *   version, or was encrypted with another key. The message never includes the data.
  */
-export function decryptPayload(key: Buffer, binding: PayloadBinding, encoded: string, keyHint?: string): Buffer {
+export function decryptPayload(
+  key: Buffer,
+  binding: PayloadBinding,
+  encoded: string,
+  keyHint?: string,
+): Buffer {
   const corrupt = (cause?: unknown): PullSecretError =>
     new PullSecretError(
       'STORE_CORRUPT',

@@ -23,7 +23,10 @@ export const localStoreFactory: StoreFactory<LocalStoreConfig> = {
   apiCalls: { methods: STORE_METHODS, codes: ['OK'] },
   validate: (settings) => schemaProblems(localStoreConfigSchema, settings),
   async create(config, hooks) {
-    const [{ LocalStore }, { instrumented }] = await Promise.all([import('./local-store.js'), import('../instrumented-store.js')]);
+    const [{ LocalStore }, { instrumented }] = await Promise.all([
+      import('./local-store.js'),
+      import('../instrumented-store.js'),
+    ]);
     const store = new LocalStore({ dir: config.dir, key: config.key?.bytes(), keyFile: config.keyFile });
     return hooks?.onApiCall === undefined ? store : instrumented(store, hooks.onApiCall);
   },

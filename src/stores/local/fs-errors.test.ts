@@ -31,24 +31,35 @@ test('filesystem errors map to store codes with the path and the right retryabil
     assert.ok(err.message.includes(errno), err.message);
   }
   assert.match(classifyFsError(sysErr('ENOSPC'), 'write', '/x').message, /no space left/);
-  assert.equal(classifyFsError(Object.assign(new Error('aborted'), { name: 'AbortError', code: 'ABORT_ERR' }), 'read', '/x').code, 'ABORTED');
+  assert.equal(
+    classifyFsError(
+      Object.assign(new Error('aborted'), { name: 'AbortError', code: 'ABORT_ERR' }),
+      'read',
+      '/x',
+    ).code,
+    'ABORTED',
+  );
   assert.equal(classifyFsError('not an error', 'read', '/x').code, 'STORE_FAILED');
   const passthrough = new PullSecretError('STORE_CORRUPT', 'bad');
   assert.equal(classifyFsError(passthrough, 'read', '/x'), passthrough);
 });
 
-test('an unwritable store directory fails with STORE_PERMISSION_DENIED naming the path', { skip: process.getuid?.() === 0 ? 'root ignores file modes' : false }, async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'local-store-perm-'));
-  try {
-    await chmod(dir, 0o500);
-    const store = new LocalStore({ dir: join(dir, 'store') });
-    await assert.rejects(store.getSecret('s1'), (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'STORE_PERMISSION_DENIED');
-      assert.ok(err.message.includes(dir));
-      return true;
-    });
-  } finally {
-    await chmod(dir, 0o700);
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'an unwritable store directory fails with STORE_PERMISSION_DENIED naming the path',
+  { skip: process.getuid?.() === 0 ? 'root ignores file modes' : false },
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'local-store-perm-'));
+    try {
+      await chmod(dir, 0o500);
+      const store = new LocalStore({ dir: join(dir, 'store') });
+      await assert.rejects(store.getSecret('s1'), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'STORE_PERMISSION_DENIED');
+        assert.ok(err.message.includes(dir));
+        return true;
+      });
+    } finally {
+      await chmod(dir, 0o700);
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -1,7 +1,19 @@
 import { PullSecretError } from '../../errors/index.js';
 
 /** Transient conditions: another attempt (after space is freed, a device recovers, fds are released) may work. */
-const TRANSIENT = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EAGAIN', 'EBUSY', 'EMFILE', 'ENFILE', 'ETIMEDOUT', 'ESTALE', 'EINTR', 'ENOMEM']);
+const TRANSIENT = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EIO',
+  'EAGAIN',
+  'EBUSY',
+  'EMFILE',
+  'ENFILE',
+  'ETIMEDOUT',
+  'ESTALE',
+  'EINTR',
+  'ENOMEM',
+]);
 const DENIED = new Set(['EACCES', 'EPERM']);
 
 /** True for a filesystem error another attempt may get past (a full disk, a busy device, too many open files). */
@@ -29,17 +41,38 @@ export function classifyFsError(err: unknown, action: string, path: string): Pul
     return new PullSecretError('ABORTED', 'operation aborted', { cause: err });
   }
   if (code !== undefined && DENIED.has(code)) {
-    return new PullSecretError('STORE_PERMISSION_DENIED', `local store: permission denied to ${action} ${path} (${code}); check the owner and mode of the store directory (LOCAL_STORE_DIR)`, { cause: err });
+    return new PullSecretError(
+      'STORE_PERMISSION_DENIED',
+      `local store: permission denied to ${action} ${path} (${code}); check the owner and mode of the store directory (LOCAL_STORE_DIR)`,
+      { cause: err },
+    );
   }
   if (code !== undefined && TRANSIENT.has(code)) {
-    const hint = code === 'ENOSPC' || code === 'EDQUOT' ? 'no space left on the device' : 'transient filesystem error';
-    return new PullSecretError('STORE_UNAVAILABLE', `local store: cannot ${action} ${path} (${code}: ${hint})`, { cause: err });
+    const hint =
+      code === 'ENOSPC' || code === 'EDQUOT' ? 'no space left on the device' : 'transient filesystem error';
+    return new PullSecretError(
+      'STORE_UNAVAILABLE',
+      `local store: cannot ${action} ${path} (${code}: ${hint})`,
+      { cause: err },
+    );
   }
   if (code === 'EROFS') {
-    return new PullSecretError('STORE_FAILED', `local store: cannot ${action} ${path} (EROFS: read-only filesystem); point LOCAL_STORE_DIR at a writable directory`, { cause: err });
+    return new PullSecretError(
+      'STORE_FAILED',
+      `local store: cannot ${action} ${path} (EROFS: read-only filesystem); point LOCAL_STORE_DIR at a writable directory`,
+      { cause: err },
+    );
   }
   if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'ELOOP' || code === 'ENAMETOOLONG') {
-    return new PullSecretError('STORE_FAILED', `local store: cannot ${action} ${path} (${code}); check that LOCAL_STORE_DIR is a directory`, { cause: err });
+    return new PullSecretError(
+      'STORE_FAILED',
+      `local store: cannot ${action} ${path} (${code}); check that LOCAL_STORE_DIR is a directory`,
+      { cause: err },
+    );
   }
-  return new PullSecretError('STORE_FAILED', `local store: cannot ${action} ${path}${code === undefined ? '' : ` (${code})`}`, { cause: err });
+  return new PullSecretError(
+    'STORE_FAILED',
+    `local store: cannot ${action} ${path}${code === undefined ? '' : ` (${code})`}`,
+    { cause: err },
+  );
 }

@@ -56,7 +56,9 @@ export async function keyFilesSignature(keyFile: string): Promise<string> {
         return `${info.ino}:${info.size}:${info.mtimeMs}`;
       } catch (err) {
         if (errnoCode(err) === 'ENOENT') return '-';
-        throw new PullSecretError('STORE_UNAVAILABLE', `local store: cannot stat the key file ${path}`, { cause: err });
+        throw new PullSecretError('STORE_UNAVAILABLE', `local store: cannot stat the key file ${path}`, {
+          cause: err,
+        });
       }
     }),
   );

@@ -24,14 +24,18 @@ test('decodeKeyBase64 accepts only padded base64 of exactly 32 bytes', () => {
   assert.equal(decodeKeyBase64(randomBytes(33).toString('base64')), undefined);
   assert.equal(decodeKeyBase64(key.toString('base64').replace(/=$/, '')), undefined);
   assert.equal(decodeKeyBase64(key.toString('hex')), undefined);
-  assert.equal(decodeKeyBase64(`${key.toString('base64').slice(0, 20)}!${key.toString('base64').slice(20)}`), undefined);
+  assert.equal(
+    decodeKeyBase64(`${key.toString('base64').slice(0, 20)}!${key.toString('base64').slice(20)}`),
+    undefined,
+  );
 });
 
 test('StoreKey never prints its bytes', () => {
   const bytes = randomBytes(32);
   const key = new StoreKey(bytes);
   const b64 = bytes.toString('base64');
-  for (const shown of [JSON.stringify({ key }), String(key), inspect({ key }), `${key.toString()}`]) assert.ok(!shown.includes(b64), shown);
+  for (const shown of [JSON.stringify({ key }), String(key), inspect({ key }), `${key.toString()}`])
+    assert.ok(!shown.includes(b64), shown);
   assert.deepEqual(key.bytes(), bytes);
   assert.throws(() => new StoreKey(randomBytes(16)), { code: 'CONFIG_INVALID' });
 });

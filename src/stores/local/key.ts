@@ -27,7 +27,8 @@ export class StoreKey {
   readonly #bytes: Buffer;
 
   constructor(bytes: Buffer) {
-    if (bytes.length !== KEY_BYTES) throw new PullSecretError('CONFIG_INVALID', `local store key must be exactly ${KEY_BYTES} bytes`);
+    if (bytes.length !== KEY_BYTES)
+      throw new PullSecretError('CONFIG_INVALID', `local store key must be exactly ${KEY_BYTES} bytes`);
     this.#bytes = Buffer.from(bytes);
   }
 
@@ -77,7 +78,10 @@ export async function loadOrCreateKeyFile(path: string, beforeCreate?: () => Pro
   if (created !== undefined) return created;
   const winner = await readKeyFile(path);
   if (winner === undefined) {
-    throw new PullSecretError('STORE_UNAVAILABLE', `local store: key file ${path} vanished while it was being created; try again`);
+    throw new PullSecretError(
+      'STORE_UNAVAILABLE',
+      `local store: key file ${path} vanished while it was being created; try again`,
+    );
   }
   return winner;
 }
@@ -97,18 +101,26 @@ export async function readKeyFile(path: string): Promise<Buffer | undefined> {
   try {
     // fstat the open handle, not the path, so the checked file is the one that is read.
     const info = await handle.stat();
-    if (!info.isFile()) throw new PullSecretError('CONFIG_INVALID', `local store key file ${path} is not a regular file`);
+    if (!info.isFile())
+      throw new PullSecretError('CONFIG_INVALID', `local store key file ${path} is not a regular file`);
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
       const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
-      throw new PullSecretError('CONFIG_INVALID', `local store key file ${path} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600 ${path}\``);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `local store key file ${path} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600 ${path}\``,
+      );
     }
     const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     const content = buffer.subarray(0, bytesRead);
-    const key = content.length === KEY_BYTES ? Buffer.from(content) : decodeKeyBase64(content.toString('latin1'));
+    const key =
+      content.length === KEY_BYTES ? Buffer.from(content) : decodeKeyBase64(content.toString('latin1'));
     buffer.fill(0);
     if (key === undefined) {
-      throw new PullSecretError('CONFIG_INVALID', `local store key file ${path} does not hold a ${KEY_BYTES}-byte key (raw bytes, or base64 on one line)`);
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `local store key file ${path} does not hold a ${KEY_BYTES}-byte key (raw bytes, or base64 on one line)`,
+      );
     }
     return key;
   } catch (err) {

@@ -105,7 +105,8 @@ test('ids that are long or mixed case get distinct, valid file names', async () 
     const ids = ['Pull-Secret', 'pull-secret', 'PULL-SECRET', 'a'.repeat(255), `${'a'.repeat(254)}B`];
     for (const id of ids) assert.ok(await store.createSecret(id, LABELS), id);
     for (const [i, id] of ids.entries()) await store.addVersion(id, Buffer.from(`payload ${i}`));
-    for (const [i, id] of ids.entries()) assert.equal((await store.accessLatestEnabled(id))?.data.toString(), `payload ${i}`);
+    for (const [i, id] of ids.entries())
+      assert.equal((await store.accessLatestEnabled(id))?.data.toString(), `payload ${i}`);
   });
 });
 
@@ -127,7 +128,10 @@ test('accessLatestEnabled skips disabled and destroyed versions; accessVersion r
     assert.equal((await store.disableVersion(ID, '3')).state, 'DISABLED');
     assert.equal((await store.disableVersion(ID, '3')).state, 'DISABLED', 'idempotent');
     assert.equal((await store.accessLatestEnabled(ID))?.data.toString(), 'two');
-    await assert.rejects(store.accessVersion(ID, '3'), { code: 'VERSION_NOT_ENABLED', message: /versions\/3 is DISABLED/ });
+    await assert.rejects(store.accessVersion(ID, '3'), {
+      code: 'VERSION_NOT_ENABLED',
+      message: /versions\/3 is DISABLED/,
+    });
 
     assert.equal((await store.destroyVersion(ID, '2')).state, 'DESTROYED');
     assert.equal((await store.accessLatestEnabled(ID))?.data.toString(), 'one');
@@ -152,7 +156,10 @@ test('missing secrets and versions fail with SECRET_NOT_FOUND', async () => {
     await assert.rejects(store.addVersion(ID, Buffer.from('x')), { code: 'SECRET_NOT_FOUND' });
     await assert.rejects(store.disableVersion(ID, '1'), { code: 'SECRET_NOT_FOUND' });
     await store.createSecret(ID, LABELS);
-    await assert.rejects(store.accessVersion(ID, '1'), { code: 'SECRET_NOT_FOUND', message: /versions\/1 does not exist/ });
+    await assert.rejects(store.accessVersion(ID, '1'), {
+      code: 'SECRET_NOT_FOUND',
+      message: /versions\/1 does not exist/,
+    });
   });
 });
 
@@ -186,19 +193,26 @@ test('compare-and-add: ifLatest must name the newest enabled version (null: none
   await withStore(async (store) => {
     await store.createSecret(ID, LABELS);
     assert.equal((await store.addVersion(ID, Buffer.from('one'), { ifLatest: null })).version, '1');
-    await assert.rejects(store.addVersion(ID, Buffer.from('again'), { ifLatest: null }), (err: Error & { code?: string; retryable?: boolean }) => {
-      assert.equal(err.code, 'STORE_PRECONDITION_FAILED');
-      assert.equal(err.retryable, true);
-      assert.match(err.message, /newest enabled version is 1, not none/);
-      return true;
-    });
+    await assert.rejects(
+      store.addVersion(ID, Buffer.from('again'), { ifLatest: null }),
+      (err: Error & { code?: string; retryable?: boolean }) => {
+        assert.equal(err.code, 'STORE_PRECONDITION_FAILED');
+        assert.equal(err.retryable, true);
+        assert.match(err.message, /newest enabled version is 1, not none/);
+        return true;
+      },
+    );
     assert.equal((await store.addVersion(ID, Buffer.from('two'), { ifLatest: '1' })).version, '2');
     await store.disableVersion(ID, '2');
-    await assert.rejects(store.addVersion(ID, Buffer.from('x'), { ifLatest: '2' }), { code: 'STORE_PRECONDITION_FAILED' });
+    await assert.rejects(store.addVersion(ID, Buffer.from('x'), { ifLatest: '2' }), {
+      code: 'STORE_PRECONDITION_FAILED',
+    });
     assert.equal((await store.addVersion(ID, Buffer.from('three'), { ifLatest: '1' })).version, '3');
 
     // Racing on one newest version: exactly one of many wins.
-    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store.addVersion(ID, Buffer.from(`race ${i}`), { ifLatest: '3' })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => store.addVersion(ID, Buffer.from(`race ${i}`), { ifLatest: '3' })),
+    );
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
     assert.deepEqual(
       (await store.describe(ID))?.versions.map((v) => v.version),

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId, quoteIdentifier } from '../../pullsecret/identifiers.js';
-import type { AddVersionOptions, CallOptions, CreatedSecret, CreateSecretOptions, SecretDescription, SecretMetadata, SecretPayload, SecretStore, SecretVersionInfo } from '../store.js';
+import type {
+  AddVersionOptions,
+  CallOptions,
+  CreatedSecret,
+  CreateSecretOptions,
+  SecretDescription,
+  SecretMetadata,
+  SecretPayload,
+  SecretStore,
+  SecretVersionInfo,
+} from '../store.js';
 import { decryptPayload, encryptPayload } from './crypto.js';
 import { nextVersionNumber, RECORD_FORMAT, type SecretRecord, type VersionRecord } from './secret-record.js';
 import { SecretFiles, type ActiveKey, type Change, type SecretFilesOptions } from './secret-files.js';
@@ -53,7 +63,11 @@ export class LocalStore implements SecretStore {
   }
 
   /** One record write under the secret's lock: the labels and, with `payload`, version 1 holding it. */
-  async createSecret(secretId: string, labels: Record<string, string>, options?: CreateSecretOptions): Promise<CreatedSecret | undefined> {
+  async createSecret(
+    secretId: string,
+    labels: Record<string, string>,
+    options?: CreateSecretOptions,
+  ): Promise<CreatedSecret | undefined> {
     assertSecretId(secretId);
     assertLabels(labels);
     if (Object.keys(labels).length > MAX_LABELS) {
@@ -65,7 +79,14 @@ export class LocalStore implements SecretStore {
       if (current !== undefined) return { result: undefined };
       const first = data === undefined ? undefined : newVersion(secretId, 1, data, active);
       const versions = first === undefined ? [] : [first];
-      const record: SecretRecord = { format: RECORD_FORMAT, id: secretId, labels: { ...labels }, createTime: now(), etag: newEtag(), versions };
+      const record: SecretRecord = {
+        format: RECORD_FORMAT,
+        id: secretId,
+        labels: { ...labels },
+        createTime: now(),
+        etag: newEtag(),
+        versions,
+      };
       const version = first === undefined ? {} : { version: this.#versionInfo(secretId, first) };
       return { write: record, result: { ...this.#metadata(record), ...version } };
     });
@@ -88,7 +109,10 @@ export class LocalStore implements SecretStore {
     const existing = this.#mustExist(secretId, record);
     const found = this.#findVersion(existing, number);
     if (found.state !== 'ENABLED') {
-      throw new PullSecretError('VERSION_NOT_ENABLED', `version ${this.#versionPath(secretId, number)} is ${found.state}`);
+      throw new PullSecretError(
+        'VERSION_NOT_ENABLED',
+        `version ${this.#versionPath(secretId, number)} is ${found.state}`,
+      );
     }
     return this.#payload(existing, found, active);
   }
@@ -107,23 +131,33 @@ export class LocalStore implements SecretStore {
         const latest = newestEnabled(record);
         const seen = latest === undefined ? null : String(latest.version);
         if (seen !== options.ifLatest) {
-          throw new PullSecretError('STORE_PRECONDITION_FAILED', `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`);
+          throw new PullSecretError(
+            'STORE_PRECONDITION_FAILED',
+            `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`,
+          );
         }
       }
       const added = newVersion(secretId, nextVersionNumber(record), data, active);
-      return { write: { ...record, versions: [...record.versions, added] }, result: this.#versionInfo(secretId, added) };
+      return {
+        write: { ...record, versions: [...record.versions, added] },
+        result: this.#versionInfo(secretId, added),
+      };
     });
   }
 
   async describe(secretId: string, options?: CallOptions): Promise<SecretDescription | undefined> {
     const { record } = await this.#read(secretId, options);
     if (record === undefined) return undefined;
-    const versions = [...record.versions].sort((a, b) => b.version - a.version).map((v) => this.#versionInfo(secretId, v));
+    const versions = [...record.versions]
+      .sort((a, b) => b.version - a.version)
+      .map((v) => this.#versionInfo(secretId, v));
     return { ...this.#metadata(record), versions };
   }
 
   async deleteSecret(secretId: string, options?: CallOptions): Promise<boolean> {
-    return this.#mutate(secretId, options, (current) => (current === undefined ? { result: false } : { write: null, result: true }));
+    return this.#mutate(secretId, options, (current) =>
+      current === undefined ? { result: false } : { write: null, result: true },
+    );
   }
 
   /**
@@ -156,16 +190,28 @@ export class LocalStore implements SecretStore {
     return Promise.resolve();
   }
 
-  async #setState(secretId: string, version: string, state: VersionRecord['state'], options?: CallOptions): Promise<SecretVersionInfo> {
+  async #setState(
+    secretId: string,
+    version: string,
+    state: VersionRecord['state'],
+    options?: CallOptions,
+  ): Promise<SecretVersionInfo> {
     const number = parseVersion(version);
     return this.#mutate(secretId, options, (current) => {
       const record = this.#mustExist(secretId, current);
       const found = this.#findVersion(record, number);
-      if (found.state === state && state !== 'DESTROYED') return { result: this.#versionInfo(secretId, found) };
+      if (found.state === state && state !== 'DESTROYED')
+        return { result: this.#versionInfo(secretId, found) };
       if (found.state === 'DESTROYED') {
-        throw new PullSecretError('STORE_INVALID_REQUEST', `version ${this.#versionPath(secretId, number)} is DESTROYED and cannot change state`);
+        throw new PullSecretError(
+          'STORE_INVALID_REQUEST',
+          `version ${this.#versionPath(secretId, number)} is DESTROYED and cannot change state`,
+        );
       }
-      const changed: VersionRecord = state === 'DESTROYED' ? { version: found.version, state, createTime: found.createTime, destroyTime: now() } : { ...found, state };
+      const changed: VersionRecord =
+        state === 'DESTROYED'
+          ? { version: found.version, state, createTime: found.createTime, destroyTime: now() }
+          : { ...found, state };
       const versions = record.versions.map((v) => (v.version === number ? changed : v));
       return { write: { ...record, versions }, result: this.#versionInfo(secretId, changed) };
     });
@@ -179,34 +225,55 @@ export class LocalStore implements SecretStore {
     return this.#files.open();
   }
 
-  async #read(secretId: string, options: CallOptions | undefined): Promise<{ record: SecretRecord | undefined; active: ActiveKey }> {
+  async #read(
+    secretId: string,
+    options: CallOptions | undefined,
+  ): Promise<{ record: SecretRecord | undefined; active: ActiveKey }> {
     const active = await this.#begin(secretId, options);
     const record = await this.#files.read(secretId);
     // A version under a key this process has not loaded: a rotation started since; load the keys again.
-    const unknown = record?.versions.some((v) => v.keyId !== undefined && v.payload !== undefined && !active.keys.has(v.keyId));
+    const unknown = record?.versions.some(
+      (v) => v.keyId !== undefined && v.payload !== undefined && !active.keys.has(v.keyId),
+    );
     return { record, active: unknown ? await this.#files.refreshKeys() : active };
   }
 
-  async #mutate<T>(secretId: string, options: CallOptions | undefined, decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>): Promise<T> {
+  async #mutate<T>(
+    secretId: string,
+    options: CallOptions | undefined,
+    decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>,
+  ): Promise<T> {
     await this.#begin(secretId, options);
     return this.#files.mutate(secretId, options?.signal, decide);
   }
 
   #mustExist(secretId: string, record: SecretRecord | undefined): SecretRecord {
-    if (record === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `secret ${this.secretPath(secretId)} does not exist`);
+    if (record === undefined)
+      throw new PullSecretError('SECRET_NOT_FOUND', `secret ${this.secretPath(secretId)} does not exist`);
     return record;
   }
 
   #findVersion(record: SecretRecord, number: number): VersionRecord {
     const found = record.versions.find((v) => v.version === number);
-    if (found === undefined) throw new PullSecretError('SECRET_NOT_FOUND', `version ${this.#versionPath(record.id, number)} does not exist`);
+    if (found === undefined)
+      throw new PullSecretError(
+        'SECRET_NOT_FOUND',
+        `version ${this.#versionPath(record.id, number)} does not exist`,
+      );
     return found;
   }
 
-  #payload(record: SecretRecord, version: VersionRecord, { key: currentKey, keyId: currentKeyId, keys }: ActiveKey): SecretPayload {
+  #payload(
+    record: SecretRecord,
+    version: VersionRecord,
+    { key: currentKey, keyId: currentKeyId, keys }: ActiveKey,
+  ): SecretPayload {
     const binding = { secretId: record.id, version: version.version };
     if (version.payload === undefined) {
-      throw new PullSecretError('STORE_CORRUPT', `local store: version ${this.#versionPath(record.id, version.version)} is ${version.state} but has no payload`);
+      throw new PullSecretError(
+        'STORE_CORRUPT',
+        `local store: version ${this.#versionPath(record.id, version.version)} is ${version.state} but has no payload`,
+      );
     }
     const key = (version.keyId === undefined ? undefined : keys.get(version.keyId)) ?? currentKey;
     const hint =
@@ -218,11 +285,22 @@ export class LocalStore implements SecretStore {
   }
 
   #metadata(record: SecretRecord): SecretMetadata {
-    return { name: record.id, path: this.secretPath(record.id), labels: { ...record.labels }, createdTime: record.createTime, etag: record.etag };
+    return {
+      name: record.id,
+      path: this.secretPath(record.id),
+      labels: { ...record.labels },
+      createdTime: record.createTime,
+      etag: record.etag,
+    };
   }
 
   #versionInfo(secretId: string, version: VersionRecord): SecretVersionInfo {
-    return { version: String(version.version), path: this.#versionPath(secretId, version.version), state: version.state, createdTime: version.createTime };
+    return {
+      version: String(version.version),
+      path: this.#versionPath(secretId, version.version),
+      state: version.state,
+      createdTime: version.createTime,
+    };
   }
 
   #versionPath(secretId: string, number: number): string {
@@ -236,7 +314,10 @@ function newestEnabled(record: SecretRecord): VersionRecord | undefined {
 
 function parseVersion(version: string): number {
   if (!VERSION_ID.test(version)) {
-    throw new PullSecretError('STORE_INVALID_REQUEST', `invalid version id ${quoteIdentifier(version)}: must be a positive integer like "3"`);
+    throw new PullSecretError(
+      'STORE_INVALID_REQUEST',
+      `invalid version id ${quoteIdentifier(version)}: must be a positive integer like "3"`,
+    );
   }
   return Number(version);
 }
@@ -255,12 +336,21 @@ function newEtag(): string {
 
 /** A new ENABLED version holding `data`, encrypted with the active key. */
 function newVersion(secretId: string, version: number, data: Buffer, active: ActiveKey): VersionRecord {
-  return { version, state: 'ENABLED', createTime: now(), keyId: active.keyId, payload: encryptPayload(active.key, { secretId, version }, data) };
+  return {
+    version,
+    state: 'ENABLED',
+    createTime: now(),
+    keyId: active.keyId,
+    payload: encryptPayload(active.key, { secretId, version }, data),
+  };
 }
 
 /** @throws PAYLOAD_TOO_LARGE beyond LOCAL_MAX_PAYLOAD_BYTES. */
 function assertPayloadSize(data: Buffer): void {
   if (data.length > LOCAL_MAX_PAYLOAD_BYTES) {
-    throw new PullSecretError('PAYLOAD_TOO_LARGE', `payload is ${data.length} bytes; a secret version holds at most ${LOCAL_MAX_PAYLOAD_BYTES} bytes`);
+    throw new PullSecretError(
+      'PAYLOAD_TOO_LARGE',
+      `payload is ${data.length} bytes; a secret version holds at most ${LOCAL_MAX_PAYLOAD_BYTES} bytes`,
+    );
   }
 }

@@ -99,7 +99,11 @@ export const lockFs = {
       // Synchronously, in the same tick as the mkdir's completion: the window in which a kill leaves a
       // lock without its owner file shrinks to a few system calls.
       try {
-        fs.writeFileSync(join(path, OWNER_FILE), JSON.stringify({ host: HOST, pid: process.pid } satisfies Owner), { mode: 0o600 });
+        fs.writeFileSync(
+          join(path, OWNER_FILE),
+          JSON.stringify({ host: HOST, pid: process.pid } satisfies Owner),
+          { mode: 0o600 },
+        );
       } catch {
         // The lock is held all the same; only its holder cannot be proven dead.
       }
@@ -114,7 +118,9 @@ export const lockFs = {
 async function readOwner(lockPath: string): Promise<Owner | undefined> {
   try {
     const parsed = JSON.parse(await readFile(join(lockPath, OWNER_FILE), 'utf8')) as Partial<Owner>;
-    return typeof parsed.host === 'string' && Number.isSafeInteger(parsed.pid) ? { host: parsed.host, pid: parsed.pid as number } : undefined;
+    return typeof parsed.host === 'string' && Number.isSafeInteger(parsed.pid)
+      ? { host: parsed.host, pid: parsed.pid as number }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -141,7 +147,9 @@ export async function takeOverIfOwnerGone(lockPath: string): Promise<boolean> {
   }
   try {
     if (!provablyGone(await readOwner(lockPath))) return false;
-    await new Promise<void>((resolve, reject) => removeLockDir(lockPath, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      removeLockDir(lockPath, (err) => (err ? reject(err) : resolve())),
+    );
     return true;
   } catch {
     return false;

@@ -22,13 +22,19 @@ await withLock(lockPath, { staleMs: 60000, waitMs: 1000 }, undefined, async () =
 
 /** Starts a holder of `lockPath` and resolves once it holds the lock. */
 async function startHolder(lockPath: string) {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', HOLDER, LOCK_MODULE, lockPath], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', HOLDER, LOCK_MODULE, lockPath],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const exited = once(child, 'exit');
   let out = '';
   while (!out.includes('held')) {
-    const [chunk] = (await Promise.race([once(child.stdout, 'data'), exited.then(() => [undefined])])) as [Buffer | undefined];
+    const [chunk] = (await Promise.race([once(child.stdout, 'data'), exited.then(() => [undefined])])) as [
+      Buffer | undefined,
+    ];
     if (chunk === undefined) throw new Error('the holder exited before it held the lock');
     out += chunk.toString();
   }
@@ -154,7 +160,10 @@ test('a lock whose holder is alive, or lives on another host, is not taken over'
       await holder.exited;
     }
     // The same dead PID, recorded by another host: not a proof that the holder is gone.
-    await writeFile(join(lockPath, 'owner.json'), JSON.stringify({ host: 'another-host|pid:[1]', pid: holder.child.pid }));
+    await writeFile(
+      join(lockPath, 'owner.json'),
+      JSON.stringify({ host: 'another-host|pid:[1]', pid: holder.child.pid }),
+    );
     await assert.rejects(
       withLock(lockPath, { ...noStale, waitMs: 300 }, undefined, () => Promise.resolve()),
       { code: 'STORE_CONFLICT' },

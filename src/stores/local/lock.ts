@@ -37,7 +37,12 @@ const queues = new Map<string, Promise<unknown>>();
  * @throws PullSecretError ABORTED, STORE_CONFLICT (lock busy too long, or lost), a classified
  *   filesystem error, or whatever `fn` throws.
  */
-export async function withLock<T>(lockPath: string, timing: LockTiming, signal: AbortSignal | undefined, fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+export async function withLock<T>(
+  lockPath: string,
+  timing: LockTiming,
+  signal: AbortSignal | undefined,
+  fn: (lock: HeldLock) => Promise<T>,
+): Promise<T> {
   const previous = queues.get(lockPath) ?? Promise.resolve();
   const run = previous.then(
     () => holdLock(lockPath, timing, signal, fn),
@@ -51,7 +56,12 @@ export async function withLock<T>(lockPath: string, timing: LockTiming, signal: 
   return run;
 }
 
-async function holdLock<T>(lockPath: string, timing: LockTiming, signal: AbortSignal | undefined, fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+async function holdLock<T>(
+  lockPath: string,
+  timing: LockTiming,
+  signal: AbortSignal | undefined,
+  fn: (lock: HeldLock) => Promise<T>,
+): Promise<T> {
   let lost: unknown;
   const release = await acquire(lockPath, timing, signal, (err) => {
     lost = err;
@@ -59,7 +69,11 @@ async function holdLock<T>(lockPath: string, timing: LockTiming, signal: AbortSi
   const held: HeldLock = {
     assertHeld() {
       if (lost !== undefined) {
-        throw new PullSecretError('STORE_CONFLICT', `local store: lost the lock ${lockPath} (not refreshed in time); nothing was written`, { cause: lost });
+        throw new PullSecretError(
+          'STORE_CONFLICT',
+          `local store: lost the lock ${lockPath} (not refreshed in time); nothing was written`,
+          { cause: lost },
+        );
       }
     },
   };
@@ -72,21 +86,36 @@ async function holdLock<T>(lockPath: string, timing: LockTiming, signal: AbortSi
   }
 }
 
-async function acquire(lockPath: string, timing: LockTiming, signal: AbortSignal | undefined, onCompromised: (err: Error) => void): Promise<() => Promise<void>> {
+async function acquire(
+  lockPath: string,
+  timing: LockTiming,
+  signal: AbortSignal | undefined,
+  onCompromised: (err: Error) => void,
+): Promise<() => Promise<void>> {
   const deadline = Date.now() + timing.waitMs;
   let delay = 5;
   for (;;) {
     if (signal?.aborted) throw new PullSecretError('ABORTED', 'operation aborted', { cause: signal.reason });
     try {
       // `realpath: false`: the lock guards a name that may not exist yet (a secret being created).
-      return await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: timing.staleMs, retries: 0, onCompromised, fs: lockFs });
+      return await lockfile.lock(lockPath, {
+        lockfilePath: lockPath,
+        realpath: false,
+        stale: timing.staleMs,
+        retries: 0,
+        onCompromised,
+        fs: lockFs,
+      });
     } catch (err) {
       if (errnoCode(err) !== 'ELOCKED') throw classifyFsError(err, 'lock', lockPath);
     }
     // A holder killed on this host (kill -9, OOM) is known dead at once: no need to wait until its lock goes stale.
     if (await takeOverIfOwnerGone(lockPath)) continue;
     if (Date.now() >= deadline) {
-      throw new PullSecretError('STORE_CONFLICT', `local store: ${lockPath} stayed locked by another process for ${timing.waitMs} ms`);
+      throw new PullSecretError(
+        'STORE_CONFLICT',
+        `local store: ${lockPath} stayed locked by another process for ${timing.waitMs} ms`,
+      );
     }
     // Full jitter keeps many waiting processes from retrying in lock step.
     const wait = Math.min(Math.random() * delay, Math.max(0, deadline - Date.now()));

@@ -42,10 +42,16 @@ export interface RotateKeyResult {
  *   that no key decrypts: nothing is retired), and the store's classified filesystem errors.
  */
 export async function rotateStoreKey(options: RotateKeyOptions): Promise<RotateKeyResult> {
-  const files = new SecretFiles({ dir: options.dir, ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }) });
+  const files = new SecretFiles({
+    dir: options.dir,
+    ...(options.keyFile === undefined ? {} : { keyFile: options.keyFile }),
+  });
   const keyFile = files.keyFile;
   if ((await readKeyFile(keyFile)) === undefined) {
-    throw new PullSecretError('CONFIG_INVALID', `local store key file ${keyFile} does not exist: there is no key to rotate`);
+    throw new PullSecretError(
+      'CONFIG_INVALID',
+      `local store key file ${keyFile} does not exist: there is no key to rotate`,
+    );
   }
   const nextPath = nextKeyPath(keyFile);
   const resumed = (await readKeyFile(nextPath)) !== undefined;
@@ -66,7 +72,11 @@ export async function rotateStoreKey(options: RotateKeyOptions): Promise<RotateK
     const record = await files.read(id);
     for (const v of record?.versions ?? []) {
       if (v.payload === undefined) continue;
-      if (v.keyId !== ring.keyId) throw new PullSecretError('STORE_CORRUPT', `local store: version ${v.version} of ${id} is still under another key; run again`);
+      if (v.keyId !== ring.keyId)
+        throw new PullSecretError(
+          'STORE_CORRUPT',
+          `local store: version ${v.version} of ${id} is still under another key; run again`,
+        );
       decryptPayload(ring.key, { secretId: id, version: v.version }, v.payload);
     }
   }
@@ -80,14 +90,21 @@ export async function rotateStoreKey(options: RotateKeyOptions): Promise<RotateK
 }
 
 /** Versions of `record` with every payload under the ring's writing key; `changed` counts re-encrypted ones. */
-function reencryptRecord(record: SecretRecord, ring: KeyRing): { versions: VersionRecord[]; changed: number } {
+function reencryptRecord(
+  record: SecretRecord,
+  ring: KeyRing,
+): { versions: VersionRecord[]; changed: number } {
   let changed = 0;
   const versions = record.versions.map((v) => {
     if (v.payload === undefined || v.keyId === ring.keyId) return v;
     // A version without a key id predates them: it was written under the key file's key.
-    const key = v.keyId === undefined ? [...ring.keys.values()].find((k) => k !== ring.key) : ring.keys.get(v.keyId);
+    const key =
+      v.keyId === undefined ? [...ring.keys.values()].find((k) => k !== ring.key) : ring.keys.get(v.keyId);
     if (key === undefined) {
-      throw new PullSecretError('STORE_CORRUPT', `local store: version ${v.version} of ${record.id} is under key id ${v.keyId ?? 'unknown'}, which is not available; nothing was retired`);
+      throw new PullSecretError(
+        'STORE_CORRUPT',
+        `local store: version ${v.version} of ${record.id} is under key id ${v.keyId ?? 'unknown'}, which is not available; nothing was retired`,
+      );
     }
     const binding = { secretId: record.id, version: v.version };
     const plain = decryptPayload(key, binding, v.payload);

@@ -97,7 +97,8 @@ export class SecretFiles {
    */
   async refreshKeys(): Promise<ActiveKey> {
     const active = await this.open();
-    if (this.#givenKey !== undefined || (await keyFilesSignature(this.#keyFile)) === this.#signature) return active;
+    if (this.#givenKey !== undefined || (await keyFilesSignature(this.#keyFile)) === this.#signature)
+      return active;
     const ring = await this.#loadRing();
     this.#ready = Promise.resolve(ring);
     return ring;
@@ -127,7 +128,11 @@ export class SecretFiles {
    * Read-modify-write of one secret under its lock: `decide` sees the current record and returns the
    * change. Nothing is published if the lock was lost meanwhile (retryable STORE_CONFLICT).
    */
-  async mutate<T>(secretId: string, signal: AbortSignal | undefined, decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>): Promise<T> {
+  async mutate<T>(
+    secretId: string,
+    signal: AbortSignal | undefined,
+    decide: (current: SecretRecord | undefined, active: ActiveKey) => Change<T>,
+  ): Promise<T> {
     const lockPath = join(this.#locksDir, `${fileStem(secretId)}.lock`);
     return withLock(lockPath, this.#timing, signal, async (lock) => {
       // Under the lock, so that a rotation that has passed this record never sees it written under the old key again.
@@ -201,7 +206,10 @@ export class SecretFiles {
   /** A record file parsed loosely (for its id and versions), or `undefined` when unreadable. */
   async #peek(name: string): Promise<{ id?: unknown; versions?: { payload?: unknown }[] } | undefined> {
     try {
-      return JSON.parse(await readFile(join(this.#secretsDir, name), 'utf8')) as { id?: unknown; versions?: { payload?: unknown }[] };
+      return JSON.parse(await readFile(join(this.#secretsDir, name), 'utf8')) as {
+        id?: unknown;
+        versions?: { payload?: unknown }[];
+      };
     } catch {
       return undefined;
     }

@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fileStem, nextVersionNumber, parseRecord, serializeRecord, type SecretRecord } from './secret-record.js';
+import {
+  fileStem,
+  nextVersionNumber,
+  parseRecord,
+  serializeRecord,
+  type SecretRecord,
+} from './secret-record.js';
 
 const record: SecretRecord = {
   format: 1,
@@ -9,7 +15,12 @@ const record: SecretRecord = {
   createTime: '2025-01-01T00:00:00.000Z',
   etag: 'e1',
   versions: [
-    { version: 1, state: 'DESTROYED', createTime: '2025-01-01T00:00:00.000Z', destroyTime: '2025-01-02T00:00:00.000Z' },
+    {
+      version: 1,
+      state: 'DESTROYED',
+      createTime: '2025-01-01T00:00:00.000Z',
+      destroyTime: '2025-01-02T00:00:00.000Z',
+    },
     { version: 3, state: 'ENABLED', createTime: '2025-01-01T00:00:00.000Z', keyId: 'k', payload: 'AAAA' },
   ],
 };
@@ -30,9 +41,24 @@ test('records round trip; numbering continues past the highest number ever used'
 
 test('malformed records are STORE_CORRUPT naming the file', () => {
   const bad = (value: unknown) => Buffer.from(JSON.stringify(value));
-  assert.throws(() => parseRecord(Buffer.from('{'), 's1', '/x/s1.json'), { code: 'STORE_CORRUPT', message: /\/x\/s1\.json is not valid JSON/ });
-  assert.throws(() => parseRecord(bad({ ...record, format: 2 }), 's1', '/x'), { code: 'STORE_CORRUPT', message: /at "format"/ });
-  assert.throws(() => parseRecord(bad({ ...record, versions: [{ ...record.versions[1], state: 'GONE' }] }), 's1', '/x'), { code: 'STORE_CORRUPT' });
-  assert.throws(() => parseRecord(bad({ ...record, versions: [record.versions[1], record.versions[1]] }), 's1', '/x'), { code: 'STORE_CORRUPT', message: /twice/ });
-  assert.throws(() => parseRecord(bad(record), 's2', '/x'), { code: 'STORE_CORRUPT', message: /holds secret "s1"/ });
+  assert.throws(() => parseRecord(Buffer.from('{'), 's1', '/x/s1.json'), {
+    code: 'STORE_CORRUPT',
+    message: /\/x\/s1\.json is not valid JSON/,
+  });
+  assert.throws(() => parseRecord(bad({ ...record, format: 2 }), 's1', '/x'), {
+    code: 'STORE_CORRUPT',
+    message: /at "format"/,
+  });
+  assert.throws(
+    () => parseRecord(bad({ ...record, versions: [{ ...record.versions[1], state: 'GONE' }] }), 's1', '/x'),
+    { code: 'STORE_CORRUPT' },
+  );
+  assert.throws(
+    () => parseRecord(bad({ ...record, versions: [record.versions[1], record.versions[1]] }), 's1', '/x'),
+    { code: 'STORE_CORRUPT', message: /twice/ },
+  );
+  assert.throws(() => parseRecord(bad(record), 's2', '/x'), {
+    code: 'STORE_CORRUPT',
+    message: /holds secret "s1"/,
+  });
 });

@@ -61,15 +61,24 @@ export function parseRecord(raw: Buffer, secretId: string, path: string): Secret
   try {
     json = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw new PullSecretError('STORE_CORRUPT', `local store: ${path} is not valid JSON; restore it from a backup or delete it`);
+    throw new PullSecretError(
+      'STORE_CORRUPT',
+      `local store: ${path} is not valid JSON; restore it from a backup or delete it`,
+    );
   }
   const parsed = recordSchema.safeParse(json);
   if (!parsed.success) {
     const where = parsed.error.issues[0]?.path.join('.') ?? '';
-    throw new PullSecretError('STORE_CORRUPT', `local store: ${path} is not a valid secret record (at "${where}")`);
+    throw new PullSecretError(
+      'STORE_CORRUPT',
+      `local store: ${path} is not a valid secret record (at "${where}")`,
+    );
   }
   if (parsed.data.id !== secretId) {
-    throw new PullSecretError('STORE_CORRUPT', `local store: ${path} holds secret ${quoteIdentifier(parsed.data.id)}, not ${quoteIdentifier(secretId)}`);
+    throw new PullSecretError(
+      'STORE_CORRUPT',
+      `local store: ${path} holds secret ${quoteIdentifier(parsed.data.id)}, not ${quoteIdentifier(secretId)}`,
+    );
   }
   const numbers = parsed.data.versions.map((v) => v.version);
   if (new Set(numbers).size !== numbers.length) {

@@ -10,8 +10,11 @@ export class AwsError extends Error {
 }
 
 /** Shorthands for the Secrets Manager errors the server answers with. */
-export const notFound = (message = "Secrets Manager can't find the specified secret.") => new AwsError('ResourceNotFoundException', message);
+export const notFound = (message = "Secrets Manager can't find the specified secret.") =>
+  new AwsError('ResourceNotFoundException', message);
 export const invalidParameter = (message: string) => new AwsError('InvalidParameterException', message);
 export const invalidRequest = (message: string) => new AwsError('InvalidRequestException', message);
-export const validation = (message: string) => new AwsError('ValidationException', `1 validation error detected: ${message}`);
-export const MARKED_FOR_DELETION = "You can't perform this operation on the secret because it was marked for deletion.";
+export const validation = (message: string) =>
+  new AwsError('ValidationException', `1 validation error detected: ${message}`);
+export const MARKED_FOR_DELETION =
+  "You can't perform this operation on the secret because it was marked for deletion.";

@@ -14,5 +14,11 @@ export {
   type AwsCallRecord,
   type Operation,
 } from './server.js';
-export { SecretsManagerState, MAX_SECRET_BYTES, MAX_TAGS, type StoredSecret, type StoredVersion } from './state.js';
+export {
+  SecretsManagerState,
+  MAX_SECRET_BYTES,
+  MAX_TAGS,
+  type StoredSecret,
+  type StoredVersion,
+} from './state.js';
 export { verifySigV4, type TestCredential } from './sigv4.js';

@@ -8,14 +8,33 @@ import { SecretsManagerState } from './state.js';
 import { answerSts, isStsRequest } from './sts.js';
 
 /** The operations the server implements (`X-Amz-Target: secretsmanager.<Op>`). */
-export const OPERATIONS = ['CreateSecret', 'DescribeSecret', 'GetSecretValue', 'PutSecretValue', 'UpdateSecretVersionStage', 'ListSecretVersionIds', 'DeleteSecret', 'RestoreSecret'] as const;
+export const OPERATIONS = [
+  'CreateSecret',
+  'DescribeSecret',
+  'GetSecretValue',
+  'PutSecretValue',
+  'UpdateSecretVersionStage',
+  'ListSecretVersionIds',
+  'DeleteSecret',
+  'RestoreSecret',
+] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /** Operations that change state (a fault with `afterApply` applies them before failing). */
-export const WRITES: ReadonlySet<Operation> = new Set(['CreateSecret', 'PutSecretValue', 'UpdateSecretVersionStage', 'DeleteSecret', 'RestoreSecret']);
+export const WRITES: ReadonlySet<Operation> = new Set([
+  'CreateSecret',
+  'PutSecretValue',
+  'UpdateSecretVersionStage',
+  'DeleteSecret',
+  'RestoreSecret',
+]);
 
 /** The default test credentials (account 123456789012). */
-export const TEST_CREDENTIALS: TestCredential = { accessKeyId: 'AKIATESTPULLSECRET01', secretAccessKey: 'test-secret-access-key-0000000000000000', accountId: '123456789012' };
+export const TEST_CREDENTIALS: TestCredential = {
+  accessKeyId: 'AKIATESTPULLSECRET01',
+  secretAccessKey: 'test-secret-access-key-0000000000000000',
+  accountId: '123456789012',
+};
 
 /**
  * A fault for the next `times` calls of an operation: an AWS error answer (`type`, `status`), a
@@ -81,13 +100,22 @@ function send(res: ServerResponse, status: number, body: unknown, errorType?: st
     'content-type': JSON_11,
     'content-length': Buffer.byteLength(text),
     'x-amzn-requestid': randomUUID(),
-    ...(errorType === undefined ? {} : { 'x-amzn-errortype': `${errorType}:http://internal.amazon.com/coral/com.amazonaws.secretsmanager/` }),
+    ...(errorType === undefined
+      ? {}
+      : {
+          'x-amzn-errortype': `${errorType}:http://internal.amazon.com/coral/com.amazonaws.secretsmanager/`,
+        }),
   });
   res.end(text);
 }
 
 function sendError(res: ServerResponse, error: AwsError): void {
-  send(res, error.status, { __type: `com.amazonaws.secretsmanager#${error.type}`, message: error.message }, error.type);
+  send(
+    res,
+    error.status,
+    { __type: `com.amazonaws.secretsmanager#${error.type}`, message: error.message },
+    error.type,
+  );
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -101,7 +129,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
  * a random port: SigV4 verified against the test credentials, the service's rules (names, tags,
  * size, staging labels, ClientRequestToken, recovery window), AWS error bodies, faults, call counts.
  */
-export async function startAwsSecretsManagerTestServer(options: AwsSecretsManagerTestServerOptions = {}): Promise<AwsSecretsManagerTestServer> {
+export async function startAwsSecretsManagerTestServer(
+  options: AwsSecretsManagerTestServerOptions = {},
+): Promise<AwsSecretsManagerTestServer> {
   const region = options.region ?? 'us-east-1';
   const credentials = options.credentials ?? [TEST_CREDENTIALS];
   const state = new SecretsManagerState(region);
@@ -123,7 +153,9 @@ export async function startAwsSecretsManagerTestServer(options: AwsSecretsManage
   };
 
   const takeFault = (operation: Operation): AwsFaultSpec | undefined => {
-    const entry = faults.find((f) => f.remaining > 0 && (f.spec.operation === operation || f.spec.operation === '*'));
+    const entry = faults.find(
+      (f) => f.remaining > 0 && (f.spec.operation === operation || f.spec.operation === '*'),
+    );
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
     faults = faults.filter((f) => f.remaining > 0);
@@ -141,22 +173,39 @@ export async function startAwsSecretsManagerTestServer(options: AwsSecretsManage
       return;
     }
     const target = req.headers['x-amz-target'];
-    const operation = typeof target === 'string' && target.startsWith('secretsmanager.') ? target.slice('secretsmanager.'.length) : '';
-    const log = (secretId: string, code: string, accessKeyId: string) => callLog.push({ operation, secretId, code, accessKeyId });
-    if (req.method !== 'POST' || (req.url ?? '/') !== '/') return sendError(res, new AwsError('UnknownOperationException', 'Only POST / is served.', 404));
-    if (!(OPERATIONS as readonly string[]).includes(operation)) return sendError(res, new AwsError('UnknownOperationException', `Unknown operation ${String(target)}`));
+    const operation =
+      typeof target === 'string' && target.startsWith('secretsmanager.')
+        ? target.slice('secretsmanager.'.length)
+        : '';
+    const log = (secretId: string, code: string, accessKeyId: string) =>
+      callLog.push({ operation, secretId, code, accessKeyId });
+    if (req.method !== 'POST' || (req.url ?? '/') !== '/')
+      return sendError(res, new AwsError('UnknownOperationException', 'Only POST / is served.', 404));
+    if (!(OPERATIONS as readonly string[]).includes(operation))
+      return sendError(res, new AwsError('UnknownOperationException', `Unknown operation ${String(target)}`));
     const op = operation as Operation;
     calls[op] += 1;
     let input: Record<string, unknown> = {};
     let accessKeyId = '';
     try {
-      const credential = verifySigV4({ method: 'POST', path: '/', headers: req.headers, body }, credentials, region);
+      const credential = verifySigV4(
+        { method: 'POST', path: '/', headers: req.headers, body },
+        credentials,
+        region,
+      );
       accessKeyId = credential.accessKeyId;
-      if (!String(req.headers['content-type'] ?? '').startsWith(JSON_11)) throw new AwsError('SerializationException', `Content-Type must be ${JSON_11}`);
+      if (!String(req.headers['content-type'] ?? '').startsWith(JSON_11))
+        throw new AwsError('SerializationException', `Content-Type must be ${JSON_11}`);
       const parsed: unknown = body.length === 0 ? {} : JSON.parse(body.toString('utf8'));
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AwsError('SerializationException', 'The request body must be a JSON object.');
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new AwsError('SerializationException', 'The request body must be a JSON object.');
       input = parsed as Record<string, unknown>;
-      const secretId = typeof input.SecretId === 'string' ? input.SecretId : typeof input.Name === 'string' ? input.Name : '';
+      const secretId =
+        typeof input.SecretId === 'string'
+          ? input.SecretId
+          : typeof input.Name === 'string'
+            ? input.Name
+            : '';
       if (allowed !== undefined && !allowed.has(op)) {
         throw new AwsError(
           'AccessDeniedException',
@@ -166,14 +215,19 @@ export async function startAwsSecretsManagerTestServer(options: AwsSecretsManage
       const fault = takeFault(op);
       if (fault?.delayMs !== undefined) await sleep(fault.delayMs);
       const failing = fault !== undefined && (fault.type !== undefined || fault.reset === true);
-      const result = failing && fault.afterApply !== true ? undefined : handlers[op](credential.accountId, input);
+      const result =
+        failing && fault.afterApply !== true ? undefined : handlers[op](credential.accountId, input);
       if (failing) {
         if (fault.reset === true) {
           log(secretId, 'RESET', accessKeyId);
           req.socket.destroy();
           return;
         }
-        throw new AwsError(fault.type ?? 'InternalServiceError', fault.message ?? defaultMessage(fault.type ?? ''), fault.status ?? defaultStatus(fault.type ?? ''));
+        throw new AwsError(
+          fault.type ?? 'InternalServiceError',
+          fault.message ?? defaultMessage(fault.type ?? ''),
+          fault.status ?? defaultStatus(fault.type ?? ''),
+        );
       }
       log(secretId, 'OK', accessKeyId);
       send(res, 200, result);
@@ -184,14 +238,23 @@ export async function startAwsSecretsManagerTestServer(options: AwsSecretsManage
           : err instanceof SyntaxError
             ? new AwsError('SerializationException', 'Malformed JSON body.')
             : new AwsError('InternalServiceError', 'An error occurred on the server side.', 500);
-      log(typeof input.SecretId === 'string' ? input.SecretId : typeof input.Name === 'string' ? input.Name : '', error.type, accessKeyId);
+      log(
+        typeof input.SecretId === 'string'
+          ? input.SecretId
+          : typeof input.Name === 'string'
+            ? input.Name
+            : '',
+        error.type,
+        accessKeyId,
+      );
       sendError(res, error);
     }
   };
 
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
-      if (!res.headersSent) sendError(res, new AwsError('InternalServiceError', 'An error occurred on the server side.', 500));
+      if (!res.headersSent)
+        sendError(res, new AwsError('InternalServiceError', 'An error occurred on the server side.', 500));
     });
   });
   server.on('connection', (socket) => {

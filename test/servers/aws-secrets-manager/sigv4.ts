@@ -27,7 +27,13 @@ function canonicalValue(value: string | string[] | undefined): string {
 }
 
 /** The canonical request of a POST to `path` with an empty query, as SigV4 defines it. */
-export function canonicalRequest(method: string, path: string, headers: IncomingHttpHeaders, signedHeaders: readonly string[], body: Buffer): string {
+export function canonicalRequest(
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  signedHeaders: readonly string[],
+  body: Buffer,
+): string {
   // The hash of the body actually received (as AWS computes it for JSON services), so a changed body fails the signature.
   const payloadHash = sha256(body);
   const canonicalHeaders = signedHeaders.map((h) => `${h}:${canonicalValue(headers[h])}\n`).join('');
@@ -49,23 +55,60 @@ export function verifySigV4(
   expectedService = 'secretsmanager',
 ): TestCredential {
   const authorization = request.headers.authorization;
-  if (typeof authorization !== 'string' || authorization === '') throw new AwsError('MissingAuthenticationTokenException', 'Missing Authentication Token', 400);
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(authorization);
-  if (match === null) throw new AwsError('IncompleteSignatureException', `Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters.`, 400);
+  if (typeof authorization !== 'string' || authorization === '')
+    throw new AwsError('MissingAuthenticationTokenException', 'Missing Authentication Token', 400);
+  const match =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(
+      authorization,
+    );
+  if (match === null)
+    throw new AwsError(
+      'IncompleteSignatureException',
+      `Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters.`,
+      400,
+    );
   const [, accessKeyId = '', date = '', scopeRegion = '', service = '', signed = '', signature = ''] = match;
   const credential = credentials.find((c) => c.accessKeyId === accessKeyId);
-  if (credential === undefined) throw new AwsError('UnrecognizedClientException', 'The security token included in the request is invalid.', 400);
-  if (service !== expectedService) throw new AwsError('InvalidSignatureException', `Credential should be scoped to correct service: '${expectedService}'.`, 400);
-  if (scopeRegion !== region) throw new AwsError('InvalidSignatureException', `Credential should be scoped to a valid region. `, 400);
+  if (credential === undefined)
+    throw new AwsError(
+      'UnrecognizedClientException',
+      'The security token included in the request is invalid.',
+      400,
+    );
+  if (service !== expectedService)
+    throw new AwsError(
+      'InvalidSignatureException',
+      `Credential should be scoped to correct service: '${expectedService}'.`,
+      400,
+    );
+  if (scopeRegion !== region)
+    throw new AwsError('InvalidSignatureException', `Credential should be scoped to a valid region. `, 400);
   const amzDate = request.headers['x-amz-date'];
   if (typeof amzDate !== 'string' || !amzDate.startsWith(date))
-    throw new AwsError('IncompleteSignatureException', 'Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP.', 400);
-  const at = Date.parse(amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
-  if (Number.isNaN(at) || Math.abs(now - at) > MAX_SKEW_MS) throw new AwsError('InvalidSignatureException', 'Signature expired: the request time is too far from the current time.', 400);
+    throw new AwsError(
+      'IncompleteSignatureException',
+      'Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP.',
+      400,
+    );
+  const at = Date.parse(
+    amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'),
+  );
+  if (Number.isNaN(at) || Math.abs(now - at) > MAX_SKEW_MS)
+    throw new AwsError(
+      'InvalidSignatureException',
+      'Signature expired: the request time is too far from the current time.',
+      400,
+    );
   const signedHeaders = signed.split(';');
-  if (!signedHeaders.includes('host') || !signedHeaders.includes('x-amz-date')) throw new AwsError('InvalidSignatureException', "'Host' or 'X-Amz-Date' must be a signed header.", 400);
+  if (!signedHeaders.includes('host') || !signedHeaders.includes('x-amz-date'))
+    throw new AwsError('InvalidSignatureException', "'Host' or 'X-Amz-Date' must be a signed header.", 400);
   const scope = `${date}/${scopeRegion}/${service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonicalRequest(request.method, request.path, request.headers, signedHeaders, request.body))].join('\n');
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    amzDate,
+    scope,
+    sha256(canonicalRequest(request.method, request.path, request.headers, signedHeaders, request.body)),
+  ].join('\n');
   const expected = createHmac('sha256', signingKey(credential.secretAccessKey, date, scopeRegion, service))
     .update(stringToSign)
     .digest();

@@ -1,5 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { AwsError, invalidParameter, invalidRequest, MARKED_FOR_DELETION, notFound, validation } from './errors.js';
+import {
+  AwsError,
+  invalidParameter,
+  invalidRequest,
+  MARKED_FOR_DELETION,
+  notFound,
+  validation,
+} from './errors.js';
 
 /** Secrets Manager's rules, as the service enforces them. */
 export const MAX_SECRET_BYTES = 65_536;
@@ -37,7 +44,11 @@ const seconds = () => Date.now() / 1000;
 function str(input: Json, key: string): string | undefined {
   const value = input[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new AwsError('SerializationException', `Start of structure or map found where not expected for ${key}.`);
+  if (typeof value !== 'string')
+    throw new AwsError(
+      'SerializationException',
+      `Start of structure or map found where not expected for ${key}.`,
+    );
   return value;
 }
 
@@ -57,21 +68,28 @@ export class SecretsManagerState {
   /** A secret by name or ARN (full, or partial without the random suffix) in `accountId`. */
   find(accountId: string, secretId: string): StoredSecret | undefined {
     if (secretId.startsWith('arn:')) {
-      const found = [...this.secrets.values()].find((s) => s.arn === secretId || s.arn.slice(0, -7) === secretId);
+      const found = [...this.secrets.values()].find(
+        (s) => s.arn === secretId || s.arn.slice(0, -7) === secretId,
+      );
       return found?.accountId === accountId ? found : undefined;
     }
     return this.secrets.get(`${accountId}/${secretId}`);
   }
 
   /** Seeds a secret directly (no rules checked beyond the name), e.g. a foreign one. */
-  seed(accountId: string, name: string, options: { tags?: Record<string, string>; values?: string[]; kmsKeyId?: string } = {}): StoredSecret {
+  seed(
+    accountId: string,
+    name: string,
+    options: { tags?: Record<string, string>; values?: string[]; kmsKeyId?: string } = {},
+  ): StoredSecret {
     const secret = this.newSecret(
       accountId,
       name,
       Object.entries(options.tags ?? {}).map(([Key, Value]) => ({ Key, Value })),
       options.kmsKeyId,
     );
-    for (const value of options.values ?? []) this.addVersion(secret, randomUUID(), { string: value }, ['AWSCURRENT']);
+    for (const value of options.values ?? [])
+      this.addVersion(secret, randomUUID(), { string: value }, ['AWSCURRENT']);
     return secret;
   }
 
@@ -93,16 +111,30 @@ export class SecretsManagerState {
 
   createSecret(accountId: string, input: Json): Json {
     const name = str(input, 'Name') ?? '';
-    if (!NAME.test(name)) throw invalidParameter('Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!');
+    if (!NAME.test(name))
+      throw invalidParameter(
+        'Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!',
+      );
     const tags = checkTags(input.Tags);
     const existing = this.find(accountId, name);
-    if (existing?.deletedDate !== undefined) throw invalidRequest("You can't create this secret because a secret with this name is already scheduled for deletion.");
-    if (existing !== undefined) throw new AwsError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
+    if (existing?.deletedDate !== undefined)
+      throw invalidRequest(
+        "You can't create this secret because a secret with this name is already scheduled for deletion.",
+      );
+    if (existing !== undefined)
+      throw new AwsError(
+        'ResourceExistsException',
+        `The operation failed because the secret ${name} already exists.`,
+      );
     const value = secretValue(input, false);
     const token = str(input, 'ClientRequestToken');
-    if (token !== undefined && !TOKEN.test(token)) throw validation("Value at 'clientRequestToken' failed to satisfy constraint: Member must have length between 32 and 64");
+    if (token !== undefined && !TOKEN.test(token))
+      throw validation(
+        "Value at 'clientRequestToken' failed to satisfy constraint: Member must have length between 32 and 64",
+      );
     const kmsKeyId = str(input, 'KmsKeyId');
-    if (value !== undefined && kmsKeyId !== undefined && this.unusableKeys.has(kmsKeyId)) throw encryptionFailure();
+    if (value !== undefined && kmsKeyId !== undefined && this.unusableKeys.has(kmsKeyId))
+      throw encryptionFailure();
     const secret = this.newSecret(accountId, name, tags, kmsKeyId);
     if (value === undefined) return { ARN: secret.arn, Name: name };
     const version = this.addVersion(secret, token ?? randomUUID(), value, ['AWSCURRENT']);
@@ -111,7 +143,9 @@ export class SecretsManagerState {
 
   describeSecret(accountId: string, input: Json): Json {
     const secret = this.require(accountId, input, false);
-    const stages = Object.fromEntries(secret.versions.filter((v) => v.stages.size > 0).map((v) => [v.id, [...v.stages]]));
+    const stages = Object.fromEntries(
+      secret.versions.filter((v) => v.stages.size > 0).map((v) => [v.id, [...v.stages]]),
+    );
     return {
       ARN: secret.arn,
       Name: secret.name,
@@ -128,12 +162,19 @@ export class SecretsManagerState {
     const secret = this.require(accountId, input, true);
     const versionId = str(input, 'VersionId');
     const stage = str(input, 'VersionStage') ?? (versionId === undefined ? 'AWSCURRENT' : undefined);
-    const version = secret.versions.find((v) => (versionId === undefined || v.id === versionId) && (stage === undefined || v.stages.has(stage)));
+    const version = secret.versions.find(
+      (v) => (versionId === undefined || v.id === versionId) && (stage === undefined || v.stages.has(stage)),
+    );
     if (version === undefined) {
-      throw notFound(`Secrets Manager can't find the specified secret value for ${versionId === undefined ? `staging label: ${stage}` : `VersionId: ${versionId}`}`);
+      throw notFound(
+        `Secrets Manager can't find the specified secret value for ${versionId === undefined ? `staging label: ${stage}` : `VersionId: ${versionId}`}`,
+      );
     }
     if (secret.kmsKeyId !== undefined && this.unusableKeys.has(secret.kmsKeyId)) {
-      throw new AwsError('DecryptionFailure', "Secrets Manager can't decrypt the protected secret text using the provided KMS key.");
+      throw new AwsError(
+        'DecryptionFailure',
+        "Secrets Manager can't decrypt the protected secret text using the provided KMS key.",
+      );
     }
     return {
       ARN: secret.arn,
@@ -155,13 +196,29 @@ export class SecretsManagerState {
     const secret = this.require(accountId, input, true);
     const value = secretValue(input, true) as { string?: string; binary?: Buffer };
     const token = str(input, 'ClientRequestToken') ?? randomUUID();
-    if (!TOKEN.test(token)) throw validation("Value at 'clientRequestToken' failed to satisfy constraint: Member must have length between 32 and 64");
+    if (!TOKEN.test(token))
+      throw validation(
+        "Value at 'clientRequestToken' failed to satisfy constraint: Member must have length between 32 and 64",
+      );
     const stages = input.VersionStages === undefined ? ['AWSCURRENT'] : checkStages(input.VersionStages);
     const existing = secret.versions.find((v) => v.id === token);
     if (existing !== undefined) {
-      const same = existing.string === value.string && (existing.binary === undefined ? value.binary === undefined : value.binary !== undefined && existing.binary.equals(value.binary));
-      if (!same) throw new AwsError('ResourceExistsException', "You can't modify an existing version, you can only create a new version.");
-      return { ARN: secret.arn, Name: secret.name, VersionId: existing.id, VersionStages: [...existing.stages] };
+      const same =
+        existing.string === value.string &&
+        (existing.binary === undefined
+          ? value.binary === undefined
+          : value.binary !== undefined && existing.binary.equals(value.binary));
+      if (!same)
+        throw new AwsError(
+          'ResourceExistsException',
+          "You can't modify an existing version, you can only create a new version.",
+        );
+      return {
+        ARN: secret.arn,
+        Name: secret.name,
+        VersionId: existing.id,
+        VersionStages: [...existing.stages],
+      };
     }
     if (secret.kmsKeyId !== undefined && this.unusableKeys.has(secret.kmsKeyId)) throw encryptionFailure();
     const version = this.addVersion(secret, token, value, stages);
@@ -176,20 +233,31 @@ export class SecretsManagerState {
   updateSecretVersionStage(accountId: string, input: Json): Json {
     const secret = this.require(accountId, input, true);
     const stage = str(input, 'VersionStage') ?? '';
-    if (!STAGE.test(stage)) throw validation("Value at 'versionStage' failed to satisfy constraint: Member must have length between 1 and 256");
+    if (!STAGE.test(stage))
+      throw validation(
+        "Value at 'versionStage' failed to satisfy constraint: Member must have length between 1 and 256",
+      );
     const moveTo = str(input, 'MoveToVersionId');
     const removeFrom = str(input, 'RemoveFromVersionId');
     const holder = secret.versions.find((v) => v.stages.has(stage));
     const target = moveTo === undefined ? undefined : secret.versions.find((v) => v.id === moveTo);
-    if (moveTo !== undefined && target === undefined) throw invalidParameter(`The version ${moveTo} doesn't exist.`);
-    if (removeFrom !== undefined && !secret.versions.some((v) => v.id === removeFrom)) throw invalidParameter(`The version ${removeFrom} doesn't exist.`);
+    if (moveTo !== undefined && target === undefined)
+      throw invalidParameter(`The version ${moveTo} doesn't exist.`);
+    if (removeFrom !== undefined && !secret.versions.some((v) => v.id === removeFrom))
+      throw invalidParameter(`The version ${removeFrom} doesn't exist.`);
     if (target !== undefined && holder === target) return { ARN: secret.arn, Name: secret.name };
     if (holder !== undefined && removeFrom !== holder.id) {
-      throw invalidParameter(`The staging label ${stage} is currently attached to version ${holder.id}, so you must explicitly reference that version in RemoveFromVersionId.`);
+      throw invalidParameter(
+        `The staging label ${stage} is currently attached to version ${holder.id}, so you must explicitly reference that version in RemoveFromVersionId.`,
+      );
     }
-    if (holder === undefined && removeFrom !== undefined) throw invalidParameter(`The staging label ${stage} is not attached to version ${removeFrom}.`);
+    if (holder === undefined && removeFrom !== undefined)
+      throw invalidParameter(`The staging label ${stage} is not attached to version ${removeFrom}.`);
     if (target === undefined) {
-      if (stage === 'AWSCURRENT') throw invalidParameter('You can only move staging label AWSCURRENT to a different secret version. It can’t be completely removed.');
+      if (stage === 'AWSCURRENT')
+        throw invalidParameter(
+          'You can only move staging label AWSCURRENT to a different secret version. It can’t be completely removed.',
+        );
       holder?.stages.delete(stage);
     } else {
       holder?.stages.delete(stage);
@@ -203,15 +271,24 @@ export class SecretsManagerState {
   listSecretVersionIds(accountId: string, input: Json): Json {
     const secret = this.require(accountId, input, false);
     const max = typeof input.MaxResults === 'number' ? input.MaxResults : 100;
-    if (max < 1 || max > 100) throw validation("Value at 'maxResults' failed to satisfy constraint: Member must have value between 1 and 100");
+    if (max < 1 || max > 100)
+      throw validation(
+        "Value at 'maxResults' failed to satisfy constraint: Member must have value between 1 and 100",
+      );
     const all = secret.versions.filter((v) => input.IncludeDeprecated === true || v.stages.size > 0);
     const start = Number(str(input, 'NextToken') ?? '0');
-    if (!Number.isInteger(start) || start < 0 || start > all.length) throw invalidParameter('The NextToken is invalid.');
+    if (!Number.isInteger(start) || start < 0 || start > all.length)
+      throw invalidParameter('The NextToken is invalid.');
     const page = all.slice(start, start + max);
     return {
       ARN: secret.arn,
       Name: secret.name,
-      Versions: page.map((v) => ({ VersionId: v.id, VersionStages: [...v.stages], CreatedDate: v.created, ...(secret.kmsKeyId === undefined ? {} : { KmsKeyIds: [secret.kmsKeyId] }) })),
+      Versions: page.map((v) => ({
+        VersionId: v.id,
+        VersionStages: [...v.stages],
+        CreatedDate: v.created,
+        ...(secret.kmsKeyId === undefined ? {} : { KmsKeyIds: [secret.kmsKeyId] }),
+      })),
       ...(start + max < all.length ? { NextToken: String(start + max) } : {}),
     };
   }
@@ -220,10 +297,17 @@ export class SecretsManagerState {
     const secret = this.require(accountId, input, false);
     const force = input.ForceDeleteWithoutRecovery === true;
     const window = input.RecoveryWindowInDays;
-    if (force && window !== undefined) throw invalidParameter("You can't use ForceDeleteWithoutRecovery in conjunction with RecoveryWindowInDays.");
+    if (force && window !== undefined)
+      throw invalidParameter(
+        "You can't use ForceDeleteWithoutRecovery in conjunction with RecoveryWindowInDays.",
+      );
     const days = typeof window === 'number' ? window : 30;
-    if (!force && (days < 7 || days > 30)) throw invalidParameter('The RecoveryWindowInDays value must be between 7 and 30 days (inclusive).');
-    if (secret.deletedDate !== undefined) throw invalidRequest("You can't perform this operation on the secret because it was already scheduled for deletion.");
+    if (!force && (days < 7 || days > 30))
+      throw invalidParameter('The RecoveryWindowInDays value must be between 7 and 30 days (inclusive).');
+    if (secret.deletedDate !== undefined)
+      throw invalidRequest(
+        "You can't perform this operation on the secret because it was already scheduled for deletion.",
+      );
     const deletion = seconds() + (force ? 0 : days * 86_400);
     if (force) this.secrets.delete(`${accountId}/${secret.name}`);
     else secret.deletedDate = seconds();
@@ -254,7 +338,12 @@ export class SecretsManagerState {
    * https://docs.aws.amazon.com/secretsmanager/latest/userguide/reference_iam-permissions.html#iam-resources;
    * CreateSecret's answer carries it: https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_CreateSecret.html).
    */
-  private newSecret(accountId: string, name: string, tags: StoredSecret['tags'], kmsKeyId: string | undefined): StoredSecret {
+  private newSecret(
+    accountId: string,
+    name: string,
+    tags: StoredSecret['tags'],
+    kmsKeyId: string | undefined,
+  ): StoredSecret {
     const suffix = randomBytes(6)
       .toString('base64')
       .replace(/[^A-Za-z0-9]/g, 'x')
@@ -275,7 +364,12 @@ export class SecretsManagerState {
   }
 
   /** Adds a version with `stages`; the first version always becomes AWSCURRENT; a moved AWSCURRENT leaves AWSPREVIOUS behind. */
-  private addVersion(secret: StoredSecret, id: string, value: { string?: string; binary?: Buffer }, stages: readonly string[]): StoredVersion {
+  private addVersion(
+    secret: StoredSecret,
+    id: string,
+    value: { string?: string; binary?: Buffer },
+    stages: readonly string[],
+  ): StoredVersion {
     const version: StoredVersion = { id, ...value, stages: new Set(), created: seconds() };
     const previous = secret.versions.find((v) => v.stages.has('AWSCURRENT'));
     secret.versions.push(version);
@@ -285,7 +379,11 @@ export class SecretsManagerState {
     // Unlabelled versions beyond the quota go first, oldest first (AWS's clean-up).
     while (secret.versions.length > MAX_VERSIONS) {
       const unlabelled = secret.versions.findIndex((v) => v.stages.size === 0);
-      if (unlabelled < 0) throw new AwsError('LimitExceededException', 'You have exceeded the maximum number of versions for this secret.');
+      if (unlabelled < 0)
+        throw new AwsError(
+          'LimitExceededException',
+          'You have exceeded the maximum number of versions for this secret.',
+        );
       secret.versions.splice(unlabelled, 1);
     }
     secret.changed = seconds();
@@ -299,21 +397,33 @@ export class SecretsManagerState {
 }
 
 function encryptionFailure(): AwsError {
-  return new AwsError('EncryptionFailure', "Secrets Manager can't encrypt the protected secret text using the provided KMS key. Check that the KMS key is available, enabled, and not in an invalid state.");
+  return new AwsError(
+    'EncryptionFailure',
+    "Secrets Manager can't encrypt the protected secret text using the provided KMS key. Check that the KMS key is available, enabled, and not in an invalid state.",
+  );
 }
 
 function checkTags(raw: unknown): StoredSecret['tags'] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) throw new AwsError('SerializationException', 'Tags must be a list.');
-  if (raw.length > MAX_TAGS) throw validation(`Value at 'tags' failed to satisfy constraint: Member must have length less than or equal to ${MAX_TAGS}`);
+  if (raw.length > MAX_TAGS)
+    throw validation(
+      `Value at 'tags' failed to satisfy constraint: Member must have length less than or equal to ${MAX_TAGS}`,
+    );
   const seen = new Set<string>();
   return raw.map((tag: unknown) => {
     const { Key, Value } = (tag ?? {}) as { Key?: unknown; Value?: unknown };
     if (typeof Key !== 'string' || Key.length < 1 || Key.length > 128 || !TAG_TEXT.test(Key))
-      throw validation("Value at 'tags.member.key' failed to satisfy constraint: Member must have length between 1 and 128");
-    if (Key.toLowerCase().startsWith('aws:')) throw invalidParameter('Invalid tag key. The aws: prefix is reserved for AWS use.');
+      throw validation(
+        "Value at 'tags.member.key' failed to satisfy constraint: Member must have length between 1 and 128",
+      );
+    if (Key.toLowerCase().startsWith('aws:'))
+      throw invalidParameter('Invalid tag key. The aws: prefix is reserved for AWS use.');
     const value = typeof Value === 'string' ? Value : '';
-    if (value.length > 256 || !TAG_TEXT.test(value)) throw validation("Value at 'tags.member.value' failed to satisfy constraint: Member must have length less than or equal to 256");
+    if (value.length > 256 || !TAG_TEXT.test(value))
+      throw validation(
+        "Value at 'tags.member.value' failed to satisfy constraint: Member must have length less than or equal to 256",
+      );
     if (seen.has(Key)) throw invalidParameter('Invalid parameter: duplicate tag keys.');
     seen.add(Key);
     return { Key, Value: value };
@@ -321,8 +431,15 @@ function checkTags(raw: unknown): StoredSecret['tags'] {
 }
 
 function checkStages(raw: unknown): string[] {
-  if (!Array.isArray(raw) || raw.length < 1 || raw.length > 20 || !raw.every((s) => typeof s === 'string' && STAGE.test(s))) {
-    throw validation("Value at 'versionStages' failed to satisfy constraint: Member must have length between 1 and 20");
+  if (
+    !Array.isArray(raw) ||
+    raw.length < 1 ||
+    raw.length > 20 ||
+    !raw.every((s) => typeof s === 'string' && STAGE.test(s))
+  ) {
+    throw validation(
+      "Value at 'versionStages' failed to satisfy constraint: Member must have length between 1 and 20",
+    );
   }
   return raw as string[];
 }
@@ -331,13 +448,16 @@ function checkStages(raw: unknown): string[] {
 function secretValue(input: Json, required: boolean): { string?: string; binary?: Buffer } | undefined {
   const text = str(input, 'SecretString');
   const binary = str(input, 'SecretBinary');
-  if (text !== undefined && binary !== undefined) throw invalidParameter('You must provide either SecretString or SecretBinary, but not both.');
+  if (text !== undefined && binary !== undefined)
+    throw invalidParameter('You must provide either SecretString or SecretBinary, but not both.');
   if (text === undefined && binary === undefined) {
     if (required) throw invalidParameter('You must provide either SecretString or SecretBinary.');
     return undefined;
   }
   const bytes = text === undefined ? Buffer.from(binary ?? '', 'base64') : Buffer.from(text, 'utf8');
   if (bytes.length > MAX_SECRET_BYTES)
-    throw validation(`Value at '${text === undefined ? 'secretBinary' : 'secretString'}' failed to satisfy constraint: Member must have length less than or equal to ${MAX_SECRET_BYTES}`);
+    throw validation(
+      `Value at '${text === undefined ? 'secretBinary' : 'secretString'}' failed to satisfy constraint: Member must have length less than or equal to ${MAX_SECRET_BYTES}`,
+    );
   return text === undefined ? { binary: bytes } : { string: text };
 }

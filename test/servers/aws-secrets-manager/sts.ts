@@ -17,17 +17,33 @@ const XMLNS = 'https://sts.amazonaws.com/doc/2011-06-15/';
 
 /** True for a request that is an STS call (a form body, no JSON `X-Amz-Target`). */
 export function isStsRequest(headers: IncomingHttpHeaders): boolean {
-  return headers['x-amz-target'] === undefined && String(headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+  return (
+    headers['x-amz-target'] === undefined &&
+    String(headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')
+  );
 }
 
 /** The answer to one STS request: status and XML body. */
-export function answerSts(request: { headers: IncomingHttpHeaders; body: Buffer }, credentials: readonly TestCredential[], region: string): { status: number; body: string } {
+export function answerSts(
+  request: { headers: IncomingHttpHeaders; body: Buffer },
+  credentials: readonly TestCredential[],
+  region: string,
+): { status: number; body: string } {
   const requestId = randomUUID();
   try {
-    const credential = verifySigV4({ method: 'POST', path: '/', ...request }, credentials, region, Date.now(), 'sts');
+    const credential = verifySigV4(
+      { method: 'POST', path: '/', ...request },
+      credentials,
+      region,
+      Date.now(),
+      'sts',
+    );
     const form = new URLSearchParams(request.body.toString('utf8'));
     if (form.get('Action') !== 'GetCallerIdentity' || form.get('Version') !== '2011-06-15') {
-      throw new AwsError('InvalidAction', `The action or operation requested is invalid: ${form.get('Action') ?? ''}`);
+      throw new AwsError(
+        'InvalidAction',
+        `The action or operation requested is invalid: ${form.get('Action') ?? ''}`,
+      );
     }
     const arn = `arn:aws:sts::${credential.accountId}:assumed-role/pullsecret-adapter/test`;
     const body =
@@ -36,10 +52,14 @@ export function answerSts(request: { headers: IncomingHttpHeaders; body: Buffer 
       `</GetCallerIdentityResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></GetCallerIdentityResponse>`;
     return { status: 200, body };
   } catch (err) {
-    const error = err instanceof AwsError ? err : new AwsError('InternalFailure', 'An internal error occurred.', 500);
+    const error =
+      err instanceof AwsError ? err : new AwsError('InternalFailure', 'An internal error occurred.', 500);
     // STS names an unknown key InvalidClientTokenId (the JSON services' UnrecognizedClientException).
     const code = error.type === 'UnrecognizedClientException' ? 'InvalidClientTokenId' : error.type;
     const body = `<ErrorResponse xmlns="${XMLNS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${error.message}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`;
-    return { status: error.status === 500 ? 500 : code === 'InvalidClientTokenId' ? 403 : error.status, body };
+    return {
+      status: error.status === 500 ? 500 : code === 'InvalidClientTokenId' ? 403 : error.status,
+      body,
+    };
   }
 }

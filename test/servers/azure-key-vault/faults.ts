@@ -1,5 +1,14 @@
 /** The Key Vault operations the test server answers (and counts) by name. */
-export const OPERATIONS = ['GetSecret', 'SetSecret', 'UpdateSecret', 'GetSecretVersions', 'DeleteSecret', 'GetDeletedSecret', 'RecoverDeletedSecret', 'PurgeDeletedSecret'] as const;
+export const OPERATIONS = [
+  'GetSecret',
+  'SetSecret',
+  'UpdateSecret',
+  'GetSecretVersions',
+  'DeleteSecret',
+  'GetDeletedSecret',
+  'RecoverDeletedSecret',
+  'PurgeDeletedSecret',
+] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /**
@@ -22,7 +31,10 @@ export interface FaultSpec {
 }
 
 const MESSAGES: Record<number, [string, string]> = {
-  403: ['Forbidden', 'Caller is not authorized to perform action on resource. If role assignments, deny assignments or role definitions were changed recently, please observe propagation time.'],
+  403: [
+    'Forbidden',
+    'Caller is not authorized to perform action on resource. If role assignments, deny assignments or role definitions were changed recently, please observe propagation time.',
+  ],
   429: ['Throttled', 'Request was not allowed because application exceeded the rate limit of the vault.'],
   500: ['InternalServerError', 'An internal server error occurred.'],
   503: ['ServiceUnavailable', 'The service is temporarily unavailable.'],
@@ -38,12 +50,15 @@ export class FaultInjector {
   private faults: Array<{ spec: FaultSpec; remaining: number }> = [];
 
   inject(spec: FaultSpec): void {
-    if (spec.status === undefined && spec.drop !== true && spec.delayMs === undefined) throw new Error('a fault needs a status, drop or delayMs');
+    if (spec.status === undefined && spec.drop !== true && spec.delayMs === undefined)
+      throw new Error('a fault needs a status, drop or delayMs');
     this.faults.push({ spec, remaining: spec.times ?? 1 });
   }
 
   take(operation: Operation): FaultSpec | undefined {
-    const entry = this.faults.find((f) => f.remaining > 0 && (f.spec.operation === operation || f.spec.operation === '*'));
+    const entry = this.faults.find(
+      (f) => f.remaining > 0 && (f.spec.operation === operation || f.spec.operation === '*'),
+    );
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
     this.faults = this.faults.filter((f) => f.remaining > 0);

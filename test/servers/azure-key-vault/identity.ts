@@ -66,21 +66,37 @@ export class IdentityStandIn {
       status: 400,
       body: { error, error_description: `AADSTS${code}: ${description}`, error_codes: [code] },
     });
-    if (form.get('grant_type') !== 'client_credentials') return fail('unsupported_grant_type', 70003, 'only client_credentials is supported here.');
+    if (form.get('grant_type') !== 'client_credentials')
+      return fail('unsupported_grant_type', 70003, 'only client_credentials is supported here.');
     const clientId = form.get('client_id') ?? '';
     if (clientId !== this.options.clientId) {
-      return fail('unauthorized_client', 700016, `Application with identifier '${clientId}' was not found in the directory '${this.options.tenantId}'.`);
+      return fail(
+        'unauthorized_client',
+        700016,
+        `Application with identifier '${clientId}' was not found in the directory '${this.options.tenantId}'.`,
+      );
     }
-    if (form.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' || form.get('client_assertion') !== this.options.assertion) {
-      return fail('invalid_client', 70021, 'No matching federated identity record found for presented assertion.');
+    if (
+      form.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' ||
+      form.get('client_assertion') !== this.options.assertion
+    ) {
+      return fail(
+        'invalid_client',
+        70021,
+        'No matching federated identity record found for presented assertion.',
+      );
     }
     const scope = form.get('scope') ?? '';
     const resource = scope.split(' ').find((s) => s.endsWith('/.default'));
-    if (resource === undefined) return fail('invalid_scope', 1002012, 'The provided value for scope is not valid.');
+    if (resource === undefined)
+      return fail('invalid_scope', 1002012, 'The provided value for scope is not valid.');
     const token = randomBytes(24).toString('base64url');
     this.tokens.set(token, resource.slice(0, -'/.default'.length));
     const lifetime = this.options.tokenLifetimeSeconds ?? 3600;
-    return { status: 200, body: { token_type: 'Bearer', expires_in: lifetime, ext_expires_in: lifetime, access_token: token } };
+    return {
+      status: 200,
+      body: { token_type: 'Bearer', expires_in: lifetime, ext_expires_in: lifetime, access_token: token },
+    };
   }
 
   /** The audience of an issued token, or undefined for a token this stand-in never issued. */

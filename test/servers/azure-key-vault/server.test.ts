@@ -3,7 +3,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
-import { KEY_VAULT_RESOURCE, MAX_VALUE_BYTES, startKeyVaultTestServer, type KeyVaultTestServer } from './index.js';
+import {
+  KEY_VAULT_RESOURCE,
+  MAX_VALUE_BYTES,
+  startKeyVaultTestServer,
+  type KeyVaultTestServer,
+} from './index.js';
 
 let server: KeyVaultTestServer;
 let token = '';
@@ -15,7 +20,13 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, auth = true): Promise<Answer> {
+function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  auth = true,
+): Promise<Answer> {
   const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -25,14 +36,25 @@ function call(method: string, path: string, body?: unknown, headers: Record<stri
         ca: server.caPem,
         headers: {
           ...(auth ? { authorization: `Bearer ${token}` } : {}),
-          ...(text === undefined ? {} : { 'content-type': typeof body === 'string' ? 'application/x-www-form-urlencoded' : 'application/json' }),
+          ...(text === undefined
+            ? {}
+            : {
+                'content-type':
+                  typeof body === 'string' ? 'application/x-www-form-urlencoded' : 'application/json',
+              }),
           ...headers,
         },
       },
       (res) => {
         let data = '';
         res.on('data', (c: Buffer) => (data += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data === '' ? {} : (JSON.parse(data) as Record<string, unknown>) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: data === '' ? {} : (JSON.parse(data) as Record<string, unknown>),
+          }),
+        );
       },
     );
     req.on('error', reject);
@@ -41,7 +63,8 @@ function call(method: string, path: string, body?: unknown, headers: Record<stri
 }
 
 const errorCode = (a: Answer) => (a.body.error as { code?: string } | undefined)?.code;
-const innerCode = (a: Answer) => (a.body.error as { innererror?: { code?: string } } | undefined)?.innererror?.code;
+const innerCode = (a: Answer) =>
+  (a.body.error as { innererror?: { code?: string } } | undefined)?.innererror?.code;
 
 function tokenForm(overrides: Record<string, string> = {}): string {
   return new URLSearchParams({
@@ -65,21 +88,47 @@ after(() => server.stop());
 test('no token: 401 with the Key Vault challenge naming the authority and the resource', async () => {
   const answer = await call('GET', `/secrets/x/?${API}`, undefined, {}, false);
   assert.equal(answer.status, 401);
-  assert.equal(answer.headers['www-authenticate'], `Bearer authorization="${server.url}/${server.tenantId}", resource="${KEY_VAULT_RESOURCE}"`);
+  assert.equal(
+    answer.headers['www-authenticate'],
+    `Bearer authorization="${server.url}/${server.tenantId}", resource="${KEY_VAULT_RESOURCE}"`,
+  );
   assert.equal(server.challenges, 1);
   assert.equal(server.totalCalls, 0, 'a challenge is not an authorized call');
 });
 
 test('token endpoint: the federated assertion, the client id and a .default scope are checked; the audience too', async () => {
-  const config = await call('GET', `/${server.tenantId}/v2.0/.well-known/openid-configuration`, undefined, {}, false);
+  const config = await call(
+    'GET',
+    `/${server.tenantId}/v2.0/.well-known/openid-configuration`,
+    undefined,
+    {},
+    false,
+  );
   assert.equal(config.body.token_endpoint, `${server.url}/${server.tenantId}/oauth2/v2.0/token`);
-  const bads: Array<Record<string, string>> = [{ client_assertion: 'forged' }, { client_id: 'someone-else' }, { grant_type: 'password' }, { scope: 'openid' }];
+  const bads: Array<Record<string, string>> = [
+    { client_assertion: 'forged' },
+    { client_id: 'someone-else' },
+    { grant_type: 'password' },
+    { scope: 'openid' },
+  ];
   for (const bad of bads) {
     const answer = await call('POST', `/${server.tenantId}/oauth2/v2.0/token`, tokenForm(bad), {}, false);
     assert.equal(answer.status, 400, JSON.stringify(bad));
   }
-  const other = await call('POST', `/${server.tenantId}/oauth2/v2.0/token`, tokenForm({ scope: 'https://storage.azure.com/.default' }), {}, false);
-  const wrongAudience = await call('GET', `/secrets/x/?${API}`, undefined, { authorization: `Bearer ${other.body.access_token as string}` }, false);
+  const other = await call(
+    'POST',
+    `/${server.tenantId}/oauth2/v2.0/token`,
+    tokenForm({ scope: 'https://storage.azure.com/.default' }),
+    {},
+    false,
+  );
+  const wrongAudience = await call(
+    'GET',
+    `/secrets/x/?${API}`,
+    undefined,
+    { authorization: `Bearer ${other.body.access_token as string}` },
+    false,
+  );
   assert.equal(wrongAudience.status, 401, 'a token for another resource is refused');
 });
 
@@ -90,7 +139,11 @@ test('api-version is required and checked', async () => {
 });
 
 test('versions: set creates, get reads the newest, a disabled newest answers 403 SecretDisabled, the list holds every version', async () => {
-  const first = await call('PUT', `/secrets/app-1?${API}`, { value: 'one', tags: { a: 'b' }, contentType: 'application/json' });
+  const first = await call('PUT', `/secrets/app-1?${API}`, {
+    value: 'one',
+    tags: { a: 'b' },
+    contentType: 'application/json',
+  });
   assert.equal(first.status, 200);
   assert.equal(first.body.value, 'one');
   const firstId = String(first.body.id).split('/').at(-1) as string;
@@ -98,12 +151,19 @@ test('versions: set creates, get reads the newest, a disabled newest answers 403
   const second = await call('PUT', `/secrets/app-1?${API}`, { value: 'two', attributes: { enabled: false } });
   const secondId = String(second.body.id).split('/').at(-1) as string;
   const latest = await call('GET', `/secrets/app-1/?${API}`);
-  assert.deepEqual([latest.status, errorCode(latest), innerCode(latest)], [403, 'Forbidden', 'SecretDisabled']);
+  assert.deepEqual(
+    [latest.status, errorCode(latest), innerCode(latest)],
+    [403, 'Forbidden', 'SecretDisabled'],
+  );
   assert.equal((await call('GET', `/secrets/app-1/${firstId}?${API}`)).body.value, 'one');
   const list = await call('GET', `/secrets/app-1/versions?${API}&maxresults=1`);
   assert.equal((list.body.value as unknown[]).length, 1);
   assert.match(String(list.body.nextLink), /\$skiptoken=1/);
-  assert.equal('value' in ((list.body.value as Array<Record<string, unknown>>)[0] ?? {}), false, 'lists never carry values');
+  assert.equal(
+    'value' in ((list.body.value as Array<Record<string, unknown>>)[0] ?? {}),
+    false,
+    'lists never carry values',
+  );
   const enabled = await call('PATCH', `/secrets/app-1/${secondId}?${API}`, { attributes: { enabled: true } });
   assert.equal(enabled.status, 200);
   assert.equal((await call('GET', `/secrets/app-1?${API}`)).body.value, 'two');
@@ -115,8 +175,14 @@ test('rules: names, at most 15 tags, the value size limit', async () => {
   assert.equal((await call('PUT', `/secrets/${'a'.repeat(128)}?${API}`, { value: 'x' })).status, 400);
   const tags = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`t${i}`, 'v']));
   assert.equal((await call('PUT', `/secrets/tags-1?${API}`, { value: 'x', tags })).status, 400);
-  assert.equal((await call('PUT', `/secrets/big-1?${API}`, { value: 'x'.repeat(MAX_VALUE_BYTES + 1) })).status, 400);
-  assert.equal((await call('PUT', `/secrets/big-1?${API}`, { value: 'x'.repeat(MAX_VALUE_BYTES) })).status, 200);
+  assert.equal(
+    (await call('PUT', `/secrets/big-1?${API}`, { value: 'x'.repeat(MAX_VALUE_BYTES + 1) })).status,
+    400,
+  );
+  assert.equal(
+    (await call('PUT', `/secrets/big-1?${API}`, { value: 'x'.repeat(MAX_VALUE_BYTES) })).status,
+    200,
+  );
 });
 
 test('soft delete: the name is held (409) until recovered or purged', async () => {
@@ -132,7 +198,11 @@ test('soft delete: the name is held (409) until recovered or purged', async () =
   assert.equal((await call('GET', `/secrets/gone-1/?${API}`)).body.value, 'x');
   await call('DELETE', `/secrets/gone-1?${API}`);
   assert.equal((await call('DELETE', `/deletedsecrets/gone-1?${API}`)).status, 204);
-  assert.equal((await call('PUT', `/secrets/gone-1?${API}`, { value: 'y' })).status, 200, 'purged: the name is free');
+  assert.equal(
+    (await call('PUT', `/secrets/gone-1?${API}`, { value: 'y' })).status,
+    200,
+    'purged: the name is free',
+  );
 });
 
 test('missing name: every call the store makes, as the recordings of the live service answer it', async () => {
@@ -158,9 +228,18 @@ test('soft-deleted name: not listed, not read, not set (409); its deleted form i
   await call('DELETE', `/secrets/gone-2?${API}`);
   const list = await call('GET', `/secrets/gone-2/versions?${API}`);
   assert.deepEqual([list.status, list.body], [200, { value: [], nextLink: null }]);
-  assert.deepEqual([(await call('GET', `/secrets/gone-2/?${API}`)).status, (await call('DELETE', `/secrets/gone-2?${API}`)).status], [404, 404]);
+  assert.deepEqual(
+    [
+      (await call('GET', `/secrets/gone-2/?${API}`)).status,
+      (await call('DELETE', `/secrets/gone-2?${API}`)).status,
+    ],
+    [404, 404],
+  );
   const set = await call('PUT', `/secrets/gone-2?${API}`, { value: 'y' });
-  assert.deepEqual([set.status, errorCode(set), innerCode(set)], [409, 'Conflict', 'ObjectIsDeletedButRecoverable']);
+  assert.deepEqual(
+    [set.status, errorCode(set), innerCode(set)],
+    [409, 'Conflict', 'ObjectIsDeletedButRecoverable'],
+  );
   assert.equal((await call('GET', `/deletedsecrets/gone-2?${API}`)).status, 200);
 });
 
@@ -169,7 +248,9 @@ test('disabled version: get is 403 SecretDisabled; list, update and a new set st
   const id = String(first.body.id).split('/').at(-1) as string;
   const read = await call('GET', `/secrets/off-1/${id}?${API}`);
   assert.deepEqual([read.status, errorCode(read), innerCode(read)], [403, 'Forbidden', 'SecretDisabled']);
-  const listed = (await call('GET', `/secrets/off-1/versions?${API}`)).body.value as Array<{ attributes: { enabled: boolean } }>;
+  const listed = (await call('GET', `/secrets/off-1/versions?${API}`)).body.value as Array<{
+    attributes: { enabled: boolean };
+  }>;
   assert.deepEqual(
     listed.map((v) => v.attributes.enabled),
     [false],
@@ -182,7 +263,10 @@ test('disabled version: get is 403 SecretDisabled; list, update and a new set st
 test('faults: 429 with Retry-After, and a write applied before its answer is lost', async () => {
   server.injectFault({ operation: 'GetSecret', status: 429, retryAfter: 3 });
   const throttled = await call('GET', `/secrets/app-1/?${API}`);
-  assert.deepEqual([throttled.status, throttled.headers['retry-after'], errorCode(throttled)], [429, '3', 'Throttled']);
+  assert.deepEqual(
+    [throttled.status, throttled.headers['retry-after'], errorCode(throttled)],
+    [429, '3', 'Throttled'],
+  );
   const writes = server.writes;
   server.injectFault({ operation: 'SetSecret', drop: true, afterApply: true });
   await assert.rejects(call('PUT', `/secrets/lost-1?${API}`, { value: 'x' }));

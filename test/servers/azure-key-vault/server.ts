@@ -44,7 +44,13 @@ export interface KeyVaultTestServer {
   stop(): Promise<void>;
 }
 
-const WRITES: ReadonlySet<Operation> = new Set(['SetSecret', 'UpdateSecret', 'DeleteSecret', 'RecoverDeletedSecret', 'PurgeDeletedSecret']);
+const WRITES: ReadonlySet<Operation> = new Set([
+  'SetSecret',
+  'UpdateSecret',
+  'DeleteSecret',
+  'RecoverDeletedSecret',
+  'PurgeDeletedSecret',
+]);
 
 interface Route {
   operation: Operation;
@@ -59,7 +65,8 @@ function route(method: string, path: string): Route | undefined {
   if (collection === 'secrets' && name !== '') {
     if (parts.length === 2 && method === 'PUT') return { operation: 'SetSecret', name, version: '' };
     if (parts.length === 2 && method === 'DELETE') return { operation: 'DeleteSecret', name, version: '' };
-    if (third === 'versions' && parts.length === 3 && method === 'GET') return { operation: 'GetSecretVersions', name, version: '' };
+    if (third === 'versions' && parts.length === 3 && method === 'GET')
+      return { operation: 'GetSecretVersions', name, version: '' };
     if ((parts.length === 2 || parts.length === 3) && fourth === undefined) {
       if (method === 'GET') return { operation: 'GetSecret', name, version: third ?? '' };
       if (method === 'PATCH') return { operation: 'UpdateSecret', name, version: third ?? '' };
@@ -67,20 +74,43 @@ function route(method: string, path: string): Route | undefined {
   }
   if (collection === 'deletedsecrets' && name !== '') {
     if (parts.length === 2 && method === 'GET') return { operation: 'GetDeletedSecret', name, version: '' };
-    if (parts.length === 2 && method === 'DELETE') return { operation: 'PurgeDeletedSecret', name, version: '' };
-    if (third === 'recover' && parts.length === 3 && method === 'POST') return { operation: 'RecoverDeletedSecret', name, version: '' };
+    if (parts.length === 2 && method === 'DELETE')
+      return { operation: 'PurgeDeletedSecret', name, version: '' };
+    if (third === 'recover' && parts.length === 3 && method === 'POST')
+      return { operation: 'RecoverDeletedSecret', name, version: '' };
   }
   return undefined;
 }
 
-function send(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-ms-keyvault-service-version': '1.9.0.0', ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'x-ms-keyvault-service-version': '1.9.0.0',
+    ...headers,
+  });
   res.end(text);
 }
 
-function sendError(res: ServerResponse, status: number, code: string, message: string, innerCode?: string, headers: Record<string, string> = {}): void {
-  send(res, status, { error: { code, message, ...(innerCode === undefined ? {} : { innererror: { code: innerCode } }) } }, headers);
+function sendError(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  innerCode?: string,
+  headers: Record<string, string> = {},
+): void {
+  send(
+    res,
+    status,
+    { error: { code, message, ...(innerCode === undefined ? {} : { innererror: { code: innerCode } }) } },
+    headers,
+  );
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -90,7 +120,13 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function attributes(v: StoredVersion) {
-  return { enabled: v.enabled, created: v.created, updated: v.updated, recoveryLevel: 'Recoverable+Purgeable', recoverableDays: 90 };
+  return {
+    enabled: v.enabled,
+    created: v.created,
+    updated: v.updated,
+    recoveryLevel: 'Recoverable+Purgeable',
+    recoverableDays: 90,
+  };
 }
 
 /**
@@ -100,7 +136,9 @@ function attributes(v: StoredVersion) {
  * audience checked), versions with their own tags/content type/enabled flag, soft delete, recover,
  * purge, the value size limit, fault injection (5xx, 429 with Retry-After, lost answers) and call counts.
  */
-export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions = {}): Promise<KeyVaultTestServer> {
+export async function startKeyVaultTestServer(
+  options: KeyVaultTestServerOptions = {},
+): Promise<KeyVaultTestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'ps-akv-'));
   const pki = await generateTestPki(dir);
   const caFile = join(dir, 'ca.crt');
@@ -125,13 +163,27 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
     if (token === undefined || identity.audienceOf(token) !== KEY_VAULT_RESOURCE) {
       challenges += 1;
       await readBody(req);
-      return sendError(res, 401, 'Unauthorized', token === undefined ? 'AKV10000: Request is missing a Bearer or PoP token.' : 'AKV10022: Invalid audience.', undefined, {
-        'www-authenticate': `Bearer authorization="${base}/${tenantId}", resource="${KEY_VAULT_RESOURCE}"`,
-      });
+      return sendError(
+        res,
+        401,
+        'Unauthorized',
+        token === undefined
+          ? 'AKV10000: Request is missing a Bearer or PoP token.'
+          : 'AKV10022: Invalid audience.',
+        undefined,
+        {
+          'www-authenticate': `Bearer authorization="${base}/${tenantId}", resource="${KEY_VAULT_RESOURCE}"`,
+        },
+      );
     }
     const apiVersion = url.searchParams.get('api-version') ?? '';
     if (!API_VERSIONS.includes(apiVersion)) {
-      return sendError(res, 400, 'BadParameter', `The specified version (${apiVersion}) is not recognized. Consider using the latest supported version (2025-07-01).`);
+      return sendError(
+        res,
+        400,
+        'BadParameter',
+        `The specified version (${apiVersion}) is not recognized. Consider using the latest supported version (2025-07-01).`,
+      );
     }
     const text = await readBody(req);
     calls.set(found.operation, (calls.get(found.operation) ?? 0) + 1);
@@ -145,7 +197,8 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
       }
     }
     if (fault?.delayMs !== undefined) await sleep(fault.delayMs);
-    const failing = fault !== undefined && (fault.status !== undefined || fault.drop === true) ? fault : undefined;
+    const failing =
+      fault !== undefined && (fault.status !== undefined || fault.drop === true) ? fault : undefined;
     if (failing !== undefined && failing.afterApply !== true) return answerFault(res, req, failing);
     let status = 200;
     let answer: unknown;
@@ -167,7 +220,13 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
     attributes: attributes(v),
     ...(v.contentType === undefined ? {} : { contentType: v.contentType }),
     ...(v.tags === undefined ? {} : { tags: v.tags }),
-    ...(secret?.deleted === undefined ? {} : { recoveryId: `${base}/deletedsecrets/${name}`, deletedDate: secret.deleted.deletedDate, scheduledPurgeDate: secret.deleted.scheduledPurgeDate }),
+    ...(secret?.deleted === undefined
+      ? {}
+      : {
+          recoveryId: `${base}/deletedsecrets/${name}`,
+          deletedDate: secret.deleted.deletedDate,
+          scheduledPurgeDate: secret.deleted.scheduledPurgeDate,
+        }),
   });
 
   const apply = (found: Route, body: Record<string, unknown>, url: URL): unknown => {
@@ -192,7 +251,10 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
         const max = Math.min(25, Math.max(1, Number(url.searchParams.get('maxresults') ?? 25) || 25));
         const start = Number(url.searchParams.get('$skiptoken') ?? 0) || 0;
         const page = all.slice(start, start + max);
-        const next = start + max < all.length ? `${base}/secrets/${name}/versions?api-version=${url.searchParams.get('api-version')}&$skiptoken=${start + max}&maxresults=${max}` : null;
+        const next =
+          start + max < all.length
+            ? `${base}/secrets/${name}/versions?api-version=${url.searchParams.get('api-version')}&$skiptoken=${start + max}&maxresults=${max}`
+            : null;
         return { value: page.map((v) => bundle(name, v, false)), nextLink: next };
       }
       case 'DeleteSecret': {
@@ -220,7 +282,14 @@ export async function startKeyVaultTestServer(options: KeyVaultTestServerOptions
     }
     const status = fault.status ?? 503;
     const { code, message, innerCode } = faultBody(status);
-    sendError(res, status, code, message, innerCode, fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) });
+    sendError(
+      res,
+      status,
+      code,
+      message,
+      innerCode,
+      fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) },
+    );
   };
 
   const handleIdentity = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {

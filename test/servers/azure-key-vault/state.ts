@@ -77,7 +77,9 @@ export class VaultState {
   /** The live secret `name`, or undefined when none is live (never set, or soft-deleted). */
   liveOrUndefined(name: string): StoredSecret | undefined {
     const secret = this.secrets.get(name);
-    return secret === undefined || secret.deleted !== undefined || secret.versions.length === 0 ? undefined : secret;
+    return secret === undefined || secret.deleted !== undefined || secret.versions.length === 0
+      ? undefined
+      : secret;
   }
 
   /**
@@ -87,8 +89,19 @@ export class VaultState {
   read(name: string, id: string): StoredVersion {
     const secret = this.live(name);
     const version = id === '' ? secret.versions.at(-1) : secret.versions.find((v) => v.id === id);
-    if (version === undefined) throw new VaultError(404, 'SecretNotFound', `A secret with (name/id) ${name}/${id} was not found in this key vault.`);
-    if (!version.enabled) throw new VaultError(403, 'Forbidden', 'Operation get is not allowed on a disabled secret.', 'SecretDisabled');
+    if (version === undefined)
+      throw new VaultError(
+        404,
+        'SecretNotFound',
+        `A secret with (name/id) ${name}/${id} was not found in this key vault.`,
+      );
+    if (!version.enabled)
+      throw new VaultError(
+        403,
+        'Forbidden',
+        'Operation get is not allowed on a disabled secret.',
+        'SecretDisabled',
+      );
     return version;
   }
 
@@ -97,10 +110,19 @@ export class VaultState {
    * name is held by a soft-deleted secret (https://learn.microsoft.com/azure/key-vault/general/soft-delete-overview;
    * https://github.com/Azure/azure-sdk-for-net/blob/main/sdk/keyvault/Azure.Security.KeyVault.Secrets/samples/Sample4_ErrorResponse.md).
    */
-  set(name: string, body: { value?: unknown; contentType?: unknown; tags?: unknown; attributes?: { enabled?: unknown } }): StoredVersion {
+  set(
+    name: string,
+    body: { value?: unknown; contentType?: unknown; tags?: unknown; attributes?: { enabled?: unknown } },
+  ): StoredVersion {
     checkName(name);
-    if (typeof body.value !== 'string') throw new VaultError(400, 'BadParameter', 'Property value is required.');
-    if (Buffer.byteLength(body.value, 'utf8') > MAX_VALUE_BYTES) throw new VaultError(400, 'BadParameter', `Secret value is too large: the maximum size is ${MAX_VALUE_BYTES} bytes.`);
+    if (typeof body.value !== 'string')
+      throw new VaultError(400, 'BadParameter', 'Property value is required.');
+    if (Buffer.byteLength(body.value, 'utf8') > MAX_VALUE_BYTES)
+      throw new VaultError(
+        400,
+        'BadParameter',
+        `Secret value is too large: the maximum size is ${MAX_VALUE_BYTES} bytes.`,
+      );
     const tags = checkTags(body.tags);
     const existing = this.secrets.get(name);
     if (existing?.deleted !== undefined) {
@@ -128,10 +150,19 @@ export class VaultState {
   }
 
   /** Updates a version's attributes, content type and tags (the value never changes). */
-  update(name: string, id: string, body: { contentType?: unknown; tags?: unknown; attributes?: { enabled?: unknown } }): StoredVersion {
+  update(
+    name: string,
+    id: string,
+    body: { contentType?: unknown; tags?: unknown; attributes?: { enabled?: unknown } },
+  ): StoredVersion {
     const secret = this.live(name);
     const version = id === '' ? secret.versions.at(-1) : secret.versions.find((v) => v.id === id);
-    if (version === undefined) throw new VaultError(404, 'SecretNotFound', `A secret with (name/id) ${name}/${id} was not found in this key vault.`);
+    if (version === undefined)
+      throw new VaultError(
+        404,
+        'SecretNotFound',
+        `A secret with (name/id) ${name}/${id} was not found in this key vault.`,
+      );
     const tags = checkTags(body.tags);
     if (typeof body.attributes?.enabled === 'boolean') version.enabled = body.attributes.enabled;
     if (typeof body.contentType === 'string') version.contentType = body.contentType;
@@ -150,7 +181,8 @@ export class VaultState {
   /** GetDeletedSecret: 404 "Deleted Secret not found" unless soft-deleted (recording "can get a deleted secret (non existing)"). */
   deleted(name: string): StoredSecret {
     const secret = this.secrets.get(name);
-    if (secret?.deleted === undefined) throw new VaultError(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
+    if (secret?.deleted === undefined)
+      throw new VaultError(404, 'SecretNotFound', `Deleted Secret not found: ${name}`);
     return secret;
   }
 
@@ -166,23 +198,49 @@ export class VaultState {
   }
 
   /** Test power: a secret created behind the store's back. */
-  seed(name: string, versions: Array<{ value: string; tags?: Record<string, string>; enabled?: boolean; contentType?: string }>): StoredSecret {
-    for (const v of versions) this.set(name, { value: v.value, tags: v.tags, contentType: v.contentType, attributes: { enabled: v.enabled ?? true } });
+  seed(
+    name: string,
+    versions: Array<{
+      value: string;
+      tags?: Record<string, string>;
+      enabled?: boolean;
+      contentType?: string;
+    }>,
+  ): StoredSecret {
+    for (const v of versions)
+      this.set(name, {
+        value: v.value,
+        tags: v.tags,
+        contentType: v.contentType,
+        attributes: { enabled: v.enabled ?? true },
+      });
     return this.live(name);
   }
 }
 
 function checkName(name: string): void {
-  if (!SECRET_NAME.test(name)) throw new VaultError(400, 'BadParameter', "The request URI contains an invalid name: secret names may contain only 0-9, a-z, A-Z and '-', 1-127 characters.");
+  if (!SECRET_NAME.test(name))
+    throw new VaultError(
+      400,
+      'BadParameter',
+      "The request URI contains an invalid name: secret names may contain only 0-9, a-z, A-Z and '-', 1-127 characters.",
+    );
 }
 
 function checkTags(tags: unknown): Record<string, string> | undefined {
   if (tags === undefined || tags === null) return undefined;
-  if (typeof tags !== 'object' || Array.isArray(tags)) throw new VaultError(400, 'BadParameter', 'Tags must be an object of strings.');
+  if (typeof tags !== 'object' || Array.isArray(tags))
+    throw new VaultError(400, 'BadParameter', 'Tags must be an object of strings.');
   const entries = Object.entries(tags);
-  if (entries.length > MAX_TAGS) throw new VaultError(400, 'BadParameter', `The number of tags exceeds the maximum of ${MAX_TAGS}.`);
+  if (entries.length > MAX_TAGS)
+    throw new VaultError(400, 'BadParameter', `The number of tags exceeds the maximum of ${MAX_TAGS}.`);
   for (const [key, value] of entries) {
-    if (typeof value !== 'string' || key.length > 512 || value.length > 256) throw new VaultError(400, 'BadParameter', 'Tag names hold at most 512 characters and values at most 256.');
+    if (typeof value !== 'string' || key.length > 512 || value.length > 256)
+      throw new VaultError(
+        400,
+        'BadParameter',
+        'Tag names hold at most 512 characters and values at most 256.',
+      );
   }
   return Object.fromEntries(entries);
 }

@@ -14,7 +14,10 @@ export interface CallRecord {
 /** Per-method call counts, the total, and the ordered log of calls. */
 export class CallCounter {
   /** Live counts by method; zero for methods not called. */
-  readonly calls: Record<MethodName, number> = Object.fromEntries(METHOD_NAMES.map((m) => [m, 0])) as Record<MethodName, number>;
+  readonly calls: Record<MethodName, number> = Object.fromEntries(METHOD_NAMES.map((m) => [m, 0])) as Record<
+    MethodName,
+    number
+  >;
   readonly log: CallRecord[] = [];
 
   /** Counts a call when it arrives, so faulted and cancelled calls count too. */

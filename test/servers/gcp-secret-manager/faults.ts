@@ -33,11 +33,13 @@ export interface Fault {
 /** The service's usual text for a status, so clients see realistic messages. */
 const DEFAULT_MESSAGES: Partial<Record<status, string>> = {
   [status.UNAVAILABLE]: 'The service is currently unavailable.',
-  [status.RESOURCE_EXHAUSTED]: "Quota exceeded for quota metric 'Access requests' and limit 'Access requests per minute per project'.",
+  [status.RESOURCE_EXHAUSTED]:
+    "Quota exceeded for quota metric 'Access requests' and limit 'Access requests per minute per project'.",
   [status.DEADLINE_EXCEEDED]: 'Deadline exceeded.',
   [status.INTERNAL]: 'Internal error encountered.',
   [status.PERMISSION_DENIED]: 'The caller does not have permission.',
-  [status.UNAUTHENTICATED]: 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+  [status.UNAUTHENTICATED]:
+    'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
   [status.ABORTED]: 'The operation was aborted due to a concurrent modification.',
   [status.UNKNOWN]: 'read ECONNRESET',
   [status.CANCELLED]: 'The operation was cancelled.',
@@ -48,20 +50,25 @@ export class FaultInjector {
 
   /** Queues a fault; faults for the same method apply in the order injected. */
   inject(spec: FaultSpec): void {
-    if (spec.code === undefined && spec.delayMs === undefined) throw new Error('a fault needs a code or a delayMs');
+    if (spec.code === undefined && spec.delayMs === undefined)
+      throw new Error('a fault needs a code or a delayMs');
     this.faults.push({ spec, remaining: spec.times ?? 1 });
   }
 
   /** Takes the fault for one call of `method`, if any. */
   take(method: MethodName): Fault | undefined {
-    const entry = this.faults.find((f) => f.remaining > 0 && (f.spec.method === method || f.spec.method === '*'));
+    const entry = this.faults.find(
+      (f) => f.remaining > 0 && (f.spec.method === method || f.spec.method === '*'),
+    );
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
     this.faults = this.faults.filter((f) => f.remaining > 0);
     const { code, message, afterApply, delayMs } = entry.spec;
     return {
       code,
-      message: message ?? (code === undefined ? '' : (DEFAULT_MESSAGES[code] ?? `Injected fault (${status[code]}).`)),
+      message:
+        message ??
+        (code === undefined ? '' : (DEFAULT_MESSAGES[code] ?? `Injected fault (${status[code]}).`)),
       afterApply: afterApply ?? false,
       delayMs: delayMs ?? 0,
     };

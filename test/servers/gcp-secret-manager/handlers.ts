@@ -40,7 +40,10 @@ function parseVersionFilter(filter: string | undefined): VersionState | undefine
   if (text === '') return undefined;
   const match = /^state\s*[:=]\s*(ENABLED|DISABLED|DESTROYED)$/i.exec(text);
   if (match === null) {
-    throw new RpcError(status.INVALID_ARGUMENT, `Invalid filter [${text}]: the test server understands state:ENABLED|DISABLED|DESTROYED.`);
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `Invalid filter [${text}]: the test server understands state:ENABLED|DISABLED|DESTROYED.`,
+    );
   }
   return (match[1] as string).toUpperCase() as VersionState;
 }
@@ -53,7 +56,11 @@ function secretFilter(filter: string | undefined): (secret: StoredSecret) => boo
     .filter((t) => t !== '' && t.toUpperCase() !== 'AND');
   const checks = terms.map((term) => {
     const match = /^labels\.([a-z][a-z0-9_-]*)([:=])(.*)$/.exec(term);
-    if (match === null) throw new RpcError(status.INVALID_ARGUMENT, `Invalid filter [${term}]: the test server understands labels.KEY=VALUE and labels.KEY:*.`);
+    if (match === null)
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Invalid filter [${term}]: the test server understands labels.KEY=VALUE and labels.KEY:*.`,
+      );
     const [, key, , value] = match as unknown as [string, string, string, string];
     return (s: StoredSecret) => (value === '*' ? key in s.labels : s.labels[key] === value);
   });
@@ -65,7 +72,10 @@ function labelsOf(secret: WireSecret | undefined): Record<string, string> {
 }
 
 /** The RPC table. */
-export function buildMethods(state: SecretManagerState, settings: HandlerSettings): Record<MethodName, MethodSpec> {
+export function buildMethods(
+  state: SecretManagerState,
+  settings: HandlerSettings,
+): Record<MethodName, MethodSpec> {
   const versionChange = (permission: string, target: VersionState): MethodSpec => ({
     permission,
     resource: (r) => str(r.name) ?? '',
@@ -83,8 +93,20 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
       run: (r) => {
         const project = parseParent(str(r.parent));
         const matching = state.listSecrets(project).filter(secretFilter(str(r.filter)));
-        const page = paginate(matching, { pageSize: num(r.pageSize), pageToken: str(r.pageToken), key: `${project}|${str(r.filter) ?? ''}` }, settings);
-        return { secrets: page.items.map(toWireSecret), nextPageToken: page.nextPageToken, totalSize: page.totalSize };
+        const page = paginate(
+          matching,
+          {
+            pageSize: num(r.pageSize),
+            pageToken: str(r.pageToken),
+            key: `${project}|${str(r.filter) ?? ''}`,
+          },
+          settings,
+        );
+        return {
+          secrets: page.items.map(toWireSecret),
+          nextPageToken: page.nextPageToken,
+          totalSize: page.totalSize,
+        };
       },
     },
     CreateSecret: {
@@ -97,12 +119,20 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
         const secret = r.secret as WireSecret | undefined;
         assertReplicationRule(secret?.replication);
         const destroyTtl = checkDestroyTtlRule(secret);
-        const notify = { ...checkRotationRule(secret), ...(destroyTtl === undefined ? {} : { versionDestroyTtlSeconds: destroyTtl }) };
+        const notify = {
+          ...checkRotationRule(secret),
+          ...(destroyTtl === undefined ? {} : { versionDestroyTtlSeconds: destroyTtl }),
+        };
         const ref = { project, secretId, name: secretName(project, secretId) };
         const cmek = secret?.replication?.automatic?.customerManagedEncryption;
         const automatic = cmek ? { customerManagedEncryption: { kmsKeyName: cmek.kmsKeyName } } : {};
-        const replication = secret?.replication?.automatic !== undefined ? { automatic } : { userManaged: secret?.replication?.userManaged ?? {} };
-        return toWireSecret(state.createSecret(ref, labelsOf(secret), replication, secret?.annotations ?? {}, notify));
+        const replication =
+          secret?.replication?.automatic !== undefined
+            ? { automatic }
+            : { userManaged: secret?.replication?.userManaged ?? {} };
+        return toWireSecret(
+          state.createSecret(ref, labelsOf(secret), replication, secret?.annotations ?? {}, notify),
+        );
       },
     },
     GetSecret: {
@@ -117,10 +147,17 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
         const secret = r.secret as WireSecret | undefined;
         const ref = parseSecretName(secret?.name);
         const paths = (r.updateMask as { paths?: string[] } | undefined)?.paths ?? [];
-        if (paths.length === 0) throw new RpcError(status.INVALID_ARGUMENT, 'update_mask is required and must name at least one field.');
+        if (paths.length === 0)
+          throw new RpcError(
+            status.INVALID_ARGUMENT,
+            'update_mask is required and must name at least one field.',
+          );
         const unsupported = paths.filter((p) => p !== 'labels' && p !== 'annotations');
         if (unsupported.length > 0) {
-          throw new RpcError(status.INVALID_ARGUMENT, `update_mask names fields that cannot be updated here: ${unsupported.join(', ')}.`);
+          throw new RpcError(
+            status.INVALID_ARGUMENT,
+            `update_mask names fields that cannot be updated here: ${unsupported.join(', ')}.`,
+          );
         }
         const changes = {
           ...(paths.includes('labels') ? { labels: labelsOf(secret) } : {}),
@@ -160,7 +197,10 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
       resource: (r) => str(r.name) ?? '',
       run: (r) => {
         const { secret, version, data } = state.accessVersion(parseVersionName(str(r.name)));
-        return { name: `${secret.name}/versions/${version.number}`, payload: { data, dataCrc32c: String(version.crc32c) } };
+        return {
+          name: `${secret.name}/versions/${version.number}`,
+          payload: { data, dataCrc32c: String(version.crc32c) },
+        };
       },
     },
     ListSecretVersions: {
@@ -171,8 +211,16 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
         const filter = parseVersionFilter(str(r.filter));
         const secret = state.getSecret(ref);
         const versions = state.listVersions(ref, filter);
-        const page = paginate(versions, { pageSize: num(r.pageSize), pageToken: str(r.pageToken), key: `${ref.name}|${filter ?? ''}` }, settings);
-        return { versions: page.items.map((v) => toWireVersion(secret, v)), nextPageToken: page.nextPageToken, totalSize: page.totalSize };
+        const page = paginate(
+          versions,
+          { pageSize: num(r.pageSize), pageToken: str(r.pageToken), key: `${ref.name}|${filter ?? ''}` },
+          settings,
+        );
+        return {
+          versions: page.items.map((v) => toWireVersion(secret, v)),
+          nextPageToken: page.nextPageToken,
+          totalSize: page.totalSize,
+        };
       },
     },
     EnableSecretVersion: versionChange('secretmanager.versions.enable', 'ENABLED'),
@@ -183,7 +231,9 @@ export function buildMethods(state: SecretManagerState, settings: HandlerSetting
       resource: (r) => str(r.resource) ?? '',
       run: (r) => {
         parseSecretName(str(r.resource));
-        const asked = Array.isArray(r.permissions) ? r.permissions.filter((p): p is string => typeof p === 'string') : [];
+        const asked = Array.isArray(r.permissions)
+          ? r.permissions.filter((p): p is string => typeof p === 'string')
+          : [];
         const granted = settings.grantedPermissions();
         return { permissions: granted === undefined ? asked : asked.filter((p) => granted.has(p)) };
       },

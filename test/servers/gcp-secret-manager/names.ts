@@ -39,7 +39,10 @@ export interface VersionRef extends SecretRef {
 }
 
 function invalidName(kind: string, value: string): RpcError {
-  return new RpcError(status.INVALID_ARGUMENT, `Invalid resource field value in the request: ${kind} name [${value}] is malformed.`);
+  return new RpcError(
+    status.INVALID_ARGUMENT,
+    `Invalid resource field value in the request: ${kind} name [${value}] is malformed.`,
+  );
 }
 
 /** `projects/{project}` → the project. */
@@ -52,7 +55,10 @@ export function parseParent(parent: string | undefined): string {
 /** Validates a secret id. @throws INVALID_ARGUMENT naming the rule. */
 export function assertSecretIdRule(secretId: string): void {
   if (!SECRET_ID.test(secretId)) {
-    throw new RpcError(status.INVALID_ARGUMENT, `Secret ID [${secretId}] is invalid: it must be 1 to 255 characters long and contain only letters, numbers, hyphens and underscores.`);
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `Secret ID [${secretId}] is invalid: it must be 1 to 255 characters long and contain only letters, numbers, hyphens and underscores.`,
+    );
   }
 }
 
@@ -72,10 +78,18 @@ export function parseVersionName(name: string | undefined): VersionRef {
   const [, project, secretId, version] = match as unknown as [string, string, string, string];
   assertSecretIdRule(secretId);
   if (version !== 'latest' && !/^[1-9][0-9]{0,15}$/.test(version)) {
-    throw new RpcError(status.INVALID_ARGUMENT, `SecretVersion id [${version}] is invalid: it must be a positive version number or "latest".`);
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `SecretVersion id [${version}] is invalid: it must be a positive version number or "latest".`,
+    );
   }
   const number = projectNumberOf(project);
-  return { project: number, secretId, name: secretName(number, secretId), version: version === 'latest' ? 'latest' : Number(version) };
+  return {
+    project: number,
+    secretId,
+    name: secretName(number, secretId),
+    version: version === 'latest' ? 'latest' : Number(version),
+  };
 }
 
 /** The canonical `projects/{number}/secrets/{s}` for a project (id or number) and a secret id. */
@@ -85,5 +99,8 @@ export function secretName(project: string, secretId: string): string {
 
 /** The canonical form of a name `projects/{id or number}/secrets/{s}[/...]`; other text as it is. */
 export function canonicalName(name: string): string {
-  return name.replace(/^projects\/([^/]+)\//, (_, project: string) => `projects/${projectNumberOf(project)}/`);
+  return name.replace(
+    /^projects\/([^/]+)\//,
+    (_, project: string) => `projects/${projectNumberOf(project)}/`,
+  );
 }

@@ -40,7 +40,10 @@ export function secretJson(secret: StoredSecret): Record<string, unknown> {
   const rotation = secret.rotation;
   return {
     name: secret.name,
-    replication: secret.replication.automatic !== undefined ? { automatic: secret.replication.automatic } : { userManaged: secret.replication.userManaged },
+    replication:
+      secret.replication.automatic !== undefined
+        ? { automatic: secret.replication.automatic }
+        : { userManaged: secret.replication.userManaged },
     createTime: iso(secret.createTime),
     labels: { ...secret.labels },
     ...(secret.topics === undefined ? {} : { topics: secret.topics.map((name) => ({ name })) }),
@@ -49,8 +52,12 @@ export function secretJson(secret: StoredSecret): Record<string, unknown> {
       ? {}
       : {
           rotation: {
-            ...(rotation.nextRotationTime === undefined ? {} : { nextRotationTime: iso(rotation.nextRotationTime) }),
-            ...(rotation.rotationPeriodSeconds === undefined ? {} : { rotationPeriod: `${rotation.rotationPeriodSeconds}s` }),
+            ...(rotation.nextRotationTime === undefined
+              ? {}
+              : { nextRotationTime: iso(rotation.nextRotationTime) }),
+            ...(rotation.rotationPeriodSeconds === undefined
+              ? {}
+              : { rotationPeriod: `${rotation.rotationPeriodSeconds}s` }),
           },
         }),
     ...(Object.keys(secret.annotations).length === 0 ? {} : { annotations: { ...secret.annotations } }),
@@ -88,7 +95,11 @@ export class NotificationPublisher {
    * Called before an RPC runs: returns what to publish once it succeeded (the secret as it was
    * for a delete), or `undefined` when the call publishes nothing.
    */
-  before(method: MethodName, request: Record<string, unknown>, state: SecretManagerState): ((response: unknown) => void) | undefined {
+  before(
+    method: MethodName,
+    request: Record<string, unknown>,
+    state: SecretManagerState,
+  ): ((response: unknown) => void) | undefined {
     const eventType = EVENT_OF[method];
     if (eventType === undefined) return undefined;
     if (method === 'DeleteSecret') {
@@ -104,10 +115,15 @@ export class NotificationPublisher {
       const secretName = name.replace(/\/versions\/[^/]+$/, '');
       const secret = state.lookup(secretName);
       if (secret?.topics === undefined) return;
-      if (name === secretName) return this.publish(secret.topics, { eventType, secretId: secret.name }, secretJson(secret));
+      if (name === secretName)
+        return this.publish(secret.topics, { eventType, secretId: secret.name }, secretJson(secret));
       const version = secret.versions.find((v) => `${secret.name}/versions/${v.number}` === name);
       if (version === undefined) return;
-      this.publish(secret.topics, { eventType, secretId: secret.name, versionId: name }, versionJson(secret, version));
+      this.publish(
+        secret.topics,
+        { eventType, secretId: secret.name, versionId: name },
+        versionJson(secret, version),
+      );
     };
   }
 
@@ -116,14 +132,17 @@ export class NotificationPublisher {
     if (secret.topics === undefined) return;
     const rotation = secret.rotation;
     if (rotation?.nextRotationTime !== undefined && rotation.rotationPeriodSeconds !== undefined) {
-      rotation.nextRotationTime = new Date(rotation.nextRotationTime.getTime() + rotation.rotationPeriodSeconds * 1000);
+      rotation.nextRotationTime = new Date(
+        rotation.nextRotationTime.getTime() + rotation.rotationPeriodSeconds * 1000,
+      );
     }
     this.publish(secret.topics, { eventType: 'SECRET_ROTATE', secretId: secret.name }, secretJson(secret));
   }
 
   /** The test message sent to each topic of a secret created with topics (docs: "Event types"). */
   private topicConfigured(name: string, state: SecretManagerState): void {
-    for (const topic of state.lookup(name)?.topics ?? []) this.send(topic, { eventType: 'TOPIC_CONFIGURED' }, '');
+    for (const topic of state.lookup(name)?.topics ?? [])
+      this.send(topic, { eventType: 'TOPIC_CONFIGURED' }, '');
   }
 
   /** Waits for publishes under way. */
@@ -136,7 +155,11 @@ export class NotificationPublisher {
     await this.client.close();
   }
 
-  private publish(topics: readonly string[], attributes: Record<string, string>, resource: Record<string, unknown>): void {
+  private publish(
+    topics: readonly string[],
+    attributes: Record<string, string>,
+    resource: Record<string, unknown>,
+  ): void {
     const data = JSON.stringify(resource);
     const all = { ...attributes, dataFormat: 'JSON_API_V1', timestamp: new Date().toISOString() };
     for (const topic of topics) this.send(topic, all, data);

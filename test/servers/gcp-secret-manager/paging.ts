@@ -26,7 +26,11 @@ interface TokenBody {
  * token from another query is refused. The server may return fewer entries than asked for
  * (`maxPageSize`), as the real one may; clients must follow `next_page_token`. @throws INVALID_ARGUMENT for a negative size or a foreign token.
  */
-export function paginate<T>(all: T[], request: { pageSize: number | undefined; pageToken: string | undefined; key: string }, limits: { defaultPageSize: number; maxPageSize: number }): Page<T> {
+export function paginate<T>(
+  all: T[],
+  request: { pageSize: number | undefined; pageToken: string | undefined; key: string },
+  limits: { defaultPageSize: number; maxPageSize: number },
+): Page<T> {
   const { pageToken, key } = request;
   const size = request.pageSize ?? 0;
   if (size < 0) throw new RpcError(status.INVALID_ARGUMENT, 'page_size must not be negative.');
@@ -46,6 +50,9 @@ export function paginate<T>(all: T[], request: { pageSize: number | undefined; p
   }
   const items = all.slice(offset, offset + effective);
   const next = offset + effective;
-  const nextPageToken = next < all.length ? Buffer.from(JSON.stringify({ offset: next, request: key } satisfies TokenBody)).toString('base64url') : '';
+  const nextPageToken =
+    next < all.length
+      ? Buffer.from(JSON.stringify({ offset: next, request: key } satisfies TokenBody)).toString('base64url')
+      : '';
   return { items, nextPageToken, totalSize: all.length };
 }

@@ -12,7 +12,11 @@ export const QUOTA_NAMES = ['reads', 'writes', 'accesses'] as const;
 export type QuotaName = (typeof QUOTA_NAMES)[number];
 
 /** The service's figures per minute per project. */
-export const SECRET_MANAGER_QUOTAS: Readonly<Record<QuotaName, number>> = { reads: 600, writes: 600, accesses: 90_000 };
+export const SECRET_MANAGER_QUOTAS: Readonly<Record<QuotaName, number>> = {
+  reads: 600,
+  writes: 600,
+  accesses: 90_000,
+};
 
 /** Which quota each RPC counts against. */
 export const QUOTA_OF: Readonly<Record<MethodName, QuotaName>> = {
@@ -33,9 +37,21 @@ export const QUOTA_OF: Readonly<Record<MethodName, QuotaName>> = {
 
 /** How the service names each quota: in its message, and its metric and limit in the ErrorInfo. */
 const NAMES: Readonly<Record<QuotaName, { title: string; metric: string; limit: string }>> = {
-  reads: { title: 'Read requests', metric: 'secretmanager.googleapis.com/read_requests', limit: 'ReadRequestsPerMinutePerProject' },
-  writes: { title: 'Write requests', metric: 'secretmanager.googleapis.com/write_requests', limit: 'WriteRequestsPerMinutePerProject' },
-  accesses: { title: 'Access requests', metric: 'secretmanager.googleapis.com/access_requests', limit: 'AccessRequestsPerMinutePerProject' },
+  reads: {
+    title: 'Read requests',
+    metric: 'secretmanager.googleapis.com/read_requests',
+    limit: 'ReadRequestsPerMinutePerProject',
+  },
+  writes: {
+    title: 'Write requests',
+    metric: 'secretmanager.googleapis.com/write_requests',
+    limit: 'WriteRequestsPerMinutePerProject',
+  },
+  accesses: {
+    title: 'Access requests',
+    metric: 'secretmanager.googleapis.com/access_requests',
+    limit: 'AccessRequestsPerMinutePerProject',
+  },
 };
 
 /** Options of the quotas; quotas are off unless the server is given them. */
@@ -62,7 +78,8 @@ class Window {
   private head = 0;
 
   count(now: number, windowMs: number): number {
-    while (this.head < this.times.length && (this.times[this.head] as number) <= now - windowMs) this.head += 1;
+    while (this.head < this.times.length && (this.times[this.head] as number) <= now - windowMs)
+      this.head += 1;
     if (this.head > 1024 && this.head * 2 > this.times.length) {
       this.times = this.times.slice(this.head);
       this.head = 0;
@@ -89,7 +106,8 @@ export class QuotaEnforcer {
   constructor(settings: QuotaSettings = {}) {
     this.windowMs = settings.windowMs ?? 60_000;
     this.limits = { ...SECRET_MANAGER_QUOTAS, ...settings.limits };
-    if (!(this.windowMs > 0) || Object.values(this.limits).some((l) => !(l > 0))) throw new RangeError('quota window and limits must be positive');
+    if (!(this.windowMs > 0) || Object.values(this.limits).some((l) => !(l > 0)))
+      throw new RangeError('quota window and limits must be positive');
   }
 
   /** Admits one call of `method` on `resource` (its project is the resource's), or says why not. */
@@ -111,7 +129,13 @@ export class QuotaEnforcer {
         quota,
         project,
         message: `Quota exceeded for quota metric '${title}' and limit '${title} per minute per project' of service 'secretmanager.googleapis.com' for consumer '${consumer}'.`,
-        metadata: { quota_metric: metric, quota_limit: limitName, quota_limit_value: String(limit), service: 'secretmanager.googleapis.com', consumer },
+        metadata: {
+          quota_metric: metric,
+          quota_limit: limitName,
+          quota_limit_value: String(limit),
+          service: 'secretmanager.googleapis.com',
+          consumer,
+        },
       };
     }
     window.add(now);
@@ -143,7 +167,8 @@ const field = (number: number, value: Buffer | string): Buffer => {
   const bytes = typeof value === 'string' ? Buffer.from(value) : value;
   return Buffer.concat([varint((number << 3) | 2), varint(bytes.length), bytes]);
 };
-const any = (type: string, value: Buffer): Buffer => Buffer.concat([field(1, `type.googleapis.com/${type}`), field(2, value)]);
+const any = (type: string, value: Buffer): Buffer =>
+  Buffer.concat([field(1, `type.googleapis.com/${type}`), field(2, value)]);
 
 /**
  * The `grpc-status-details-bin` trailer of a refusal: a google.rpc.Status holding the ErrorInfo
@@ -151,9 +176,17 @@ const any = (type: string, value: Buffer): Buffer => Buffer.concat([field(1, `ty
  * decodes it into the error's `reason`, `errorInfoMetadata` and `statusDetails`.
  */
 export function statusDetails(code: number, refusal: QuotaRefusal): Buffer {
-  const metadata = Object.entries(refusal.metadata).map(([k, v]) => field(3, Buffer.concat([field(1, k), field(2, v)])));
+  const metadata = Object.entries(refusal.metadata).map(([k, v]) =>
+    field(3, Buffer.concat([field(1, k), field(2, v)])),
+  );
   const errorInfo = Buffer.concat([field(1, 'RATE_LIMIT_EXCEEDED'), field(2, 'googleapis.com'), ...metadata]);
   const violation = Buffer.concat([field(1, refusal.metadata.consumer ?? ''), field(2, refusal.message)]);
   const quotaFailure = field(1, violation);
-  return Buffer.concat([varint(1 << 3), varint(code), field(2, refusal.message), field(3, any('google.rpc.ErrorInfo', errorInfo)), field(3, any('google.rpc.QuotaFailure', quotaFailure))]);
+  return Buffer.concat([
+    varint(1 << 3),
+    varint(code),
+    field(2, refusal.message),
+    field(3, any('google.rpc.ErrorInfo', errorInfo)),
+    field(3, any('google.rpc.QuotaFailure', quotaFailure)),
+  ]);
 }

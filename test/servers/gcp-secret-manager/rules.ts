@@ -16,14 +16,23 @@ const LABEL_VALUE = /^[a-z0-9_-]{0,63}$/;
 export function assertLabelsRule(labels: Readonly<Record<string, string>>): void {
   const entries = Object.entries(labels);
   if (entries.length > MAX_LABELS) {
-    throw new RpcError(status.INVALID_ARGUMENT, `A Secret can have at most ${MAX_LABELS} labels; the request has ${entries.length}.`);
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `A Secret can have at most ${MAX_LABELS} labels; the request has ${entries.length}.`,
+    );
   }
   for (const [key, value] of entries) {
     if (!LABEL_KEY.test(key)) {
-      throw new RpcError(status.INVALID_ARGUMENT, `Label key [${key}] is invalid: keys must start with a lowercase letter and contain at most 63 lowercase letters, numbers, underscores or dashes.`);
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Label key [${key}] is invalid: keys must start with a lowercase letter and contain at most 63 lowercase letters, numbers, underscores or dashes.`,
+      );
     }
     if (!LABEL_VALUE.test(value)) {
-      throw new RpcError(status.INVALID_ARGUMENT, `Label value [${value}] of key [${key}] is invalid: values can contain at most 63 lowercase letters, numbers, underscores or dashes.`);
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Label value [${value}] of key [${key}] is invalid: values can contain at most 63 lowercase letters, numbers, underscores or dashes.`,
+      );
     }
   }
 }
@@ -49,7 +58,10 @@ export function assertAnnotationsRule(annotations: Readonly<Record<string, strin
     size += Buffer.byteLength(key) + Buffer.byteLength(value);
   }
   if (size >= MAX_ANNOTATIONS_BYTES) {
-    throw new RpcError(status.INVALID_ARGUMENT, `The total size of annotation keys and values must be less than ${MAX_ANNOTATIONS_BYTES} bytes.`);
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `The total size of annotation keys and values must be less than ${MAX_ANNOTATIONS_BYTES} bytes.`,
+    );
   }
 }
 
@@ -65,35 +77,59 @@ export function assertReplicationRule(replication: WireReplication | undefined):
     const cmek = replication.automatic.customerManagedEncryption;
     if (!cmek) return;
     const match = KMS_KEY.exec(cmek.kmsKeyName ?? '');
-    if (match === null) throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication.automatic.customer_managed_encryption.kms_key_name must be a Cloud KMS crypto key name.');
-    if (match[1] !== 'global') throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication.automatic.customer_managed_encryption.kms_key_name must be in the global location.');
+    if (match === null)
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        'Secret.replication.automatic.customer_managed_encryption.kms_key_name must be a Cloud KMS crypto key name.',
+      );
+    if (match[1] !== 'global')
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        'Secret.replication.automatic.customer_managed_encryption.kms_key_name must be in the global location.',
+      );
     return;
   }
   const replicas = replication?.userManaged?.replicas ?? [];
   if (replication?.userManaged !== undefined) {
     if (replicas.length === 0 || replicas.some((r) => !r.location)) {
-      throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication.user_managed.replicas must name at least one location.');
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        'Secret.replication.user_managed.replicas must name at least one location.',
+      );
     }
     return;
   }
-  throw new RpcError(status.INVALID_ARGUMENT, 'Secret.replication is required: set automatic or user_managed replication.');
+  throw new RpcError(
+    status.INVALID_ARGUMENT,
+    'Secret.replication is required: set automatic or user_managed replication.',
+  );
 }
 
 /**
  * Validates a payload and returns its bytes and CRC-32C.
  * @throws INVALID_ARGUMENT when missing, larger than 64 KiB, or when `data_crc32c` does not match.
  */
-export function checkPayload(payload: WirePayload | undefined): { data: Buffer; crc: number; clientChecksum: boolean } {
+export function checkPayload(payload: WirePayload | undefined): {
+  data: Buffer;
+  crc: number;
+  clientChecksum: boolean;
+} {
   if (payload === undefined) throw new RpcError(status.INVALID_ARGUMENT, 'SecretPayload is required.');
   const data = Buffer.from(payload.data ?? Buffer.alloc(0));
   if (data.length > MAX_PAYLOAD_BYTES) {
-    throw new RpcError(status.INVALID_ARGUMENT, `Secret payload is ${data.length} bytes; it cannot be larger than ${MAX_PAYLOAD_BYTES} bytes.`);
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `Secret payload is ${data.length} bytes; it cannot be larger than ${MAX_PAYLOAD_BYTES} bytes.`,
+    );
   }
   const crc = crc32c(data);
   const given = payload.dataCrc32c;
   const clientChecksum = given !== undefined && given !== null;
   if (clientChecksum && Number(given) !== crc) {
-    throw new RpcError(status.INVALID_ARGUMENT, 'Checksum mismatch: data_crc32c does not match the CRC32C of the payload data.');
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      'Checksum mismatch: data_crc32c does not match the CRC32C of the payload data.',
+    );
   }
   return { data, crc, clientChecksum };
 }
@@ -115,27 +151,52 @@ export interface RotationRule {
  */
 export function checkRotationRule(secret: WireSecret | undefined, now: Date = new Date()): RotationRule {
   const topics = (secret?.topics ?? []).map((t) => t.name ?? '');
-  if (topics.length > 10) throw new RpcError(status.INVALID_ARGUMENT, `A Secret can have at most 10 topics; the request has ${topics.length}.`);
+  if (topics.length > 10)
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      `A Secret can have at most 10 topics; the request has ${topics.length}.`,
+    );
   for (const topic of topics) {
-    if (!TOPIC.test(topic)) throw new RpcError(status.INVALID_ARGUMENT, `Topic name [${topic}] is invalid: must be of the form projects/*/topics/*.`);
+    if (!TOPIC.test(topic))
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        `Topic name [${topic}] is invalid: must be of the form projects/*/topics/*.`,
+      );
   }
   const rotation = secret?.rotation ?? undefined;
-  if (rotation === undefined || (rotation.rotationPeriod == null && rotation.nextRotationTime == null)) return { topics };
-  if (topics.length === 0) throw new RpcError(status.INVALID_ARGUMENT, 'Secret.topics must be set when Secret.rotation is set: rotation notifications are sent to the topics.');
+  if (rotation === undefined || (rotation.rotationPeriod == null && rotation.nextRotationTime == null))
+    return { topics };
+  if (topics.length === 0)
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      'Secret.topics must be set when Secret.rotation is set: rotation notifications are sent to the topics.',
+    );
   const result: RotationRule = { topics, rotation: {} };
   if (rotation.rotationPeriod != null) {
     const seconds = Number(rotation.rotationPeriod.seconds ?? 0);
     if ((rotation.rotationPeriod.nanos ?? 0) !== 0 || seconds < 3600 || seconds > 3_153_600_000) {
-      throw new RpcError(status.INVALID_ARGUMENT, 'Secret.rotation.rotation_period must be in whole seconds, at least 3600s (1h) and at most 3153600000s (100 years).');
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        'Secret.rotation.rotation_period must be in whole seconds, at least 3600s (1h) and at most 3153600000s (100 years).',
+      );
     }
-    if (rotation.nextRotationTime == null) throw new RpcError(status.INVALID_ARGUMENT, 'Secret.rotation.next_rotation_time must be set when rotation_period is set.');
+    if (rotation.nextRotationTime == null)
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        'Secret.rotation.next_rotation_time must be set when rotation_period is set.',
+      );
     result.rotation!.rotationPeriodSeconds = seconds;
   }
   if (rotation.nextRotationTime != null) {
-    const ms = Number(rotation.nextRotationTime.seconds ?? 0) * 1000 + Math.floor((rotation.nextRotationTime.nanos ?? 0) / 1e6);
+    const ms =
+      Number(rotation.nextRotationTime.seconds ?? 0) * 1000 +
+      Math.floor((rotation.nextRotationTime.nanos ?? 0) / 1e6);
     const ahead = (ms - now.getTime()) / 1000;
     if (ahead < 300 || ahead > 3_153_600_000) {
-      throw new RpcError(status.INVALID_ARGUMENT, 'Secret.rotation.next_rotation_time must be at least 5 minutes and at most 100 years in the future.');
+      throw new RpcError(
+        status.INVALID_ARGUMENT,
+        'Secret.rotation.next_rotation_time must be at least 5 minutes and at most 100 years in the future.',
+      );
     }
     result.rotation!.nextRotationTime = new Date(ms);
   }
@@ -151,7 +212,10 @@ export function checkDestroyTtlRule(secret: WireSecret | undefined): number | un
   if (ttl === undefined) return undefined;
   const seconds = Number(ttl.seconds ?? 0);
   if ((ttl.nanos ?? 0) !== 0 || !Number.isSafeInteger(seconds) || seconds < 86_400) {
-    throw new RpcError(status.INVALID_ARGUMENT, 'Secret.version_destroy_ttl must be in whole seconds and at least 86400s (24h).');
+    throw new RpcError(
+      status.INVALID_ARGUMENT,
+      'Secret.version_destroy_ttl must be in whole seconds and at least 86400s (24h).',
+    );
   }
   return seconds;
 }

@@ -81,7 +81,9 @@ function statusName(code: grpc.status): string {
  * plaintext transport. Reach it with the official SDK through
  * `{ apiEndpoint: '127.0.0.1', port, sslCreds: grpc.credentials.createInsecure() }`.
  */
-export async function startSecretManagerTestServer(options: SecretManagerTestServerOptions = {}): Promise<SecretManagerTestServer> {
+export async function startSecretManagerTestServer(
+  options: SecretManagerTestServerOptions = {},
+): Promise<SecretManagerTestServer> {
   const project = options.project ?? 'test-project';
   const state = new SecretManagerState(project);
   const counter = new CallCounter();
@@ -94,17 +96,31 @@ export async function startSecretManagerTestServer(options: SecretManagerTestSer
     grantedPermissions: () => granted,
   });
 
-  const notifications = options.notifications === undefined ? undefined : new NotificationPublisher(options.notifications.pubsubHost, project);
-  const prepare = (method: MethodName, request: Record<string, unknown>) => notifications?.before(method, request, state);
+  const notifications =
+    options.notifications === undefined
+      ? undefined
+      : new NotificationPublisher(options.notifications.pubsubHost, project);
+  const prepare = (method: MethodName, request: Record<string, unknown>) =>
+    notifications?.before(method, request, state);
   const server = new grpc.Server();
   const implementation: grpc.UntypedServiceImplementation = {};
   for (const method of METHOD_NAMES) {
-    implementation[method] = unaryHandler(method, methods[method], counter, faults, () => granted, quotas, prepare);
+    implementation[method] = unaryHandler(
+      method,
+      methods[method],
+      counter,
+      faults,
+      () => granted,
+      quotas,
+      prepare,
+    );
   }
   server.addService(secretManagerServiceDefinition(), implementation);
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) => (err ? reject(err) : resolve(boundPort)));
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) =>
+      err ? reject(err) : resolve(boundPort),
+    );
   });
 
   let stopped: Promise<void> | undefined;
@@ -161,7 +177,10 @@ function unaryHandler(
   faults: FaultInjector,
   granted: () => ReadonlySet<string> | undefined,
   quotas: QuotaEnforcer | undefined,
-  prepare: (method: MethodName, request: Record<string, unknown>) => ((response: unknown) => void) | undefined = () => undefined,
+  prepare: (
+    method: MethodName,
+    request: Record<string, unknown>,
+  ) => ((response: unknown) => void) | undefined = () => undefined,
 ): grpc.handleUnaryCall<Record<string, unknown>, unknown> {
   return (call, callback) => {
     counter.arrive(method);
@@ -195,7 +214,10 @@ function unaryHandler(
       try {
         const permissions = granted();
         if (spec.permission !== undefined && permissions !== undefined && !permissions.has(spec.permission)) {
-          throw new RpcError(grpc.status.PERMISSION_DENIED, `Permission '${spec.permission}' denied for resource '${entry.resource}' (or it may not exist).`);
+          throw new RpcError(
+            grpc.status.PERMISSION_DENIED,
+            `Permission '${spec.permission}' denied for resource '${entry.resource}' (or it may not exist).`,
+          );
         }
         const notify = prepare(method, request);
         response = spec.run(request);

@@ -13,7 +13,13 @@ import type * as grpc from '@grpc/grpc-js';
 const SERVICE = 'google.cloud.secretmanager.v1.SecretManagerService';
 
 /** Wire options: camelCase fields, int64 as strings, enums by name, absent fields stay absent. */
-const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: false, oneofs: true };
+const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+};
 
 function protoIncludeDirs(): string[] {
   const require = createRequire(import.meta.url);
@@ -29,7 +35,10 @@ let cached: grpc.ServiceDefinition | undefined;
 export function secretManagerServiceDefinition(): grpc.ServiceDefinition {
   if (cached !== undefined) return cached;
   const includeDirs = protoIncludeDirs();
-  const definition = protoLoader.loadSync(['google/cloud/secretmanager/v1/service.proto'], { ...LOADER_OPTIONS, includeDirs });
+  const definition = protoLoader.loadSync(['google/cloud/secretmanager/v1/service.proto'], {
+    ...LOADER_OPTIONS,
+    includeDirs,
+  });
   const service = definition[SERVICE];
   if (service === undefined || 'format' in service) {
     throw new Error(`${SERVICE} not found in the protos under ${includeDirs.join(', ')}`);

@@ -94,7 +94,9 @@ export class SecretManagerState {
       versions: [],
       ...(notify.rotation === undefined ? {} : { rotation: { ...notify.rotation } }),
       ...(notify.topics === undefined || notify.topics.length === 0 ? {} : { topics: [...notify.topics] }),
-      ...(notify.versionDestroyTtlSeconds === undefined ? {} : { versionDestroyTtlSeconds: notify.versionDestroyTtlSeconds }),
+      ...(notify.versionDestroyTtlSeconds === undefined
+        ? {}
+        : { versionDestroyTtlSeconds: notify.versionDestroyTtlSeconds }),
     };
     this.secrets.set(name, secret);
     return secret;
@@ -115,7 +117,11 @@ export class SecretManagerState {
   }
 
   /** Replaces labels and/or annotations; a new etag. @throws NOT_FOUND, FAILED_PRECONDITION (etag), INVALID_ARGUMENT. */
-  updateSecret(ref: SecretRef, changes: { labels?: Record<string, string>; annotations?: Record<string, string> }, etag: string | undefined): StoredSecret {
+  updateSecret(
+    ref: SecretRef,
+    changes: { labels?: Record<string, string>; annotations?: Record<string, string> },
+    etag: string | undefined,
+  ): StoredSecret {
     const secret = this.getSecret(ref);
     this.checkEtag(secret.etag, etag, ref.name);
     if (changes.labels !== undefined) assertLabelsRule(changes.labels);
@@ -161,11 +167,13 @@ export class SecretManagerState {
     const secret = this.secrets.get(name);
     if (ref.version === 'latest') {
       const latest = secret?.versions.at(-1);
-      if (secret === undefined || latest === undefined) throw notFound(`Secret [${name}] not found or has no versions.`);
+      if (secret === undefined || latest === undefined)
+        throw notFound(`Secret [${name}] not found or has no versions.`);
       return { secret, version: latest };
     }
     const version = secret?.versions.find((v) => v.number === ref.version);
-    if (secret === undefined || version === undefined) throw notFound(`Secret Version [${name}/versions/${ref.version}] not found.`);
+    if (secret === undefined || version === undefined)
+      throw notFound(`Secret Version [${name}/versions/${ref.version}] not found.`);
     return { secret, version };
   }
 
@@ -178,7 +186,10 @@ export class SecretManagerState {
   accessVersion(ref: VersionRef): { secret: StoredSecret; version: StoredVersion; data: Buffer } {
     const { secret, version } = this.getVersion(ref);
     if (version.state !== 'ENABLED' || version.data === undefined) {
-      throw new RpcError(status.FAILED_PRECONDITION, `Secret Version [${secret.name}/versions/${version.number}] is in ${version.state} state.`);
+      throw new RpcError(
+        status.FAILED_PRECONDITION,
+        `Secret Version [${secret.name}/versions/${version.number}] is in ${version.state} state.`,
+      );
     }
     return { secret, version, data: version.data };
   }
@@ -194,7 +205,10 @@ export class SecretManagerState {
     const { secret, version } = this.getVersion(ref);
     this.checkEtag(version.etag, etag, `${secret.name}/versions/${version.number}`);
     if (version.state === 'DESTROYED') {
-      throw new RpcError(status.FAILED_PRECONDITION, `Secret Version [${secret.name}/versions/${version.number}] is in DESTROYED state.`);
+      throw new RpcError(
+        status.FAILED_PRECONDITION,
+        `Secret Version [${secret.name}/versions/${version.number}] is in DESTROYED state.`,
+      );
     }
     if (version.scheduledDestroyTime !== undefined) {
       // Delayed destruction: destroying again changes nothing; enabling or disabling cancels the schedule.
@@ -237,7 +251,8 @@ export class SecretManagerState {
     for (const v of seed.versions ?? []) {
       const data = Buffer.from(v.data);
       const version = this.addVersion(ref, data, false);
-      if (v.state !== undefined && v.state !== 'ENABLED') this.setVersionState({ ...ref, version: version.number }, v.state);
+      if (v.state !== undefined && v.state !== 'ENABLED')
+        this.setVersionState({ ...ref, version: version.number }, v.state);
     }
     return secret;
   }
@@ -254,12 +269,24 @@ export class SecretManagerState {
 
   /** A secret's versions newest first, by id (for assertions). @throws NOT_FOUND. */
   versionsOf(secretId: string, project = this.defaultProject): StoredVersion[] {
-    return this.listVersions({ project: projectNumberOf(project), secretId, name: secretName(project, secretId) });
+    return this.listVersions({
+      project: projectNumberOf(project),
+      secretId,
+      name: secretName(project, secretId),
+    });
   }
 
   /** Sets a version's state by id and number (for tests). */
-  setState(secretId: string, version: number, state: VersionState, project = this.defaultProject): StoredVersion {
-    return this.setVersionState({ project: projectNumberOf(project), secretId, name: secretName(project, secretId), version }, state);
+  setState(
+    secretId: string,
+    version: number,
+    state: VersionState,
+    project = this.defaultProject,
+  ): StoredVersion {
+    return this.setVersionState(
+      { project: projectNumberOf(project), secretId, name: secretName(project, secretId), version },
+      state,
+    );
   }
 
   /** Removes every secret. */
@@ -271,7 +298,10 @@ export class SecretManagerState {
     // Secret Manager answers a stale etag with FAILED_PRECONDITION (HTTP 400), not AIP-154's ABORTED;
     // no etag means no check: https://cloud.google.com/secret-manager/docs/etags
     if (given !== undefined && given !== '' && given !== current) {
-      throw new RpcError(status.FAILED_PRECONDITION, `The etag provided for [${name}] does not match the current etag of the resource.`);
+      throw new RpcError(
+        status.FAILED_PRECONDITION,
+        `The etag provided for [${name}] does not match the current etag of the resource.`,
+      );
     }
   }
 }

@@ -9,12 +9,18 @@ function notifyFields(secret: StoredSecret): Record<string, unknown> {
       ? {}
       : {
           rotation: {
-            ...(rotation.nextRotationTime === undefined ? {} : { nextRotationTime: toTimestamp(rotation.nextRotationTime) }),
-            ...(rotation.rotationPeriodSeconds === undefined ? {} : { rotationPeriod: { seconds: String(rotation.rotationPeriodSeconds), nanos: 0 } }),
+            ...(rotation.nextRotationTime === undefined
+              ? {}
+              : { nextRotationTime: toTimestamp(rotation.nextRotationTime) }),
+            ...(rotation.rotationPeriodSeconds === undefined
+              ? {}
+              : { rotationPeriod: { seconds: String(rotation.rotationPeriodSeconds), nanos: 0 } }),
           },
         }),
     ...(secret.topics === undefined ? {} : { topics: secret.topics.map((name) => ({ name })) }),
-    ...(secret.versionDestroyTtlSeconds === undefined ? {} : { versionDestroyTtl: { seconds: String(secret.versionDestroyTtlSeconds), nanos: 0 } }),
+    ...(secret.versionDestroyTtlSeconds === undefined
+      ? {}
+      : { versionDestroyTtl: { seconds: String(secret.versionDestroyTtlSeconds), nanos: 0 } }),
   };
 }
 
@@ -37,9 +43,12 @@ export function toWireVersion(secret: StoredSecret, version: StoredVersion): Rec
     name: `${secret.name}/versions/${version.number}`,
     createTime: toTimestamp(version.createTime),
     ...(version.destroyTime === undefined ? {} : { destroyTime: toTimestamp(version.destroyTime) }),
-    ...(version.scheduledDestroyTime === undefined ? {} : { scheduledDestroyTime: toTimestamp(version.scheduledDestroyTime) }),
+    ...(version.scheduledDestroyTime === undefined
+      ? {}
+      : { scheduledDestroyTime: toTimestamp(version.scheduledDestroyTime) }),
     state: version.state,
-    replicationStatus: secret.replication.userManaged === undefined ? { automatic: {} } : { userManaged: { replicas: [] } },
+    replicationStatus:
+      secret.replication.userManaged === undefined ? { automatic: {} } : { userManaged: { replicas: [] } },
     etag: version.etag,
     clientSpecifiedPayloadChecksum: version.clientChecksum,
   };

@@ -18,17 +18,34 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
  * (no user or group; not exactly one of resourceAttributes / nonResourceAttributes).
  */
 export function reviewAccess(store: ObjectStore, body: unknown): KubeObject {
-  if (!isRecord(body)) throw badRequest('SubjectAccessReview in version "v1" cannot be handled as a SubjectAccessReview: body must be a JSON object');
-  if (body.kind !== undefined && body.kind !== 'SubjectAccessReview') throw badRequest(`the kind in the data (${JSON.stringify(body.kind)}) does not match the expected kind (SubjectAccessReview)`);
+  if (!isRecord(body))
+    throw badRequest(
+      'SubjectAccessReview in version "v1" cannot be handled as a SubjectAccessReview: body must be a JSON object',
+    );
+  if (body.kind !== undefined && body.kind !== 'SubjectAccessReview')
+    throw badRequest(
+      `the kind in the data (${JSON.stringify(body.kind)}) does not match the expected kind (SubjectAccessReview)`,
+    );
   const spec = isRecord(body.spec) ? body.spec : {};
-  const groups = Array.isArray(spec.groups) ? spec.groups.filter((g): g is string => typeof g === 'string') : [];
+  const groups = Array.isArray(spec.groups)
+    ? spec.groups.filter((g): g is string => typeof g === 'string')
+    : [];
   const user = text(spec.user);
   const ra = isRecord(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
   const nra = isRecord(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
   const causes = [];
-  if (user === '' && groups.length === 0) causes.push({ reason: 'FieldValueRequired', field: 'spec.user', message: 'Required value: at least one of user or group must be specified' });
+  if (user === '' && groups.length === 0)
+    causes.push({
+      reason: 'FieldValueRequired',
+      field: 'spec.user',
+      message: 'Required value: at least one of user or group must be specified',
+    });
   if ((ra === undefined) === (nra === undefined)) {
-    causes.push({ reason: 'FieldValueInvalid', field: 'spec.resourceAttributes', message: 'Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified' });
+    causes.push({
+      reason: 'FieldValueInvalid',
+      field: 'spec.resourceAttributes',
+      message: 'Invalid value: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+    });
   }
   if (causes.length > 0) throw invalid('SubjectAccessReview', 'authorization.k8s.io', '', causes);
   const request: AccessRequest = { user, groups };

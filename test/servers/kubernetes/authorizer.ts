@@ -20,11 +20,17 @@ export interface Identity {
 }
 
 /** The identity of the server's own kubeconfig: an administrator, as a cluster's admin kubeconfig is. */
-export const ADMIN: Identity = { user: 'kubernetes-admin', groups: [PRIVILEGED_GROUP, 'system:authenticated'] };
+export const ADMIN: Identity = {
+  user: 'kubernetes-admin',
+  groups: [PRIVILEGED_GROUP, 'system:authenticated'],
+};
 
 /** A service account's identity, as its token authenticates (pkg/serviceaccount/util.go `UserInfo`). */
 export function serviceAccountIdentity(namespace: string, name: string): Identity {
-  return { user: `system:serviceaccount:${namespace}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'] };
+  return {
+    user: `system:serviceaccount:${namespace}:${name}`,
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+  };
 }
 
 const bootstrapLabels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
@@ -35,7 +41,12 @@ const bootstrapLabels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
  * and `system:public-info-viewer`, bound to `system:authenticated`.
  */
 export function bootstrapPolicy(): KubeObject[] {
-  const role = (name: string, rules: unknown[]): KubeObject => ({ apiVersion: `${RBAC_GROUP}/v1`, kind: 'ClusterRole', metadata: { name, labels: bootstrapLabels }, rules });
+  const role = (name: string, rules: unknown[]): KubeObject => ({
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'ClusterRole',
+    metadata: { name, labels: bootstrapLabels },
+    rules,
+  });
   const binding = (name: string): KubeObject => ({
     apiVersion: `${RBAC_GROUP}/v1`,
     kind: 'ClusterRoleBinding',
@@ -44,9 +55,34 @@ export function bootstrapPolicy(): KubeObject[] {
     subjects: [{ apiGroup: RBAC_GROUP, kind: 'Group', name: 'system:authenticated' }],
   });
   return [
-    role('system:discovery', [{ verbs: ['get'], nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'] }]),
-    role('system:basic-user', [{ verbs: ['create'], apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] }]),
-    role('system:public-info-viewer', [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] }]),
+    role('system:discovery', [
+      {
+        verbs: ['get'],
+        nonResourceURLs: [
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+          '/healthz',
+          '/livez',
+          '/openapi',
+          '/openapi/*',
+          '/readyz',
+          '/version',
+          '/version/',
+        ],
+      },
+    ]),
+    role('system:basic-user', [
+      {
+        verbs: ['create'],
+        apiGroups: ['authorization.k8s.io'],
+        resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
+      },
+    ]),
+    role('system:public-info-viewer', [
+      { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez', '/readyz', '/version', '/version/'] },
+    ]),
     binding('system:discovery'),
     binding('system:basic-user'),
     binding('system:public-info-viewer'),
@@ -60,7 +96,12 @@ export function rbacObjects(store: ObjectStore, namespace: string | undefined): 
     if (rt === undefined || (namespaced && namespace === undefined)) return [];
     return store.list(rt, namespaced ? namespace : undefined);
   };
-  return { roles: of('roles', true), roleBindings: of('rolebindings', true), clusterRoles: of('clusterroles', false), clusterRoleBindings: of('clusterrolebindings', false) };
+  return {
+    roles: of('roles', true),
+    roleBindings: of('rolebindings', true),
+    clusterRoles: of('clusterroles', false),
+    clusterRoleBindings: of('clusterrolebindings', false),
+  };
 }
 
 /**
@@ -88,7 +129,8 @@ function verbOf(method: string, named: boolean): string {
 }
 
 function forbiddenMessage(identity: Identity, req: AccessRequest): string {
-  if (req.resource === undefined) return `forbidden: User "${identity.user}" cannot ${req.nonResource?.verb ?? ''} path "${req.nonResource?.path ?? ''}"`;
+  if (req.resource === undefined)
+    return `forbidden: User "${identity.user}" cannot ${req.nonResource?.verb ?? ''} path "${req.nonResource?.path ?? ''}"`;
   const r = req.resource;
   const resource = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
   const scope = r.namespace ? `in the namespace "${r.namespace}"` : 'at the cluster scope';
@@ -101,7 +143,13 @@ function forbiddenMessage(identity: Identity, req: AccessRequest): string {
  * Authorizes one request. `route` undefined: a non-resource path (discovery, OpenAPI).
  * @throws StatusError 403 Forbidden when RBAC allows it to none of the identity's names.
  */
-export function authorizeRequest(store: ObjectStore, identity: Identity, method: string, path: string, route: ResourceRoute | undefined): void {
+export function authorizeRequest(
+  store: ObjectStore,
+  identity: Identity,
+  method: string,
+  path: string,
+  route: ResourceRoute | undefined,
+): void {
   // Decided before reading any RBAC object (as the privileged-group authorizer comes first), so an
   // administrator's requests cost no list of the store.
   if (identity.groups.includes(PRIVILEGED_GROUP)) return;
@@ -109,9 +157,21 @@ export function authorizeRequest(store: ObjectStore, identity: Identity, method:
   if (route === undefined) req.nonResource = { verb: method === 'HEAD' ? 'get' : method.toLowerCase(), path };
   else {
     // A create names no object in the URL; its name is in the body, which authorization does not read.
-    req.resource = { verb: verbOf(method, route.name !== undefined), group: route.rt.group, resource: route.rt.resource, subresource: route.subresource, name: route.name, namespace: route.namespace };
+    req.resource = {
+      verb: verbOf(method, route.name !== undefined),
+      group: route.rt.group,
+      resource: route.rt.resource,
+      subresource: route.subresource,
+      name: route.name,
+      namespace: route.namespace,
+    };
   }
   if (authorize(rbacObjects(store, req.resource?.namespace), req).allowed) return;
   const r = req.resource;
-  throw new StatusError(403, 'Forbidden', forbiddenMessage(identity, req), r === undefined ? {} : { name: r.name, group: r.group || undefined, kind: r.resource });
+  throw new StatusError(
+    403,
+    'Forbidden',
+    forbiddenMessage(identity, req),
+    r === undefined ? {} : { name: r.name, group: r.group || undefined, kind: r.resource },
+  );
 }

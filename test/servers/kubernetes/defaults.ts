@@ -38,7 +38,8 @@ export function applyDefaults(obj: KubeObject): KubeObject {
     if (isRecord(obj.stringData)) {
       // stringData is write-only: merged into data, never stored or served.
       const data = record(obj, 'data');
-      for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+      for (const [k, v] of Object.entries(obj.stringData))
+        data[k] = Buffer.from(String(v), 'utf8').toString('base64');
     }
     delete obj.stringData;
   }
@@ -72,10 +73,19 @@ export function applyCreateDefaults(obj: KubeObject, uid: string): KubeObject {
   if (obj.kind === 'Job') {
     const spec = record(obj, 'spec');
     const name = obj.metadata.name ?? '';
-    const generated = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name };
-    if (spec.manualSelector !== true) spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
+    const generated = {
+      'batch.kubernetes.io/controller-uid': uid,
+      'batch.kubernetes.io/job-name': name,
+      'controller-uid': uid,
+      'job-name': name,
+    };
+    if (spec.manualSelector !== true)
+      spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } };
     const templateMeta = record(record(spec, 'template'), 'metadata');
-    const templateLabels = { ...(isRecord(templateMeta.labels) ? (templateMeta.labels as Record<string, string>) : {}), ...generated };
+    const templateLabels = {
+      ...(isRecord(templateMeta.labels) ? (templateMeta.labels as Record<string, string>) : {}),
+      ...generated,
+    };
     templateMeta.labels = templateLabels;
     // Like the API server: a Job without labels takes its pod template's labels.
     if (Object.keys(obj.metadata.labels ?? {}).length === 0) obj.metadata.labels = { ...templateLabels };

@@ -20,15 +20,29 @@ function resourceList(group: string, version: string): Record<string, unknown> {
       ...(rt.shortNames.length > 0 ? { shortNames: rt.shortNames } : {}),
       ...(rt.resource === 'jobs' ? { categories: ['all'] } : {}),
     });
-    if (rt.hasStatus) resources.push({ name: `${rt.resource}/status`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: ['get', 'patch', 'update'] });
+    if (rt.hasStatus)
+      resources.push({
+        name: `${rt.resource}/status`,
+        singularName: '',
+        namespaced: rt.namespaced,
+        kind: rt.kind,
+        verbs: ['get', 'patch', 'update'],
+      });
   }
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group === '' ? version : `${group}/${version}`, resources };
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group === '' ? version : `${group}/${version}`,
+    resources,
+  };
 }
 
 function groups(): Record<string, unknown>[] {
   const names = [...new Set(RESOURCE_TYPES.map((r) => r.group).filter((g) => g !== ''))];
   return names.map((name) => {
-    const versions = [...new Set(RESOURCE_TYPES.filter((r) => r.group === name).map((r: ResourceType) => apiVersionOf(r)))].map((gv) => ({
+    const versions = [
+      ...new Set(RESOURCE_TYPES.filter((r) => r.group === name).map((r: ResourceType) => apiVersionOf(r))),
+    ].map((gv) => ({
       groupVersion: gv,
       version: gv.split('/')[1] ?? '',
     }));
@@ -52,7 +66,11 @@ export function discoveryDocument(path: string, serverAddress: string): unknown 
     };
   }
   if (path === '/api') {
-    return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+    return {
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+    };
   }
   if (path === '/api/v1') return resourceList('', 'v1');
   if (path === '/apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups() };
@@ -62,6 +80,7 @@ export function discoveryDocument(path: string, serverAddress: string): unknown 
     return found && { kind: 'APIGroup', apiVersion: 'v1', ...found };
   }
   const gv = /^\/apis\/([^/]+)\/([^/]+)$/.exec(path);
-  if (gv && RESOURCE_TYPES.some((r) => r.group === gv[1] && r.version === gv[2])) return resourceList(gv[1] ?? '', gv[2] ?? '');
+  if (gv && RESOURCE_TYPES.some((r) => r.group === gv[1] && r.version === gv[2]))
+    return resourceList(gv[1] ?? '', gv[2] ?? '');
   return undefined;
 }

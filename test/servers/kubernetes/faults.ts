@@ -49,7 +49,8 @@ export class FaultInjector {
 
   /** Adds a fault; the returned function takes it out again (leaving other faults in place). */
   add(spec: FaultSpec): () => void {
-    if (spec.status === undefined && !spec.reset && spec.delayMs === undefined) throw new Error('a fault needs status, reset or delayMs');
+    if (spec.status === undefined && !spec.reset && spec.delayMs === undefined)
+      throw new Error('a fault needs status, reset or delayMs');
     const fault: ActiveFault = { ...spec, method: spec.method?.toUpperCase(), remaining: spec.times ?? 1 };
     this.faults.push(fault);
     return () => {
@@ -90,7 +91,9 @@ export class CallLog {
   /** Number of requests matching the verb and resource (either may be omitted). */
   count(method?: string, resource?: string): number {
     const verb = method?.toUpperCase();
-    return this.records.filter((r) => (verb === undefined || r.method === verb) && (resource === undefined || r.resource === resource)).length;
+    return this.records.filter(
+      (r) => (verb === undefined || r.method === verb) && (resource === undefined || r.resource === resource),
+    ).length;
   }
 
   /** Number of POST, PUT, PATCH and DELETE requests, optionally for one resource. */

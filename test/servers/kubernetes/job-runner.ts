@@ -24,7 +24,10 @@ export interface RunJobsOptions {
    * as the AKS workload identity webhook does for `azure.workload.identity/use: "true"`. The Job's
    * own env wins over it.
    */
-  webhooks?: ReadonlyArray<{ podLabels: Readonly<Record<string, string>>; env: Readonly<Record<string, string>> }>;
+  webhooks?: ReadonlyArray<{
+    podLabels: Readonly<Record<string, string>>;
+    env: Readonly<Record<string, string>>;
+  }>;
   /** Working directory of the child; default a fresh directory per pod. */
   cwd?: string;
   /** Called after every pod run, with its output. */
@@ -57,7 +60,11 @@ const PODS = RESOURCE_TYPES.find((r) => r.resource === 'pods') as ResourceType;
 /** The kubelet keeps at most this many bytes of a termination message. */
 const TERMINATION_MESSAGE_MAX = 4096;
 /** Settings that keep a child on loopback whatever the Job says. */
-const LOOPBACK_ENV = { METADATA_SERVER_DETECTION: 'none', GOOGLE_CLOUD_DISABLE_DIRECT_PATH: 'true', AWS_EC2_METADATA_DISABLED: 'true' };
+const LOOPBACK_ENV = {
+  METADATA_SERVER_DETECTION: 'none',
+  GOOGLE_CLOUD_DISABLE_DIRECT_PATH: 'true',
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
 const KILL_GRACE_MS = 2000;
 
 function rec(value: unknown): Record<string, unknown> {
@@ -124,7 +131,8 @@ export class JobRunner {
   private readonly onEvent = (event: StoreEvent): void => {
     if (event.rt !== JOBS || this.stopped) return;
     const key = `${event.object.metadata.namespace ?? ''}/${event.object.metadata.uid ?? ''}`;
-    if (event.type === 'DELETED' || event.object.metadata.deletionTimestamp !== undefined) this.running.get(key)?.cancel();
+    if (event.type === 'DELETED' || event.object.metadata.deletionTimestamp !== undefined)
+      this.running.get(key)?.cancel();
     if (event.type !== 'ADDED' || rec(event.object.spec).suspend === true) return;
     const controller = new AbortController();
     // Deferred: the create request that emitted this event is still being answered.
@@ -140,7 +148,12 @@ export class JobRunner {
   /** The garbage collector's part of a foreground deletion: the pod has stopped, so the Job goes. */
   private removeIfDeleting(job: KubeObject): void {
     const current = this.ops.store.get(JOBS, job.metadata.namespace, job.metadata.name ?? '');
-    if (current !== undefined && current.metadata.uid === job.metadata.uid && current.metadata.deletionTimestamp !== undefined) this.ops.store.delete(JOBS, job.metadata.namespace, job.metadata.name ?? '');
+    if (
+      current !== undefined &&
+      current.metadata.uid === job.metadata.uid &&
+      current.metadata.deletionTimestamp !== undefined
+    )
+      this.ops.store.delete(JOBS, job.metadata.namespace, job.metadata.name ?? '');
   }
 
   private setStatus(job: KubeObject, status: Record<string, unknown>): void {
@@ -150,15 +163,31 @@ export class JobRunner {
     this.ops.mergeStatus(JOBS, job.metadata.namespace, job.metadata.name ?? '', status);
   }
 
-  private finish(job: KubeObject, type: 'Complete' | 'Failed', fields: Record<string, unknown>, reason?: string, message?: string): void {
-    const condition = { type, status: 'True', lastProbeTime: now(), lastTransitionTime: now(), ...(reason ? { reason, message } : {}) };
+  private finish(
+    job: KubeObject,
+    type: 'Complete' | 'Failed',
+    fields: Record<string, unknown>,
+    reason?: string,
+    message?: string,
+  ): void {
+    const condition = {
+      type,
+      status: 'True',
+      lastProbeTime: now(),
+      lastTransitionTime: now(),
+      ...(reason ? { reason, message } : {}),
+    };
     this.setStatus(job, { active: 0, ready: 0, ...fields, conditions: [condition] });
   }
 
   private async runJob(job: KubeObject, cancelled: AbortSignal): Promise<void> {
     const spec = rec(job.spec);
-    const deadlineSeconds = typeof spec.activeDeadlineSeconds === 'number' ? spec.activeDeadlineSeconds : undefined;
-    const signal = deadlineSeconds === undefined ? cancelled : AbortSignal.any([cancelled, AbortSignal.timeout(deadlineSeconds * 1000)]);
+    const deadlineSeconds =
+      typeof spec.activeDeadlineSeconds === 'number' ? spec.activeDeadlineSeconds : undefined;
+    const signal =
+      deadlineSeconds === undefined
+        ? cancelled
+        : AbortSignal.any([cancelled, AbortSignal.timeout(deadlineSeconds * 1000)]);
     const backoffLimit = typeof spec.backoffLimit === 'number' ? spec.backoffLimit : 6;
     this.setStatus(job, { startTime: now(), active: 1 });
     let failed = 0;
@@ -166,7 +195,13 @@ export class JobRunner {
       const run = await this.runPod(job, attempt, signal);
       if (cancelled.aborted || this.stopped) return;
       if (run === undefined || signal.aborted) {
-        this.finish(job, 'Failed', { failed: failed + 1 }, 'DeadlineExceeded', 'Job was active longer than specified deadline');
+        this.finish(
+          job,
+          'Failed',
+          { failed: failed + 1 },
+          'DeadlineExceeded',
+          'Job was active longer than specified deadline',
+        );
         return;
       }
       if (run.code === 0) {
@@ -191,7 +226,11 @@ export class JobRunner {
   }
 
   /** One pod: wait for its Secrets, run the command; undefined when stopped before it ran. */
-  private async runPod(job: KubeObject, attempt: number, signal: AbortSignal): Promise<(PodOutcome & { pod: string }) | undefined> {
+  private async runPod(
+    job: KubeObject,
+    attempt: number,
+    signal: AbortSignal,
+  ): Promise<(PodOutcome & { pod: string }) | undefined> {
     const namespace = job.metadata.namespace ?? 'default';
     const pod = `${job.metadata.name ?? ''}-${randomBytes(3).toString('hex').slice(0, 5)}`;
     const podSpec = rec(rec(rec(job.spec).template).spec);
@@ -201,22 +240,47 @@ export class JobRunner {
     // The termination message file (the kubelet mounts one per container): a host file here, env values naming it rewritten.
     const terminationPath = str(container.terminationMessagePath);
     const terminationFile = join(podDir, 'termination-log');
-    const env = await this.resolveEnv(namespace, container, terminationPath === '' ? volumes : { ...volumes, [terminationPath]: terminationFile }, signal);
+    const env = await this.resolveEnv(
+      namespace,
+      container,
+      terminationPath === '' ? volumes : { ...volumes, [terminationPath]: terminationFile },
+      signal,
+    );
     if (env === undefined) return undefined;
     const [, ...commandArgs] = strings(container.command);
     const [exe = '', ...exeArgs] = this.options.command;
     const args = [...exeArgs, ...commandArgs, ...strings(container.args)];
     const podLabels = rec(rec(rec(rec(job.spec).template).metadata).labels);
-    const injected = (this.options.webhooks ?? []).filter((w) => Object.entries(w.podLabels).every(([k, v]) => podLabels[k] === v)).map((w) => w.env);
+    const injected = (this.options.webhooks ?? [])
+      .filter((w) => Object.entries(w.podLabels).every(([k, v]) => podLabels[k] === v))
+      .map((w) => w.env);
     const webhookEnv: Record<string, string> = Object.assign({}, ...injected) as Record<string, string>;
     const kubeconfig = await this.kubeconfigOf(namespace, str(podSpec.serviceAccountName) || 'default');
-    const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, HOSTNAME: pod, KUBECONFIG: kubeconfig, ...this.options.env, ...webhookEnv, ...env, ...LOOPBACK_ENV };
+    const childEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      HOSTNAME: pod,
+      KUBECONFIG: kubeconfig,
+      ...this.options.env,
+      ...webhookEnv,
+      ...env,
+      ...LOOPBACK_ENV,
+    };
     const cwd = this.options.cwd ?? podDir;
     await mkdir(cwd, { recursive: true });
     // No readiness probes: a running container counts as ready.
     this.setStatus(job, { ready: 1 });
     const outcome = await runChild(exe, args, { cwd, env: childEnv }, signal);
-    const run: JobRun = { namespace, job: job.metadata.name ?? '', pod, exitCode: outcome.code, signal: outcome.signal, stdout: outcome.stdout, stderr: outcome.stderr, volumes };
+    const run: JobRun = {
+      namespace,
+      job: job.metadata.name ?? '',
+      pod,
+      exitCode: outcome.code,
+      signal: outcome.signal,
+      stdout: outcome.stdout,
+      stderr: outcome.stderr,
+      volumes,
+    };
     this.finished.push(run);
     this.options.onRun?.(run);
     const message = terminationPath === '' ? '' : await readFile(terminationFile, 'utf8').catch(() => '');
@@ -229,27 +293,65 @@ export class JobRunner {
    * `job-name` (both spellings), owned by the Job, phase Succeeded/Failed, the container terminated
    * with its exit code and termination message.
    */
-  private recordPod(job: KubeObject, name: string, container: string, code: number | null, message: string): void {
+  private recordPod(
+    job: KubeObject,
+    name: string,
+    container: string,
+    code: number | null,
+    message: string,
+  ): void {
     const namespace = job.metadata.namespace ?? 'default';
     const uid = job.metadata.uid ?? '';
     const jobName = job.metadata.name ?? '';
     const templateLabels = rec(rec(rec(job.spec).template).metadata).labels;
-    const labels = { ...rec(templateLabels), 'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid, 'job-name': jobName, 'batch.kubernetes.io/job-name': jobName };
+    const labels = {
+      ...rec(templateLabels),
+      'controller-uid': uid,
+      'batch.kubernetes.io/controller-uid': uid,
+      'job-name': jobName,
+      'batch.kubernetes.io/job-name': jobName,
+    };
     try {
       this.ops.create(PODS, namespace, {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name, namespace, labels, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: jobName, uid, controller: true, blockOwnerDeletion: true }] },
+        metadata: {
+          name,
+          namespace,
+          labels,
+          ownerReferences: [
+            {
+              apiVersion: 'batch/v1',
+              kind: 'Job',
+              name: jobName,
+              uid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
         spec: { restartPolicy: 'Never', containers: [{ name: container }] },
       });
-      const terminated = { exitCode: code ?? 137, reason: code === 0 ? 'Completed' : 'Error', finishedAt: now(), ...(message === '' ? {} : { message }) };
-      this.ops.mergeStatus(PODS, namespace, name, { phase: code === 0 ? 'Succeeded' : 'Failed', containerStatuses: [{ name: container, state: { terminated } }] });
+      const terminated = {
+        exitCode: code ?? 137,
+        reason: code === 0 ? 'Completed' : 'Error',
+        finishedAt: now(),
+        ...(message === '' ? {} : { message }),
+      };
+      this.ops.mergeStatus(PODS, namespace, name, {
+        phase: code === 0 ? 'Succeeded' : 'Failed',
+        containerStatuses: [{ name: container, state: { terminated } }],
+      });
     } catch {
       // The namespace is gone: there is no pod to record.
     }
   }
 
-  private async emptyDirs(podSpec: Record<string, unknown>, container: Record<string, unknown>, podDir: string): Promise<Record<string, string>> {
+  private async emptyDirs(
+    podSpec: Record<string, unknown>,
+    container: Record<string, unknown>,
+    podDir: string,
+  ): Promise<Record<string, string>> {
     const emptyDirs = new Set(
       list(podSpec.volumes)
         .filter((v) => isRecord(v.emptyDir))
@@ -266,7 +368,12 @@ export class JobRunner {
   }
 
   /** The container's env, Secret references resolved; waits while a referenced Secret or key is missing. */
-  private async resolveEnv(namespace: string, container: Record<string, unknown>, volumes: Record<string, string>, signal: AbortSignal): Promise<Record<string, string> | undefined> {
+  private async resolveEnv(
+    namespace: string,
+    container: Record<string, unknown>,
+    volumes: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Record<string, string> | undefined> {
     for (;;) {
       const env: Record<string, string> = {};
       let missing = false;
@@ -299,7 +406,11 @@ function rewritePath(value: string, volumes: Record<string, string>): string {
 }
 
 /** The first podFailurePolicy rule whose onExitCodes matches, with its index. */
-function matchingRule(policy: unknown, container: string, code: number | null): { action: string; index: number } | undefined {
+function matchingRule(
+  policy: unknown,
+  container: string,
+  code: number | null,
+): { action: string; index: number } | undefined {
   if (code === null || code === 0) return undefined;
   const rules = list(rec(policy).rules);
   for (const [index, rule] of rules.entries()) {
@@ -312,7 +423,12 @@ function matchingRule(policy: unknown, container: string, code: number | null): 
   return undefined;
 }
 
-function runChild(exe: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }, signal: AbortSignal): Promise<PodOutcome & { stdout: string; stderr: string }> {
+function runChild(
+  exe: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv },
+  signal: AbortSignal,
+): Promise<PodOutcome & { stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(exe, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

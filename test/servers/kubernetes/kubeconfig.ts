@@ -27,11 +27,19 @@ export async function writeKubeconfig(input: KubeconfigInput): Promise<string> {
     clusters: [
       {
         name: 'test',
-        cluster: { server: input.server, 'certificate-authority-data': Buffer.from(input.caPem).toString('base64') },
+        cluster: {
+          server: input.server,
+          'certificate-authority-data': Buffer.from(input.caPem).toString('base64'),
+        },
       },
     ],
     users: [{ name: 'test-client', user: { token: input.token } }],
-    contexts: [{ name: 'test', context: { cluster: 'test', user: 'test-client', namespace: input.namespace ?? 'default' } }],
+    contexts: [
+      {
+        name: 'test',
+        context: { cluster: 'test', user: 'test-client', namespace: input.namespace ?? 'default' },
+      },
+    ],
     'current-context': 'test',
     preferences: {},
   };

@@ -14,8 +14,25 @@ import { isRecord, type KubeObject } from './types.js';
  */
 
 /** Kinds with no namespace, which the `namespace` field leaves alone (kustomize knows their scope). */
-const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
-const KNOWN_FIELDS = new Set(['apiVersion', 'kind', 'namespace', 'labels', 'resources', 'components', 'patches', 'configMapGenerator', 'images']);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
+const KNOWN_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'namespace',
+  'labels',
+  'resources',
+  'components',
+  'patches',
+  'configMapGenerator',
+  'images',
+]);
 
 interface PatchOp {
   op: 'add' | 'replace' | 'remove';
@@ -27,7 +44,8 @@ function readKustomization(dir: string): Record<string, unknown> {
   const doc: unknown = parseYaml(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'));
   if (!isRecord(doc)) throw new Error(`${dir}/kustomization.yaml is not a mapping`);
   const unknown = Object.keys(doc).filter((k) => !KNOWN_FIELDS.has(k));
-  if (unknown.length > 0) throw new Error(`${dir}/kustomization.yaml: the test renderer does not support ${unknown.join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`${dir}/kustomization.yaml: the test renderer does not support ${unknown.join(', ')}`);
   return doc;
 }
 
@@ -48,8 +66,10 @@ function applyOp(target: KubeObject, op: PatchOp): void {
     .map((k) => k.replaceAll('~1', '/').replaceAll('~0', '~'));
   const last = keys.pop();
   let node: unknown = target;
-  for (const key of keys) node = Array.isArray(node) ? node[Number(key)] : isRecord(node) ? node[key] : undefined;
-  if (last === undefined || (!isRecord(node) && !Array.isArray(node))) throw new Error(`patch path ${op.path} not found`);
+  for (const key of keys)
+    node = Array.isArray(node) ? node[Number(key)] : isRecord(node) ? node[key] : undefined;
+  if (last === undefined || (!isRecord(node) && !Array.isArray(node)))
+    throw new Error(`patch path ${op.path} not found`);
   if (Array.isArray(node)) {
     const index = last === '-' ? node.length : Number(last);
     if (op.op === 'remove') node.splice(index, 1);
@@ -60,11 +80,15 @@ function applyOp(target: KubeObject, op: PatchOp): void {
 
 function applyPatches(objects: KubeObject[], patches: unknown[], dir: string): void {
   for (const entry of patches) {
-    if (!isRecord(entry) || !isRecord(entry.target) || typeof entry.patch !== 'string') throw new Error(`${dir}: only inline patches with a target are supported`);
+    if (!isRecord(entry) || !isRecord(entry.target) || typeof entry.patch !== 'string')
+      throw new Error(`${dir}: only inline patches with a target are supported`);
     const { kind, name } = entry.target;
     const ops = parseYaml(entry.patch) as PatchOp[];
     if (!Array.isArray(ops)) throw new Error(`${dir}: only JSON 6902 patches are supported`);
-    for (const obj of objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name))) for (const op of ops) applyOp(obj, op);
+    for (const obj of objects.filter(
+      (o) => o.kind === kind && (name === undefined || o.metadata.name === name),
+    ))
+      for (const op of ops) applyOp(obj, op);
   }
 }
 
@@ -74,10 +98,13 @@ export function render(dir: string): KubeObject[] {
   const objects = list(k.resources).flatMap((r) => readResources(resolve(dir, String(r))));
   for (const component of list(k.components)) {
     const c = readKustomization(resolve(dir, String(component)));
-    objects.push(...list(c.resources).flatMap((r) => readResources(resolve(dir, String(component), String(r)))));
+    objects.push(
+      ...list(c.resources).flatMap((r) => readResources(resolve(dir, String(component), String(r)))),
+    );
     applyPatches(objects, list(c.patches), String(component));
   }
-  if (typeof k.namespace === 'string') for (const obj of objects) if (!CLUSTER_SCOPED.has(obj.kind)) obj.metadata.namespace = k.namespace;
+  if (typeof k.namespace === 'string')
+    for (const obj of objects) if (!CLUSTER_SCOPED.has(obj.kind)) obj.metadata.namespace = k.namespace;
   for (const set of list(k.labels)) {
     const pairs = isRecord(set) && isRecord(set.pairs) ? (set.pairs as Record<string, string>) : {};
     for (const obj of objects) obj.metadata.labels = { ...obj.metadata.labels, ...pairs };

@@ -6,7 +6,10 @@ import { badRequest } from './status.js';
  * fields support `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`.
  */
 
-type Requirement = { op: 'eq' | 'neq'; key: string; value: string } | { op: 'in' | 'notin'; key: string; values: string[] } | { op: 'exists' | 'notexists'; key: string };
+type Requirement =
+  | { op: 'eq' | 'neq'; key: string; value: string }
+  | { op: 'in' | 'notin'; key: string; values: string[] }
+  | { op: 'exists' | 'notexists'; key: string };
 
 export type Selector = (labels: Readonly<Record<string, string>> | undefined) => boolean;
 
@@ -37,14 +40,17 @@ function parseRequirement(text: string): Requirement {
   const set = SET.exec(text);
   if (set) {
     const values = (set[4] ?? '').split(',').map((v) => v.trim());
-    if (values.some((v) => !new RegExp(`^${VALUE}$`).test(v))) throw badRequest(`unable to parse requirement: invalid label value in "${text}"`);
+    if (values.some((v) => !new RegExp(`^${VALUE}$`).test(v)))
+      throw badRequest(`unable to parse requirement: invalid label value in "${text}"`);
     return { op: set[3] === 'in' ? 'in' : 'notin', key: set[1] ?? '', values };
   }
   const eq = EQUALITY.exec(text);
   if (eq) return { op: eq[3] === '!=' ? 'neq' : 'eq', key: eq[1] ?? '', value: eq[4] ?? '' };
   const exists = EXISTS.exec(text);
   if (exists) return { op: exists[1] === '!' ? 'notexists' : 'exists', key: exists[2] ?? '' };
-  throw badRequest(`unable to parse requirement: found '${text}', expected: in, notin, =, ==, !=, or identifier`);
+  throw badRequest(
+    `unable to parse requirement: found '${text}', expected: in, notin, =, ==, !=, or identifier`,
+  );
 }
 
 function matches(req: Requirement, labels: Readonly<Record<string, string>>): boolean {
@@ -82,7 +88,8 @@ export function parseLabelSelector(text: string | null | undefined): Selector {
 export function parseFieldSelector(text: string | null | undefined): Selector {
   const reqs = splitRequirements(text ?? '').map((part) => {
     const m = /^(metadata\.name|metadata\.namespace)\s*(==|=|!=)\s*(.*)$/.exec(part);
-    if (!m) throw badRequest(`"${part}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+    if (!m)
+      throw badRequest(`"${part}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
     return { field: m[1] ?? '', negate: m[2] === '!=', value: m[3] ?? '' };
   });
   // The fields are passed in as a pseudo label map by the caller.

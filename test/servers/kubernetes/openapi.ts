@@ -16,7 +16,9 @@ const HASH = 'pull-secret-test';
 function gvDocument(gv: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const rt of RESOURCE_TYPES.filter((r) => gvPath(r) === gv)) {
-    const path = rt.namespaced ? `/${gv}/namespaces/{namespace}/${rt.resource}/{name}` : `/${gv}/${rt.resource}/{name}`;
+    const path = rt.namespaced
+      ? `/${gv}/namespaces/{namespace}/${rt.resource}/{name}`
+      : `/${gv}/${rt.resource}/{name}`;
     const operation = (action: string) => ({
       operationId: `${action}${rt.kind}`,
       'x-kubernetes-action': action,
@@ -29,14 +31,23 @@ function gvDocument(gv: string): Record<string, unknown> {
     });
     paths[path] = { patch: operation('patch'), put: operation('put') };
   }
-  return { openapi: '3.0.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths, components: { schemas: {} } };
+  return {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes', version: 'v1.32.0' },
+    paths,
+    components: { schemas: {} },
+  };
 }
 
 /** The OpenAPI v3 document at `path` (`/openapi/v3` or `/openapi/v3/{gv}`), or undefined. */
 export function openApiDocument(path: string): unknown {
   const gvs = [...new Set(RESOURCE_TYPES.map(gvPath))];
   if (path === '/openapi/v3') {
-    return { paths: Object.fromEntries(gvs.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}?hash=${HASH}` }])) };
+    return {
+      paths: Object.fromEntries(
+        gvs.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}?hash=${HASH}` }]),
+      ),
+    };
   }
   const gv = path.replace(/^\/openapi\/v3\//, '');
   return path.startsWith('/openapi/v3/') && gvs.includes(gv) ? gvDocument(gv) : undefined;

@@ -21,7 +21,8 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 
 function strategicList(target: unknown, patch: unknown[]): unknown[] {
   const byName = patch.every((p) => isRecord(p) && typeof p.name === 'string');
-  if (!byName || !Array.isArray(target)) return patch.filter((p) => !(isRecord(p) && p.$patch === 'delete')).map(clone);
+  if (!byName || !Array.isArray(target))
+    return patch.filter((p) => !(isRecord(p) && p.$patch === 'delete')).map(clone);
   const out = [...(target as unknown[])];
   for (const item of patch as Record<string, unknown>[]) {
     const index = out.findIndex((t) => isRecord(t) && t.name === item.name);
@@ -69,15 +70,18 @@ function resolveParent(doc: unknown, tokens: string[]): { parent: Container; key
   let node: unknown = doc;
   for (const token of tokens.slice(0, -1)) {
     node = Array.isArray(node) ? node[Number(token)] : isRecord(node) ? node[token] : undefined;
-    if (node === undefined) throw new StatusError(422, 'Invalid', `doc is missing path: "/${tokens.join('/')}"`);
+    if (node === undefined)
+      throw new StatusError(422, 'Invalid', `doc is missing path: "/${tokens.join('/')}"`);
   }
-  if (!Array.isArray(node) && !isRecord(node)) throw new StatusError(422, 'Invalid', `doc is missing path: "/${tokens.join('/')}"`);
+  if (!Array.isArray(node) && !isRecord(node))
+    throw new StatusError(422, 'Invalid', `doc is missing path: "/${tokens.join('/')}"`);
   return { parent: node, key: tokens[tokens.length - 1] ?? '' };
 }
 
 function getAt(doc: unknown, path: string): unknown {
   let node: unknown = doc;
-  for (const token of parsePointer(path)) node = Array.isArray(node) ? node[Number(token)] : isRecord(node) ? node[token] : undefined;
+  for (const token of parsePointer(path))
+    node = Array.isArray(node) ? node[Number(token)] : isRecord(node) ? node[token] : undefined;
   return node;
 }
 
@@ -98,7 +102,8 @@ function addAt(doc: unknown, path: string, value: unknown, replace: boolean): un
     const index = key === '-' ? parent.length : Number(key);
     parent.splice(index, replace ? 1 : 0, clone(value));
   } else {
-    if (replace && !Object.hasOwn(parent, key)) throw new StatusError(422, 'Invalid', `doc is missing key: ${path}`);
+    if (replace && !Object.hasOwn(parent, key))
+      throw new StatusError(422, 'Invalid', `doc is missing key: ${path}`);
     parent[key] = clone(value);
   }
   return doc;
@@ -127,7 +132,8 @@ function jsonPatch(target: unknown, ops: unknown): unknown {
         break;
       }
       case 'test':
-        if (JSON.stringify(getAt(doc, op.path)) !== JSON.stringify(op.value)) throw new StatusError(422, 'Invalid', `testing value ${op.path} failed`);
+        if (JSON.stringify(getAt(doc, op.path)) !== JSON.stringify(op.value))
+          throw new StatusError(422, 'Invalid', `testing value ${op.path} failed`);
         break;
       default:
         throw badRequest(`unexpected json patch operation ${JSON.stringify(op.op)}`);

@@ -63,7 +63,9 @@ function strings(value: unknown): string[] {
 function selects(selector: unknown, labels: Record<string, string> = {}): boolean {
   if (!isRecord(selector)) return false;
   const match = isRecord(selector.matchLabels) ? selector.matchLabels : {};
-  const expressions = Array.isArray(selector.matchExpressions) ? (selector.matchExpressions as unknown[]).filter(isRecord) : [];
+  const expressions = Array.isArray(selector.matchExpressions)
+    ? (selector.matchExpressions as unknown[]).filter(isRecord)
+    : [];
   return (
     Object.entries(match).every(([k, v]) => labels[k] === v) &&
     expressions.every((e) => {
@@ -81,8 +83,12 @@ function selects(selector: unknown, labels: Record<string, string> = {}): boolea
 function rulesOf(role: KubeObject | undefined, clusterRoles: readonly KubeObject[] = []): Rule[] {
   const aggregation = isRecord(role?.aggregationRule) ? role.aggregationRule : undefined;
   if (role !== undefined && aggregation !== undefined) {
-    const selectors = Array.isArray(aggregation.clusterRoleSelectors) ? (aggregation.clusterRoleSelectors as unknown[]) : [];
-    const members = clusterRoles.filter((r) => r.metadata.name !== role.metadata.name && selectors.some((s) => selects(s, r.metadata.labels)));
+    const selectors = Array.isArray(aggregation.clusterRoleSelectors)
+      ? (aggregation.clusterRoleSelectors as unknown[])
+      : [];
+    const members = clusterRoles.filter(
+      (r) => r.metadata.name !== role.metadata.name && selectors.some((s) => selects(s, r.metadata.labels)),
+    );
     return members.flatMap((r) => rulesOf(r));
   }
   const rules = Array.isArray(role?.rules) ? (role.rules as unknown[]) : [];
@@ -101,13 +107,19 @@ function ruleAllows(rule: Rule, req: AccessRequest): boolean {
   if (req.resource !== undefined) {
     const r = req.resource;
     const combined = r.subresource ? `${r.resource}/${r.subresource}` : r.resource;
-    const resourceMatches = rule.resources.some((x) => x === '*' || x === combined || (r.subresource ? x === `*/${r.subresource}` : false));
-    const nameMatches = rule.resourceNames.length === 0 || (r.name !== undefined && r.name !== '' && rule.resourceNames.includes(r.name));
+    const resourceMatches = rule.resources.some(
+      (x) => x === '*' || x === combined || (r.subresource ? x === `*/${r.subresource}` : false),
+    );
+    const nameMatches =
+      rule.resourceNames.length === 0 ||
+      (r.name !== undefined && r.name !== '' && rule.resourceNames.includes(r.name));
     return has(rule.verbs, r.verb) && has(rule.apiGroups, r.group) && resourceMatches && nameMatches;
   }
   if (req.nonResource !== undefined) {
     const { verb, path } = req.nonResource;
-    const pathMatches = rule.nonResourceURLs.some((u) => u === '*' || u === path || (u.endsWith('*') && path.startsWith(u.slice(0, -1))));
+    const pathMatches = rule.nonResourceURLs.some(
+      (u) => u === '*' || u === path || (u.endsWith('*') && path.startsWith(u.slice(0, -1))),
+    );
     return has(rule.verbs, verb) && pathMatches;
   }
   return false;
@@ -121,7 +133,13 @@ interface Subject {
 
 function subjectsOf(binding: KubeObject): Subject[] {
   const subjects = Array.isArray(binding.subjects) ? (binding.subjects as unknown[]) : [];
-  return subjects.filter(isRecord).map((s) => ({ kind: String(s.kind), name: String(s.name), namespace: typeof s.namespace === 'string' ? s.namespace : undefined }));
+  return subjects
+    .filter(isRecord)
+    .map((s) => ({
+      kind: String(s.kind),
+      name: String(s.name),
+      namespace: typeof s.namespace === 'string' ? s.namespace : undefined,
+    }));
 }
 
 function subjectMatches(subject: Subject, req: AccessRequest, bindingNamespace: string | undefined): boolean {
@@ -141,7 +159,9 @@ function subjectMatches(subject: Subject, req: AccessRequest, bindingNamespace: 
 }
 
 function describeSubject(subject: Subject, bindingNamespace: string | undefined): string {
-  return subject.kind === 'ServiceAccount' ? `ServiceAccount "${subject.name}/${subject.namespace || bindingNamespace || ''}"` : `${subject.kind} "${subject.name}"`;
+  return subject.kind === 'ServiceAccount'
+    ? `ServiceAccount "${subject.name}/${subject.namespace || bindingNamespace || ''}"`
+    : `${subject.kind} "${subject.name}"`;
 }
 
 function roleRefOf(binding: KubeObject): { kind: string; name: string } {
@@ -155,9 +175,12 @@ function roleRefOf(binding: KubeObject): { kind: string; name: string } {
 export function authorize(objects: RbacObjects, req: AccessRequest): AccessDecision {
   if (req.groups.includes(PRIVILEGED_GROUP)) return { allowed: true, reason: '' };
   const namespace = req.resource?.namespace || undefined;
-  const candidates: { binding: KubeObject; namespace?: string }[] = objects.clusterRoleBindings.map((binding) => ({ binding }));
+  const candidates: { binding: KubeObject; namespace?: string }[] = objects.clusterRoleBindings.map(
+    (binding) => ({ binding }),
+  );
   if (namespace !== undefined) {
-    for (const binding of objects.roleBindings) if (binding.metadata.namespace === namespace) candidates.push({ binding, namespace });
+    for (const binding of objects.roleBindings)
+      if (binding.metadata.namespace === namespace) candidates.push({ binding, namespace });
   }
   for (const { binding, namespace: bindingNs } of candidates) {
     const subject = subjectsOf(binding).find((s) => subjectMatches(s, req, bindingNs));
@@ -170,8 +193,14 @@ export function authorize(objects: RbacObjects, req: AccessRequest): AccessDecis
           ? objects.roles.find((r) => r.metadata.namespace === bindingNs && r.metadata.name === ref.name)
           : undefined;
     if (!rulesOf(role, objects.clusterRoles).some((rule) => ruleAllows(rule, req))) continue;
-    const bindingName = bindingNs === undefined ? `ClusterRoleBinding "${binding.metadata.name ?? ''}"` : `RoleBinding "${binding.metadata.name ?? ''}/${bindingNs}"`;
-    return { allowed: true, reason: `RBAC: allowed by ${bindingName} of ${ref.kind} "${ref.name}" to ${describeSubject(subject, bindingNs)}` };
+    const bindingName =
+      bindingNs === undefined
+        ? `ClusterRoleBinding "${binding.metadata.name ?? ''}"`
+        : `RoleBinding "${binding.metadata.name ?? ''}/${bindingNs}"`;
+    return {
+      allowed: true,
+      reason: `RBAC: allowed by ${bindingName} of ${ref.kind} "${ref.name}" to ${describeSubject(subject, bindingNs)}`,
+    };
   }
   return { allowed: false, reason: '' };
 }
@@ -181,14 +210,25 @@ export function rbacCauses(obj: KubeObject): StatusCause[] {
   const causes: StatusCause[] = [];
   if (obj.kind === 'Role' || obj.kind === 'ClusterRole') {
     const rules = obj.rules;
-    if (rules !== undefined && !Array.isArray(rules)) causes.push(invalidValue('rules', rules, 'must be a list'));
+    if (rules !== undefined && !Array.isArray(rules))
+      causes.push(invalidValue('rules', rules, 'must be a list'));
     (Array.isArray(rules) ? (rules as unknown[]) : []).forEach((r, i) => {
       const rule = isRecord(r) ? r : {};
-      if (strings(rule.verbs).length === 0) causes.push(required(`rules[${i}].verbs`, 'verbs must contain at least one value'));
+      if (strings(rule.verbs).length === 0)
+        causes.push(required(`rules[${i}].verbs`, 'verbs must contain at least one value'));
       const nonResource = strings(rule.nonResourceURLs).length > 0;
-      if (nonResource && obj.kind === 'Role') causes.push(invalidValue(`rules[${i}].nonResourceURLs`, rule.nonResourceURLs, 'namespaced rules cannot apply to non-resource URLs'));
-      if (!nonResource && strings(rule.apiGroups).length === 0) causes.push(required(`rules[${i}].apiGroups`, 'resource rules must supply at least one api group'));
-      if (!nonResource && strings(rule.resources).length === 0) causes.push(required(`rules[${i}].resources`, 'resource rules must supply at least one resource'));
+      if (nonResource && obj.kind === 'Role')
+        causes.push(
+          invalidValue(
+            `rules[${i}].nonResourceURLs`,
+            rule.nonResourceURLs,
+            'namespaced rules cannot apply to non-resource URLs',
+          ),
+        );
+      if (!nonResource && strings(rule.apiGroups).length === 0)
+        causes.push(required(`rules[${i}].apiGroups`, 'resource rules must supply at least one api group'));
+      if (!nonResource && strings(rule.resources).length === 0)
+        causes.push(required(`rules[${i}].resources`, 'resource rules must supply at least one resource'));
     });
   }
   if (obj.kind === 'RoleBinding' || obj.kind === 'ClusterRoleBinding') {
@@ -197,19 +237,37 @@ export function rbacCauses(obj: KubeObject): StatusCause[] {
     else {
       const kinds = obj.kind === 'RoleBinding' ? ['Role', 'ClusterRole'] : ['ClusterRole'];
       if (!kinds.includes(String(ref.kind)))
-        causes.push({ reason: 'FieldValueNotSupported', field: 'roleRef.kind', message: `Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${kinds.map((k) => `"${k}"`).join(', ')}` });
+        causes.push({
+          reason: 'FieldValueNotSupported',
+          field: 'roleRef.kind',
+          message: `Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${kinds.map((k) => `"${k}"`).join(', ')}`,
+        });
       if (ref.apiGroup !== 'rbac.authorization.k8s.io')
-        causes.push({ reason: 'FieldValueNotSupported', field: 'roleRef.apiGroup', message: `Unsupported value: ${JSON.stringify(ref.apiGroup)}: supported values: "rbac.authorization.k8s.io"` });
+        causes.push({
+          reason: 'FieldValueNotSupported',
+          field: 'roleRef.apiGroup',
+          message: `Unsupported value: ${JSON.stringify(ref.apiGroup)}: supported values: "rbac.authorization.k8s.io"`,
+        });
       if (typeof ref.name !== 'string' || ref.name === '') causes.push(required('roleRef.name'));
     }
     const subjects = Array.isArray(obj.subjects) ? (obj.subjects as unknown[]) : [];
     subjects.forEach((s, i) => {
       const subject = isRecord(s) ? s : {};
-      if (typeof subject.name !== 'string' || subject.name === '') causes.push(required(`subjects[${i}].name`));
+      if (typeof subject.name !== 'string' || subject.name === '')
+        causes.push(required(`subjects[${i}].name`));
       if (!['User', 'Group', 'ServiceAccount'].includes(String(subject.kind))) {
-        causes.push({ reason: 'FieldValueNotSupported', field: `subjects[${i}].kind`, message: `Unsupported value: ${JSON.stringify(subject.kind)}: supported values: "ServiceAccount", "User", "Group"` });
+        causes.push({
+          reason: 'FieldValueNotSupported',
+          field: `subjects[${i}].kind`,
+          message: `Unsupported value: ${JSON.stringify(subject.kind)}: supported values: "ServiceAccount", "User", "Group"`,
+        });
       }
-      if (subject.kind === 'ServiceAccount' && (typeof subject.namespace !== 'string' || subject.namespace === '') && obj.kind === 'ClusterRoleBinding') causes.push(required(`subjects[${i}].namespace`));
+      if (
+        subject.kind === 'ServiceAccount' &&
+        (typeof subject.namespace !== 'string' || subject.namespace === '') &&
+        obj.kind === 'ClusterRoleBinding'
+      )
+        causes.push(required(`subjects[${i}].namespace`));
     });
   }
   return causes;
@@ -218,5 +276,7 @@ export function rbacCauses(obj: KubeObject): StatusCause[] {
 /** roleRef cannot change once set (the API server answers 422). */
 export function rbacUpdateCauses(next: KubeObject, old: KubeObject): StatusCause[] {
   if (next.kind !== 'RoleBinding' && next.kind !== 'ClusterRoleBinding') return [];
-  return JSON.stringify(next.roleRef) === JSON.stringify(old.roleRef) ? [] : [{ reason: 'FieldValueInvalid', field: 'roleRef', message: 'Invalid value: cannot change roleRef' }];
+  return JSON.stringify(next.roleRef) === JSON.stringify(old.roleRef)
+    ? []
+    : [{ reason: 'FieldValueInvalid', field: 'roleRef', message: 'Invalid value: cannot change roleRef' }];
 }

@@ -1,17 +1,31 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { ApiException, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, type V1Secret } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Secret,
+} from '@kubernetes/client-node';
 import { startKubernetesTestServer, type KubernetesTestServer } from './server.js';
 
 const DOCKER = Buffer.from('{"auths":{"quay.io":{"auth":"eDp5"}}}').toString('base64');
 
 function secret(name: string, extra: Partial<V1Secret> = {}): V1Secret {
-  return { metadata: { name, labels: { app: 'a' } }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': DOCKER }, ...extra };
+  return {
+    metadata: { name, labels: { app: 'a' } },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': DOCKER },
+    ...extra,
+  };
 }
 
 /** The Status body of a failed client call. */
-async function status(call: Promise<unknown>): Promise<{ code: number; reason: string; message: string; details?: { causes?: { field: string }[] } }> {
+async function status(
+  call: Promise<unknown>,
+): Promise<{ code: number; reason: string; message: string; details?: { causes?: { field: string }[] } }> {
   try {
     await call;
   } catch (err) {
@@ -52,7 +66,10 @@ describe('Kubernetes test server: core API', () => {
     assert.equal(ns.status?.phase, 'Active');
     const names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
     assert.deepEqual(names, ['default', 'ns1', 'ns2']);
-    assert.equal((await status(core.createNamespace({ body: { metadata: { name: 'ns2' } } }))).reason, 'AlreadyExists');
+    assert.equal(
+      (await status(core.createNamespace({ body: { metadata: { name: 'ns2' } } }))).reason,
+      'AlreadyExists',
+    );
   });
 
   it('creates, reads and lists Secrets with server metadata', async () => {
@@ -64,9 +81,15 @@ describe('Kubernetes test server: core API', () => {
     const read = await core.readNamespacedSecret({ namespace: 'ns1', name: 's1' });
     assert.equal(read.metadata?.resourceVersion, created.metadata?.resourceVersion);
     const conflict = await status(core.createNamespacedSecret({ namespace: 'ns1', body: secret('s1') }));
-    assert.deepEqual([conflict.code, conflict.reason, conflict.message], [409, 'AlreadyExists', 'secrets "s1" already exists']);
+    assert.deepEqual(
+      [conflict.code, conflict.reason, conflict.message],
+      [409, 'AlreadyExists', 'secrets "s1" already exists'],
+    );
     const missing = await status(core.readNamespacedSecret({ namespace: 'ns1', name: 'nope' }));
-    assert.deepEqual([missing.code, missing.reason, missing.message], [404, 'NotFound', 'secrets "nope" not found']);
+    assert.deepEqual(
+      [missing.code, missing.reason, missing.message],
+      [404, 'NotFound', 'secrets "nope" not found'],
+    );
   });
 
   it('refuses objects in a missing namespace', async () => {
@@ -75,9 +98,15 @@ describe('Kubernetes test server: core API', () => {
   });
 
   it('filters lists by label selector', async () => {
-    await core.createNamespacedSecret({ namespace: 'ns1', body: secret('s2', { metadata: { name: 's2', labels: { app: 'b', tier: 'x' } } }) });
+    await core.createNamespacedSecret({
+      namespace: 'ns1',
+      body: secret('s2', { metadata: { name: 's2', labels: { app: 'b', tier: 'x' } } }),
+    });
     await core.createNamespacedSecret({ namespace: 'ns1', body: secret('s3', { metadata: { name: 's3' } }) });
-    const names = async (labelSelector: string) => (await core.listNamespacedSecret({ namespace: 'ns1', labelSelector })).items.map((s) => s.metadata?.name);
+    const names = async (labelSelector: string) =>
+      (await core.listNamespacedSecret({ namespace: 'ns1', labelSelector })).items.map(
+        (s) => s.metadata?.name,
+      );
     assert.deepEqual(await names('app=a'), ['s1']);
     assert.deepEqual(await names('app!=a'), ['s2', 's3']);
     assert.deepEqual(await names('app in (a, b)'), ['s1', 's2']);
@@ -85,14 +114,21 @@ describe('Kubernetes test server: core API', () => {
     assert.deepEqual(await names('tier'), ['s2']);
     assert.deepEqual(await names('!app'), ['s3']);
     assert.deepEqual(await names('app in (a,b),tier=x'), ['s2']);
-    assert.equal((await status(core.listNamespacedSecret({ namespace: 'ns1', labelSelector: 'app in a' }))).code, 400);
+    assert.equal(
+      (await status(core.listNamespacedSecret({ namespace: 'ns1', labelSelector: 'app in a' }))).code,
+      400,
+    );
   });
 
   it('pages lists with limit and continue', async () => {
     const first = await core.listNamespacedSecret({ namespace: 'ns1', limit: 2 });
     assert.equal(first.items.length, 2);
     assert.ok(first.metadata?._continue);
-    const rest = await core.listNamespacedSecret({ namespace: 'ns1', limit: 2, _continue: first.metadata._continue });
+    const rest = await core.listNamespacedSecret({
+      namespace: 'ns1',
+      limit: 2,
+      _continue: first.metadata._continue,
+    });
     assert.deepEqual(
       rest.items.map((s) => s.metadata?.name),
       ['s3'],
@@ -110,12 +146,16 @@ describe('Kubernetes test server: core API', () => {
     assert.deepEqual(fields(s), ['metadata.labels']);
     s = await invalid(secret('ok', { data: {} }));
     assert.deepEqual(fields(s), ['data[.dockerconfigjson]']);
-    s = await invalid(secret('ok', { data: { '.dockerconfigjson': Buffer.from('not json').toString('base64') } }));
+    s = await invalid(
+      secret('ok', { data: { '.dockerconfigjson': Buffer.from('not json').toString('base64') } }),
+    );
     assert.deepEqual(fields(s), ['data[.dockerconfigjson]']);
     assert.ok(!JSON.stringify(s).includes('not json'), 'the Status must not echo Secret contents');
     s = await invalid(secret('ok', { type: 'Opaque', data: { 'bad/key': 'YQ==' } }));
     assert.deepEqual(fields(s), ['data[bad/key]']);
-    s = await invalid(secret('ok', { type: 'Opaque', data: { big: Buffer.alloc(1024 * 1024 + 1).toString('base64') } }));
+    s = await invalid(
+      secret('ok', { type: 'Opaque', data: { big: Buffer.alloc(1024 * 1024 + 1).toString('base64') } }),
+    );
     assert.deepEqual(fields(s), ['data']);
     s = await invalid(secret('ok', { type: 'Opaque', data: { k: '***' } }));
     assert.equal(s.code, 400);
@@ -124,51 +164,111 @@ describe('Kubernetes test server: core API', () => {
   it('replaces with optimistic concurrency', async () => {
     const read = await core.readNamespacedSecret({ namespace: 'ns1', name: 's1' });
     const same = await core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: read });
-    assert.equal(same.metadata?.resourceVersion, read.metadata?.resourceVersion, 'a no-op PUT keeps the resourceVersion');
-    const changed = await core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: { ...read, data: { ...read.data, extra: 'YQ==' } } });
+    assert.equal(
+      same.metadata?.resourceVersion,
+      read.metadata?.resourceVersion,
+      'a no-op PUT keeps the resourceVersion',
+    );
+    const changed = await core.replaceNamespacedSecret({
+      namespace: 'ns1',
+      name: 's1',
+      body: { ...read, data: { ...read.data, extra: 'YQ==' } },
+    });
     assert.ok(Number(changed.metadata?.resourceVersion) > Number(read.metadata?.resourceVersion));
     const stale = await status(core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: read }));
     assert.deepEqual([stale.code, stale.reason], [409, 'Conflict']);
-    assert.match(stale.message, /the object has been modified; please apply your changes to the latest version and try again/);
-    const immutable = await status(core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: { ...changed, type: 'Opaque' } }));
+    assert.match(
+      stale.message,
+      /the object has been modified; please apply your changes to the latest version and try again/,
+    );
+    const immutable = await status(
+      core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: { ...changed, type: 'Opaque' } }),
+    );
     assert.deepEqual([immutable.code, immutable.details?.causes?.[0]?.field], [422, 'type']);
-    assert.equal((await status(core.replaceNamespacedSecret({ namespace: 'ns1', name: 'absent', body: secret('absent') }))).code, 404);
+    assert.equal(
+      (
+        await status(
+          core.replaceNamespacedSecret({ namespace: 'ns1', name: 'absent', body: secret('absent') }),
+        )
+      ).code,
+      404,
+    );
   });
 
   it('patches with JSON patch, merge patch and strategic merge patch', async () => {
-    await core.patchNamespacedSecret({ namespace: 'ns1', name: 's1', body: [{ op: 'add', path: '/metadata/labels/json', value: 'patch' }] });
-    await core.patchNamespacedSecret({ namespace: 'ns1', name: 's1', body: { metadata: { labels: { merge: 'patch' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNamespacedSecret({
+      namespace: 'ns1',
+      name: 's1',
+      body: [{ op: 'add', path: '/metadata/labels/json', value: 'patch' }],
+    });
     await core.patchNamespacedSecret(
-      { namespace: 'ns1', name: 's1', body: { metadata: { annotations: { smp: 'yes' } }, data: { extra: null } } },
+      { namespace: 'ns1', name: 's1', body: { metadata: { labels: { merge: 'patch' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await core.patchNamespacedSecret(
+      {
+        namespace: 'ns1',
+        name: 's1',
+        body: { metadata: { annotations: { smp: 'yes' } }, data: { extra: null } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     const s = server.getObject('secrets', 'ns1', 's1');
     assert.deepEqual(s?.metadata.labels, { app: 'a', json: 'patch', merge: 'patch' });
     assert.deepEqual(s?.metadata.annotations, { smp: 'yes' });
     assert.deepEqual(Object.keys(s?.data as object), ['.dockerconfigjson']);
-    const stale = await status(core.patchNamespacedSecret({ namespace: 'ns1', name: 's1', body: { metadata: { resourceVersion: '1' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+    const stale = await status(
+      core.patchNamespacedSecret(
+        { namespace: 'ns1', name: 's1', body: { metadata: { resourceVersion: '1' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
     assert.equal(stale.code, 409);
   });
 
   it('deletes with propagationPolicy and preconditions', async () => {
     const s3 = await core.readNamespacedSecret({ namespace: 'ns1', name: 's3' });
-    const pre = await status(core.deleteNamespacedSecret({ namespace: 'ns1', name: 's3', body: { preconditions: { uid: 'other' } } }));
+    const pre = await status(
+      core.deleteNamespacedSecret({
+        namespace: 'ns1',
+        name: 's3',
+        body: { preconditions: { uid: 'other' } },
+      }),
+    );
     assert.equal(pre.code, 409);
-    const done = await core.deleteNamespacedSecret({ namespace: 'ns1', name: 's3', propagationPolicy: 'Background', body: { preconditions: { uid: s3.metadata?.uid } } });
+    const done = await core.deleteNamespacedSecret({
+      namespace: 'ns1',
+      name: 's3',
+      propagationPolicy: 'Background',
+      body: { preconditions: { uid: s3.metadata?.uid } },
+    });
     assert.equal(done.status, 'Success');
     assert.equal((await status(core.deleteNamespacedSecret({ namespace: 'ns1', name: 's3' }))).code, 404);
-    assert.equal((await status(core.deleteNamespacedSecret({ namespace: 'ns1', name: 's2', propagationPolicy: 'Sometimes' }))).code, 400);
+    assert.equal(
+      (
+        await status(
+          core.deleteNamespacedSecret({ namespace: 'ns1', name: 's2', propagationPolicy: 'Sometimes' }),
+        )
+      ).code,
+      400,
+    );
   });
 
   it('injects faults and counts calls', async () => {
     server.resetCalls();
     server.injectFault({ method: 'GET', resource: 'secrets', status: 503, times: 2 });
-    assert.equal((await status(core.readNamespacedSecret({ namespace: 'ns1', name: 's1' }))).reason, 'ServiceUnavailable');
+    assert.equal(
+      (await status(core.readNamespacedSecret({ namespace: 'ns1', name: 's1' }))).reason,
+      'ServiceUnavailable',
+    );
     assert.equal((await status(core.readNamespacedSecret({ namespace: 'ns1', name: 's1' }))).code, 503);
     await core.readNamespacedSecret({ namespace: 'ns1', name: 's1' });
     server.injectFault({ method: 'PUT', resource: 'secrets', status: 500 });
     const read = await core.readNamespacedSecret({ namespace: 'ns1', name: 's1' });
-    assert.equal((await status(core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: read }))).reason, 'InternalError');
+    assert.equal(
+      (await status(core.replaceNamespacedSecret({ namespace: 'ns1', name: 's1', body: read }))).reason,
+      'InternalError',
+    );
     server.injectFault({ method: 'GET', resource: 'secrets', delayMs: 100 });
     const started = Date.now();
     await core.readNamespacedSecret({ namespace: 'ns1', name: 's1' });
@@ -183,7 +283,13 @@ describe('Kubernetes test server: core API', () => {
   });
 
   it('gives tests direct access to state', () => {
-    const seeded = server.seed({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'seeded', namespace: 'fresh' }, type: 'Opaque', data: {} });
+    const seeded = server.seed({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'seeded', namespace: 'fresh' },
+      type: 'Opaque',
+      data: {},
+    });
     assert.ok(seeded.metadata.uid);
     assert.ok(server.getObject('namespaces', undefined, 'fresh'));
     assert.equal(server.listObjects('secrets', 'fresh').length, 1);

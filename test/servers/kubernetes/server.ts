@@ -123,7 +123,10 @@ export class KubernetesTestServer {
       for (const overlay of options.rbac ?? []) for (const obj of deployRbac(overlay)) instance.apply(obj);
       if (options.runJobs !== undefined) {
         // With the deployment's RBAC loaded, a pod acts as its Job's service account, as on a cluster.
-        const podKubeconfig = options.rbac === undefined ? async () => kubeconfigPath : (ns: string, sa: string) => instance.serviceAccountKubeconfig(ns, sa);
+        const podKubeconfig =
+          options.rbac === undefined
+            ? async () => kubeconfigPath
+            : (ns: string, sa: string) => instance.serviceAccountKubeconfig(ns, sa);
         instance.jobRunner = new JobRunner(instance.ops, join(dir, 'jobs'), podKubeconfig, options.runJobs);
         instance.jobRunner.start();
       }
@@ -143,8 +146,13 @@ export class KubernetesTestServer {
   }
 
   /** A kubeconfig with a new token that authenticates as `identity`. */
-  async kubeconfigFor(identity: Identity, file = `kubeconfig-${randomBytes(4).toString('hex')}`): Promise<string> {
-    const existing = [...this.identities].find(([, id]) => id.user === identity.user && id.groups.join() === identity.groups.join());
+  async kubeconfigFor(
+    identity: Identity,
+    file = `kubeconfig-${randomBytes(4).toString('hex')}`,
+  ): Promise<string> {
+    const existing = [...this.identities].find(
+      ([, id]) => id.user === identity.user && id.groups.join() === identity.groups.join(),
+    );
     const token = existing?.[0] ?? randomBytes(16).toString('hex');
     this.identities.set(token, identity);
     return writeKubeconfig({ dir: this.dir, server: this.url, caPem: this.caPem, token, file });
@@ -170,7 +178,8 @@ export class KubernetesTestServer {
   /** Creates the object, or replaces the stored one of that name (as `kubectl apply` of a manifest). */
   apply(object: KubeObject): KubeObject {
     const rt = resourceByKind(object.apiVersion, object.kind);
-    if (rt === undefined) throw new Error(`the test server does not serve ${object.apiVersion} ${object.kind}`);
+    if (rt === undefined)
+      throw new Error(`the test server does not serve ${object.apiVersion} ${object.kind}`);
     const namespace = rt.namespaced ? (object.metadata.namespace ?? 'default') : undefined;
     if (this.store.get(rt, namespace, object.metadata.name ?? '') === undefined) return this.seed(object);
     return this.ops.replace(rt, namespace, object.metadata.name ?? '', object);
@@ -207,7 +216,9 @@ export class KubernetesTestServer {
   /** Creates a namespace (no-op when it exists) and returns it. */
   createNamespace(name: string, labels: Record<string, string> = {}): KubeObject {
     const rt = resourceType('namespaces');
-    return this.store.get(rt, undefined, name) ?? this.ops.create(rt, undefined, { metadata: { name, labels } });
+    return (
+      this.store.get(rt, undefined, name) ?? this.ops.create(rt, undefined, { metadata: { name, labels } })
+    );
   }
 
   /**
@@ -216,7 +227,8 @@ export class KubernetesTestServer {
    */
   seed(object: KubeObject): KubeObject {
     const rt = resourceByKind(object.apiVersion, object.kind);
-    if (rt === undefined) throw new Error(`the test server does not serve ${object.apiVersion} ${object.kind}`);
+    if (rt === undefined)
+      throw new Error(`the test server does not serve ${object.apiVersion} ${object.kind}`);
     const namespace = rt.namespaced ? (object.metadata.namespace ?? 'default') : undefined;
     if (namespace !== undefined) this.createNamespace(namespace);
     return this.ops.create(rt, namespace, object);
@@ -306,6 +318,8 @@ export class KubernetesTestServer {
 }
 
 /** Starts a KubernetesTestServer; see `KubernetesTestServer.start`. */
-export function startKubernetesTestServer(options: KubernetesTestServerOptions = {}): Promise<KubernetesTestServer> {
+export function startKubernetesTestServer(
+  options: KubernetesTestServerOptions = {},
+): Promise<KubernetesTestServer> {
   return KubernetesTestServer.start(options);
 }

@@ -10,7 +10,8 @@ import { invalidValue, required } from './validate-meta.js';
 
 function stringList(field: string, value: unknown, causes: StatusCause[]): void {
   if (value === undefined) return;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) causes.push(invalidValue(field, value, `${field} in body must be of type array of strings`));
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+    causes.push(invalidValue(field, value, `${field} in body must be of type array of strings`));
 }
 
 /** Validation causes of a PullSecretShare; none for other kinds. */
@@ -22,9 +23,14 @@ export function shareCauses(obj: KubeObject): StatusCause[] {
   const source = spec.source;
   if (!isRecord(source)) causes.push(required('spec.source'));
   else {
-    if (typeof source.clusterId !== 'string' || source.clusterId === '') causes.push(required('spec.source.clusterId'));
+    if (typeof source.clusterId !== 'string' || source.clusterId === '')
+      causes.push(required('spec.source.clusterId'));
     if (source.kind !== undefined && source.kind !== 'pullSecret' && source.kind !== 'entitlement') {
-      causes.push({ reason: 'FieldValueNotSupported', field: 'spec.source.kind', message: `Unsupported value: ${JSON.stringify(source.kind)}: supported values: "pullSecret", "entitlement"` });
+      causes.push({
+        reason: 'FieldValueNotSupported',
+        field: 'spec.source.kind',
+        message: `Unsupported value: ${JSON.stringify(source.kind)}: supported values: "pullSecret", "entitlement"`,
+      });
     }
   }
   const consumers = spec.consumers;
@@ -32,11 +38,20 @@ export function shareCauses(obj: KubeObject): StatusCause[] {
   else {
     stringList('spec.consumers.namespaces', consumers.namespaces, causes);
     stringList('spec.consumers.serviceAccounts', consumers.serviceAccounts, causes);
-    if (consumers.namespaceSelector !== undefined && !isRecord(consumers.namespaceSelector)) causes.push(invalidValue('spec.consumers.namespaceSelector', consumers.namespaceSelector, 'must be of type object'));
+    if (consumers.namespaceSelector !== undefined && !isRecord(consumers.namespaceSelector))
+      causes.push(
+        invalidValue(
+          'spec.consumers.namespaceSelector',
+          consumers.namespaceSelector,
+          'must be of type object',
+        ),
+      );
   }
   if (spec.target !== undefined) {
-    if (!isRecord(spec.target)) causes.push(invalidValue('spec.target', spec.target, 'must be of type object'));
-    else if (spec.target.secretName !== undefined && typeof spec.target.secretName !== 'string') causes.push(invalidValue('spec.target.secretName', spec.target.secretName, 'must be of type string'));
+    if (!isRecord(spec.target))
+      causes.push(invalidValue('spec.target', spec.target, 'must be of type object'));
+    else if (spec.target.secretName !== undefined && typeof spec.target.secretName !== 'string')
+      causes.push(invalidValue('spec.target.secretName', spec.target.secretName, 'must be of type string'));
   }
   return causes;
 }

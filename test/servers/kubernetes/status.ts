@@ -72,12 +72,20 @@ export function alreadyExists(t: Target): StatusError {
 }
 
 /** The optimistic-concurrency conflict the API server returns for a stale resourceVersion. */
-export function conflict(t: Target, why = 'the object has been modified; please apply your changes to the latest version and try again'): StatusError {
-  return new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(t)} "${t.name}": ${why}`, {
-    name: t.name,
-    group: t.group || undefined,
-    kind: t.resource,
-  });
+export function conflict(
+  t: Target,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): StatusError {
+  return new StatusError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualified(t)} "${t.name}": ${why}`,
+    {
+      name: t.name,
+      group: t.group || undefined,
+      kind: t.resource,
+    },
+  );
 }
 
 /** 422 Invalid: `kind` is the object kind (e.g. `Secret`), causes list each failed field. */
@@ -102,11 +110,16 @@ export function unauthorized(): StatusError {
 
 export function forbidden(verb: string, t: Target, namespace?: string): StatusError {
   const scope = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`;
-  return new StatusError(403, 'Forbidden', `${qualified(t)} "${t.name}" is forbidden: User "system:serviceaccount:test:client" cannot ${verb} resource "${t.resource}" in API group "${t.group}" ${scope}`, {
-    name: t.name,
-    group: t.group || undefined,
-    kind: t.resource,
-  });
+  return new StatusError(
+    403,
+    'Forbidden',
+    `${qualified(t)} "${t.name}" is forbidden: User "system:serviceaccount:test:client" cannot ${verb} resource "${t.resource}" in API group "${t.group}" ${scope}`,
+    {
+      name: t.name,
+      group: t.group || undefined,
+      kind: t.resource,
+    },
+  );
 }
 
 /**
@@ -115,16 +128,31 @@ export function forbidden(verb: string, t: Target, namespace?: string): StatusEr
  * 403 Forbidden naming the resource, with a `NamespaceTerminating` cause on `metadata.namespace`.
  */
 export function namespaceTerminating(t: Target, namespace: string): StatusError {
-  return new StatusError(403, 'Forbidden', `${qualified(t)} "${t.name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`, {
-    name: t.name,
-    group: t.group || undefined,
-    kind: t.resource,
-    causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
-  });
+  return new StatusError(
+    403,
+    'Forbidden',
+    `${qualified(t)} "${t.name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    {
+      name: t.name,
+      group: t.group || undefined,
+      kind: t.resource,
+      causes: [
+        {
+          reason: 'NamespaceTerminating',
+          message: `namespace ${namespace} is being terminated`,
+          field: 'metadata.namespace',
+        },
+      ],
+    },
+  );
 }
 
 export function methodNotAllowed(method: string): StatusError {
-  return new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource (${method})`);
+  return new StatusError(
+    405,
+    'MethodNotAllowed',
+    `the server does not allow this method on the requested resource (${method})`,
+  );
 }
 
 export function unsupportedMediaType(contentType: string): StatusError {
@@ -136,10 +164,14 @@ export function unsupportedMediaType(contentType: string): StatusError {
 }
 
 export function tooManyRequests(): StatusError {
-  return new StatusError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 });
+  return new StatusError(429, 'TooManyRequests', 'Too many requests, please try again later.', {
+    retryAfterSeconds: 1,
+  });
 }
 
-export function internalError(message = 'an error on the server ("injected fault") has prevented the request from succeeding'): StatusError {
+export function internalError(
+  message = 'an error on the server ("injected fault") has prevented the request from succeeding',
+): StatusError {
   return new StatusError(500, 'InternalError', `Internal error occurred: ${message}`);
 }
 
@@ -163,7 +195,9 @@ export function statusForCode(code: number, t: Target, verb: string, namespace?:
     case 409:
       return conflict(t);
     case 422:
-      return invalid(t.resource, t.group, t.name, [{ reason: 'FieldValueInvalid', message: 'Invalid value: injected fault', field: 'metadata.name' }]);
+      return invalid(t.resource, t.group, t.name, [
+        { reason: 'FieldValueInvalid', message: 'Invalid value: injected fault', field: 'metadata.name' },
+      ]);
     case 429:
       return tooManyRequests();
     case 500:
@@ -171,7 +205,11 @@ export function statusForCode(code: number, t: Target, verb: string, namespace?:
     case 503:
       return serviceUnavailable();
     case 504:
-      return new StatusError(504, 'Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request');
+      return new StatusError(
+        504,
+        'Timeout',
+        'the server was unable to return a response in the time allotted, but may still be processing the request',
+      );
     default:
       return new StatusError(code, 'Unknown', `injected fault ${code}`);
   }

@@ -63,7 +63,12 @@ export class ObjectStore {
    * them, cloned, and how many matched in all. `match` sees the stored objects (it must not change
    * them), so a page of a large store clones only its own objects.
    */
-  page(rt: ResourceType, namespace: string | undefined, match: (obj: KubeObject) => boolean, limit: number): { items: KubeObject[]; matched: number } {
+  page(
+    rt: ResourceType,
+    namespace: string | undefined,
+    match: (obj: KubeObject) => boolean,
+    limit: number,
+  ): { items: KubeObject[]; matched: number } {
     const prefix = `${rt.resource}.${rt.group}/${rt.namespaced && namespace !== undefined ? `${namespace}/` : ''}`;
     const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
     const items: KubeObject[] = [];
@@ -121,7 +126,12 @@ export class ObjectStore {
     this.compactedAt = this.revision;
   }
 
-  private commit(type: 'ADDED' | 'MODIFIED', rt: ResourceType, obj: KubeObject, previous?: KubeObject): KubeObject {
+  private commit(
+    type: 'ADDED' | 'MODIFIED',
+    rt: ResourceType,
+    obj: KubeObject,
+    previous?: KubeObject,
+  ): KubeObject {
     obj.metadata.resourceVersion = String(++this.revision);
     this.objects.set(this.key(rt, obj.metadata.namespace, obj.metadata.name ?? ''), obj);
     this.record(type, rt, obj, previous);

@@ -21,27 +21,41 @@ function age(created: string | undefined): string {
 function columns(rt: ResourceType): { names: string[]; cells: (o: KubeObject) => unknown[] } {
   switch (rt.kind) {
     case 'Secret':
-      return { names: ['Type', 'Data'], cells: (o) => [o.type ?? 'Opaque', Object.keys((o.data as object | undefined) ?? {}).length] };
+      return {
+        names: ['Type', 'Data'],
+        cells: (o) => [o.type ?? 'Opaque', Object.keys((o.data as object | undefined) ?? {}).length],
+      };
     case 'Job': {
       return {
         names: ['Status', 'Completions'],
         cells: (o) => {
           const status = (o.status ?? {}) as Record<string, number | undefined>;
           const spec = (o.spec ?? {}) as Record<string, unknown>;
-          const state = (status.succeeded ?? 0) > 0 ? 'Complete' : (status.failed ?? 0) > 0 ? 'Failed' : 'Running';
-          return [state, `${status.succeeded ?? 0}/${typeof spec.completions === 'number' ? spec.completions : 1}`];
+          const state =
+            (status.succeeded ?? 0) > 0 ? 'Complete' : (status.failed ?? 0) > 0 ? 'Failed' : 'Running';
+          return [
+            state,
+            `${status.succeeded ?? 0}/${typeof spec.completions === 'number' ? spec.completions : 1}`,
+          ];
         },
       };
     }
     case 'Namespace':
-      return { names: ['Status'], cells: (o) => [((o.status ?? {}) as Record<string, unknown>).phase ?? 'Active'] };
+      return {
+        names: ['Status'],
+        cells: (o) => [((o.status ?? {}) as Record<string, unknown>).phase ?? 'Active'],
+      };
     default:
       return { names: [], cells: () => [] };
   }
 }
 
 /** A `Table` of the given objects (one for a GET by name, several for a list). */
-export function toTable(rt: ResourceType, objects: KubeObject[], resourceVersion: string): Record<string, unknown> {
+export function toTable(
+  rt: ResourceType,
+  objects: KubeObject[],
+  resourceVersion: string,
+): Record<string, unknown> {
   const { names, cells } = columns(rt);
   return {
     kind: 'Table',

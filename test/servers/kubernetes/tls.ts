@@ -40,10 +40,26 @@ export async function generateTestPki(dir: string): Promise<TestPki> {
     '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  await run('openssl', ['req', '-new', ...ecKey, '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', '/CN=kube-apiserver']);
+  await run('openssl', [
+    'req',
+    '-new',
+    ...ecKey,
+    '-keyout',
+    p('server.key'),
+    '-out',
+    p('server.csr'),
+    '-subj',
+    '/CN=kube-apiserver',
+  ]);
   await writeFile(
     p('server.ext'),
-    ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth', 'subjectAltName=IP:127.0.0.1,DNS:localhost', ''].join('\n'),
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '',
+    ].join('\n'),
   );
   await run('openssl', [
     'x509',
@@ -65,6 +81,8 @@ export async function generateTestPki(dir: string): Promise<TestPki> {
     '-out',
     p('server.crt'),
   ]);
-  const [caPem, certPem, keyPem] = await Promise.all(['ca.crt', 'server.crt', 'server.key'].map((f) => readFile(p(f), 'utf8')));
+  const [caPem, certPem, keyPem] = await Promise.all(
+    ['ca.crt', 'server.crt', 'server.key'].map((f) => readFile(p(f), 'utf8')),
+  );
   return { caPem: caPem ?? '', certPem: certPem ?? '', keyPem: keyPem ?? '' };
 }

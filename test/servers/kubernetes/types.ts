@@ -43,10 +43,43 @@ export interface ResourceType {
 }
 
 export const RESOURCE_TYPES: readonly ResourceType[] = [
-  { resource: 'namespaces', singular: 'namespace', group: '', version: 'v1', kind: 'Namespace', namespaced: false, shortNames: ['ns'], hasStatus: true, tracksGeneration: false, maxNameLength: 63 },
-  { resource: 'secrets', singular: 'secret', group: '', version: 'v1', kind: 'Secret', namespaced: true, shortNames: [], hasStatus: false, tracksGeneration: false, maxNameLength: 253 },
+  {
+    resource: 'namespaces',
+    singular: 'namespace',
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    namespaced: false,
+    shortNames: ['ns'],
+    hasStatus: true,
+    tracksGeneration: false,
+    maxNameLength: 63,
+  },
+  {
+    resource: 'secrets',
+    singular: 'secret',
+    group: '',
+    version: 'v1',
+    kind: 'Secret',
+    namespaced: true,
+    shortNames: [],
+    hasStatus: false,
+    tracksGeneration: false,
+    maxNameLength: 253,
+  },
   // Job names feed the `job-name` pod label, which caps them at 63 characters.
-  { resource: 'jobs', singular: 'job', group: 'batch', version: 'v1', kind: 'Job', namespaced: true, shortNames: [], hasStatus: true, tracksGeneration: true, maxNameLength: 63 },
+  {
+    resource: 'jobs',
+    singular: 'job',
+    group: 'batch',
+    version: 'v1',
+    kind: 'Job',
+    namespaced: true,
+    shortNames: [],
+    hasStatus: true,
+    tracksGeneration: true,
+    maxNameLength: 63,
+  },
   // ServiceAccounts, RBAC, SubjectAccessReviews and the PullSecretShare custom resource.
   ...EXTRA_RESOURCE_TYPES,
 ];

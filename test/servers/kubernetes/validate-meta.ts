@@ -20,11 +20,19 @@ const VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 export function invalidValue(field: string, value: unknown, detail: string): StatusCause {
-  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: ${detail}` };
+  return {
+    reason: 'FieldValueInvalid',
+    field,
+    message: `Invalid value: ${JSON.stringify(value)}: ${detail}`,
+  };
 }
 
 export function required(field: string, detail?: string): StatusCause {
-  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
+  return {
+    reason: 'FieldValueRequired',
+    field,
+    message: detail ? `Required value: ${detail}` : 'Required value',
+  };
 }
 
 export function tooLong(field: string, max: number, unit = 'bytes'): StatusCause {
@@ -35,7 +43,8 @@ export function tooLong(field: string, max: number, unit = 'bytes'): StatusCause
 export function checkDnsName(field: string, value: string, label: boolean, max: number): StatusCause[] {
   const causes: StatusCause[] = [];
   if (value.length > max) causes.push(invalidValue(field, value, `must be no more than ${max} characters`));
-  if (!(label ? DNS1123_LABEL : DNS1123_SUBDOMAIN).test(value)) causes.push(invalidValue(field, value, label ? LABEL_MSG : SUBDOMAIN_MSG));
+  if (!(label ? DNS1123_LABEL : DNS1123_SUBDOMAIN).test(value))
+    causes.push(invalidValue(field, value, label ? LABEL_MSG : SUBDOMAIN_MSG));
   return causes;
 }
 
@@ -45,10 +54,14 @@ export function checkQualifiedName(field: string, key: string): StatusCause[] {
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
   const causes: StatusCause[] = [];
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))) {
+  if (
+    prefix !== undefined &&
+    (prefix.length === 0 || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))
+  ) {
     causes.push(invalidValue(field, key, `prefix part ${SUBDOMAIN_MSG}`));
   }
-  if (name.length === 0 || name.length > 63) causes.push(invalidValue(field, key, 'name part must be no more than 63 characters'));
+  if (name.length === 0 || name.length > 63)
+    causes.push(invalidValue(field, key, 'name part must be no more than 63 characters'));
   else if (!QUALIFIED_NAME.test(name)) causes.push(invalidValue(field, key, QUALIFIED_MSG));
   return causes;
 }

@@ -2,7 +2,14 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Namespace, Secret } from 'kubernetes-models/v1';
 import { badRequest, invalid, type StatusCause } from './status.js';
 import { isRecord, sameJson, type KubeObject, type ResourceType } from './types.js';
-import { checkDnsName, checkLabels, checkObjectMeta, invalidValue, required, tooLong } from './validate-meta.js';
+import {
+  checkDnsName,
+  checkLabels,
+  checkObjectMeta,
+  invalidValue,
+  required,
+  tooLong,
+} from './validate-meta.js';
 import { rbacCauses, rbacUpdateCauses } from './rbac.js';
 import { shareCauses } from './share-schema.js';
 
@@ -46,7 +53,9 @@ function checkSchema(rt: ResourceType, obj: KubeObject): void {
   } catch (err) {
     const errors = (err as { errors?: AjvError[] }).errors ?? [];
     if (errors.some((e) => e.keyword === 'type')) {
-      throw badRequest(`${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${errors.map((e) => `${e.instancePath ?? ''} ${e.message ?? ''}`).join('; ')}`);
+      throw badRequest(
+        `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${errors.map((e) => `${e.instancePath ?? ''} ${e.message ?? ''}`).join('; ')}`,
+      );
     }
     const causes = errors.map((e) => ({
       reason: e.keyword === 'required' ? 'FieldValueRequired' : 'FieldValueInvalid',
@@ -60,7 +69,10 @@ function checkSchema(rt: ResourceType, obj: KubeObject): void {
 function decodeData(data: Record<string, string>): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
   for (const [key, value] of Object.entries(data)) {
-    if (!BASE64.test(value)) throw badRequest('Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0');
+    if (!BASE64.test(value))
+      throw badRequest(
+        'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0',
+      );
     out.set(key, Buffer.from(value, 'base64'));
   }
   return out;
@@ -83,7 +95,12 @@ function secretCauses(obj: KubeObject): StatusCause[] {
     }
   }
   if (total > MAX_SECRET_BYTES) causes.push(tooLong('data', MAX_SECRET_BYTES));
-  const dockerKey = obj.type === 'kubernetes.io/dockerconfigjson' ? '.dockerconfigjson' : obj.type === 'kubernetes.io/dockercfg' ? '.dockercfg' : undefined;
+  const dockerKey =
+    obj.type === 'kubernetes.io/dockerconfigjson'
+      ? '.dockerconfigjson'
+      : obj.type === 'kubernetes.io/dockercfg'
+        ? '.dockercfg'
+        : undefined;
   if (dockerKey !== undefined) {
     const payload = data.get(dockerKey);
     if (payload === undefined) causes.push(required(`data[${dockerKey}]`));
@@ -92,7 +109,9 @@ function secretCauses(obj: KubeObject): StatusCause[] {
         JSON.parse(payload.toString('utf8'));
       } catch {
         // The API server never echoes Secret contents in its messages.
-        causes.push(invalidValue(`data[${dockerKey}]`, '<secret contents redacted>', 'invalid character in JSON'));
+        causes.push(
+          invalidValue(`data[${dockerKey}]`, '<secret contents redacted>', 'invalid character in JSON'),
+        );
       }
     }
   }
@@ -108,7 +127,11 @@ function jobCauses(obj: KubeObject): StatusCause[] {
   causes.push(...checkLabels('spec.template.metadata.labels', templateMeta.labels));
   const policy = podSpec.restartPolicy;
   if (policy !== 'Never' && policy !== 'OnFailure') {
-    causes.push({ reason: 'FieldValueNotSupported', field: 'spec.template.spec.restartPolicy', message: `Unsupported value: ${JSON.stringify(policy ?? 'Always')}: supported values: "OnFailure", "Never"` });
+    causes.push({
+      reason: 'FieldValueNotSupported',
+      field: 'spec.template.spec.restartPolicy',
+      message: `Unsupported value: ${JSON.stringify(policy ?? 'Always')}: supported values: "OnFailure", "Never"`,
+    });
   }
   const containers = Array.isArray(podSpec.containers) ? (podSpec.containers as unknown[]) : [];
   if (containers.length === 0) causes.push(required('spec.template.spec.containers'));
@@ -117,11 +140,19 @@ function jobCauses(obj: KubeObject): StatusCause[] {
     const field = `spec.template.spec.containers[${i}]`;
     if (typeof container.name !== 'string' || container.name === '') causes.push(required(`${field}.name`));
     else causes.push(...checkDnsName(`${field}.name`, container.name, true, 63));
-    if (typeof container.image !== 'string' || container.image.trim() === '') causes.push(required(`${field}.image`));
+    if (typeof container.image !== 'string' || container.image.trim() === '')
+      causes.push(required(`${field}.image`));
   });
-  for (const key of ['backoffLimit', 'completions', 'parallelism', 'activeDeadlineSeconds', 'ttlSecondsAfterFinished'] as const) {
+  for (const key of [
+    'backoffLimit',
+    'completions',
+    'parallelism',
+    'activeDeadlineSeconds',
+    'ttlSecondsAfterFinished',
+  ] as const) {
     const value = spec[key];
-    if (typeof value === 'number' && value < 0) causes.push(invalidValue(`spec.${key}`, value, 'must be greater than or equal to 0'));
+    if (typeof value === 'number' && value < 0)
+      causes.push(invalidValue(`spec.${key}`, value, 'must be greater than or equal to 0'));
   }
   return causes;
 }
@@ -142,7 +173,11 @@ export function validateObject(rt: ResourceType, obj: KubeObject): void {
 }
 
 function immutable(field: string, value: unknown): StatusCause {
-  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: field is immutable` };
+  return {
+    reason: 'FieldValueInvalid',
+    field,
+    message: `Invalid value: ${JSON.stringify(value)}: field is immutable`,
+  };
 }
 
 /**
@@ -154,14 +189,19 @@ export function validateUpdate(rt: ResourceType, next: KubeObject, old: KubeObje
   if (rt.kind === 'Secret') {
     if ((next.type ?? 'Opaque') !== (old.type ?? 'Opaque')) causes.push(immutable('type', next.type));
     if (old.immutable === true && (!sameJson(next.data, old.data) || next.immutable !== true)) {
-      causes.push({ reason: 'FieldValueForbidden', field: 'data', message: 'Forbidden: field is immutable when `immutable` is set' });
+      causes.push({
+        reason: 'FieldValueForbidden',
+        field: 'data',
+        message: 'Forbidden: field is immutable when `immutable` is set',
+      });
     }
   }
   if (rt.kind === 'Job') {
     const ns = (next.spec ?? {}) as Record<string, unknown>;
     const os = (old.spec ?? {}) as Record<string, unknown>;
     for (const key of ['template', 'selector', 'completions', 'completionMode'] as const) {
-      if (!sameJson(ns[key], os[key])) causes.push(immutable(`spec.${key}`, key === 'template' ? '{...}' : ns[key]));
+      if (!sameJson(ns[key], os[key]))
+        causes.push(immutable(`spec.${key}`, key === 'template' ? '{...}' : ns[key]));
     }
   }
   causes.push(...rbacUpdateCauses(next, old));

@@ -60,12 +60,20 @@ export function serveWatch(res: ServerResponse, store: ObjectStore, req: WatchRe
     if (now) send(before ? 'MODIFIED' : 'ADDED', event.object);
     else if (before && event.previous !== undefined) {
       const { previous } = event;
-      send('DELETED', { ...previous, metadata: { ...previous.metadata, resourceVersion: event.object.metadata.resourceVersion } });
+      send('DELETED', {
+        ...previous,
+        metadata: { ...previous.metadata, resourceVersion: event.object.metadata.resourceVersion },
+      });
     }
   };
   const bookmarks = req.params.get('allowWatchBookmarks') === 'true';
   const bookmark = (): void => {
-    if (bookmarks) send('BOOKMARK', { kind: req.rt.kind, apiVersion: apiVersionOf(req.rt), metadata: { resourceVersion: store.currentResourceVersion() } });
+    if (bookmarks)
+      send('BOOKMARK', {
+        kind: req.rt.kind,
+        apiVersion: apiVersionOf(req.rt),
+        metadata: { resourceVersion: store.currentResourceVersion() },
+      });
   };
 
   const rv = req.params.get('resourceVersion');

@@ -31,9 +31,19 @@ export interface PolicyTarget {
  */
 export function leastPrivilegePolicy(target: PolicyTarget): string {
   const partition = awsPartition(target.region);
-  const statements: object[] = [{ Sid: 'PullSecrets', Effect: 'Allow', Action: [...REQUIRED_ACTIONS], Resource: `arn:${partition}:secretsmanager:${target.region}:${target.accountId}:secret:hyperfleet-*` }];
+  const statements: object[] = [
+    {
+      Sid: 'PullSecrets',
+      Effect: 'Allow',
+      Action: [...REQUIRED_ACTIONS],
+      Resource: `arn:${partition}:secretsmanager:${target.region}:${target.accountId}:secret:hyperfleet-*`,
+    },
+  ];
   if (target.kmsKeyId !== undefined) {
-    const key = target.kmsKeyId.startsWith('arn:') && target.kmsKeyId.includes(':key/') ? target.kmsKeyId : `arn:${partition}:kms:${target.region}:${target.accountId}:key/*`;
+    const key =
+      target.kmsKeyId.startsWith('arn:') && target.kmsKeyId.includes(':key/')
+        ? target.kmsKeyId
+        : `arn:${partition}:kms:${target.region}:${target.accountId}:key/*`;
     statements.push({
       Sid: 'PullSecretsKey',
       Effect: 'Allow',

@@ -1,5 +1,10 @@
 import { PullSecretError, toPullSecretError } from '../../../errors/index.js';
-import { adcLoginCommand, enableApiCommand, workloadIdentityBindingCommand, type KubernetesServiceAccount } from './gcloud-commands.js';
+import {
+  adcLoginCommand,
+  enableApiCommand,
+  workloadIdentityBindingCommand,
+  type KubernetesServiceAccount,
+} from './gcloud-commands.js';
 import type { CheckResult } from './types.js';
 
 /** What the API check needs to phrase its fixes. */
@@ -38,12 +43,16 @@ export function apiFailure(err: unknown, ctx: ApiCheckContext): CheckResult {
       ]);
     case 'STORE_UNAUTHENTICATED':
       return result('fail', `the credentials were missing or rejected: ${error.message}`, [
-        ctx.inKubernetes ? workloadIdentityBindingCommand(ctx.serviceAccount, ctx.workloadPool, ctx.kubernetesServiceAccount) : adcLoginCommand(ctx.serviceAccount),
+        ctx.inKubernetes
+          ? workloadIdentityBindingCommand(ctx.serviceAccount, ctx.workloadPool, ctx.kubernetesServiceAccount)
+          : adcLoginCommand(ctx.serviceAccount),
       ]);
     case 'STORE_PERMISSION_DENIED':
       return result('fail', error.message, [enableApiCommand(ctx.project)]);
     case 'STORE_QUOTA_EXCEEDED':
-      return result('fail', `Secret Manager quota exhausted: ${error.message}`, [`# wait a minute and run preflight again; see docs/runbook.md (PullSecretGcpQuotaExceeded)`]);
+      return result('fail', `Secret Manager quota exhausted: ${error.message}`, [
+        `# wait a minute and run preflight again; see docs/runbook.md (PullSecretGcpQuotaExceeded)`,
+      ]);
     default:
       return result('fail', error.message);
   }

@@ -1,5 +1,9 @@
 import { join } from 'node:path';
-import { adcLoginCommand, workloadIdentityBindingCommand, type KubernetesServiceAccount } from './gcloud-commands.js';
+import {
+  adcLoginCommand,
+  workloadIdentityBindingCommand,
+  type KubernetesServiceAccount,
+} from './gcloud-commands.js';
 import type { CheckResult } from './types.js';
 
 /** What the credentials check looks at; injected so tests need no real home directory. */
@@ -16,11 +20,20 @@ export interface CredentialsContext {
 }
 
 /** Credential file types google-auth-library understands; `service_account` is a long-lived key. */
-const KNOWN_TYPES = new Set(['service_account', 'authorized_user', 'external_account', 'external_account_authorized_user', 'impersonated_service_account']);
+const KNOWN_TYPES = new Set([
+  'service_account',
+  'authorized_user',
+  'external_account',
+  'external_account_authorized_user',
+  'impersonated_service_account',
+]);
 
 /** gcloud's well-known Application Default Credentials file. */
 export function wellKnownAdcPath(env: NodeJS.ProcessEnv, homeDir: string): string {
-  const configDir = env.CLOUDSDK_CONFIG !== undefined && env.CLOUDSDK_CONFIG !== '' ? env.CLOUDSDK_CONFIG : join(homeDir, '.config', 'gcloud');
+  const configDir =
+    env.CLOUDSDK_CONFIG !== undefined && env.CLOUDSDK_CONFIG !== ''
+      ? env.CLOUDSDK_CONFIG
+      : join(homeDir, '.config', 'gcloud');
   return join(configDir, 'application_default_credentials.json');
 }
 
@@ -29,7 +42,10 @@ function result(status: CheckResult['status'], detail: string, fix: string[] = [
 }
 
 /** The `type` of a credential file; never reads or returns anything else from it. */
-async function credentialType(ctx: CredentialsContext, path: string): Promise<{ type?: string; problem?: string }> {
+async function credentialType(
+  ctx: CredentialsContext,
+  path: string,
+): Promise<{ type?: string; problem?: string }> {
   let text: string;
   try {
     text = await ctx.readFile(path);
@@ -38,21 +54,30 @@ async function credentialType(ctx: CredentialsContext, path: string): Promise<{ 
   }
   try {
     const type = (JSON.parse(text) as { type?: unknown } | null)?.type;
-    return typeof type === 'string' && KNOWN_TYPES.has(type) ? { type } : { problem: 'is not a Google credential file (no known "type")' };
+    return typeof type === 'string' && KNOWN_TYPES.has(type)
+      ? { type }
+      : { problem: 'is not a Google credential file (no known "type")' };
   } catch {
     return { problem: 'is not valid JSON' };
   }
 }
 
-function fromFile(source: string, path: string, found: { type?: string; problem?: string }, ctx: CredentialsContext): CheckResult {
+function fromFile(
+  source: string,
+  path: string,
+  found: { type?: string; problem?: string },
+  ctx: CredentialsContext,
+): CheckResult {
   if (found.problem !== undefined) {
     return result('fail', `${source} ${path} ${found.problem}`, [adcLoginCommand(ctx.serviceAccount)]);
   }
   if (found.type === 'service_account') {
     // Works, but it is the long-lived key seed 001 wants gone (goal G4).
-    return result('warn', `${source} ${path} holds a service account key; Workload Identity avoids long-lived keys`, [
-      workloadIdentityBindingCommand(ctx.serviceAccount, ctx.workloadPool, ctx.kubernetesServiceAccount),
-    ]);
+    return result(
+      'warn',
+      `${source} ${path} holds a service account key; Workload Identity avoids long-lived keys`,
+      [workloadIdentityBindingCommand(ctx.serviceAccount, ctx.workloadPool, ctx.kubernetesServiceAccount)],
+    );
   }
   return result('pass', `${source} ${path} (${found.type ?? 'unknown'})`);
 }
@@ -79,6 +104,12 @@ export async function checkCredentials(ctx: CredentialsContext): Promise<CheckRe
   if (inKubernetes && !metadataOff) {
     return result('pass', 'GKE metadata server (Workload Identity); the API check below proves it', []);
   }
-  const where = metadataOff ? 'and METADATA_SERVER_DETECTION=none rules out the metadata server' : 'the metadata server of GCE/GKE is the only source left';
-  return result(metadataOff ? 'fail' : 'warn', `no credential file found (GOOGLE_APPLICATION_CREDENTIALS unset, no ${wellKnown}), ${where}`, [adcLoginCommand(ctx.serviceAccount)]);
+  const where = metadataOff
+    ? 'and METADATA_SERVER_DETECTION=none rules out the metadata server'
+    : 'the metadata server of GCE/GKE is the only source left';
+  return result(
+    metadataOff ? 'fail' : 'warn',
+    `no credential file found (GOOGLE_APPLICATION_CREDENTIALS unset, no ${wellKnown}), ${where}`,
+    [adcLoginCommand(ctx.serviceAccount)],
+  );
 }

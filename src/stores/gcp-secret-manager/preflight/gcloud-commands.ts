@@ -24,16 +24,28 @@ export function grantRoleCommand(project: string, serviceAccount: string, role: 
  * Lets the Kubernetes service account act as the Google service account (GKE Workload Identity).
  * `workloadPool` is `CLUSTER_PROJECT.svc.id.goog` of the cluster the adapter runs in.
  */
-export function workloadIdentityBindingCommand(serviceAccount: string, workloadPool: string, ksa: KubernetesServiceAccount): string {
-  return `gcloud iam service-accounts add-iam-policy-binding ${serviceAccount} --role=roles/iam.workloadIdentityUser ` + `--member="serviceAccount:${workloadPool}[${ksa.namespace}/${ksa.name}]"`;
+export function workloadIdentityBindingCommand(
+  serviceAccount: string,
+  workloadPool: string,
+  ksa: KubernetesServiceAccount,
+): string {
+  return (
+    `gcloud iam service-accounts add-iam-policy-binding ${serviceAccount} --role=roles/iam.workloadIdentityUser ` +
+    `--member="serviceAccount:${workloadPool}[${ksa.namespace}/${ksa.name}]"`
+  );
 }
 
 /** Application Default Credentials for a person at a workstation. */
 export function adcLoginCommand(serviceAccount?: string): string {
-  return serviceAccount === undefined ? 'gcloud auth application-default login' : `gcloud auth application-default login --impersonate-service-account=${serviceAccount}`;
+  return serviceAccount === undefined
+    ? 'gcloud auth application-default login'
+    : `gcloud auth application-default login --impersonate-service-account=${serviceAccount}`;
 }
 
 /** Lists the project roles bound to the service account (seed 001's validation command). */
 export function listBindingsCommand(project: string, serviceAccount: string): string {
-  return `gcloud projects get-iam-policy ${project} --flatten="bindings[].members" ` + `--filter="bindings.members:serviceAccount:${serviceAccount}" --format="value(bindings.role)"`;
+  return (
+    `gcloud projects get-iam-policy ${project} --flatten="bindings[].members" ` +
+    `--filter="bindings.members:serviceAccount:${serviceAccount}" --format="value(bindings.role)"`
+  );
 }

@@ -17,7 +17,12 @@ export interface PermissionEvidence {
   probe?: 'missing' | 'exists' | 'denied';
 }
 
-function check(permission: RequiredPermission, status: CheckResult['status'], detail: string, fix: string[]): CheckResult {
+function check(
+  permission: RequiredPermission,
+  status: CheckResult['status'],
+  detail: string,
+  fix: string[],
+): CheckResult {
   return { id: `permission:${permission}`, title: `permission ${permission}`, status, detail, fix };
 }
 
@@ -34,13 +39,19 @@ export function permissionChecks(evidence: PermissionEvidence): CheckResult[] {
     const grant = grantRoleCommand(evidence.project, evidence.serviceAccount, PERMISSION_ROLES[permission]);
     if (granted.has(permission)) return check(permission, 'pass', `granted on ${evidence.resource}`, []);
     if (ambiguous && permission === 'secretmanager.secrets.get') {
-      return check(permission, 'pass', `granted: GetSecret on ${evidence.resource} answered NOT_FOUND, not PERMISSION_DENIED`, []);
+      return check(
+        permission,
+        'pass',
+        `granted: GetSecret on ${evidence.resource} answered NOT_FOUND, not PERMISSION_DENIED`,
+        [],
+      );
     }
     if (ambiguous) {
       return check(
         permission,
         'warn',
-        `cannot be verified: ${evidence.resource} does not exist and Secret Manager then reports no permissions; ` + 'check the project bindings, or run preflight with --secret naming an existing secret',
+        `cannot be verified: ${evidence.resource} does not exist and Secret Manager then reports no permissions; ` +
+          'check the project bindings, or run preflight with --secret naming an existing secret',
         [listBindingsCommand(evidence.project, evidence.serviceAccount), grant],
       );
     }

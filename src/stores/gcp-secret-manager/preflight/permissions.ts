@@ -2,7 +2,12 @@
  * The four IAM permissions seed 001 requires in a customer project, with the smallest predefined
  * role holding each (the same roles the store's PERMISSION_DENIED advice names).
  */
-export const REQUIRED_PERMISSIONS = ['secretmanager.secrets.create', 'secretmanager.secrets.get', 'secretmanager.versions.add', 'secretmanager.versions.access'] as const;
+export const REQUIRED_PERMISSIONS = [
+  'secretmanager.secrets.create',
+  'secretmanager.secrets.get',
+  'secretmanager.versions.add',
+  'secretmanager.versions.access',
+] as const;
 
 export type RequiredPermission = (typeof REQUIRED_PERMISSIONS)[number];
 

@@ -8,7 +8,11 @@ import { runPreflight, type PreflightInput, type PreflightProbe } from './run-pr
 const SA = 'pullsecret-manager@platform-project.iam.gserviceaccount.com';
 const KEY_BYTES = '-----BEGIN PRIVATE KEY-----canary-key-bytes';
 
-function context(files: Record<string, string>, env: NodeJS.ProcessEnv = {}, insecure = false): CredentialsContext {
+function context(
+  files: Record<string, string>,
+  env: NodeJS.ProcessEnv = {},
+  insecure = false,
+): CredentialsContext {
   return {
     env,
     homeDir: '/home/op',
@@ -18,16 +22,26 @@ function context(files: Record<string, string>, env: NodeJS.ProcessEnv = {}, ins
     kubernetesServiceAccount: { namespace: 'hyperfleet-system', name: 'pullsecret-adapter' },
     readFile: (path) => {
       const text = files[path];
-      return text === undefined ? Promise.reject(Object.assign(new Error('missing'), { code: 'ENOENT' })) : Promise.resolve(text);
+      return text === undefined
+        ? Promise.reject(Object.assign(new Error('missing'), { code: 'ENOENT' }))
+        : Promise.resolve(text);
     },
   };
 }
 
 function input(files: Record<string, string>, env: NodeJS.ProcessEnv = {}): PreflightInput {
-  return { ...context(files, env), project: 'customer-project', endpoint: 'secretmanager.googleapis.com:443', secretId: 'hyperfleet-preflight-probe' };
+  return {
+    ...context(files, env),
+    project: 'customer-project',
+    endpoint: 'secretmanager.googleapis.com:443',
+    secretId: 'hyperfleet-preflight-probe',
+  };
 }
 
-function fakeProbe(answer: string[], getSecret: () => Promise<unknown>): PreflightProbe & { calls: string[] } {
+function fakeProbe(
+  answer: string[],
+  getSecret: () => Promise<unknown>,
+): PreflightProbe & { calls: string[] } {
   const calls: string[] = [];
   return {
     calls,
@@ -47,23 +61,36 @@ test('credentials: GOOGLE_APPLICATION_CREDENTIALS wins and must be a readable cr
   const missing = await checkCredentials(context({}, { GOOGLE_APPLICATION_CREDENTIALS: '/keys/sa.json' }));
   assert.equal(missing.status, 'fail');
   assert.equal(missing.detail, 'GOOGLE_APPLICATION_CREDENTIALS /keys/sa.json cannot be read (ENOENT)');
-  assert.deepEqual(missing.fix, [`gcloud auth application-default login --impersonate-service-account=${SA}`]);
+  assert.deepEqual(missing.fix, [
+    `gcloud auth application-default login --impersonate-service-account=${SA}`,
+  ]);
 
-  const notJson = await checkCredentials(context({ '/keys/sa.json': KEY_BYTES }, { GOOGLE_APPLICATION_CREDENTIALS: '/keys/sa.json' }));
+  const notJson = await checkCredentials(
+    context({ '/keys/sa.json': KEY_BYTES }, { GOOGLE_APPLICATION_CREDENTIALS: '/keys/sa.json' }),
+  );
   assert.equal(notJson.status, 'fail');
   assert.match(notJson.detail, /is not valid JSON$/);
 
   const key = JSON.stringify({ type: 'service_account', private_key: KEY_BYTES, client_email: SA });
-  const keyFile = await checkCredentials(context({ '/keys/sa.json': key }, { GOOGLE_APPLICATION_CREDENTIALS: '/keys/sa.json' }));
+  const keyFile = await checkCredentials(
+    context({ '/keys/sa.json': key }, { GOOGLE_APPLICATION_CREDENTIALS: '/keys/sa.json' }),
+  );
   assert.equal(keyFile.status, 'warn', 'a long-lived key works but is discouraged');
-  assert.match(keyFile.fix[0] ?? '', /roles\/iam\.workloadIdentityUser --member="serviceAccount:platform-project\.svc\.id\.goog\[hyperfleet-system\/pullsecret-adapter\]"$/);
-  for (const r of [missing, notJson, keyFile]) assert.ok(!JSON.stringify(r).includes('canary-key-bytes'), 'never echoes the file');
+  assert.match(
+    keyFile.fix[0] ?? '',
+    /roles\/iam\.workloadIdentityUser --member="serviceAccount:platform-project\.svc\.id\.goog\[hyperfleet-system\/pullsecret-adapter\]"$/,
+  );
+  for (const r of [missing, notJson, keyFile])
+    assert.ok(!JSON.stringify(r).includes('canary-key-bytes'), 'never echoes the file');
 });
 
 test('credentials: gcloud well-known file, then the metadata server inside Kubernetes', async () => {
   const path = wellKnownAdcPath({}, '/home/op');
   assert.equal(path, '/home/op/.config/gcloud/application_default_credentials.json');
-  assert.equal(wellKnownAdcPath({ CLOUDSDK_CONFIG: '/etc/gcloud' }, '/home/op'), '/etc/gcloud/application_default_credentials.json');
+  assert.equal(
+    wellKnownAdcPath({ CLOUDSDK_CONFIG: '/etc/gcloud' }, '/home/op'),
+    '/etc/gcloud/application_default_credentials.json',
+  );
   const user = await checkCredentials(context({ [path]: '{"type":"authorized_user"}' }));
   assert.deepEqual([user.status, user.detail], ['pass', `gcloud credentials file ${path} (authorized_user)`]);
 
@@ -73,7 +100,9 @@ test('credentials: gcloud well-known file, then the metadata server inside Kuber
 
   const nowhere = await checkCredentials(context({}, {}));
   assert.equal(nowhere.status, 'warn', 'outside Kubernetes the metadata server may still exist (GCE)');
-  const off = await checkCredentials(context({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1', METADATA_SERVER_DETECTION: 'none' }));
+  const off = await checkCredentials(
+    context({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1', METADATA_SERVER_DETECTION: 'none' }),
+  );
   assert.equal(off.status, 'fail');
   assert.deepEqual(off.fix, [`gcloud auth application-default login --impersonate-service-account=${SA}`]);
   assert.equal((await checkCredentials(context({}, {}, true))).status, 'pass');
@@ -95,7 +124,9 @@ test('no credentials: no Secret Manager call, the later checks are skipped', asy
 
 test('an empty answer on a secret that does not exist is ambiguous: warnings, secrets.get proven, exit ok', async () => {
   const probe = fakeProbe([], () => Promise.resolve(undefined));
-  const report = await runPreflight(input({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), () => Promise.resolve(probe));
+  const report = await runPreflight(input({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), () =>
+    Promise.resolve(probe),
+  );
   assert.deepEqual(probe.calls, ['TestIamPermissions 4', 'GetSecret']);
   assert.equal(report.ok, true);
   assert.deepEqual(
@@ -118,8 +149,13 @@ test('an empty answer on a secret that does not exist is ambiguous: warnings, se
 });
 
 test('an empty answer on an existing secret, or with GetSecret refused, is a real refusal', async () => {
-  for (const getSecret of [() => Promise.resolve({ name: 'x' }), () => Promise.reject(new PullSecretError('STORE_PERMISSION_DENIED', 'denied'))]) {
-    const report = await runPreflight(input({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), () => Promise.resolve(fakeProbe([], getSecret)));
+  for (const getSecret of [
+    () => Promise.resolve({ name: 'x' }),
+    () => Promise.reject(new PullSecretError('STORE_PERMISSION_DENIED', 'denied')),
+  ]) {
+    const report = await runPreflight(input({}, { KUBERNETES_SERVICE_HOST: '10.0.0.1' }), () =>
+      Promise.resolve(fakeProbe([], getSecret)),
+    );
     assert.equal(report.ok, false);
     assert.deepEqual(
       report.checks.slice(2).map((c) => c.status),

@@ -6,7 +6,10 @@ import type { PreflightReport } from './types.js';
  * under its check, and a count. Stable wording: the docs and tests quote it.
  */
 export function formatReport(report: PreflightReport): string {
-  return formatChecks(`Preflight for project ${report.project} as ${report.serviceAccount} (permissions tested on ${report.resource})`, report.checks);
+  return formatChecks(
+    `Preflight for project ${report.project} as ${report.serviceAccount} (permissions tested on ${report.resource})`,
+    report.checks,
+  );
 }
 
 /** The report as JSON, for scripts. */

@@ -22,7 +22,8 @@ function usage(message: string): PullSecretError {
   return new PullSecretError('CONFIG_INVALID', message);
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
 
 /**
  * `pull-secret preflight` for GCP Secret Manager: checks the CLI options, then credentials, the
@@ -30,15 +31,27 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  *
  * @throws PullSecretError CONFIG_INVALID for a bad option or store variable; ABORTED on abort.
  */
-export const runGcpPreflight: PreflightRunner = async (options, { env, signal }): Promise<PreflightOutcome> => {
+export const runGcpPreflight: PreflightRunner = async (
+  options,
+  { env, signal },
+): Promise<PreflightOutcome> => {
   const project = text(options.project);
-  if (project === undefined) throw usage("required option '--project <id>' not specified: the customer GCP project that will hold the pull secrets");
+  if (project === undefined)
+    throw usage(
+      "required option '--project <id>' not specified: the customer GCP project that will hold the pull secrets",
+    );
   const projectOk = gcpStoreConfigSchema.safeParse({ projectId: project });
-  if (!projectOk.success) throw usage(`invalid --project: ${projectOk.error.issues[0]?.message ?? 'not a GCP project id'}`);
-  const serviceAccount = text(options.serviceAccount) ?? `pullsecret-manager@${project}.iam.gserviceaccount.com`;
-  if (!SERVICE_ACCOUNT.test(serviceAccount)) throw usage('invalid --service-account: must be a Google service account email (NAME@PROJECT.iam.gserviceaccount.com)');
+  if (!projectOk.success)
+    throw usage(`invalid --project: ${projectOk.error.issues[0]?.message ?? 'not a GCP project id'}`);
+  const serviceAccount =
+    text(options.serviceAccount) ?? `pullsecret-manager@${project}.iam.gserviceaccount.com`;
+  if (!SERVICE_ACCOUNT.test(serviceAccount))
+    throw usage(
+      'invalid --service-account: must be a Google service account email (NAME@PROJECT.iam.gserviceaccount.com)',
+    );
   const workloadPool = text(options.workloadPool);
-  if (workloadPool !== undefined && !WORKLOAD_POOL.test(workloadPool)) throw usage('invalid --workload-pool: must be CLUSTER_PROJECT.svc.id.goog');
+  if (workloadPool !== undefined && !WORKLOAD_POOL.test(workloadPool))
+    throw usage('invalid --workload-pool: must be CLUSTER_PROJECT.svc.id.goog');
   const ksa = KSA.exec(text(options.kubernetesServiceAccount) ?? '');
   if (ksa === null) throw usage('invalid --kubernetes-service-account: must be namespace/name');
   const secretId = text(options.secret) ?? PROBE_SECRET_ID;
@@ -69,7 +82,11 @@ export const runGcpPreflight: PreflightRunner = async (options, { env, signal })
       },
       async () => {
         const created = await createGcpStore(config);
-        if (!(created instanceof GcpSecretStore)) throw new PullSecretError('INTERNAL', 'the gcp store factory did not return a GCP Secret Manager store');
+        if (!(created instanceof GcpSecretStore))
+          throw new PullSecretError(
+            'INTERNAL',
+            'the gcp store factory did not return a GCP Secret Manager store',
+          );
         store = created;
         return created;
       },

@@ -8,12 +8,16 @@ import type { CheckResult, PreflightReport } from './types.js';
 /** The Secret Manager calls preflight makes; `GcpSecretStore` provides them. */
 export interface PreflightProbe {
   secretPath(secretId: string): string;
-  testIamPermissions(permissions: readonly string[], options: { secretId: string; signal?: AbortSignal }): Promise<string[]>;
+  testIamPermissions(
+    permissions: readonly string[],
+    options: { secretId: string; signal?: AbortSignal },
+  ): Promise<string[]>;
   getSecret(secretId: string, options?: { signal?: AbortSignal }): Promise<unknown>;
 }
 
 /** Everything one run needs besides the probe. */
-export interface PreflightInput extends Omit<CredentialsContext, 'insecure'>, Omit<ApiCheckContext, 'inKubernetes'> {
+export interface PreflightInput
+  extends Omit<CredentialsContext, 'insecure'>, Omit<ApiCheckContext, 'inKubernetes'> {
   insecure: boolean;
   /** Secret the permissions are tested on (an existing one gives an exact answer). */
   secretId: string;
@@ -24,9 +28,14 @@ function skipped(id: string, title: string, why: string): CheckResult {
   return { id, title, status: 'skip', detail: why, fix: [] };
 }
 
-async function probeSecret(probe: PreflightProbe, input: PreflightInput): Promise<PermissionEvidence['probe']> {
+async function probeSecret(
+  probe: PreflightProbe,
+  input: PreflightInput,
+): Promise<PermissionEvidence['probe']> {
   try {
-    return (await probe.getSecret(input.secretId, { signal: input.signal })) === undefined ? 'missing' : 'exists';
+    return (await probe.getSecret(input.secretId, { signal: input.signal })) === undefined
+      ? 'missing'
+      : 'exists';
   } catch (err) {
     if (err instanceof PullSecretError && err.code === 'STORE_PERMISSION_DENIED') return 'denied';
     throw err;
@@ -41,27 +50,45 @@ async function probeSecret(probe: PreflightProbe, input: PreflightInput): Promis
  *
  * @throws ABORTED when `signal` aborts; any other failure becomes a failed check.
  */
-export async function runPreflight(input: PreflightInput, openProbe: () => Promise<PreflightProbe>): Promise<PreflightReport> {
+export async function runPreflight(
+  input: PreflightInput,
+  openProbe: () => Promise<PreflightProbe>,
+): Promise<PreflightReport> {
   const inKubernetes = (input.env.KUBERNETES_SERVICE_HOST ?? '') !== '';
   const checks: CheckResult[] = [await checkCredentials(input)];
   let resource = `projects/${input.project}/secrets/${input.secretId}`;
-  const skipPermissions = (why: string) => REQUIRED_PERMISSIONS.map((p) => skipped(`permission:${p}`, `permission ${p}`, why));
+  const skipPermissions = (why: string) =>
+    REQUIRED_PERMISSIONS.map((p) => skipped(`permission:${p}`, `permission ${p}`, why));
 
   if (checks[0]?.status === 'fail') {
-    checks.push(skipped('api', 'Secret Manager API', 'needs credentials'), ...skipPermissions('needs credentials'));
+    checks.push(
+      skipped('api', 'Secret Manager API', 'needs credentials'),
+      ...skipPermissions('needs credentials'),
+    );
   } else {
     const probe = await openProbe();
     resource = probe.secretPath(input.secretId);
     let granted: string[] | undefined;
     try {
-      granted = await probe.testIamPermissions(REQUIRED_PERMISSIONS, { secretId: input.secretId, signal: input.signal });
+      granted = await probe.testIamPermissions(REQUIRED_PERMISSIONS, {
+        secretId: input.secretId,
+        signal: input.signal,
+      });
       checks.push(apiReachable(input));
     } catch (err) {
       if (input.signal?.aborted) throw err;
-      checks.push(apiFailure(err, { ...input, inKubernetes }), ...skipPermissions('needs the Secret Manager API'));
+      checks.push(
+        apiFailure(err, { ...input, inKubernetes }),
+        ...skipPermissions('needs the Secret Manager API'),
+      );
     }
     if (granted !== undefined) {
-      let evidence: PermissionEvidence = { project: input.project, serviceAccount: input.serviceAccount, resource, granted };
+      let evidence: PermissionEvidence = {
+        project: input.project,
+        serviceAccount: input.serviceAccount,
+        resource,
+        granted,
+      };
       if (granted.length === 0) {
         try {
           evidence = { ...evidence, probe: await probeSecret(probe, input) };
