@@ -17,7 +17,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { createProgress } from '../src/observability/progress.js';
 import { fmt } from './stats.js';
 
-/** Upstream's goal (seed 001): average provisioning time under 30 s; a fleet of 1 000 should settle within it. */
+/** HyperFleet's target: average provisioning time under 30 s; a fleet of 1 000 should settle within it. */
 const SETTLE_TARGET_S = 30;
 
 /**

@@ -235,7 +235,7 @@ describe('dashboards and alerts reference only exported metrics', () => {
 });
 
 describe('PrometheusRule', () => {
-  test("is a PrometheusRule for hyperfleet-system with seed 001's alerts", () => {
+  test('is a PrometheusRule for hyperfleet-system with the documented alerts', () => {
     assert.equal(ruleFile.apiVersion, 'monitoring.coreos.com/v1');
     assert.equal(ruleFile.kind, 'PrometheusRule');
     assert.equal(ruleFile.metadata.namespace, 'hyperfleet-system');

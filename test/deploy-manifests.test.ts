@@ -106,7 +106,7 @@ function podOf(deployment: V1Deployment): {
   return { pod, container, labels: deployment.spec?.template.metadata?.labels ?? {} };
 }
 
-/** Design §2 / seed 001 AC8 for a pod: non-root 1000, no escalation, read-only root, no capabilities. */
+/** A locked-down pod (docs/deployment.md): non-root 1000, no escalation, read-only root, no capabilities. */
 function assertLockedDown(pod: V1PodSpec | undefined, what: string): void {
   assert.ok(pod, `${what}: a pod spec`);
   assert.equal(pod.securityContext?.runAsNonRoot, true, `${what}: pod runAsNonRoot`);

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { PullSecretError } from '../errors/index.js';
 
-/** Bytes of randomness in an admin token (seed 004: `dd if=/dev/urandom bs=32 count=1 | base64`). */
+/**
+ * Bytes of randomness in an admin token, as in OpenShift's Machine Config Server token
+ * (`dd if=/dev/urandom bs=32 count=1 | base64`; openshift/enhancements, machine-config/auth-token.md).
+ */
 export const TOKEN_BYTES = 32;
 
 /** One admin token and when it was generated (epoch ms). */

@@ -1,7 +1,7 @@
 import type { ErrorCode } from './codes.js';
 
 /**
- * PascalCase reasons (seed 001 style) for failures, shared by the job's result file and the
+ * PascalCase reasons (as HyperFleet status conditions use) for failures, shared by the job's result file and the
  * adapter's status conditions, so an operator sees the same word everywhere.
  */
 const REASONS: Partial<Record<ErrorCode, string>> = {

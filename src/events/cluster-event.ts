@@ -7,7 +7,7 @@ import { describeJsonProblem, parseStrictJson } from '../pullsecret/strict-json.
 /** The Sentinel's current event type. */
 export const RECONCILE_EVENT_TYPE = 'com.redhat.hyperfleet.cluster.reconcile';
 
-/** Event types the adapter accepts: the Sentinel's reconcile plus seed 001's create / update. */
+/** Event types the adapter accepts: the Sentinel's reconcile plus the older create / update. */
 export const CLUSTER_EVENT_TYPES = [RECONCILE_EVENT_TYPE, 'cluster.create', 'cluster.update'] as const;
 
 export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
@@ -34,7 +34,10 @@ export interface ClusterEvent {
   readonly time?: string;
 }
 
-/** `data.kind` of a cluster's events (compared ignoring case); an event without `kind` (seed 001's) is a cluster's too. */
+/**
+ * `data.kind` of a cluster's events (compared ignoring case); an event without `kind` (the older
+ * create / update ones) is a cluster's too.
+ */
 export const CLUSTER_KIND = 'Cluster';
 
 /**
@@ -141,7 +144,7 @@ function checkEnvelope(event: Record<string, unknown>): void {
 }
 
 function readClusterId(data: Record<string, unknown>, type: ClusterEventType, eventId: string): string {
-  // Seed 001 events name it `clusterId`; the Sentinel's (and some seed examples) use `id`.
+  // The older create/update events name it `clusterId`; the Sentinel's (and some of their examples) use `id`.
   const field = type !== RECONCILE_EVENT_TYPE && data.clusterId !== undefined ? 'clusterId' : 'id';
   const value = data[field];
   const where = `${eventRef(eventId)}: data.${field}`;

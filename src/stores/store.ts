@@ -1,6 +1,7 @@
 /**
- * The secret store contract (docs/architecture.md, "Stores"). Every store (local, GCP Secret Manager, AWS, Azure)
- * implements `SecretStore`; nothing outside a store's folder imports its SDK.
+ * The secret store contract (docs/architecture.md, "Stores"). Every store (local, GCP Secret Manager,
+ * AWS Secrets Manager, Azure Key Vault) implements `SecretStore`; nothing outside a store's folder
+ * imports its SDK.
  *
  * Errors: every method throws only `PullSecretError`, with the SDK error classified at the edge
  * (retryable: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, socket errors; permanent:

@@ -72,7 +72,7 @@ function fromFile(
     return result('fail', `${source} ${path} ${found.problem}`, [adcLoginCommand(ctx.serviceAccount)]);
   }
   if (found.type === 'service_account') {
-    // Works, but it is the long-lived key seed 001 wants gone (goal G4).
+    // Works, but it is a long-lived key; Workload Identity keeps keys out of the platform entirely.
     return result(
       'warn',
       `${source} ${path} holds a service account key; Workload Identity avoids long-lived keys`,

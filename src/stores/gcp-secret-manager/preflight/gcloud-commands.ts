@@ -42,7 +42,7 @@ export function adcLoginCommand(serviceAccount?: string): string {
     : `gcloud auth application-default login --impersonate-service-account=${serviceAccount}`;
 }
 
-/** Lists the project roles bound to the service account (seed 001's validation command). */
+/** Lists the project roles bound to the service account (to check the grants by hand). */
 export function listBindingsCommand(project: string, serviceAccount: string): string {
   return (
     `gcloud projects get-iam-policy ${project} --flatten="bindings[].members" ` +

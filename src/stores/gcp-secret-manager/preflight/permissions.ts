@@ -1,5 +1,5 @@
 /**
- * The four IAM permissions seed 001 requires in a customer project, with the smallest predefined
+ * The four IAM permissions the adapter needs in a customer project (no more), with the smallest predefined
  * role holding each (the same roles the store's PERMISSION_DENIED advice names).
  */
 export const REQUIRED_PERMISSIONS = [

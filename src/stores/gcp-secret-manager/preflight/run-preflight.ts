@@ -44,8 +44,8 @@ async function probeSecret(
 
 /**
  * Checks a customer project before its first cluster: credentials found (no network), the Secret
- * Manager API reachable with them (one TestIamPermissions call), and the four permissions of seed
- * 001 granted. At most two calls; nothing is written. Later checks are skipped once one they
+ * Manager API reachable with them (one TestIamPermissions call), and the four permissions it needs
+ * granted. At most two calls; nothing is written. Later checks are skipped once one they
  * depend on failed.
  *
  * @throws ABORTED when `signal` aborts; any other failure becomes a failed check.
