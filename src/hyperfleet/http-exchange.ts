@@ -10,7 +10,7 @@ export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
  * Connections to the API are kept open and reused (idle ones do not keep the process alive): an
  * adapter makes two calls per event, and a new connection each time would cost more than the call.
  * undici's client, not Node's: at two calls per event it costs about half the CPU per call
- * (docs/deployment.md, "undici for the API calls").
+ * (docs/performance.md, "History").
  */
 const SHARED = new Agent();
 
