@@ -1,8 +1,8 @@
 import type { ErrorCode } from './codes.js';
 
 /**
- * PascalCase reasons (as HyperFleet status conditions use) for failures, shared by the job's result file and the
- * adapter's status conditions, so an operator sees the same word everywhere.
+ * PascalCase reasons (as HyperFleet status conditions use) for failures, shared by the job's result
+ * file and the adapter's status conditions, so an operator sees the same word everywhere.
  */
 const REASONS: Partial<Record<ErrorCode, string>> = {
   CONFIG_MISSING: 'InvalidConfiguration',

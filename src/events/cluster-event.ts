@@ -144,7 +144,8 @@ function checkEnvelope(event: Record<string, unknown>): void {
 }
 
 function readClusterId(data: Record<string, unknown>, type: ClusterEventType, eventId: string): string {
-  // The older create/update events name it `clusterId`; the Sentinel's (and some of their examples) use `id`.
+  // The older create/update events name it `clusterId`; the Sentinel's (and some of their examples)
+  // use `id`.
   const field = type !== RECONCILE_EVENT_TYPE && data.clusterId !== undefined ? 'clusterId' : 'id';
   const value = data[field];
   const where = `${eventRef(eventId)}: data.${field}`;

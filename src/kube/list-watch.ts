@@ -5,10 +5,11 @@ import { backoffDelay, type RetryPolicy } from '../util/retry.js';
 
 /**
  * The one list+watch of this code base, used to wait for one Job (`job-watch.ts`) and by the
- * long-running informers (`job-informer.ts`, `secret-cache.ts`, the shares' `share-state.ts`): a watch request with the client's `Watch`, ended by
- * the server's timeout, an ERROR event (410 Gone: the resourceVersion was compacted), a dropped
- * connection, or the caller. The caller then re-lists (after an error or 410) or watches again from
- * the last resourceVersion seen (after a clean end), so no transition is missed.
+ * long-running informers (`job-informer.ts`, `secret-cache.ts`, the shares' `share-state.ts`): a
+ * watch request with the client's `Watch`, ended by the server's timeout, an ERROR event (410 Gone:
+ * the resourceVersion was compacted), a dropped connection, or the caller. The caller then re-lists
+ * (after an error or 410) or watches again from the last resourceVersion seen (after a clean end), so
+ * no transition is missed.
  */
 
 /** Longest single watch request; the server ends it and the caller watches again. */

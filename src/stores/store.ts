@@ -131,7 +131,8 @@ export interface SecretStore {
    * only while the newest ENABLED version is still `ifLatest` (`null`: no enabled version), else
    * STORE_PRECONDITION_FAILED (retryable: re-read, decide again). How strictly a store can hold that
    * precondition against writers it does not know is the store's to document (local: exactly, under
-   * its lock; GCP: see gcp-secret-store.ts).
+   * its lock; AWS: exactly, by its staging labels; GCP: with the write intent; Azure: re-read just
+   * before the write; docs/architecture.md, "Concurrency: one version per change").
    * Throws PAYLOAD_TOO_LARGE, SECRET_NOT_FOUND, STORE_PRECONDITION_FAILED.
    */
   addVersion(secretId: string, data: Buffer, options?: AddVersionOptions): Promise<SecretVersionInfo>;

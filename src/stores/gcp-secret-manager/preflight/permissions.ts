@@ -1,6 +1,7 @@
 /**
- * The four IAM permissions the adapter needs in a customer project (no more), with the smallest predefined
- * role holding each (the same roles the store's PERMISSION_DENIED advice names).
+ * The four IAM permissions every customer project must grant the adapter (the write intent and
+ * retention need more: docs/workload-identity.md, docs/retention.md), with the smallest predefined role
+ * holding each (the same roles the store's PERMISSION_DENIED advice names).
  */
 export const REQUIRED_PERMISSIONS = [
   'secretmanager.secrets.create',
