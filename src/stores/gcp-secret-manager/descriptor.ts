@@ -16,7 +16,7 @@ import {
 const QUOTA_PER_MINUTE = 600;
 const ACCESSES_PER_MINUTE = 90_000;
 
-/** gRPC status name → the HTTP code Google's APIs map it to, so alerts on `status_code="429"` work as written. */
+/** gRPC status name → the HTTP code Google's APIs map it to, so seed 001's alerts (`status_code="429"`) work as written. */
 const GRPC_TO_HTTP: Readonly<Record<string, string>> = {
   OK: '200',
   INVALID_ARGUMENT: '400',
