@@ -1,4 +1,8 @@
-import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job, type V1Secret } from '@kubernetes/client-node';
+/**
+ * The Job-mode launcher: one cluster generation as a Kubernetes Job, its data Secret
+ * (job-data-secret.ts), the wait for its outcome and the outcome read from the Job's conditions.
+ */
+import { BatchV1Api, CoreV1Api, type KubeConfig, type V1Job } from '@kubernetes/client-node';
 import { PullSecretError } from '../errors/index.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
@@ -12,15 +16,10 @@ import {
   type JobCleanupOptions,
   type JobCleanupResult,
 } from './job-cleanup.js';
-import {
-  buildJobDataSecret,
-  buildPullSecretJob,
-  jobDataSecretName,
-  JOB_DEFAULTS,
-  type JobSettings,
-} from './job-manifest.js';
+import { buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
 import { readJobReport, type JobReport } from './job-report.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
+import { ensureDataSecret, jobRef, removeStaleDataSecret } from './job-data-secret.js';
 import { defaultManagementNamespace } from './pull-secret-manifest.js';
 
 /** One cluster generation to run as a Job. */
@@ -44,7 +43,10 @@ export interface JobLaunchOptions {
 /** The outcome as the status reporter needs it, in the result file's terms; read from the Job's conditions. */
 export interface JobStatusResult {
   status: 'success' | 'failure';
-  /** The condition's reason (e.g. BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy), else JobSucceeded / JobFailed. */
+  /**
+   * The condition's reason (e.g. BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy), else
+   * JobSucceeded / JobFailed.
+   */
   reason: string;
   message: string;
   cluster_id: string;
@@ -59,7 +61,10 @@ export interface JobLaunchResult {
   reused: boolean;
   result: JobStatusResult;
   message: string;
-  /** What the Job's last pod reported (termination message): versions, registry verification, error code. Absent when unreadable. */
+  /**
+   * What the Job's last pod reported (termination message): versions, registry verification, error
+   * code. Absent when unreadable.
+   */
   report?: JobReport;
 }
 
@@ -77,14 +82,6 @@ export interface JobLauncherOptions {
 }
 
 const MIN_CREDENTIAL_LENGTH = 8;
-
-function jobRef(namespace: string, name: string): string {
-  return quoteIdentifier(`${namespace}/${name}`);
-}
-
-function ownedBy(secret: V1Secret, uid: string): boolean {
-  return (secret.metadata?.ownerReferences ?? []).some((o) => o.kind === 'Job' && o.uid === uid);
-}
 
 function jobEnv(request: JobLaunchRequest): Record<string, string> {
   const given = request.env.CLUSTER_ID;
@@ -107,7 +104,8 @@ function jobEnv(request: JobLaunchRequest): Record<string, string> {
     if (credentials.some((c) => value.includes(c)))
       throw new PullSecretError(
         'CONFIG_INVALID',
-        `Job environment variable ${name} holds pull secret credentials; they may only reach the Job through the data Secret`,
+        `Job environment variable ${name} holds pull secret credentials; ` +
+          'they may only reach the Job through the data Secret',
       );
   }
   return env;
@@ -170,7 +168,7 @@ export class PullSecretJobLauncher {
         });
         if (stopped > 0)
           this.options.logger?.info({ ...fields, stopped }, 'stopped jobs of older generations');
-        await this.removeStaleDataSecret(namespace, jobDataSecretName(request.clusterId), signal);
+        await removeStaleDataSecret(this.core, namespace, jobDataSecretName(request.clusterId), signal);
         current = await this.createJob(job, signal);
         reused = current === undefined;
         current ??= await this.readJob(namespace, name, signal);
@@ -188,7 +186,8 @@ export class PullSecretJobLauncher {
       }
       this.options.logger?.info({ ...fields, reused }, reused ? 'reusing existing job' : 'job created');
       if (terminalCondition(current) === undefined) {
-        await this.ensureDataSecret(
+        await ensureDataSecret(
+          this.core,
           request,
           namespace,
           { name, uid: current.metadata?.uid ?? '' },
@@ -234,7 +233,8 @@ export class PullSecretJobLauncher {
       if (deadline.aborted) {
         throw new PullSecretError(
           'JOB_IN_PROGRESS',
-          `Job ${jobRef(namespace, name)} did not finish within ${timeoutMs} ms; launching the same generation again watches it further`,
+          `Job ${jobRef(namespace, name)} did not finish within ${timeoutMs} ms; ` +
+            'launching the same generation again watches it further',
           { cause: err },
         );
       }
@@ -270,94 +270,6 @@ export class PullSecretJobLauncher {
       throw classifyKubeError(err, { verb: 'create', kind: 'Job', namespace, name });
     }
   }
-
-  private async readSecret(
-    namespace: string,
-    name: string,
-    signal: AbortSignal,
-  ): Promise<V1Secret | undefined> {
-    try {
-      return await this.core.readNamespacedSecret({ namespace, name }, withSignal(signal));
-    } catch (err) {
-      if (apiFailure(err)?.code === 404) return undefined;
-      throw classifyKubeError(err, { verb: 'read', kind: 'Secret', namespace, name });
-    }
-  }
-
-  private async removeStaleDataSecret(namespace: string, name: string, signal: AbortSignal): Promise<void> {
-    const stale = await this.readSecret(namespace, name, signal);
-    if (stale === undefined) return;
-    if (!isManaged(stale.metadata?.labels)) throw unmanagedSecret(namespace, name);
-    try {
-      const preconditions = { uid: stale.metadata?.uid, resourceVersion: stale.metadata?.resourceVersion };
-      await this.core.deleteNamespacedSecret(
-        { namespace, name, body: { preconditions } },
-        withSignal(signal),
-      );
-    } catch (err) {
-      if (apiFailure(err)?.code === 404) return;
-      throw classifyKubeError(err, { verb: 'delete', kind: 'Secret', namespace, name });
-    }
-  }
-
-  /** Makes the data Secret exist and be owned by the Job; `createFirst` skips the read when it was just removed. */
-  private async ensureDataSecret(
-    request: JobLaunchRequest,
-    namespace: string,
-    owner: { name: string; uid: string },
-    createFirst: boolean,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const desired = buildJobDataSecret({
-      clusterId: request.clusterId,
-      generation: request.generation,
-      namespace,
-      pullSecret: request.pullSecret,
-      owner,
-    });
-    const name = desired.metadata?.name ?? '';
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      const current =
-        createFirst && attempt === 1 ? undefined : await this.readSecret(namespace, name, signal);
-      const verb = current === undefined ? 'create' : 'update';
-      if (current !== undefined) {
-        if (!isManaged(current.metadata?.labels)) throw unmanagedSecret(namespace, name);
-        if (ownedBy(current, owner.uid)) return;
-      }
-      try {
-        if (current === undefined)
-          await this.core.createNamespacedSecret({ namespace, body: desired }, withSignal(signal));
-        else
-          await this.core.replaceNamespacedSecret(
-            {
-              namespace,
-              name,
-              body: {
-                ...desired,
-                metadata: { ...desired.metadata, resourceVersion: current.metadata?.resourceVersion },
-              },
-            },
-            withSignal(signal),
-          );
-        return;
-      } catch (err) {
-        const code = apiFailure(err)?.code;
-        if (code !== 409 && code !== 404)
-          throw classifyKubeError(err, { verb, kind: 'Secret', namespace, name });
-      }
-    }
-    throw new PullSecretError(
-      'KUBE_CONFLICT',
-      `Kubernetes Secret ${jobRef(namespace, name)} kept changing while it was written for Job ${quoteIdentifier(owner.name)}`,
-    );
-  }
-}
-
-function unmanagedSecret(namespace: string, name: string): PullSecretError {
-  return new PullSecretError(
-    'SECRET_UNMANAGED',
-    `Kubernetes Secret ${jobRef(namespace, name)} exists without label managed-by=hyperfleet; refusing to modify or delete it`,
-  );
 }
 
 /** Masks the request's credentials in a text: a Job's condition or report may have quoted one. */

@@ -1,13 +1,9 @@
+/**
+ * The RabbitMQ broker: connection and recovery, topology on every (re)connect, the consumer and
+ * the dispatch of each delivery; how a delivery is settled (retry, dead letter) is settle.ts.
+ */
 import { randomUUID } from 'node:crypto';
-import {
-  connect,
-  type Channel,
-  type ChannelModel,
-  type ConfirmChannel,
-  type ConsumeMessage,
-  type Options,
-  type RecoveringChannelModel,
-} from 'amqplib';
+import { connect, type ChannelModel, type ConsumeMessage, type RecoveringChannelModel } from 'amqplib';
 import { PullSecretError, describeError } from '../../errors/index.js';
 import { runHandler } from '../run-handler.js';
 import type { Logger } from '../../observability/logger.js';
@@ -16,45 +12,21 @@ import type { Broker, MessageHandler } from '../broker.js';
 import { InFlight } from '../in-flight.js';
 import { brokerAddress, type RabbitMqBrokerConfig } from './config.js';
 import { classifyConnectError } from './errors.js';
+import { deliveryAttemptOf, isUncountedRedelivery, priorDeliveries, toInboundMessage } from './message.js';
 import {
-  copyHeaders,
-  copyProperties,
-  deliveryAttemptOf,
-  DELIVERIES_HEADER,
-  isUncountedRedelivery,
-  priorDeliveries,
-  toInboundMessage,
-} from './message.js';
-import {
-  declareTopology,
-  ensurePlainQueue,
-  publishRoutingKey,
-  topologyNames,
-  type RabbitMqTopology,
-} from './topology.js';
-
-/** Channels of one live connection; replaced as a whole on reconnect. */
-interface Session {
-  readonly connection: ChannelModel;
-  readonly channel: Channel;
-  readonly publisher: ConfirmChannel;
-  consuming: boolean;
-  consumerTag?: string;
-  /** The dead-letter queue, made sure of when the first dead letter comes. */
-  deadLetterQueue?: Promise<void>;
-}
-
-/** A message handed to the handler, settled on the channel it came from. */
-interface Delivery {
-  readonly message: ConsumeMessage;
-  readonly session: Session;
-}
+  confirmedPublish,
+  deadLetter,
+  requeue,
+  settleOn,
+  type BrokerLog,
+  type Delivery,
+  type Session,
+  type SettleContext,
+} from './settle.js';
+import { declareTopology, publishRoutingKey, topologyNames, type RabbitMqTopology } from './topology.js';
 
 const DEFAULT_DRAIN_MS = 10_000;
 const CONTENT_TYPE = 'application/cloudevents+json';
-
-/** Why a message went to the dead-letter queue (header `x-pullsecret-death-reason`). */
-type DeathReason = 'rejected' | 'delivery_limit';
 
 /**
  * RabbitMQ broker (`amqplib`). Makes sure of the topology on every (re)connect (an existing exchange
@@ -79,6 +51,8 @@ export class RabbitMqBroker implements Broker {
   private readonly delayed = new Map<NodeJS.Timeout, { delivery: Delivery; release: () => void }>();
   private readonly controller = new AbortController();
   private stopping: Promise<void> | undefined;
+  private readonly logTo: BrokerLog = (level, fields, message) => this.log(level, fields, message);
+  private readonly settling: SettleContext;
 
   constructor(
     private readonly config: RabbitMqBrokerConfig,
@@ -90,6 +64,12 @@ export class RabbitMqBroker implements Broker {
       maxAttempts: Infinity,
       baseDelayMs: config.reconnectBaseDelayMs,
       maxDelayMs: config.reconnectMaxDelayMs,
+    };
+    this.settling = {
+      address: this.address,
+      names: this.names,
+      maxDeliveries: config.maxDeliveries,
+      log: this.logTo,
     };
   }
 
@@ -135,34 +115,14 @@ export class RabbitMqBroker implements Broker {
       timestamp: Math.floor(Date.now() / 1000),
       headers: attributes,
     };
-    await this.confirmedPublish(session, this.names.exchange, publishRoutingKey(this.config), body, options);
-  }
-
-  /** Publishes on the session's confirm channel and waits for the confirm. @throws BROKER_UNAVAILABLE. */
-  private confirmedPublish(
-    session: Session,
-    exchange: string,
-    routingKey: string,
-    body: Buffer,
-    options: Options.Publish,
-  ): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const fail = (cause: unknown): void =>
-        reject(
-          new PullSecretError(
-            'BROKER_UNAVAILABLE',
-            `RabbitMQ at ${this.address} did not confirm the message`,
-            { cause },
-          ),
-        );
-      try {
-        session.publisher.publish(exchange, routingKey, body, options, (err: unknown) =>
-          err ? fail(err) : resolve(),
-        );
-      } catch (err) {
-        fail(err);
-      }
-    });
+    await confirmedPublish(
+      this.address,
+      session,
+      this.names.exchange,
+      publishRoutingKey(this.config),
+      body,
+      options,
+    );
   }
 
   isReady(): boolean {
@@ -192,7 +152,7 @@ export class RabbitMqBroker implements Broker {
     for (const [timer, { delivery, release }] of this.delayed) {
       clearTimeout(timer);
       // Requeued by RabbitMQ: the delivery counts as one (x-delivery-count, or an uncounted redelivery).
-      this.settleOn(delivery, (channel, message) => channel.nack(message, false, true));
+      settleOn(this.logTo, delivery, (channel, message) => channel.nack(message, false, true));
       release();
     }
     this.delayed.clear();
@@ -305,7 +265,7 @@ export class RabbitMqBroker implements Broker {
     const delivery: Delivery = { message, session };
     const handler = this.handler;
     if (handler === undefined || this.stopping !== undefined) {
-      this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
+      settleOn(this.logTo, delivery, (channel, msg) => channel.nack(msg, false, true));
       return;
     }
     this.inFlight.add(delivery);
@@ -320,14 +280,14 @@ export class RabbitMqBroker implements Broker {
       // The consumer before stopped or died on this copy: count that delivery in a fresh copy.
       const deliveries = priorDeliveries(message) + 1;
       await (deliveries >= max
-        ? this.deadLetter(delivery, 'delivery_limit', deliveries)
-        : this.requeue(delivery, deliveries));
+        ? deadLetter(this.settling, delivery, 'delivery_limit', deliveries)
+        : requeue(this.settling, delivery, deliveries));
       return;
     }
     const attempt = deliveryAttemptOf(message);
     if (attempt > max) {
       // Counted by the queue (x-delivery-count): its consumers kept dying on it.
-      await this.deadLetter(delivery, 'delivery_limit', attempt - 1);
+      await deadLetter(this.settling, delivery, 'delivery_limit', attempt - 1);
       return;
     }
     await this.handle(delivery, handler);
@@ -341,92 +301,22 @@ export class RabbitMqBroker implements Broker {
     // Abandoned by a hard stop: leave it unacked so RabbitMQ redelivers it.
     if (!this.inFlight.has(delivery)) return;
     if (disposition === 'ack') {
-      this.settleOn(delivery, (channel, message) => channel.ack(message));
+      settleOn(this.logTo, delivery, (channel, message) => channel.ack(message));
     } else if (disposition === 'reject') {
-      await this.deadLetter(delivery, 'rejected', inbound.deliveryAttempt);
+      await deadLetter(this.settling, delivery, 'rejected', inbound.deliveryAttempt);
     } else if (inbound.deliveryAttempt >= this.config.maxDeliveries) {
-      await this.deadLetter(delivery, 'delivery_limit', inbound.deliveryAttempt);
+      await deadLetter(this.settling, delivery, 'delivery_limit', inbound.deliveryAttempt);
     } else if (this.stopping !== undefined) {
-      this.settleOn(delivery, (channel, message) => channel.nack(message, false, true));
+      settleOn(this.logTo, delivery, (channel, message) => channel.nack(message, false, true));
     } else {
       // Held (still unacked, so it keeps its prefetch slot) so that a failing message does not spin hot.
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           this.delayed.delete(timer);
-          void this.requeue(delivery, inbound.deliveryAttempt).finally(resolve);
+          void requeue(this.settling, delivery, inbound.deliveryAttempt).finally(resolve);
         }, this.config.retryDelayMs);
         this.delayed.set(timer, { delivery, release: resolve });
       });
-    }
-  }
-
-  /** Re-publishes a copy carrying `deliveries` to the back of the queue, then acks this one. */
-  private async requeue(delivery: Delivery, deliveries: number): Promise<void> {
-    const { message, session } = delivery;
-    const options = {
-      ...copyProperties(message),
-      headers: copyHeaders(message, { [DELIVERIES_HEADER]: deliveries }),
-    };
-    try {
-      await this.confirmedPublish(session, '', this.names.queue, message.content, options);
-      this.settleOn(delivery, (channel, msg) => channel.ack(msg));
-    } catch (err) {
-      this.log(
-        'warn',
-        { message_id: message.properties.messageId as unknown, ...describeError(err) },
-        'broker retry publish failed; message requeued',
-      );
-      this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
-    }
-  }
-
-  /** Publishes a copy to `{queue}.dlq` (declared when missing), then acks this one; requeues it when that fails. */
-  private async deadLetter(delivery: Delivery, reason: DeathReason, deliveries: number): Promise<void> {
-    const { message, session } = delivery;
-    const queue = this.names.deadLetterQueue;
-    const fields = {
-      message_id: message.properties.messageId as unknown,
-      delivery_attempt: deliveries,
-      max_deliveries: this.config.maxDeliveries,
-      dead_letter_queue: queue,
-    };
-    const headers = copyHeaders(message, {
-      [DELIVERIES_HEADER]: deliveries,
-      'x-pullsecret-death-reason': reason,
-      'x-pullsecret-source-queue': this.names.queue,
-    });
-    try {
-      session.deadLetterQueue ??= ensurePlainQueue(session.connection, queue);
-      await session.deadLetterQueue;
-      await this.confirmedPublish(session, '', queue, message.content, {
-        ...copyProperties(message),
-        headers,
-      });
-    } catch (err) {
-      session.deadLetterQueue = undefined;
-      this.log(
-        'error',
-        { ...fields, ...describeError(classifyConnectError(err, this.address)) },
-        'broker dead-letter publish failed; message requeued',
-      );
-      this.settleOn(delivery, (channel, msg) => channel.nack(msg, false, true));
-      return;
-    }
-    this.settleOn(delivery, (channel, msg) => channel.ack(msg));
-    if (reason === 'rejected') this.log('warn', fields, 'broker message rejected; dead-lettered');
-    else this.log('error', fields, 'broker message dead-lettered after its last delivery attempt');
-  }
-
-  /** Acks or nacks on the delivery's own channel; if that channel died, RabbitMQ already requeued it. */
-  private settleOn(delivery: Delivery, settle: (channel: Channel, message: ConsumeMessage) => void): void {
-    try {
-      settle(delivery.session.channel, delivery.message);
-    } catch {
-      this.log(
-        'debug',
-        { message_id: delivery.message.properties.messageId as unknown },
-        'broker settle skipped: channel closed; message will be redelivered',
-      );
     }
   }
 

@@ -5,6 +5,5 @@ export {
   type AccountFault,
   type AccountRoute,
   type StandInTransfer,
-  type StandInCertificate,
-  issueSelfSignedCertificate,
 } from './server.js';
+export { issueSelfSignedCertificate, type StandInCertificate } from './certificates.js';

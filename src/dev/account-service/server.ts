@@ -1,59 +1,17 @@
-import { execFile } from 'node:child_process';
+/**
+ * The account-service stand-in: an HTTP(S) server answering OCM `accounts_mgmt` v1 routes (cluster
+ * transfers, access token, pull secrets, entitlement certificates) for tests and `dev` mode.
+ */
 import { randomBytes, randomUUID, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ACCESS_TOKEN_PATH, CERTIFICATES_PATH, PULL_SECRETS_PATH } from '../../account-service/client.js';
 import { TRANSFERS_PATH } from '../../account-service/client.js';
-
-const run = promisify(execFile);
+import { issueSelfSignedCertificate, type StandInCertificate } from './certificates.js';
 
 /** Routes the stand-in serves (OCM's `accounts_mgmt` v1 names: `access_token`, `pull_secrets`, ...). */
 export type AccountRoute = 'transfers' | 'accessToken' | 'pullSecrets' | 'certificates';
-
-/** A self-signed entitlement certificate and its key (PEM), as the stand-in issues them. */
-export interface StandInCertificate {
-  cert: string;
-  key: string;
-}
-
-/**
- * Issues a throwaway self-signed certificate with `openssl` (P-256, CN = the cluster id), valid for
- * `days` days, as the test PKI helper does. Not production code.
- *
- * @throws when `openssl` is missing or fails
- */
-export async function issueSelfSignedCertificate(
-  clusterId: string,
-  days: number,
-): Promise<StandInCertificate> {
-  const dir = await mkdtemp(join(tmpdir(), 'entitlement-'));
-  try {
-    const keyFile = join(dir, 'key.pem');
-    const certFile = join(dir, 'cert.pem');
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    await run('openssl', [
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      String(days),
-      '-subj',
-      `/CN=${clusterId}/O=stand-in-entitlement`,
-    ]);
-    return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** One transfer as the stand-in keeps it (OCM `ClusterTransfer` fields that matter here). */
 export interface StandInTransfer {

@@ -1,3 +1,7 @@
+/**
+ * The GCP Secret Manager store: the `SecretStore` contract, one RPC per step; version state changes
+ * in version-state.ts, the write intent's RPCs in intent-rpcs.ts, the IAM probe in iam-check.ts.
+ */
 import type { SecretManagerServiceClient, protos } from '@google-cloud/secret-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { assertLabels, assertSecretId } from '../../pullsecret/identifiers.js';
@@ -13,7 +17,6 @@ import type {
   SecretStore,
   SecretVersionInfo,
 } from '../store.js';
-import type { CallOptions as GaxCallOptions } from 'google-gax';
 import { call, callExpecting, type ApiCallOptions } from './api-call.js';
 import type { GcpStoreConfig } from './config.js';
 import { crc32c } from './crc32c.js';
@@ -22,9 +25,11 @@ import { rotationFields } from './rotation.js';
 import type { GcpMethod } from './errors.js';
 import { int64ToNumber, lastSegment, toSecretMetadata, toVersionInfo } from './resources.js';
 import { addUnderWriteIntent, newWriterId } from './write-intent.js';
+import { testGcpIamPermissions } from './iam-check.js';
+import { annotationRpcs } from './intent-rpcs.js';
+import { changeVersionState, listVersionsPage, type VersionStateMethod } from './version-state.js';
 
 type IAccessSecretVersionResponse = protos.google.cloud.secretmanager.v1.IAccessSecretVersionResponse;
-type ISecretVersion = protos.google.cloud.secretmanager.v1.ISecretVersion;
 
 /** Options of a GCP store call: the contract's signal, plus an optional deadline override. */
 export interface GcpCallOptions extends CallOptions {
@@ -52,7 +57,7 @@ export class GcpSecretStore implements SecretStore {
   private closed = false;
   /** This client's id in write intents. */
   private readonly writer = newWriterId();
-  /** Secrets this client is adding a version to right now (its intents are its own, so it must not race itself). */
+  /** Secrets this client is adding a version to (its intents are its own, so it must not race itself). */
   private readonly writing = new Set<string>();
 
   constructor(
@@ -151,7 +156,12 @@ export class GcpSecretStore implements SecretStore {
       return undefined;
     }
     // The list is newest first, so one entry is the newest enabled version.
-    const page = await this.listVersionsPage(path, { pageSize: 1, filter: 'state:ENABLED' }, options);
+    const page = await listVersionsPage(
+      this.client,
+      path,
+      { pageSize: 1, filter: 'state:ENABLED' },
+      this.callOptions(options),
+    );
     if (page.missing) throw this.notFound(path);
     const newest = page.versions[0];
     return newest === undefined ? undefined : this.accessNumbered(path, newest.version, options);
@@ -204,32 +214,9 @@ export class GcpSecretStore implements SecretStore {
     try {
       return await addUnderWriteIntent(
         {
-          getSecret: async () => {
-            const result = await callExpecting(
-              this.target('GetSecret', path),
-              this.callOptions(options),
-              ['NOT_FOUND'],
-              (o) => this.client.getSecret({ name: path }, o),
-            );
-            return result.ok
-              ? { etag: result.value[0].etag ?? '', annotations: { ...(result.value[0].annotations ?? {}) } }
-              : undefined;
-          },
-          updateAnnotations: async (annotations, etag, detached = false) => {
-            const update = {
-              secret: { name: path, annotations, etag },
-              updateMask: { paths: ['annotations'] },
-            };
-            const callOptions = this.callOptions(detached ? { ...options, signal: undefined } : options);
-            // A stale etag is ABORTED (AIP-154); FAILED_PRECONDITION is accepted as the same answer.
-            const result = await callExpecting(
-              this.target('UpdateSecret', path),
-              callOptions,
-              ['ABORTED', 'FAILED_PRECONDITION'],
-              (o) => this.client.updateSecret(update, o),
-            );
-            return result.ok ? (result.value[0].etag ?? '') : undefined;
-          },
+          ...annotationRpcs(this.client, path, (detached) =>
+            this.callOptions(detached ? { ...options, signal: undefined } : options),
+          ),
           newestEnabledVersion: async () =>
             (await this.accessLatestEnabled(secretId, options))?.version ?? null,
           add,
@@ -246,14 +233,19 @@ export class GcpSecretStore implements SecretStore {
     }
   }
 
-  /** GetSecret plus every ListSecretVersions page (newest first); `undefined` when the secret is missing. */
+  /** GetSecret plus every ListSecretVersions page (newest first); `undefined` when the secret is gone. */
   async describe(secretId: string, options?: GcpCallOptions): Promise<SecretDescription | undefined> {
     const metadata = await this.getSecret(secretId, options);
     if (metadata === undefined) return undefined;
     const versions: SecretVersionInfo[] = [];
     let pageToken: string | undefined;
     do {
-      const page = await this.listVersionsPage(metadata.path, { pageSize: PAGE_SIZE, pageToken }, options);
+      const page = await listVersionsPage(
+        this.client,
+        metadata.path,
+        { pageSize: PAGE_SIZE, pageToken },
+        this.callOptions(options),
+      );
       if (page.missing) return undefined;
       versions.push(...page.versions);
       pageToken = page.nextPageToken;
@@ -261,7 +253,10 @@ export class GcpSecretStore implements SecretStore {
     return { ...metadata, versions };
   }
 
-  /** DisableSecretVersion (the version stays, no longer served). @throws SECRET_NOT_FOUND, STORE_INVALID_REQUEST (destroyed). */
+  /**
+   * DisableSecretVersion (the version stays, no longer served).
+   * @throws SECRET_NOT_FOUND, STORE_INVALID_REQUEST (destroyed).
+   */
   disableVersion(secretId: string, version: string, options?: GcpCallOptions): Promise<SecretVersionInfo> {
     return this.changeVersion('DisableSecretVersion', secretId, version, options);
   }
@@ -304,35 +299,11 @@ export class GcpSecretStore implements SecretStore {
     permissions: readonly string[],
     options: GcpCallOptions & { secretId: string },
   ): Promise<string[]> {
-    const resource = this.checkedPath(options.secretId);
-    // `GcpMethod` names the RPCs that need a permission; this one needs none, so PERMISSION_DENIED is
-    // answered here rather than by the classifier's per-method advice.
-    const target = { method: 'TestIamPermissions' as string as GcpMethod, resource };
-    let refusal: unknown;
-    const result = await callExpecting(target, this.callOptions(options), ['PERMISSION_DENIED'], (o) =>
-      this.client.testIamPermissions({ resource, permissions: [...permissions] }, o).catch((err: unknown) => {
-        refusal = err;
-        throw err;
-      }),
-    );
-    if (result.ok) return [...(result.value[0].permissions ?? [])];
-    const e = refusal as { details?: unknown; message?: unknown } | undefined;
-    const raw =
-      typeof e?.details === 'string' && e.details !== ''
-        ? e.details
-        : typeof e?.message === 'string'
-          ? e.message
-          : '';
-    // Bounded printable ASCII: the server's text can neither flood nor forge a line.
-    const detail = raw
-      .replace(/^\d+ [A-Z_]+: /, '')
-      .replace(/[^\x20-\x7e]/g, '?')
-      .slice(0, 200);
-    throw new PullSecretError(
-      'STORE_PERMISSION_DENIED',
-      `GCP Secret Manager TestIamPermissions failed for ${resource}: PERMISSION_DENIED${detail === '' ? '' : ` (${detail})`}. ` +
-        'The Secret Manager API may be disabled in the project, or the project does not exist.',
-      { cause: refusal },
+    return testGcpIamPermissions(
+      this.client,
+      this.checkedPath(options.secretId),
+      permissions,
+      this.callOptions(options),
     );
   }
 
@@ -343,38 +314,15 @@ export class GcpSecretStore implements SecretStore {
     await this.client.close();
   }
 
-  /** One version state change; FAILED_PRECONDITION (the version is destroyed) becomes STORE_INVALID_REQUEST, like the local store. */
+  /** One version state change (version-state.ts), after the secret id is checked. */
   private async changeVersion(
-    method: 'EnableSecretVersion' | 'DisableSecretVersion' | 'DestroySecretVersion',
+    method: VersionStateMethod,
     secretId: string,
     version: string,
     options: GcpCallOptions | undefined,
   ): Promise<SecretVersionInfo> {
     const path = this.checkedPath(secretId);
-    if (!/^[1-9][0-9]{0,18}$/.test(version))
-      throw new PullSecretError(
-        'IDENTIFIER_INVALID',
-        'invalid secret version: must be a positive version number',
-      );
-    const name = `${path}/versions/${version}`;
-    const request = { name };
-    const run = async (o: GaxCallOptions): Promise<ISecretVersion> => {
-      if (method === 'DisableSecretVersion') return (await this.client.disableSecretVersion(request, o))[0];
-      if (method === 'EnableSecretVersion') return (await this.client.enableSecretVersion(request, o))[0];
-      return (await this.client.destroySecretVersion(request, o))[0];
-    };
-    const result = await callExpecting(
-      this.target(method, name),
-      this.callOptions(options),
-      ['FAILED_PRECONDITION'],
-      run,
-    );
-    if (!result.ok)
-      throw new PullSecretError(
-        'STORE_INVALID_REQUEST',
-        `GCP Secret Manager ${method} refused for ${name}: the version is DESTROYED and cannot change state`,
-      );
-    return toVersionInfo(path, result.value);
+    return changeVersionState(this.client, method, path, version, this.callOptions(options));
   }
 
   private async accessNumbered(
@@ -403,33 +351,13 @@ export class GcpSecretStore implements SecretStore {
     return { version, path: `${secretPath}/versions/${version}`, data };
   }
 
-  private async listVersionsPage(
-    secretPath: string,
-    page: { pageSize: number; pageToken?: string | undefined; filter?: string },
-    options: GcpCallOptions | undefined,
-  ): Promise<{ versions: SecretVersionInfo[]; nextPageToken?: string; missing?: true }> {
-    const request = { parent: secretPath, ...page };
-    const result = await callExpecting(
-      this.target('ListSecretVersions', secretPath),
-      this.callOptions(options),
-      ['NOT_FOUND'],
-      (o) => this.client.listSecretVersions(request, { ...o, autoPaginate: false }),
-    );
-    if (!result.ok) return { versions: [], missing: true };
-    const [versions, , response] = result.value;
-    const nextPageToken = response?.nextPageToken;
-    return {
-      versions: versions.map((v) => toVersionInfo(secretPath, v)),
-      ...(nextPageToken ? { nextPageToken } : {}),
-    };
-  }
-
   /** @throws PAYLOAD_TOO_LARGE beyond Secret Manager's 64 KiB per version. */
   private assertPayloadSize(data: Buffer): void {
     if (data.length > this.maxPayloadBytes) {
       throw new PullSecretError(
         'PAYLOAD_TOO_LARGE',
-        `pull secret is ${data.length} bytes; GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`,
+        `pull secret is ${data.length} bytes; ` +
+          `GCP Secret Manager holds at most ${this.maxPayloadBytes} bytes per version`,
       );
     }
   }
