@@ -1,7 +1,7 @@
 import { createProgress, type ProgressStream } from '../observability/progress.js';
 import { toStatusRow, type ClusterStatusRow } from '../status-view/status-row.js';
 import { createClusters, demoClusters } from './demo-clusters.js';
-import { formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
 import {
   describeDemoTransfer,
   openDemoTransfer,

@@ -3,7 +3,7 @@ import { formatStatusTable, renderColumns } from '../status-view/status-table.js
 import type { ClusterStatusRow } from '../status-view/status-row.js';
 import { DEFAULT_DEV_DATA_DIR, devPaths } from './data-dir.js';
 import { countOutcomes, summaryRows, type DemoResult } from './demo.js';
-import { formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
 import type { DevStack } from './stack.js';
 import { DEV_PORTS } from './stack.js';
 import { HOLD_LABEL } from './upstream-adapters.js';

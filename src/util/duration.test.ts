@@ -1,6 +1,6 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatDuration, parseDuration } from './duration.js';
+import { CONFIG_DURATION, durationMsSchema, formatDuration, parseDuration } from './duration.js';
 
 it('parses and formats durations', () => {
   assert.equal(parseDuration('500ms'), 500);
@@ -17,4 +17,21 @@ it('parses and formats durations', () => {
     '30m',
     '2h',
   ]);
+});
+
+it('accepts what each syntax allows, and nothing else', () => {
+  assert.equal(parseDuration('1d', CONFIG_DURATION), 86_400_000);
+  assert.equal(parseDuration('250ms', CONFIG_DURATION), 250);
+  assert.equal(parseDuration('30', CONFIG_DURATION), undefined);
+  const wholeSeconds = { units: ['s', 'm', 'h', 'd'], bare: 's', fractions: false } as const;
+  assert.equal(parseDuration('720h', wholeSeconds), 2_592_000_000);
+  assert.equal(parseDuration('1.5h', wholeSeconds), undefined);
+  assert.equal(parseDuration('500ms', wholeSeconds), undefined);
+});
+
+it('checks configuration durations with the rule given', () => {
+  const schema = durationMsSchema('must be a duration such as 30m');
+  assert.equal(schema.parse('30m'), 1_800_000);
+  assert.equal(schema.parse(1500), 1500);
+  assert.equal(schema.safeParse('soon').error?.issues[0]?.message, 'must be a duration such as 30m');
 });
