@@ -5,7 +5,7 @@
  * nothing.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent } from 'node:http';
+import { Agent } from 'undici';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -50,7 +50,7 @@ async function tokenCheckCost(dir: string): Promise<string[][]> {
 async function adminReads(dir: string): Promise<string[][]> {
   const tokenFile = join(dir, 'admin-tokens.json');
   const stack = await startAdapterStack({ admin: { enabled: true, port: 0, tokens: { file: tokenFile } } });
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const agent = new Agent({ connections: CONCURRENCY });
   try {
     const cluster = await stack.seedCluster();
     await stack.publish(cluster);
@@ -80,7 +80,7 @@ async function adminReads(dir: string): Promise<string[][]> {
       ['admin GET clusters/{id} latency p50 / p95', `${fmt(s.p50, 2)} / ${fmt(s.p95, 2)}`, 'ms', ''],
     ];
   } finally {
-    agent.destroy();
+    await agent.destroy();
     await stack.stop();
   }
 }

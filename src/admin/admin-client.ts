@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { request as httpRequest, type Agent as HttpAgent, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request, type Dispatcher } from 'undici';
 import { PullSecretError } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
+import { networkErrorCode, readBounded } from '../util/http-client.js';
 
 /** Largest answer read (a list of many clusters stays far below it). */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -18,8 +18,11 @@ export interface AdminRequest {
   /** PEM CA certificate(s) to trust for an https server with a private CA. */
   ca?: string;
   timeoutMs?: number;
-  /** Connection pool to reuse (a benchmark); default a fresh connection per request (a CLI call makes one). */
-  agent?: HttpAgent;
+  /**
+   * Connection pool to reuse (a benchmark; `ca` is then the pool's own business); default a fresh
+   * connection per request (a CLI call makes one).
+   */
+  agent?: Dispatcher;
   /** JSON body of a POST (e.g. a rollback's `{toVersion}`); none sends an empty body. */
   body?: Record<string, string>;
 }
@@ -27,7 +30,8 @@ export interface AdminRequest {
 /** A raw answer: status, headers and the parsed JSON body (undefined when none or not JSON). */
 export interface AdminAnswer {
   status: number;
-  headers: IncomingHttpHeaders;
+  /** By lower-case name. */
+  headers: Record<string, string | string[] | undefined>;
   json: unknown;
 }
 
@@ -50,50 +54,58 @@ export function adminRequest(req: AdminRequest): Promise<AdminAnswer> {
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     return Promise.reject(new PullSecretError('CONFIG_INVALID', '--server must be an http or https URL'));
   const timeoutMs = req.timeoutMs ?? 30_000;
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (req.token !== undefined) headers.authorization = `Bearer ${req.token}`;
   const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
   if (req.method === 'POST') headers['content-length'] = String(payload?.length ?? 0);
   if (payload !== undefined) headers['content-type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const r = send(
-      url,
-      {
-        method: req.method,
-        headers,
-        ...(req.ca === undefined ? {} : { ca: req.ca }),
-        timeout: timeoutMs,
-        agent: req.agent ?? false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) r.destroy(new Error('answer too large'));
-          else chunks.push(chunk);
-        });
-        res.on('end', () => {
-          let json: unknown;
-          try {
-            json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
-        });
-        res.on('error', (err) => reject(unreachable(url, err)));
-      },
-    );
-    r.on('timeout', () => r.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
-    r.on('error', (err) => reject(unreachable(url, err, timeoutMs)));
-    r.end(payload);
-  });
+  return send(url, req, headers, payload, timeoutMs);
+}
+
+/**
+ * The exchange: `timeoutMs` bounds connecting and each wait for data (as a socket idle timeout
+ * does), and the answer's size is bounded.
+ */
+async function send(
+  url: URL,
+  req: AdminRequest,
+  headers: Record<string, string>,
+  payload: Buffer | undefined,
+  timeoutMs: number,
+): Promise<AdminAnswer> {
+  const own =
+    req.agent === undefined
+      ? new Agent({ connect: { timeout: timeoutMs, ...(req.ca === undefined ? {} : { ca: req.ca }) } })
+      : undefined;
+  try {
+    const res = await request(url, {
+      method: req.method,
+      headers,
+      body: payload,
+      dispatcher: req.agent ?? own,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const body = await readBounded(res.body, MAX_ANSWER_BYTES);
+    if (body === undefined) throw unreachable(url, new Error('answer too large'));
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      json = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, json };
+  } catch (err) {
+    if (err instanceof PullSecretError) throw err;
+    throw unreachable(url, err as Error, timeoutMs);
+  } finally {
+    // A fresh pool per request, as Node's `agent: false` was: its connection is closed once answered.
+    own?.destroy().catch(() => undefined);
+  }
 }
 
 function unreachable(url: URL, err: Error, timeoutMs?: number): PullSecretError {
-  const code = (err as NodeJS.ErrnoException).code ?? '';
+  const code = networkErrorCode(err) ?? '';
   const why =
     code === 'ECONNREFUSED'
       ? 'connection refused (is the adapter running with the admin API enabled, on this port?)'

@@ -1,4 +1,4 @@
-import { renderColumns } from '../status-view/status-table.js';
+import { renderTable } from '../util/table.js';
 import type { ConditionView, ReportView } from '../status-view/status-row.js';
 import type { ClusterView, ReconcileView, RollbackView, TransferCheckView } from './admin-service.js';
 
@@ -29,7 +29,9 @@ export function formatClusterList(items: readonly ClusterSummary[]): string {
     cell(i.report?.health),
     i.explanation ?? '',
   ]);
-  return renderColumns(['ID', 'CLUSTER', 'GEN', 'STATE', 'APPLIED', 'AVAILABLE', 'HEALTH', 'WHY'], rows);
+  return renderTable(rows, {
+    header: ['ID', 'CLUSTER', 'GEN', 'STATE', 'APPLIED', 'AVAILABLE', 'HEALTH', 'WHY'],
+  });
 }
 
 /** `pull-secret admin get` as aligned fields and the store's versions (never a payload: the server sends none). Pure. */
@@ -57,15 +59,19 @@ export function formatClusterView(view: ClusterView): string {
   ];
   if (view.store.error !== undefined)
     fields.push(['Store error', `${view.store.error.code}: ${view.store.error.message}`]);
-  const width = Math.max(...fields.map(([k]) => k.length));
-  const lines = fields.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`);
+  const lines = [
+    renderTable(
+      fields.map(([k, v]) => [`${k}:`, v]),
+      { separator: ' ' },
+    ),
+  ];
   const versions = view.store.versions ?? [];
   if (versions.length > 0)
     lines.push(
       '',
-      renderColumns(
-        ['VERSION', 'STATE', 'CREATED'],
+      renderTable(
         versions.map((v) => [v.version, v.state, v.createdTime]),
+        { header: ['VERSION', 'STATE', 'CREATED'] },
       ),
     );
   return lines.join('\n');

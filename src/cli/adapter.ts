@@ -5,6 +5,7 @@ import { envFor } from '../config/env-table.js';
 import { PROVIDER_DEFAULTS } from '../config/providers.js';
 import { isStoreKind } from '../stores/registry.js';
 import { createLogger } from '../observability/logger.js';
+import { renderTable } from '../util/table.js';
 import { printOut, reportFailure } from './output.js';
 
 /** Every override, its key and who else reads it (the job, or one store only). */
@@ -12,24 +13,30 @@ function overridesHelp(): string {
   const rows = Object.entries(envFor('adapter')).map(([name, v]) => {
     const note =
       v.store !== undefined ? ` [${v.store} store]` : v.scope === 'both' ? ' [same for run-job]' : '';
-    return `  ${name.padEnd(26)} ${v.path}${note}`;
+    return [name, `${v.path}${note}`];
   });
   return [
     '',
     'Environment overrides (win over everything else):',
-    ...rows,
+    renderTable(rows, { indent: '  ' }),
     '',
     'HyperFleet conventions (below our variables, above the file; see docs/configuration.md, "Precedence"):',
     ...wrap(hyperfleetVariables().join(', '), 98).map((line) => `  ${line}`),
     '',
     'Providers (providers.<name> in the file maps clusters of a provider to a store; unset: the store',
     'section serves every cluster). Defaults of an entry, store setting <- cluster paths:',
-    ...Object.entries(PROVIDER_DEFAULTS).map(([name, d]) => {
-      const paths = Object.entries(d.fieldPaths).map(
-        ([key, p]) => `${key} <- ${p.length > 0 ? p.join(' | ') : 'preconditions.fieldPaths.projectId'}`,
-      );
-      return `  ${name.padEnd(6)} store ${d.store}${isStoreKind(d.store) ? '' : ' (not in this build)'}; ${paths.join('; ')}`;
-    }),
+    renderTable(
+      Object.entries(PROVIDER_DEFAULTS).map(([name, d]) => {
+        const paths = Object.entries(d.fieldPaths).map(
+          ([key, p]) => `${key} <- ${p.length > 0 ? p.join(' | ') : 'preconditions.fieldPaths.projectId'}`,
+        );
+        return [
+          name,
+          `store ${d.store}${isStoreKind(d.store) ? '' : ' (not in this build)'}; ${paths.join('; ')}`,
+        ];
+      }),
+      { indent: '  ' },
+    ),
   ].join('\n');
 }
 

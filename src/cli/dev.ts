@@ -1,6 +1,7 @@
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
+import { parseDuration } from '../util/duration.js';
 import { printError, printOut, reportFailure } from './output.js';
 
 type DurationOption = 'pollInterval' | 'debounce' | 'maxAge' | 'timeout';
@@ -35,15 +36,14 @@ function count(value: string): number {
  * a production install (the image, `npm ci --omit=dev`) has neither `dist/dev` nor its dependencies.
  */
 async function loadDevStack() {
-  const [stack, logger, text, dataDir, duration, demo] = await Promise.all([
+  const [stack, logger, text, dataDir, demo] = await Promise.all([
     import('../dev/stack.js'),
     import('../dev/dev-logger.js'),
     import('../dev/dev-text.js'),
     import('../dev/data-dir.js'),
-    import('../dev/duration.js'),
     import('../dev/demo.js'),
   ]);
-  return { ...stack, ...logger, ...text, ...dataDir, ...duration, ...demo };
+  return { ...stack, ...logger, ...text, ...dataDir, ...demo };
 }
 type DevStackModules = Awaited<ReturnType<typeof loadDevStack>>;
 
@@ -64,10 +64,7 @@ function missingDevModule(err: unknown): string | undefined {
 }
 
 /** Parses durations at the edge. */
-function durations(
-  options: Record<DurationOption, string>,
-  parseDuration: DevStackModules['parseDuration'],
-): Record<DurationOption, number> {
+function durations(options: Record<DurationOption, string>): Record<DurationOption, number> {
   const out = {} as Record<DurationOption, number>;
   for (const key of ['pollInterval', 'debounce', 'maxAge', 'timeout'] as const) {
     const ms = parseDuration(options[key]);
@@ -141,7 +138,6 @@ async function runDev(options: DevOptions): Promise<number> {
     return 2;
   }
   const {
-    parseDuration,
     startDevStack,
     createDevLogger,
     describeStack,
@@ -155,7 +151,7 @@ async function runDev(options: DevOptions): Promise<number> {
   const dataDir = options.dataDir ?? DEFAULT_DEV_DATA_DIR;
   let times;
   try {
-    times = durations(options, parseDuration);
+    times = durations(options);
   } catch (err) {
     printError((err as Error).message);
     return 2;

@@ -7,7 +7,7 @@ import type { SecretDescription } from '../stores/store.js';
 import { DEFAULT_RETENTION_POLICY, summarizeVersions } from '../retention/plan.js';
 import { printOut, reportFailure } from './output.js';
 import { outputOption, render, type OutputFormat } from './output-format.js';
-import { renderColumns } from '../status-view/status-table.js';
+import { renderTable } from '../util/table.js';
 
 /** The JSON `inspect` prints: metadata only, never a payload byte. */
 export function inspectView(d: SecretDescription, graceHours = DEFAULT_RETENTION_POLICY.graceHours) {
@@ -53,11 +53,12 @@ function inspectTable(view: ReturnType<typeof inspectView>, wide: boolean): stri
         ]
       : []),
   ];
-  const versions = renderColumns(
-    ['VERSION', 'STATE', 'CREATED'],
+  const versions = renderTable(
     view.versions.map((v) => [v.version, v.state, v.created_time ?? '-']),
+    { header: ['VERSION', 'STATE', 'CREATED'] },
   );
-  return `${facts.map(([k, v]) => `${(k ?? '').padEnd(10)}  ${v ?? ''}`).join('\n')}\n\n${versions}`;
+  // The facts column keeps the width of its longest possible name ('GRACE ENDS'), wide or not.
+  return `${renderTable(facts, { minWidths: [10] })}\n\n${versions}`;
 }
 
 /** `inspect`: prints a stored secret's metadata (JSON unless `-o` says otherwise). */

@@ -1,4 +1,5 @@
 import { Option } from 'commander';
+import { renderTable } from '../util/table.js';
 
 /** The output formats of every command that prints data, as kubectl names them. */
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
@@ -43,6 +44,5 @@ export function factsTable(record: Readonly<Record<string, unknown>>): string {
         typeof value === 'string' ? value : JSON.stringify(value),
       ] as const,
   );
-  const width = Math.max(0, ...rows.map(([key]) => key.length));
-  return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`).join('\n');
+  return renderTable(rows);
 }

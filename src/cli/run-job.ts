@@ -8,6 +8,7 @@ import { failureReason, PullSecretError, toPullSecretError } from '../errors/ind
 import { createLogger } from '../observability/logger.js';
 import { onStrayError } from '../observability/process-guard.js';
 import { storeEnv, STORE_KINDS } from '../stores/registry.js';
+import { renderTable } from '../util/table.js';
 import { reportFailure } from './output.js';
 
 function environmentHelp(): string {
@@ -15,8 +16,7 @@ function environmentHelp(): string {
   for (const kind of STORE_KINDS) {
     for (const [name, { help }] of Object.entries(storeEnv(kind))) rows.push([name, `[${kind}] ${help}`]);
   }
-  const width = Math.max(...rows.map(([name]) => name.length));
-  return ['', 'Environment:', ...rows.map(([name, help]) => `  ${name.padEnd(width)}  ${help}`)].join('\n');
+  return ['', 'Environment:', renderTable(rows, { indent: '  ' })].join('\n');
 }
 
 /** `run-job pull-secret`: the job, configured from the environment like the upstream Go job. */

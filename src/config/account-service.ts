@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { durationMsSchema } from '../util/duration.js';
 
 const count = (min: number, max: number) =>
   z.coerce
@@ -7,19 +8,8 @@ const count = (min: number, max: number) =>
     .min(min, `must be at least ${min}`)
     .max(max, `must be at most ${max}`);
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 /** A duration as `500ms`, `30s`, `10m`, `12h`, `1d`, or a number of milliseconds; parsed to ms. */
-const duration = z
-  .union([
-    z.number().int().nonnegative(),
-    z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'must be a duration such as 30m, 12h or 1d'),
-  ])
-  .transform((v) => {
-    if (typeof v === 'number') return v;
-    const [, amount = '0', unit = 'ms'] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(v) ?? [];
-    return Math.round(Number(amount) * (UNITS[unit] ?? 1));
-  });
+const duration = durationMsSchema('must be a duration such as 30m, 12h or 1d');
 
 /**
  * `accountService`: where the account service is (docs/account-service.md) and how often each

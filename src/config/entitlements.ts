@@ -1,19 +1,9 @@
 import { z } from 'zod';
+import { durationMsSchema } from '../util/duration.js';
 import { DEFAULT_ENTITLEMENT_ARCH } from '../entitlements/entitlement.js';
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 /** A duration as `30m`, `8h`, `1d`, or a number of milliseconds; parsed to ms. */
-const duration = z
-  .union([
-    z.number().int().nonnegative(),
-    z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'must be a duration such as 30m, 8h or 1d'),
-  ])
-  .transform((v) => {
-    if (typeof v === 'number') return v;
-    const [, amount = '0', unit = 'ms'] = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(v) ?? [];
-    return Math.round(Number(amount) * (UNITS[unit] ?? 1));
-  });
+const duration = durationMsSchema('must be a duration such as 30m, 8h or 1d');
 
 /**
  * The adapter's `entitlements` section (docs/account-service.md, "Entitlement certificates"): each

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration, type DurationSyntax } from '../util/duration.js';
 import { isPlainObject } from './paths.js';
 import { issueLines } from './problems.js';
 
@@ -17,13 +18,20 @@ const count = z.coerce
   .min(0, 'must not be negative');
 const flag = z.union([z.boolean(), z.stringbool()], { message: 'must be true or false' });
 /** Pub/Sub durations as the library writes them: `600s` (seconds only; minutes would be `10m`). */
+const PUBSUB_DURATION: DurationSyntax = { units: ['s', 'm', 'h'], bare: 's' };
 const seconds = z
-  .union([z.number(), z.string().regex(/^\d+(\.\d+)?[smh]?$/, 'must be a duration such as 10s, 5m or 1h')])
-  .transform((v) => {
-    if (typeof v === 'number') return v;
-    const unit = { s: 1, m: 60, h: 3600 }[v.at(-1) as 's' | 'm' | 'h'] ?? 1;
-    return Math.round(Number.parseFloat(v) * unit);
-  });
+  .union([
+    z.number(),
+    z
+      .string()
+      .refine(
+        (v) => parseDuration(v, PUBSUB_DURATION) !== undefined,
+        'must be a duration such as 10s, 5m or 1h',
+      ),
+  ])
+  .transform((v) =>
+    typeof v === 'number' ? v : Math.round((parseDuration(v, PUBSUB_DURATION) ?? 0) / 1000),
+  );
 
 export const hyperfleetBrokerFileSchema = z
   .object({

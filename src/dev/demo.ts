@@ -1,7 +1,8 @@
 import { createProgress, type ProgressStream } from '../observability/progress.js';
 import { toStatusRow, type ClusterStatusRow } from '../status-view/status-row.js';
 import { createClusters, demoClusters } from './demo-clusters.js';
-import { formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
+import { renderTable } from '../util/table.js';
 import {
   describeDemoTransfer,
   openDemoTransfer,
@@ -58,7 +59,8 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
   const special = requests.slice(options.validClusters);
   const listed = requests.length <= LIST_LIMIT ? requests : [requests[0], ...special];
   const width = Math.max(...requests.map((r) => r.name.length));
-  const lines = listed.flatMap((r) => (r === undefined ? [] : [`  ${r.name.padEnd(width)}  ${r.expect}`]));
+  const shown = listed.flatMap((r) => (r === undefined ? [] : [[r.name, r.expect]]));
+  const lines = renderTable(shown, { indent: '  ', minWidths: [width] }).split('\n');
   if (requests.length > LIST_LIMIT)
     lines.splice(1, 0, `  … and ${options.validClusters - 1} more like ${requests[0]?.name ?? ''}`);
   options.say(

@@ -1,9 +1,10 @@
 import { join, resolve } from 'node:path';
-import { formatStatusTable, renderColumns } from '../status-view/status-table.js';
+import { formatStatusTable } from '../status-view/status-table.js';
+import { renderTable } from '../util/table.js';
 import type { ClusterStatusRow } from '../status-view/status-row.js';
 import { DEFAULT_DEV_DATA_DIR, devPaths } from './data-dir.js';
 import { countOutcomes, summaryRows, type DemoResult } from './demo.js';
-import { formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
 import type { DevStack } from './stack.js';
 import { DEV_PORTS } from './stack.js';
 import { HOLD_LABEL } from './upstream-adapters.js';
@@ -37,7 +38,7 @@ export function describeStack(stack: DevStack, logs: string): string {
     ],
     ['Logs', logs],
   ];
-  return `The whole system on one machine (data directory ${paths.dataDir}):\n${indent(renderColumns(['', ''], rows).split('\n').slice(1).join('\n'))}`;
+  return `The whole system on one machine (data directory ${paths.dataDir}):\n${indent(renderTable(rows))}`;
 }
 
 /** A `curl` that creates a cluster the adapter will provision (fake credentials `user:pass`). */
@@ -112,7 +113,7 @@ export function whereDataIs(stack: DevStack, rows: readonly ClusterStatusRow[], 
     ['HyperFleet API state', paths.apiState],
     ['Logs (JSON lines)', logs],
   ];
-  return `Where the data is:\n${indent(renderColumns(['', ''], table).split('\n').slice(1).join('\n'))}`;
+  return `Where the data is:\n${indent(renderTable(table))}`;
 }
 
 /** Rows shown in the demo's summary table; `status` shows them all. */

@@ -16,8 +16,6 @@ import {
   describeIssues,
 } from './schemas.js';
 import { createTokenSource } from './token-source.js';
-import { quickCluster } from './cluster-check.js';
-import { quickStatusReport } from './report-check.js';
 import type { AdapterStatusList, AdapterStatusReport, Cluster, ClusterList } from './types.js';
 
 export interface HyperFleetClientOptions {
@@ -120,15 +118,8 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     retryAfterMs,
   });
 
-  /** `quick`: a fast check that only ever accepts (cluster-check.ts); when it is not sure, the schema decides. */
-  function parse<S extends z.ZodType>(
-    schema: S,
-    response: ExchangeResponse,
-    operation: string,
-    quick?: (json: unknown) => z.output<S> | undefined,
-  ): z.output<S> {
-    const fast = quick === undefined || response.malformed ? undefined : quick(response.json);
-    if (fast !== undefined) return fast;
+  /** The answer checked by `schema`, the one definition of what the client relies on. */
+  function parse<S extends z.ZodType>(schema: S, response: ExchangeResponse, operation: string): z.output<S> {
     const result = response.malformed ? undefined : schema.safeParse(response.json);
     if (result?.success === true) return result.data;
     const why = result === undefined ? 'body is not JSON' : describeIssues(result.error);
@@ -160,7 +151,6 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
     clusterId: string,
     path: string,
     callOptions: CallOptions,
-    quick?: (json: unknown) => z.output<S> | undefined,
   ): Promise<z.output<S> | undefined> {
     return await call<z.output<S> | undefined>(
       {
@@ -169,7 +159,7 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
         operation,
         clusterId,
         interpret: (response) => {
-          if (response.status === 200) return { value: parse(schema, response, operation, quick) };
+          if (response.status === 200) return { value: parse(schema, response, operation) };
           if (response.status !== 404) return undefined;
           notFound(response, { operation, clusterId });
           return { value: undefined };
@@ -239,19 +229,13 @@ export function createHyperFleetClient(options: HyperFleetClientOptions): HyperF
         clusterId,
         clusterPath(clusterId),
         callOptions,
-        quickCluster,
       );
     },
 
     async putStatus(clusterId, report, callOptions = {}) {
       const operation = 'PUT /clusters/{id}/statuses';
       const path = clusterPath(clusterId, '/statuses');
-      // The fast path (report-check.ts) takes the usual report; the schema decides, and words the error, otherwise.
-      const quick = quickStatusReport(report);
-      const checked =
-        quick !== undefined
-          ? { success: true as const, data: quick }
-          : adapterStatusReportSchema.safeParse(report);
+      const checked = adapterStatusReportSchema.safeParse(report);
       if (!checked.success) {
         throw new PullSecretError(
           'API_REQUEST_INVALID',

@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher } from 'undici';
 import { PullSecretError } from '../errors/index.js';
+import { networkErrorCode } from '../util/http-client.js';
 import { boundText, HyperFleetApiError, parseProblem } from './errors.js';
 import type { ProblemDetails } from './types.js';
 
@@ -275,18 +276,9 @@ function parseBody(text: string, contentType: string | undefined): ParsedBody {
   }
 }
 
-/**
- * undici's codes for what Node's sockets name otherwise: the server closed the connection before the
- * answer was complete (Node's client: ECONNRESET, "socket hang up"), or connecting timed out.
- */
-const SOCKET_CODES: Record<string, string> = {
-  UND_ERR_SOCKET: 'ECONNRESET',
-  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
-};
-
 /** A short, safe reason for a network failure: the socket error code, never a message with data in it. */
 function networkReason(err: unknown): string {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string') return boundText(SOCKET_CODES[code] ?? code, 40);
+  const code = networkErrorCode(err);
+  if (code !== undefined) return boundText(code, 40);
   return err instanceof Error ? boundText(err.name, 40) : 'network error';
 }

@@ -14,8 +14,6 @@ import {
  */
 
 const timestamp = z.iso.datetime({ offset: true });
-/** The RFC 3339 pattern `timestamp` checks with (for fast paths that must agree with it). */
-export const TIMESTAMP_PATTERN: RegExp = timestamp._zod.pattern ?? /(?!)/;
 const generation = z
   .number()
   .int()

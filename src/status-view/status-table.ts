@@ -1,3 +1,4 @@
+import { renderTable } from '../util/table.js';
 import { explainRow, type ClusterStatusRow, type ConditionView } from './status-row.js';
 
 export interface TableOptions {
@@ -27,17 +28,6 @@ function generationCell(row: ClusterStatusRow): string {
       ? String(row.generation)
       : `${row.generation} (seen ${observed})`;
   return row.deleting ? `${base} deleting` : base;
-}
-
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-export function renderColumns(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
 }
 
 /**
@@ -82,10 +72,9 @@ export function formatStatusTable(rows: readonly ClusterStatusRow[], options: Ta
     const why = explainRow(row);
     return why === undefined ? [] : [[row.name, why]];
   });
-  const table = renderColumns(header, body);
+  const table = renderTable(body, { header });
   if (reasons.length === 0) return table;
-  const width = Math.max(...reasons.map(([name]) => (name ?? '').length));
-  return `${table}\n\nWhy some clusters are not provisioned:\n${reasons.map(([name, why]) => `  ${(name ?? '').padEnd(width)}  ${why ?? ''}`).join('\n')}`;
+  return `${table}\n\nWhy some clusters are not provisioned:\n${renderTable(reasons, { indent: '  ' })}`;
 }
 
 /** The JSON form (`--output json`): `{ clusters: [...] }`, stable field names, two-space indented. */

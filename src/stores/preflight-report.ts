@@ -1,3 +1,5 @@
+import { renderTable } from '../util/table.js';
+
 /** One line of a store's preflight report. `warn` does not fail the run; `skip` means "not reached". */
 export interface PreflightCheck {
   title: string;
@@ -21,12 +23,12 @@ const LABELS: Readonly<Record<PreflightCheck['status'], string>> = {
  * and tests quote it.
  */
 export function formatChecks(header: string, checks: readonly PreflightCheck[]): string {
-  const width = Math.max(...checks.map((c) => c.title.length));
+  const rows = renderTable(checks.map((c) => [LABELS[c.status], c.title, c.detail])).split('\n');
   const lines = [header];
-  for (const check of checks) {
-    lines.push(`${LABELS[check.status]}  ${check.title.padEnd(width)}  ${check.detail}`);
+  checks.forEach((check, i) => {
+    lines.push(rows[i] ?? '');
     for (const fix of check.fix) lines.push(`      fix: ${fix}`);
-  }
+  });
   const count = (status: PreflightCheck['status']) => checks.filter((c) => c.status === status).length;
   lines.push(
     `${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warnings, ${count('skip')} skipped`,

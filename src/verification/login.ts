@@ -1,4 +1,4 @@
-import type { Agent as HttpsAgent } from 'node:https';
+import type { Dispatcher } from 'undici';
 import { redactor } from '../pullsecret/redact.js';
 import { parseChallenges, type Challenge } from './challenge.js';
 import { basicAuthorization } from './credentials.js';
@@ -17,7 +17,7 @@ export interface LoginResult {
 
 export interface LoginOptions {
   timeoutMs: number;
-  agent?: HttpsAgent;
+  agent?: Dispatcher;
   signal?: AbortSignal;
   /** Called once per HTTP request (for counting), with the host it went to. */
   onRequest?: (host: string) => void;

@@ -1,22 +1,17 @@
+// eslint-disable-next-line no-restricted-imports -- gax is the Pub/Sub client's own transport: its Status enum
+import { Status } from 'google-gax';
 import { PullSecretError } from '../../errors/index.js';
 
-/** gRPC status codes the Pub/Sub client reports (google.rpc.Code). */
-export const GRPC = {
-  INVALID_ARGUMENT: 3,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  FAILED_PRECONDITION: 9,
-  UNAUTHENTICATED: 16,
-} as const;
+/** gRPC status codes the Pub/Sub client reports (google.rpc.Code, as gax names them). */
+export { Status };
 
 /** Codes that mean the settings or permissions are wrong: retrying will not help. */
 const CONFIG_CODES: ReadonlySet<number> = new Set([
-  GRPC.INVALID_ARGUMENT,
-  GRPC.NOT_FOUND,
-  GRPC.PERMISSION_DENIED,
-  GRPC.FAILED_PRECONDITION,
-  GRPC.UNAUTHENTICATED,
+  Status.INVALID_ARGUMENT,
+  Status.NOT_FOUND,
+  Status.PERMISSION_DENIED,
+  Status.FAILED_PRECONDITION,
+  Status.UNAUTHENTICATED,
 ]);
 
 /** The gRPC status code of an error from the client library, if it has one. */

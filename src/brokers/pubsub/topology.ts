@@ -3,7 +3,7 @@ import { PullSecretError } from '../../errors/index.js';
 import type { Logger } from '../../observability/logger.js';
 import { quoteIdentifier } from '../../pullsecret/identifiers.js';
 import { deadLetterTopicId, type PubSubBrokerConfig } from './config.js';
-import { classifyPubSubError, grpcCode, GRPC } from './errors.js';
+import { classifyPubSubError, grpcCode, Status } from './errors.js';
 
 /** The topics the broker publishes to. */
 export interface PubSubTopology {
@@ -36,7 +36,7 @@ async function findTopic(ctx: Context, id: string): Promise<Topic | undefined> {
     await topic.getMetadata(ctx.gaxOpts);
     return topic;
   } catch (err) {
-    if (grpcCode(err) !== GRPC.NOT_FOUND)
+    if (grpcCode(err) !== Status.NOT_FOUND)
       throw classifyPubSubError(err, `reading topic ${quoteIdentifier(id)}`);
   }
   return undefined;
@@ -52,7 +52,7 @@ async function ensureTopic(ctx: Context, id: string): Promise<Topic> {
     ctx.logger?.info({ broker: 'pubsub', topic: id }, 'broker created topic');
   } catch (err) {
     // Another replica created it first: fine.
-    if (grpcCode(err) !== GRPC.ALREADY_EXISTS)
+    if (grpcCode(err) !== Status.ALREADY_EXISTS)
       throw classifyPubSubError(err, `creating topic ${quoteIdentifier(id)}`);
   }
   return topic;
@@ -76,7 +76,7 @@ async function ensureSubscription(
     }
     return;
   } catch (err) {
-    if (grpcCode(err) !== GRPC.NOT_FOUND)
+    if (grpcCode(err) !== Status.NOT_FOUND)
       throw classifyPubSubError(err, `reading subscription ${quoteIdentifier(id)}`);
   }
   if (!ctx.config.createIfMissing) throw missing('subscription', id);
@@ -87,7 +87,7 @@ async function ensureSubscription(
       'broker created subscription',
     );
   } catch (err) {
-    if (grpcCode(err) !== GRPC.ALREADY_EXISTS)
+    if (grpcCode(err) !== Status.ALREADY_EXISTS)
       throw classifyPubSubError(err, `creating subscription ${quoteIdentifier(id)}`);
   }
 }

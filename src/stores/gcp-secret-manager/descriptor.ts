@@ -1,3 +1,4 @@
+import type { Status } from 'google-gax';
 import { schemaProblems } from '../../config/problems.js';
 import type { StoreFactory } from '../factory.js';
 import {
@@ -16,8 +17,11 @@ import {
 const QUOTA_PER_MINUTE = 600;
 const ACCESSES_PER_MINUTE = 90_000;
 
-/** gRPC status name → the HTTP code Google's APIs map it to, so seed 001's alerts (`status_code="429"`) work as written. */
-const GRPC_TO_HTTP: Readonly<Record<string, string>> = {
+/**
+ * gRPC status name (gax's `Status`, imported as a type only so the SDK still loads on first use) →
+ * the HTTP code Google's APIs map it to, so alerts written on `status_code="429"` work as written.
+ */
+const GRPC_TO_HTTP: Readonly<Record<keyof typeof Status, string>> = {
   OK: '200',
   INVALID_ARGUMENT: '400',
   FAILED_PRECONDITION: '400',
@@ -88,7 +92,7 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
       help: 'GCP Secret Manager API calls by HTTP-equivalent status code',
       label: 'status_code',
       values: ['200', '400', '401', '403', '404', '409', '429', '499', '500', '503', '504'],
-      valueOf: (code) => GRPC_TO_HTTP[code] ?? '500',
+      valueOf: (code) => GRPC_TO_HTTP[code as keyof typeof Status] ?? '500',
     },
   },
   preflight: {

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Status } from 'google-gax';
 import { PullSecretError } from '../../errors/index.js';
 import { abortedError, classifyGcpError, grpcCodeName, type CallTarget } from './errors.js';
 
@@ -10,46 +11,28 @@ const TARGET: CallTarget = {
 
 /** An error shaped like gax's GoogleError / grpc-js ServiceError. */
 function grpcError(code: number, details: string): Error {
-  const name = [
-    'OK',
-    'CANCELLED',
-    'UNKNOWN',
-    'INVALID_ARGUMENT',
-    'DEADLINE_EXCEEDED',
-    'NOT_FOUND',
-    'ALREADY_EXISTS',
-    'PERMISSION_DENIED',
-    'RESOURCE_EXHAUSTED',
-    'FAILED_PRECONDITION',
-    'ABORTED',
-    'OUT_OF_RANGE',
-    'UNIMPLEMENTED',
-    'INTERNAL',
-    'UNAVAILABLE',
-    'DATA_LOSS',
-    'UNAUTHENTICATED',
-  ][code];
+  const name = Status[code];
   return Object.assign(new Error(`${code} ${name}: ${details}`), { code, details });
 }
 
 test('gRPC codes map onto the error registry with the right retryability', () => {
   const table: [number, string, boolean][] = [
-    [14, 'STORE_UNAVAILABLE', true],
-    [4, 'STORE_TIMEOUT', true],
-    [8, 'STORE_QUOTA_EXCEEDED', true],
-    [13, 'STORE_INTERNAL', true],
-    [2, 'STORE_INTERNAL', true],
-    [10, 'STORE_CONFLICT', true],
-    [6, 'STORE_CONFLICT', true],
-    [1, 'STORE_UNAVAILABLE', true],
-    [7, 'STORE_PERMISSION_DENIED', false],
-    [16, 'STORE_UNAUTHENTICATED', false],
-    [3, 'STORE_INVALID_REQUEST', false],
-    [5, 'SECRET_NOT_FOUND', false],
-    [9, 'VERSION_NOT_ENABLED', false],
-    [12, 'STORE_FAILED', false],
-    [11, 'STORE_FAILED', false],
-    [15, 'STORE_FAILED', false],
+    [Status.UNAVAILABLE, 'STORE_UNAVAILABLE', true],
+    [Status.DEADLINE_EXCEEDED, 'STORE_TIMEOUT', true],
+    [Status.RESOURCE_EXHAUSTED, 'STORE_QUOTA_EXCEEDED', true],
+    [Status.INTERNAL, 'STORE_INTERNAL', true],
+    [Status.UNKNOWN, 'STORE_INTERNAL', true],
+    [Status.ABORTED, 'STORE_CONFLICT', true],
+    [Status.ALREADY_EXISTS, 'STORE_CONFLICT', true],
+    [Status.CANCELLED, 'STORE_UNAVAILABLE', true],
+    [Status.PERMISSION_DENIED, 'STORE_PERMISSION_DENIED', false],
+    [Status.UNAUTHENTICATED, 'STORE_UNAUTHENTICATED', false],
+    [Status.INVALID_ARGUMENT, 'STORE_INVALID_REQUEST', false],
+    [Status.NOT_FOUND, 'SECRET_NOT_FOUND', false],
+    [Status.FAILED_PRECONDITION, 'VERSION_NOT_ENABLED', false],
+    [Status.UNIMPLEMENTED, 'STORE_FAILED', false],
+    [Status.OUT_OF_RANGE, 'STORE_FAILED', false],
+    [Status.DATA_LOSS, 'STORE_FAILED', false],
   ];
   for (const [code, expected, retryable] of table) {
     const err = classifyGcpError(grpcError(code, 'detail'), TARGET);

@@ -1,3 +1,4 @@
+import { Status } from 'google-gax';
 import { PullSecretError, type ErrorCode } from '../../errors/index.js';
 
 /**
@@ -18,29 +19,8 @@ export type GcpMethod =
   | 'DisableSecretVersion'
   | 'DestroySecretVersion';
 
-/** gRPC status code names by number (google.rpc.Code). */
-const CODE_NAMES = [
-  'OK',
-  'CANCELLED',
-  'UNKNOWN',
-  'INVALID_ARGUMENT',
-  'DEADLINE_EXCEEDED',
-  'NOT_FOUND',
-  'ALREADY_EXISTS',
-  'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION',
-  'ABORTED',
-  'OUT_OF_RANGE',
-  'UNIMPLEMENTED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'DATA_LOSS',
-  'UNAUTHENTICATED',
-] as const;
-
-/** A gRPC status code name, or `UNKNOWN` for anything that is not a gRPC status. */
-export type GrpcCodeName = (typeof CODE_NAMES)[number];
+/** A gRPC status code name (google.rpc.Code, as gax names it), or `UNKNOWN` for anything that is not a gRPC status. */
+export type GrpcCodeName = keyof typeof Status;
 
 /** The IAM permission each RPC needs and the smallest predefined role holding it. */
 const PERMISSIONS: Record<GcpMethod, { permission: string; role: string }> = {
@@ -94,7 +74,8 @@ const NO_CREDENTIALS_TEXT = /Could not load the default credentials|Could not re
 /** The gRPC status name of an SDK error (`UNKNOWN` when it carries none). */
 export function grpcCodeName(err: unknown): GrpcCodeName {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? (CODE_NAMES[code] ?? 'UNKNOWN') : 'UNKNOWN';
+  const name: unknown = typeof code === 'number' ? Status[code] : undefined;
+  return typeof name === 'string' ? (name as GrpcCodeName) : 'UNKNOWN';
 }
 
 /**

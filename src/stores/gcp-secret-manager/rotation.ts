@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDuration, type DurationSyntax } from '../../util/duration.js';
 
 /**
  * Secret Manager rotation settings of the secrets the store creates (`rotation.rotation_period`,
@@ -17,8 +18,8 @@ export const MIN_NEXT_ROTATION_LEAD_SECONDS = 300;
 /** Most topics one secret may name. */
 export const MAX_TOPICS = 10;
 
-const UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
-const DURATION = /^([0-9]{1,10})(s|m|h|d)?$/;
+/** Whole seconds, minutes, hours or days; a bare number is seconds. */
+const SECONDS_DURATION: DurationSyntax = { units: ['s', 'm', 'h', 'd'], bare: 's', fractions: false };
 /** A Pub/Sub topic: `projects/PROJECT/topics/TOPIC` (topic ids: letter first, 3-255 of `[A-Za-z0-9-_.~+%]`). */
 const TOPIC = /^projects\/[a-z][a-z0-9.:-]{2,99}\/topics\/[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
 /** RFC 3339 with a zone (`2026-12-01T00:00:00Z`, `...+01:00`). */
@@ -31,9 +32,8 @@ const TOPIC_RULE = `must be up to ${MAX_TOPICS} Pub/Sub topics projects/PROJECT/
 /** Parses a duration (`3600`, `3600s`, `90m`, `720h`, `30d`) to seconds; `undefined` when malformed. */
 export function parseDurationSeconds(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-  const match = DURATION.exec(value.trim());
-  if (match === null) return undefined;
-  return Number(match[1]) * (UNIT_SECONDS[match[2] ?? 's'] ?? 1);
+  const ms = parseDuration(value, SECONDS_DURATION);
+  return ms === undefined ? undefined : ms / 1000;
 }
 
 /** A duration setting of `min` to `max` seconds, normalized to whole seconds; `rule` is the message of a bad value. */

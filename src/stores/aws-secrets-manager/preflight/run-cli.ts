@@ -1,6 +1,7 @@
 import { parseEnv, throwEnvProblems } from '../../../config/env.js';
 import { PullSecretError } from '../../../errors/index.js';
 import type { PreflightOutcome, PreflightRunner } from '../../factory.js';
+import { formatChecks } from '../../preflight-report.js';
 import type { CheckResult } from '../../gcp-secret-manager/preflight/types.js';
 import { AwsSecretStore } from '../aws-secret-store.js';
 import { awsStoreConfigSchema, awsStoreEnv } from '../config.js';
@@ -105,22 +106,6 @@ export function awsChecks(
   ];
 }
 
-/** The report as text: a header, one line per check with its fixes, and a count (the GCP report's layout). */
-export function formatAwsReport(header: string, checks: readonly CheckResult[]): string {
-  const labels = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP' } as const;
-  const width = Math.max(...checks.map((c) => c.title.length));
-  const lines = [header];
-  for (const check of checks) {
-    lines.push(`${labels[check.status]}  ${check.title.padEnd(width)}  ${check.detail}`);
-    for (const fix of check.fix) lines.push(`      fix: ${fix}`);
-  }
-  const count = (status: CheckResult['status']) => checks.filter((c) => c.status === status).length;
-  lines.push(
-    `${count('pass')} passed, ${count('fail')} failed, ${count('warn')} warnings, ${count('skip')} skipped`,
-  );
-  return lines.join('\n');
-}
-
 /**
  * `pull-secret preflight --store aws`: what the caller's AWS identity may do in a customer account
  * and region, with only read-only Secrets Manager calls (DescribeSecret and GetSecretValue of a probe
@@ -196,7 +181,7 @@ export const runAwsPreflight: PreflightRunner = async (
               null,
               2,
             )
-          : formatAwsReport(header, checks),
+          : formatChecks(header, checks),
       ok: checks.every((c) => c.status !== 'fail'),
       failedChecks: checks.filter((c) => c.status === 'fail').length,
     };
