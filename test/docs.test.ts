@@ -15,7 +15,7 @@ import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';
 import { ERROR_CODES, failureReason, PullSecretError, type ErrorCode } from '../src/errors/index.js';
 import { JOB_ENV } from '../src/job/config.js';
 import { KUBERNETES_TARGET_ENV } from '../src/kube/target-config.js';
-import { Metrics } from '../src/observability/metrics.js';
+import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import { storeConfigSchema, storeEnv, STORE_KINDS } from '../src/stores/registry.js';
 
 /** Variables the AWS SDK reads (credentials chain, region), named in the docs next to ours. */

@@ -6,7 +6,7 @@ import { EntitlementRefresher, type RefreshResult } from '../entitlements/refres
 import { describeError } from '../errors/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { AdapterMetrics as Metrics } from './metrics.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { listClusterIds } from './cluster-list.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';

@@ -6,7 +6,7 @@ import { createKubernetesTarget } from '../kube/target-config.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import { startHealthServer, startMetricsServer, type RunningServer } from '../observability/health-server.js';
 import type { Logger } from '../observability/logger.js';
-import { Metrics } from '../observability/metrics.js';
+import { AdapterMetrics as Metrics } from './metrics.js';
 import { ClusterScheduler, SUPERSEDED } from './cluster-scheduler.js';
 import { PullSecretError } from '../errors/index.js';
 import { rollbackPullSecret, type RollbackRequest, type RollbackResult } from '../retention/rollback.js';
@@ -265,7 +265,7 @@ async function startParts(
   track(broker, (b) => b.stop({ drainMs: 0 }));
   const notifications: RunningStoreNotifications = await startStoreNotifications(config.notifications, {
     reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
-    count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
+    count: metrics.countStoreNotification,
     logger,
   });
   logger.info(
