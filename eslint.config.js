@@ -154,6 +154,7 @@ const layerRule = [
   'error',
   {
     default: 'disallow',
+    checkUnknownLocals: true,
     message:
       'src/{{from.type}}/ imports only folders of the layers below its own (LAYERS in eslint.config.js), not src/{{to.type}}/',
     policies: layerPolicies(),
@@ -171,7 +172,8 @@ const layerConfigs = [
       'boundaries/dependency-nodes': ['import', 'export', 'dynamic-import'],
       'boundaries/legacy-templates': false,
     },
-    rules: { 'boundaries/dependencies': layerRule },
+    // A new folder of src/ takes its place in LAYERS first.
+    rules: { 'boundaries/dependencies': layerRule, 'boundaries/no-unknown-files': 'error' },
   },
 ];
 

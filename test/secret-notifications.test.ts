@@ -13,7 +13,7 @@ import { grpc } from 'google-gax';
 import { validateAdapterConfig } from '../src/adapter/config.js';
 import { projectJobEnv } from '../src/config/env-table.js';
 import { loadJobConfig } from '../src/job/config.js';
-import { readNotification } from '../src/notifications/read-notification.js';
+import { readNotification } from '../src/stores/gcp-secret-manager/notifications/read-notification.js';
 import { clusterIdOfSecretId, defaultSecretId } from '../src/pullsecret/identifiers.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { parseStoreEnv } from '../src/stores/registry.js';

@@ -1,5 +1,5 @@
 import { EntitlementExpiry, EntitlementMetrics } from '../entitlements/expiry.js';
-import { storeNotificationsMetric } from '../notifications/metrics.js';
+import { storeNotificationsMetric } from '../stores/notifications.js';
 import { Metrics } from '../observability/metrics.js';
 import { RetentionMetrics } from '../retention/metrics.js';
 import { ShareMetrics } from '../shares/metrics.js';

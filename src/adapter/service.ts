@@ -23,10 +23,7 @@ import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches, waitForSecretList } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
 import { startShares, type RunningShares } from '../shares/start.js';
-import {
-  startStoreNotifications,
-  type RunningStoreNotifications,
-} from '../notifications/store-notifications.js';
+import { startStoreNotifications, type RunningStoreNotifications } from '../stores/notifications.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -266,6 +263,8 @@ async function startParts(
   const notifications: RunningStoreNotifications = await startStoreNotifications(config.notifications, {
     reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
     count: metrics.countStoreNotification,
+    subscribe: async (options) =>
+      new (await import('../brokers/pubsub/notification-subscriber.js')).NotificationSubscriber(options),
     logger,
   });
   logger.info(

@@ -33,7 +33,7 @@ import {
   storeSectionSchema,
 } from './sections.js';
 import { verificationProblems, verificationSectionSchema } from './verification.js';
-import { notificationsProblems, notificationsSectionSchema } from '../notifications/config.js';
+import { notificationsProblems, notificationsSectionSchema } from '../stores/notifications.js';
 
 /** The image Jobs run unless configured (it holds the `pull-secret` CLI). */
 const JOB_IMAGE = 'quay.io/openshift-hyperfleet/pull-secret:latest';
