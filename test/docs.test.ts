@@ -14,7 +14,7 @@ import { buildStatusReport } from '../src/adapter/status-report.js';
 import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';
 import { ERROR_CODES, failureReason, PullSecretError, type ErrorCode } from '../src/errors/index.js';
 import { JOB_ENV } from '../src/job/config.js';
-import { KUBERNETES_TARGET_ENV } from '../src/kube/target-config.js';
+import { KUBERNETES_TARGET_ENV } from '../src/config/kubernetes-env.js';
 import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import { storeConfigSchema, storeEnv, STORE_KINDS } from '../src/stores/registry.js';
 

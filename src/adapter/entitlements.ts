@@ -1,5 +1,5 @@
 import type { AccountServiceClient } from '../account-service/client.js';
-import type { EntitlementsSection } from '../config/entitlements.js';
+import type { EntitlementsSection } from '../entitlements/config.js';
 import { refreshEntitlement } from '../entitlements/entitlement.js';
 import type { EntitlementExpiry } from '../entitlements/expiry.js';
 import { EntitlementRefresher, type RefreshResult } from '../entitlements/refresher.js';

@@ -1,5 +1,5 @@
 import { DEFAULT_RETRY } from '../util/retry.js';
-import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
+import { KUBERNETES_TARGET_ENV } from './kubernetes-env.js';
 import { DEFAULT_STORE_KIND, STORE_KINDS, storeFactories } from '../stores/registry.js';
 import type { ScopeValues } from '../stores/factory.js';
 import type { EnvMapping } from './env.js';

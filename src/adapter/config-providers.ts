@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { preconditionSchema, type Precondition } from '../adapter/preconditions.js';
+import { preconditionSchema, type Precondition } from './preconditions.js';
 import { isStoreKind, STORE_KINDS, storeFactory } from '../stores/registry.js';
-import { wholeNumber } from './sections.js';
+import { wholeNumber } from '../config/sections.js';
 
 /** Dotted paths in a cluster object, tried in order; the first one present wins. Empty: not read. */
 const pathsSchema = z.array(z.string().min(1));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_ENTITLEMENT_ARCH } from '../entitlements/entitlement.js';
+import { DEFAULT_ENTITLEMENT_ARCH } from './entitlement.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
