@@ -1,9 +1,9 @@
 // Lint rules: typescript-eslint's type-aware recommended set, plus a ban on console in production code
 // (logs go through the structured logger so redaction applies everywhere), plus the boundaries of
 // src/: each SDK is imported only in the folder of its adapter, and production code neither imports
-// the dev stack (src/dev) nor a devDependency (the image has neither), and the folders of src/ form layers
-// (LAYERS below, eslint-plugin-boundaries): a folder imports only folders below it. Formatting is Prettier's: no
-// stylistic rule is enabled here (the sets above hold none), so the two cannot disagree.
+// the dev stack (src/dev) nor a devDependency (the image has neither), and the folders of src/ form
+// layers (LAYERS below, eslint-plugin-boundaries): a folder imports only folders below it. Formatting
+// is Prettier's: no stylistic rule is enabled here (the sets above hold none), so the two cannot disagree.
 import { readFileSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -157,7 +157,8 @@ const layerRule = [
     default: 'disallow',
     checkUnknownLocals: true,
     message:
-      'src/{{from.type}}/ imports only folders of the layers below its own (LAYERS in eslint.config.js), not src/{{to.type}}/',
+      'src/{{from.type}}/ imports only folders of the layers below its own ' +
+      '(LAYERS in eslint.config.js), not src/{{to.type}}/',
     policies: layerPolicies(),
   },
 ];

@@ -282,7 +282,14 @@ describe('lint: layers of src/', { timeout: 5 * 60_000 }, () => {
   test('an import of a folder below, or within the folder, is allowed', async () => {
     await allowed(
       'src/kube/lint-probe.ts',
-      "import { PullSecretError } from '../errors/index.js';\nimport type { SecretStore } from '../stores/store.js';\nimport { parseEnv } from '../config/env.js';\nimport { x } from './client.js';\nexport const k = [PullSecretError, parseEnv, x];\nexport type S = SecretStore;\n",
+      [
+        "import { PullSecretError } from '../errors/index.js';",
+        "import type { SecretStore } from '../stores/store.js';",
+        "import { parseEnv } from '../config/env.js';",
+        "import { x } from './client.js';",
+        'export const k = [PullSecretError, parseEnv, x];',
+        'export type S = SecretStore;',
+      ].join('\n'),
     );
     await allowed('src/dev/lint-probe.ts', "import '../cli/program.js';\nimport '../adapter/service.js';\n");
     await allowed('src/cli/dev.ts', "export const load = () => import('../dev/stack.js');\n");

@@ -206,7 +206,7 @@ export function validateAdapterConfig(
     projectIdPaths: data.preconditions.fieldPaths.projectId,
     pullSecretPaths: data.preconditions.fieldPaths.pullSecret,
   });
-  // The seed's six rules pick GCP clusters for the one store; with providers, the provider does.
+  // The six default rules pick GCP clusters for the one store; with providers, the provider does.
   const rules =
     data.preconditions.rules ??
     (data.providers === undefined ? defaultPreconditions : sharedPreconditions)(data.pullSecretSource);

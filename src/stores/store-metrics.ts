@@ -41,7 +41,9 @@ export class StoreMetrics {
     const quotaBuckets = this.quotaBuckets;
     this.storeQuotaTokens = new Gauge({
       name: 'pullsecret_store_quota_tokens',
-      help: "Tokens left in the store's quota bucket: the lowest among its scopes (GCP projects); full when none is in use",
+      help:
+        "Tokens left in the store's quota bucket: the lowest among its scopes (GCP projects); " +
+        'full when none is in use',
       labelNames: ['store', 'quota'],
       registers: [registry],
       collect() {

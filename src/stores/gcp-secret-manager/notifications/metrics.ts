@@ -14,7 +14,9 @@ export function storeNotificationsMetric(registry: Registry): {
 } {
   const counter = new Counter({
     name: 'pullsecret_store_notifications_total',
-    help: 'Secret store event notifications received (GCP Secret Manager), by event type and outcome (triggered, ignored, foreign, malformed)',
+    help:
+      'Secret store event notifications received (GCP Secret Manager), by event type and outcome ' +
+      '(triggered, ignored, foreign, malformed)',
     labelNames: ['store', 'event_type', 'outcome'],
     registers: [registry],
   });
