@@ -131,10 +131,10 @@ const TEMPORARY_UPWARD_IMPORTS = {
   kube: ['verification'],
   entitlements: ['adapter'],
   shares: ['adapter'],
+  // admin -> status-view: admin shows the status rows of status-view, which sits above it only for its
+  // ADAPTER_NAME import of src/adapter (moving to src/reconcile); then status-view moves in LAYERS to
+  // right above reconcile, and this entry goes.
   admin: ['adapter', 'status-view'],
-  // src/config/env-table.ts, the variables both processes read: it still asks the store registry for
-  // the stores' (to be handed in by the composition root, with the Job's configuration).
-  config: ['stores'],
 };
 
 /**

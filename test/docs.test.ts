@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adapterConfigSchema } from '../src/adapter/config.js';
-import { envFor } from '../src/config/env-table.js';
+import { envFor } from '../src/stores/config-env.js';
 import { hyperfleetVariables } from '../src/config/hyperfleet-env.js';
 import { hyperfleetBrokerKeys } from '../src/config/hyperfleet-broker.js';
 import { buildStatusReport } from '../src/adapter/status-report.js';

@@ -222,8 +222,6 @@ const TEMPORARY_TWO_WAY = new Set([
   'kube<->verification',
   'reconcile<->retention',
   'reconcile<->verification',
-  // src/config/env-table.ts (see eslint.config.js).
-  'config<->stores',
 ]);
 
 describe('lint: layers of src/', { timeout: 5 * 60_000 }, () => {

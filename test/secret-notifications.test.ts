@@ -11,7 +11,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { grpc } from 'google-gax';
 import { validateAdapterConfig } from '../src/adapter/config.js';
-import { projectJobEnv } from '../src/config/env-table.js';
+import { projectJobEnv } from '../src/stores/config-env.js';
 import { loadJobConfig } from '../src/job/config.js';
 import { readNotification } from '../src/stores/gcp-secret-manager/notifications/read-notification.js';
 import { clusterIdOfSecretId, defaultSecretId } from '../src/pullsecret/identifiers.js';

@@ -1,6 +1,6 @@
 import { toPullSecretError } from '../errors/index.js';
 import { isStoreKind, selectStoreKind, storeFactory } from '../stores/registry.js';
-import { envFor } from '../config/env-table.js';
+import { envFor } from '../stores/config-env.js';
 import {
   HYPERFLEET_BROKER_ENV,
   hyperfleetBrokerDocument,

@@ -1,4 +1,4 @@
-import { configEnv } from '../config/env-table.js';
+import { configEnv } from '../stores/config-env.js';
 import { HYPERFLEET_BROKER_ENV } from '../config/hyperfleet-broker.js';
 import { HYPERFLEET_ENV } from '../config/hyperfleet-env.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseEnv, throwEnvProblems, type EnvMapping, type EnvParse } from '../config/env.js';
-import { envFor, sectionEnv } from '../config/env-table.js';
+import { envFor, sectionEnv } from '../stores/config-env.js';
 import { logLevelSchema, retrySectionSchema } from '../config/sections.js';
 import { jobKubernetesSectionSchema } from '../kube/config-section.js';
 import type { KubernetesTargetConfig } from '../kube/target-config.js';

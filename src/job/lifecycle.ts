@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseEnv, type EnvParse } from '../config/env.js';
-import { sectionEnv } from '../config/env-table.js';
+import { sectionEnv } from '../stores/config-env.js';
 import { retentionSectionSchema, type RetentionSection } from '../retention/config.js';
 import { verificationSectionSchema, type VerificationSection } from '../config/verification.js';
 import { PullSecretError } from '../errors/index.js';
