@@ -14,7 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { StoreProvider } from '../src/adapter/store-provider.js';
-import { Metrics } from '../src/observability/metrics.js';
+import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import {
   QUOTA_OF,
   startSecretManagerTestServer,

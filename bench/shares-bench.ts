@@ -18,7 +18,7 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../src/observability/logger.js';
 import { ShareController } from '../src/shares/controller.js';
 import { ShareMetrics } from '../src/shares/metrics.js';
-import { SHARE_API_VERSION, SHARE_LABEL } from '../src/shares/types.js';
+import { SHARE_API_VERSION, SHARE_LABEL } from '../src/kube/share-types.js';
 import { startKubernetesTestServer } from '../test/servers/kubernetes/server.js';
 import { fmt, summarize } from './stats.js';
 

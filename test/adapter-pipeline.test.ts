@@ -12,7 +12,7 @@ import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev
 import { PullSecretError } from '../src/errors/index.js';
 import { createHyperFleetClient, type Cluster } from '../src/hyperfleet/index.js';
 import { createLogger } from '../src/observability/logger.js';
-import { Metrics } from '../src/observability/metrics.js';
+import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import { jsonFixture, VALID_PULL_SECRET } from './support/fixtures.js';
 
 // The pipeline over the one Executor contract, against the API stand-in: the broker's per-message

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { TokenManager } from '../src/admin/token-manager.js';
-import { ADMIN_TOKEN_KEYS, secretTokenStorage } from '../src/kube/admin-token-secret.js';
+import { ADMIN_TOKEN_KEYS, secretTokenStorage } from '../src/admin/admin-token-secret.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';
 
 const HOUR = 3_600_000;

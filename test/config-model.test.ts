@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadAdapterConfig, validateAdapterConfig } from '../src/adapter/config.js';
-import { projectJobEnv } from '../src/config/env-table.js';
+import { projectJobEnv } from '../src/stores/config-env.js';
 import { PullSecretError } from '../src/errors/index.js';
 import { loadJobConfig } from '../src/job/config.js';
 import { selectStoreKind } from '../src/stores/registry.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { PrometheusRule as PrometheusRuleModel } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { Metrics } from '../src/observability/metrics.js';
+import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 

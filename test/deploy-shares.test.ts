@@ -25,7 +25,7 @@ import {
 import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { parseAllDocuments } from 'yaml';
 import { loadAdapterConfig } from '../src/adapter/config.js';
-import { SHARE_GROUP, SHARE_KIND, SHARE_PLURAL, SHARE_VERSION } from '../src/shares/types.js';
+import { SHARE_GROUP, SHARE_KIND, SHARE_PLURAL, SHARE_VERSION } from '../src/kube/share-types.js';
 import { admit, type AdmissionRequest } from './support/admission-policy.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));

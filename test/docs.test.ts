@@ -7,15 +7,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { adapterConfigSchema } from '../src/adapter/config.js';
-import { envFor } from '../src/config/env-table.js';
+import { envFor } from '../src/stores/config-env.js';
 import { hyperfleetVariables } from '../src/config/hyperfleet-env.js';
 import { hyperfleetBrokerKeys } from '../src/config/hyperfleet-broker.js';
 import { buildStatusReport } from '../src/adapter/status-report.js';
 import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';
 import { ERROR_CODES, failureReason, PullSecretError, type ErrorCode } from '../src/errors/index.js';
 import { JOB_ENV } from '../src/job/config.js';
-import { KUBERNETES_TARGET_ENV } from '../src/kube/target-config.js';
-import { Metrics } from '../src/observability/metrics.js';
+import { KUBERNETES_TARGET_ENV } from '../src/config/kubernetes-env.js';
+import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import { storeConfigSchema, storeEnv, STORE_KINDS } from '../src/stores/registry.js';
 
 /** Variables the AWS SDK reads (credentials chain, region), named in the docs next to ours. */

@@ -13,7 +13,7 @@ import {
   type StoreProviderOptions,
   type StoreRouteOptions,
 } from '../src/adapter/store-provider.js';
-import { Metrics } from '../src/observability/metrics.js';
+import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
 import { pushSecret } from '../src/stores/push.js';
 import {

@@ -4,7 +4,7 @@
 // the logs and the share's status.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SHARE_API_VERSION } from '../src/shares/types.js';
+import { SHARE_API_VERSION } from '../src/kube/share-types.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from './support/adapter-stack.js';
 import { CANARY_PULL_SECRET, findCanary } from './support/fixtures.js';
 import { startKubernetesTestServer, type KubernetesTestServer } from './servers/kubernetes/server.js';

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../src/observability/logger.js';
 import { ShareController } from '../src/shares/controller.js';
 import { ShareMetrics } from '../src/shares/metrics.js';
-import { SHARE_API_VERSION } from '../src/shares/types.js';
+import { SHARE_API_VERSION } from '../src/kube/share-types.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from './support/fixtures.js';
 import {
   startKubernetesTestServer,

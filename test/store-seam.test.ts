@@ -13,13 +13,18 @@ import { storeFactories, STORE_KINDS } from '../src/stores/registry.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /**
- * Comparisons of a string literal naming a store kind: `x === 'gcp'`, `'local' !== y`, `case 'gcp':`.
+ * Comparisons of a string literal naming a store kind: `x === 'gcp'`, `'local' !== y`, `case 'gcp':`,
+ * and the tests by method: `kinds.includes('gcp')`, `set.has("aws")`, `kinds.indexOf('local')`.
  * A store kind may still appear as a value (a default, a test fixture); only comparisons are banned.
  */
 function kindComparisons(text: string): string[] {
   const kinds = STORE_KINDS.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   const literal = `(?:'(?:${kinds})'|"(?:${kinds})"|\`(?:${kinds})\`)`;
-  const pattern = new RegExp(`[!=]==?\\s*${literal}|${literal}\\s*[!=]==?|\\bcase\\s+${literal}\\s*:`, 'g');
+  const method = `\\.(?:includes|has|indexOf|lastIndexOf|startsWith|endsWith)\\(\\s*${literal}\\s*[,)]`;
+  const pattern = new RegExp(
+    `[!=]==?\\s*${literal}|${literal}\\s*[!=]==?|\\bcase\\s+${literal}\\s*:|${method}`,
+    'g',
+  );
   return [...text.matchAll(pattern)].map((m) => m[0]);
 }
 
@@ -48,9 +53,13 @@ describe('no store kind is compared by name outside src/stores/', () => {
       "const scoped = 'local' !== kind;",
       'switch (kind) { case "gcp": }',
       'kind == `local`',
+      "if (!notifications.enabled || stores.includes('gcp')) return [];",
+      'const gcp = kinds.has("gcp");',
+      "kinds.indexOf( 'local' ) >= 0",
     ];
     for (const line of violations) assert.equal(kindComparisons(line).length, 1, line);
     assert.deepEqual(kindComparisons("store: { type: 'local' }, provider: 'gcp'"), []);
+    assert.deepEqual(kindComparisons("new Set(['gcp', 'aws']).has(kind)"), []);
   });
 
   test('src/ outside src/stores/ holds none', async () => {

@@ -1,12 +1,12 @@
 import type { AccountServiceClient } from '../account-service/client.js';
-import type { EntitlementsSection } from '../config/entitlements.js';
+import type { EntitlementsSection } from '../entitlements/config.js';
 import { refreshEntitlement } from '../entitlements/entitlement.js';
 import type { EntitlementExpiry } from '../entitlements/expiry.js';
 import { EntitlementRefresher, type RefreshResult } from '../entitlements/refresher.js';
 import { describeError } from '../errors/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { AdapterMetrics as Metrics } from './metrics.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { listClusterIds } from './cluster-list.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';

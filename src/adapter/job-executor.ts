@@ -6,7 +6,7 @@ import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
-import { projectJobEnv } from '../config/env-table.js';
+import { projectJobEnv } from '../stores/config-env.js';
 import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';

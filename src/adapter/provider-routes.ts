@@ -1,4 +1,4 @@
-import type { ProviderRoute } from '../config/providers.js';
+import type { ProviderRoute } from './config-providers.js';
 import type { ClusterParams } from './cluster-params.js';
 import { first } from './cluster-params.js';
 import { Preconditions, type Precondition, type PreconditionVerdict } from './preconditions.js';

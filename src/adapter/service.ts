@@ -6,7 +6,7 @@ import { createKubernetesTarget } from '../kube/target-config.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import { startHealthServer, startMetricsServer, type RunningServer } from '../observability/health-server.js';
 import type { Logger } from '../observability/logger.js';
-import { Metrics } from '../observability/metrics.js';
+import { AdapterMetrics as Metrics } from './metrics.js';
 import { ClusterScheduler, SUPERSEDED } from './cluster-scheduler.js';
 import { PullSecretError } from '../errors/index.js';
 import { rollbackPullSecret, type RollbackRequest, type RollbackResult } from '../retention/rollback.js';
@@ -23,10 +23,7 @@ import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches, waitForSecretList } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
 import { startShares, type RunningShares } from '../shares/start.js';
-import {
-  startStoreNotifications,
-  type RunningStoreNotifications,
-} from '../notifications/store-notifications.js';
+import { startStoreNotifications, type RunningStoreNotifications } from '../stores/notifications.js';
 
 /** A running adapter. */
 export interface RunningAdapter {
@@ -265,7 +262,9 @@ async function startParts(
   track(broker, (b) => b.stop({ drainMs: 0 }));
   const notifications: RunningStoreNotifications = await startStoreNotifications(config.notifications, {
     reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
-    count: (event_type, outcome) => metrics.storeNotifications.inc({ store: 'gcp', event_type, outcome }),
+    count: metrics.countStoreNotification,
+    subscribe: async (options) =>
+      new (await import('../brokers/pubsub/notification-subscriber.js')).NotificationSubscriber(options),
     logger,
   });
   logger.info(

@@ -30,7 +30,7 @@ export async function tokenStorageFor(
 ): Promise<TokenStorage> {
   if (tokens.file !== undefined) return fileTokenStorage(tokens.file);
   if (tokens.secret !== undefined) {
-    const { secretTokenStorage } = await import('../kube/admin-token-secret.js');
+    const { secretTokenStorage } = await import('./admin-token-secret.js');
     return secretTokenStorage({ ...tokens.secret, kubeconfigPath });
   }
   const { PullSecretError } = await import('../errors/index.js');

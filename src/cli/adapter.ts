@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { hyperfleetVariables } from '../config/hyperfleet-env.js';
-import type { AdapterConfig } from '../config/adapter.js';
-import { envFor } from '../config/env-table.js';
-import { PROVIDER_DEFAULTS } from '../config/providers.js';
+import type { AdapterConfig } from '../adapter/config.js';
+import { envFor } from '../stores/config-env.js';
+import { PROVIDER_DEFAULTS } from '../adapter/config-providers.js';
 import { isStoreKind } from '../stores/registry.js';
 import { createLogger } from '../observability/logger.js';
 import { renderTable } from '../util/table.js';

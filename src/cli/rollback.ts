@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { z } from 'zod';
-import { kubernetesSectionSchema, retrySectionSchema, storeSectionSchema } from '../config/sections.js';
+import { retrySectionSchema } from '../config/sections.js';
+import { kubernetesSectionSchema } from '../kube/config-section.js';
+import { storeSectionSchema } from '../stores/config-section.js';
 import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { issueLines } from '../config/problems.js';
-import type { storeSectionSchema } from '../config/sections.js';
+import type { storeSectionSchema } from '../stores/config-section.js';
 import { PullSecretError } from '../errors/index.js';
 import { defaultSecretId } from '../pullsecret/identifiers.js';
 import { DEFAULT_STORE_KIND, storeConfigSchema, storeFactory } from '../stores/registry.js';
@@ -24,7 +24,7 @@ export interface ConfiguredStore {
  */
 export async function readConfigSections<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
   // Loaded here, not at start-up (yaml, CEL, every config section): the job must not pay for it.
-  const { readYamlLayer } = await import('../config/adapter.js');
+  const { readYamlLayer } = await import('../adapter/config.js');
   const parsed = schema.safeParse(await readYamlLayer(path, 'the config file'));
   if (!parsed.success)
     throw new PullSecretError(

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { z } from 'zod';
 import { accountServiceSectionSchema } from '../config/account-service.js';
-import { storeSectionSchema } from '../config/sections.js';
+import { storeSectionSchema } from '../stores/config-section.js';
 import { PullSecretError } from '../errors/index.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
 import { credentialStrings } from '../pullsecret/credentials.js';

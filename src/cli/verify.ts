@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { z } from 'zod';
-import { storeSectionSchema } from '../config/sections.js';
+import { storeSectionSchema } from '../stores/config-section.js';
 import { verificationSectionSchema } from '../config/verification.js';
 import { PullSecretError } from '../errors/index.js';
 import { credentialStrings } from '../pullsecret/credentials.js';

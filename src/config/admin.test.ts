@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { validateAdapterConfig } from './adapter.js';
-import { adapterEnvLayers } from './adapter-env.js';
+import { validateAdapterConfig } from '../adapter/config.js';
+import { adapterEnvLayers } from '../adapter/config-env.js';
 import { isLoopbackHost } from './admin.js';
 
 const BASE = { hyperfleetApi: { baseUrl: 'http://127.0.0.1:8000' }, broker: { type: 'embedded' } };

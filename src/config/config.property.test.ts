@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { PullSecretError } from '../errors/index.js';
-import { adapterEnvLayers } from './adapter-env.js';
-import { validateAdapterConfig } from './adapter.js';
+import { adapterEnvLayers } from '../adapter/config-env.js';
+import { validateAdapterConfig } from '../adapter/config.js';
 import { hyperfleetBrokerDocument, translateHyperfleetBroker } from './hyperfleet-broker.js';
 
 const CANARY = 'hunter2-canary-password';

@@ -1,7 +1,5 @@
 import { DEFAULT_RETRY } from '../util/retry.js';
-import { KUBERNETES_TARGET_ENV } from '../kube/target-config.js';
-import { DEFAULT_STORE_KIND, STORE_KINDS, storeFactories } from '../stores/registry.js';
-import type { ScopeValues } from '../stores/factory.js';
+import { KUBERNETES_TARGET_ENV } from './kubernetes-env.js';
 import type { EnvMapping } from './env.js';
 import { valueAt } from './paths.js';
 
@@ -21,7 +19,23 @@ export interface ConfigEnvVar {
 /** Path prefix of a store setting in the adapter's config shape. */
 const STORE_SETTINGS = 'store.settings.';
 
-const OWN: Readonly<Record<string, ConfigEnvVar>> = {
+/**
+ * What the table needs to know of the stores (their descriptors, src/stores/registry.ts, which hands
+ * them in: see src/stores/config-env.ts): their kinds, the default, and each one's variables.
+ */
+export interface StoreEnvCatalog {
+  kinds: readonly string[];
+  defaultKind: string;
+  stores: () => ReadonlyArray<{
+    kind: string;
+    selectedBy: readonly string[];
+    env: Readonly<Record<string, { key: string; help: string; secret?: boolean }>>;
+    scope?: { settingKeys: readonly string[] };
+  }>;
+}
+
+/** Our variables but the stores' own settings, in the order `--help` lists them. */
+const own = (catalog: StoreEnvCatalog): Readonly<Record<string, ConfigEnvVar>> => ({
   HYPERFLEET_API_URL: { path: 'hyperfleetApi.baseUrl', scope: 'adapter', help: 'URL of the HyperFleet API.' },
   HYPERFLEET_API_TOKEN_FILE: {
     path: 'hyperfleetApi.tokenFile',
@@ -162,10 +176,11 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
   SECRET_STORE: {
     path: 'store.type',
     scope: 'both',
-    help: `Secret store: ${STORE_KINDS.join(' | ')}. Unset: the store whose settings are set (${storeFactories()
+    help: `Secret store: ${catalog.kinds.join(' | ')}. Unset: the store whose settings are set (${catalog
+      .stores()
       .filter((s) => s.selectedBy.length > 0)
       .map((s) => `${s.selectedBy.join(', ')}: ${s.kind}`)
-      .join('; ')}), else ${DEFAULT_STORE_KIND}.`,
+      .join('; ')}), else ${catalog.defaultKind}.`,
   },
   KUBERNETES_TARGET: {
     path: 'kubernetes.target',
@@ -260,77 +275,84 @@ const OWN: Readonly<Record<string, ConfigEnvVar>> = {
     scope: 'job',
     help: 'At most this many versions not destroyed (default 5).',
   },
-};
+});
 
 /**
- * Every environment variable of ours: the fixed ones above and each store's settings
- * (`store.settings.<key>`, tagged with the store). A store's scope setting (GCP_PROJECT_ID) is
- * job-only: the adapter takes the scope from each cluster.
+ * The table of our environment variables over the stores of `catalog`: what every reader asks
+ * (src/stores/config-env.ts binds it to the store registry).
  */
-export function configEnv(): Readonly<Record<string, ConfigEnvVar & { store?: string }>> {
-  const table: Record<string, ConfigEnvVar & { store?: string }> = { ...OWN };
-  for (const store of storeFactories()) {
-    for (const [name, { key, help, secret }] of Object.entries(store.env)) {
-      const scope = store.scope?.settingKeys.includes(key) === true ? 'job' : 'both';
-      table[name] = {
-        path: `${STORE_SETTINGS}${key}`,
-        help,
-        scope,
-        store: store.kind,
-        ...(secret === true ? { toJob: false } : {}),
-      };
+export function envTable(catalog: StoreEnvCatalog) {
+  /**
+   * Every environment variable of ours: the fixed ones above and each store's settings
+   * (`store.settings.<key>`, tagged with the store). A store's scope setting (GCP_PROJECT_ID) is
+   * job-only: the adapter takes the scope from each cluster.
+   */
+  function configEnv(): Readonly<Record<string, ConfigEnvVar & { store?: string }>> {
+    const table: Record<string, ConfigEnvVar & { store?: string }> = { ...own(catalog) };
+    for (const store of catalog.stores()) {
+      for (const [name, { key, help, secret }] of Object.entries(store.env)) {
+        const scope = store.scope?.settingKeys.includes(key) === true ? 'job' : 'both';
+        table[name] = {
+          path: `${STORE_SETTINGS}${key}`,
+          help,
+          scope,
+          store: store.kind,
+          ...(secret === true ? { toJob: false } : {}),
+        };
+      }
     }
+    return table;
   }
-  return table;
-}
 
-/** The variables one reader (`job` or `adapter`) reads, name → entry. */
-export function envFor(reader: 'job' | 'adapter'): Record<string, ConfigEnvVar & { store?: string }> {
-  return Object.fromEntries(
-    Object.entries(configEnv()).filter(([, v]) => v.scope === 'both' || v.scope === reader),
-  );
-}
-
-/**
- * The variables whose path lies under `prefix`, as a flat mapping for `parseEnv` (key = the rest
- * of the path), e.g. `sectionEnv('job', 'execution.retry')` → `RETRY_MAX_ATTEMPTS: maxAttempts`.
- */
-export function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMapping {
-  const mapping: Record<string, { key: string; help: string }> = {};
-  for (const [name, v] of Object.entries(envFor(reader))) {
-    if (v.path.startsWith(`${prefix}.`))
-      mapping[name] = { key: v.path.slice(prefix.length + 1), help: v.help };
+  /** The variables one reader (`job` or `adapter`) reads, name → entry. */
+  function envFor(reader: 'job' | 'adapter'): Record<string, ConfigEnvVar & { store?: string }> {
+    return Object.fromEntries(
+      Object.entries(configEnv()).filter(([, v]) => v.scope === 'both' || v.scope === reader),
+    );
   }
-  return mapping;
-}
 
-/**
- * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
- * variable (`KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) read from the adapter config at its path,
- * `SECRET_STORE` naming the cluster's store, and that store's settings: the cluster's own
- * (`cluster`: GCP_PROJECT_ID, GCP_KMS_KEY_NAME) over the provider's shared ones (`store.settings`).
- * Only plain values are projected; a secret setting (LOCAL_STORE_KEY) never is.
- */
-export function projectJobEnv(
-  config: unknown,
-  store: { kind: string; settings: Readonly<Record<string, unknown>> },
-  cluster: ScopeValues = {},
-): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, v] of Object.entries(configEnv())) {
-    if (v.toJob === false || (v.store !== undefined && v.store !== store.kind)) continue;
-    if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
-    const key = v.path.slice(STORE_SETTINGS.length);
-    let value: unknown;
-    if (name === 'SECRET_STORE') value = store.kind;
-    else if (v.store === undefined) value = valueAt(config, v.path);
-    // A scope setting (job-only) comes from the cluster alone; any other, the cluster's over the shared one.
-    else value = cluster[key] ?? (v.scope === 'job' ? undefined : store.settings[key]);
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-      env[name] = String(value);
-    // A list of names (GCP_SECRET_TOPICS) travels comma-separated, as its variable takes it.
-    else if (Array.isArray(value) && value.every((item) => typeof item === 'string'))
-      env[name] = value.join(',');
+  /**
+   * The variables whose path lies under `prefix`, as a flat mapping for `parseEnv` (key = the rest
+   * of the path), e.g. `sectionEnv('job', 'execution.retry')` → `RETRY_MAX_ATTEMPTS: maxAttempts`.
+   */
+  function sectionEnv(reader: 'job' | 'adapter', prefix: string): EnvMapping {
+    const mapping: Record<string, { key: string; help: string }> = {};
+    for (const [name, v] of Object.entries(envFor(reader))) {
+      if (v.path.startsWith(`${prefix}.`))
+        mapping[name] = { key: v.path.slice(prefix.length + 1), help: v.help };
+    }
+    return mapping;
   }
-  return env;
+
+  /**
+   * The job environment the adapter's configuration projects onto a Job (Job mode): every shared
+   * variable (`KUBERNETES_TARGET`, `RETRY_*`, `LOG_LEVEL`) read from the adapter config at its path,
+   * `SECRET_STORE` naming the cluster's store, and that store's settings: the cluster's own
+   * (`cluster`: GCP_PROJECT_ID, GCP_KMS_KEY_NAME) over the provider's shared ones (`store.settings`).
+   * Only plain values are projected; a secret setting (LOCAL_STORE_KEY) never is.
+   */
+  function projectJobEnv(
+    config: unknown,
+    store: { kind: string; settings: Readonly<Record<string, unknown>> },
+    cluster: Readonly<Record<string, string>> = {},
+  ): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [name, v] of Object.entries(configEnv())) {
+      if (v.toJob === false || (v.store !== undefined && v.store !== store.kind)) continue;
+      if (v.scope !== 'both' && !(v.store !== undefined && v.scope === 'job')) continue;
+      const key = v.path.slice(STORE_SETTINGS.length);
+      let value: unknown;
+      if (name === 'SECRET_STORE') value = store.kind;
+      else if (v.store === undefined) value = valueAt(config, v.path);
+      // A scope setting (job-only) comes from the cluster alone; any other, the cluster's over the shared one.
+      else value = cluster[key] ?? (v.scope === 'job' ? undefined : store.settings[key]);
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+        env[name] = String(value);
+      // A list of names (GCP_SECRET_TOPICS) travels comma-separated, as its variable takes it.
+      else if (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+        env[name] = value.join(',');
+    }
+    return env;
+  }
+  return { configEnv, envFor, sectionEnv, projectJobEnv };
 }

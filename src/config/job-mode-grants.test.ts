@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
-import { validateAdapterConfig } from './adapter.js';
+import { validateAdapterConfig } from '../adapter/config.js';
 
 const base = {
   hyperfleetApi: { baseUrl: 'http://127.0.0.1:1' },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { validateAdapterConfig } from './adapter.js';
+import { validateAdapterConfig } from '../adapter/config.js';
 
 const base = { hyperfleetApi: { baseUrl: 'http://127.0.0.1:9' }, broker: { type: 'embedded' } };
 

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { parseEnv, throwEnvProblems, type EnvMapping, type EnvParse } from '../config/env.js';
-import { envFor, sectionEnv } from '../config/env-table.js';
-import { jobKubernetesSectionSchema, logLevelSchema, retrySectionSchema } from '../config/sections.js';
+import { envFor, sectionEnv } from '../stores/config-env.js';
+import { logLevelSchema, retrySectionSchema } from '../config/sections.js';
+import { jobKubernetesSectionSchema } from '../kube/config-section.js';
 import type { KubernetesTargetConfig } from '../kube/target-config.js';
 import { parseStoreEnv, selectStoreKind } from '../stores/registry.js';
 import type { RetryPolicy } from '../util/retry.js';
-import type { RetentionSection } from '../config/retention.js';
+import type { RetentionSection } from '../retention/config.js';
 import { parseRetentionEnv, parseVerificationEnv, type JobVerificationSettings } from './lifecycle.js';
 
 const jobSchema = z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseEnv, type EnvParse } from '../config/env.js';
-import { sectionEnv } from '../config/env-table.js';
-import { retentionSectionSchema, type RetentionSection } from '../config/retention.js';
+import { sectionEnv } from '../stores/config-env.js';
+import { retentionSectionSchema, type RetentionSection } from '../retention/config.js';
 import { verificationSectionSchema, type VerificationSection } from '../config/verification.js';
 import { PullSecretError } from '../errors/index.js';
 import { RetentionRunner } from '../retention/runner.js';

@@ -9,7 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { makeApiClient } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
-import { SHARE_GROUP, SHARE_PLURAL, SHARE_VERSION, USE_VERB, type ShareStatus } from '../shares/types.js';
+import { SHARE_GROUP, SHARE_PLURAL, SHARE_VERSION, USE_VERB, type ShareStatus } from './share-types.js';
 
 /**
  * The API calls of the share controller, each one request: access reviews, the copies' writes,

@@ -12,7 +12,7 @@ import { makeApiClient, withSignal } from './client.js';
 import { listPages, runListWatch, type Listed } from './list-watch.js';
 import { CACHED_SECRETS_SELECTOR, isNewerVersion } from './secret-cache.js';
 import type { RetryPolicy } from '../util/retry.js';
-import { SHARE_GROUP, SHARE_LABEL, SHARE_PLURAL, SHARE_VERSION, type ShareObject } from '../shares/types.js';
+import { SHARE_GROUP, SHARE_LABEL, SHARE_PLURAL, SHARE_VERSION, type ShareObject } from './share-types.js';
 
 /**
  * What the share controller knows, kept by list+watches (`runListWatch`): the shares, the

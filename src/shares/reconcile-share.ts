@@ -19,7 +19,7 @@ import {
   type ConsumerStatus,
   type ShareObject,
   type ShareSpec,
-} from './types.js';
+} from '../kube/share-types.js';
 import { parseShareSpec } from './validate.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 

@@ -1,4 +1,4 @@
-import type { LabelSelector } from './types.js';
+import type { LabelSelector } from '../kube/share-types.js';
 
 /**
  * Label selector matching (metav1.LabelSelector semantics): every `matchLabels` pair and every

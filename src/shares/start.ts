@@ -1,6 +1,6 @@
 import type { AdapterConfig } from '../adapter/config.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { AdapterMetrics as Metrics } from '../adapter/metrics.js';
 
 /** A running share controller. */
 export interface RunningShares {

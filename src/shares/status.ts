@@ -1,5 +1,5 @@
 import { canonicalize } from '../pullsecret/canonical.js';
-import type { ConsumerStatus, ShareCondition, ShareStatus } from './types.js';
+import type { ConsumerStatus, ShareCondition, ShareStatus } from '../kube/share-types.js';
 
 /** Reasons of the `Ready` condition of a share (docs/shares.md). */
 export const READY_REASONS = [

@@ -1,5 +1,5 @@
 import { isClusterId, isKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
-import type { LabelSelector, ShareSpec } from './types.js';
+import type { LabelSelector, ShareSpec } from '../kube/share-types.js';
 
 /**
  * Validation of a PullSecretShare spec beyond what the CRD schema checks: names that Kubernetes

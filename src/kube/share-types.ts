@@ -2,6 +2,8 @@
  * The PullSecretShare custom resource (cluster-scoped, `pullsecret.hyperfleet.io/v1alpha1`): which
  * cluster's pull secret is shared, with which namespaces and service accounts, and what the adapter
  * found when it projected it. The CRD is `deploy/components/shares/pullsecretshare-crd.yaml`.
+ * Here in src/kube, below the share controller (src/shares): the Kubernetes calls on the resource
+ * (share-api.ts, share-state.ts) stay with the Kubernetes client in this folder.
  */
 
 export const SHARE_GROUP = 'pullsecret.hyperfleet.io';

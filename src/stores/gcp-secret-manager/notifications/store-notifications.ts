@@ -1,5 +1,5 @@
-import { describeError } from '../errors/index.js';
-import type { Logger } from '../observability/logger.js';
+import { describeError } from '../../../errors/index.js';
+import type { Logger } from '../../../observability/logger.js';
 import type { NotificationsConfig } from './config.js';
 import { readNotification, type NotificationOutcome, type StoreEventType } from './read-notification.js';
 
@@ -13,8 +13,27 @@ import { readNotification, type NotificationOutcome, type StoreEventType } from 
  * fixed reason only) and acked. Message data is never logged.
  */
 
+/** A subscription the notifications arrive on; each message is acked once `handle` returned. */
+export interface NotificationSubscription {
+  start(
+    handle: (message: { id: string; data: Buffer; attributes: Readonly<Record<string, string>> }) => void,
+  ): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /** What the consumer needs from the adapter. */
 export interface StoreNotificationDeps {
+  /**
+   * Opens the Pub/Sub subscription (the Pub/Sub client lives with the Pub/Sub broker, in
+   * src/brokers/pubsub); called only when notifications are enabled.
+   */
+  subscribe: (options: {
+    subscription: string;
+    projectId?: string | undefined;
+    apiEndpoint?: string | undefined;
+    maxInFlight: number;
+    logger: Logger;
+  }) => Promise<NotificationSubscription>;
   /** Reconciles a cluster (`EventPipeline.reconcile`); never throws. */
   reconcile: (clusterId: string) => Promise<unknown>;
   /** Counts a notification (`pullsecret_store_notifications_total`). */
@@ -70,8 +89,7 @@ export async function startStoreNotifications(
   deps: StoreNotificationDeps,
 ): Promise<RunningStoreNotifications> {
   if (!config.enabled || config.subscription === undefined) return { stop: () => Promise.resolve() };
-  const { NotificationSubscriber } = await import('../brokers/pubsub/notification-subscriber.js');
-  const subscriber = new NotificationSubscriber({
+  const subscriber = await deps.subscribe({
     subscription: config.subscription,
     projectId: config.projectId,
     apiEndpoint: config.apiEndpoint,

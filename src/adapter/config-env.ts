@@ -1,13 +1,13 @@
 import { toPullSecretError } from '../errors/index.js';
 import { isStoreKind, selectStoreKind, storeFactory } from '../stores/registry.js';
-import { envFor } from './env-table.js';
+import { envFor } from '../stores/config-env.js';
 import {
   HYPERFLEET_BROKER_ENV,
   hyperfleetBrokerDocument,
   translateHyperfleetBroker,
-} from './hyperfleet-broker.js';
-import { HYPERFLEET_ENV } from './hyperfleet-env.js';
-import { brokerKind, layerAt, mergeLayers, valueAt, type Layer } from './layers.js';
+} from '../config/hyperfleet-broker.js';
+import { HYPERFLEET_ENV } from '../config/hyperfleet-env.js';
+import { brokerKind, layerAt, mergeLayers, valueAt, type Layer } from './config-layers.js';
 
 /** The HyperFleet API versions our client speaks (`HYPERFLEET_API_VERSION`). */
 const API_VERSIONS = ['v1'];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_RETENTION_POLICY } from '../retention/plan.js';
+import { DEFAULT_RETENTION_POLICY } from './plan.js';
 
 /**
  * The adapter's `retention` section (docs/retention.md): superseded versions stay enabled for

@@ -1,6 +1,6 @@
-import { configEnv } from './env-table.js';
-import { HYPERFLEET_BROKER_ENV } from './hyperfleet-broker.js';
-import { HYPERFLEET_ENV } from './hyperfleet-env.js';
+import { configEnv } from '../stores/config-env.js';
+import { HYPERFLEET_BROKER_ENV } from '../config/hyperfleet-broker.js';
+import { HYPERFLEET_ENV } from '../config/hyperfleet-env.js';
 
 /** The command whose help lists every setting, its key and its environment variable. */
 export const SETTINGS_HELP = 'pull-secret adapter --help';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { preconditionSchema, type Precondition } from '../adapter/preconditions.js';
+import { preconditionSchema, type Precondition } from './preconditions.js';
 import { isStoreKind, STORE_KINDS, storeFactory } from '../stores/registry.js';
-import { wholeNumber } from './sections.js';
+import { wholeNumber } from '../config/sections.js';
 
 /** Dotted paths in a cluster object, tried in order; the first one present wins. Empty: not read. */
 const pathsSchema = z.array(z.string().min(1));
@@ -59,7 +59,7 @@ interface ProviderDefaults {
 /**
  * The defaults of the three clouds, as data: validated only when a provider is configured, so a
  * build without one of these stores is not broken by its defaults. GCP's project paths are
- * `preconditions.fieldPaths.projectId` (the seed's setting), filled in by `resolveProviders`.
+ * `preconditions.fieldPaths.projectId` (the single-store setting), filled in by `resolveProviders`.
  */
 export const PROVIDER_DEFAULTS: Readonly<Record<string, ProviderDefaults>> = {
   gcp: { store: 'gcp', fieldPaths: { projectId: [], kmsKeyName: ['spec.gcp.kmsKeyName'] } },
@@ -198,7 +198,7 @@ function resolveOne(
 
 /**
  * The providers the adapter serves. Without a `providers` section, the `store` section serves
- * every cluster (`*`: the one-provider case, as before; the seed's preconditions pick the clusters).
+ * every cluster (`*`: the one-provider case, as before; the default preconditions pick the clusters).
  * With one, each entry is filled from its provider's defaults and checked against the registry.
  * @returns the routes by provider key, and one line per problem (`providers.aws.store: ...`).
  */

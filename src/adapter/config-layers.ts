@@ -1,8 +1,8 @@
 import { brokerConfigSchema } from '../brokers/config.js';
 
-import { isPlainObject } from './paths.js';
+import { isPlainObject } from '../config/paths.js';
 
-export { layerAt, valueAt } from './paths.js';
+export { layerAt, valueAt } from '../config/paths.js';
 
 /** A configuration layer: a partial config object in the adapter file's shape. */
 export type Layer = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { clusterIdOfSecretId } from '../pullsecret/identifiers.js';
+import { clusterIdOfSecretId } from '../../../pullsecret/identifiers.js';
 
 /**
  * Reads one Secret Manager event notification (a Pub/Sub message) in the service's format

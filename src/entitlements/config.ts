@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { durationMsSchema } from '../util/duration.js';
-import { DEFAULT_ENTITLEMENT_ARCH } from '../entitlements/entitlement.js';
+import { DEFAULT_ENTITLEMENT_ARCH } from './entitlement.js';
 
 /** A duration as `30m`, `8h`, `1d`, or a number of milliseconds; parsed to ms. */
 const duration = durationMsSchema('must be a duration such as 30m, 8h or 1d');
