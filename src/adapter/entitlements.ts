@@ -8,11 +8,11 @@ import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RetryPolicy } from '../util/retry.js';
-import { listClusterIds } from './cluster-list.js';
+import { listClusterIds } from '../reconcile/cluster-list.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
-import type { ClusterObserver, EventPipeline, PipelineEntitlements } from './pipeline.js';
+import type { ClusterObserver, EventPipeline, PipelineEntitlements } from '../reconcile/pipeline.js';
 import { storeFor } from './secret-cleanup.js';
-import type { StoreProvider } from './store-provider.js';
+import type { StoreProvider } from '../reconcile/store-provider.js';
 
 export interface AdapterEntitlementDeps {
   section: EntitlementsSection;

@@ -3,8 +3,8 @@ import { reconcilePullSecret } from '../reconcile/reconcile-pull-secret.js';
 import type { RetentionRunner } from '../retention/runner.js';
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
-import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
-import type { WorkOutcome } from './outcome.js';
+import type { ClusterCleanup, ClusterWork, Executor } from '../reconcile/executor.js';
+import type { WorkOutcome } from '../reconcile/outcome.js';
 import { removeClusterSecrets, storeFor, type ClusterResources } from './secret-cleanup.js';
 
 /** What an adapter user sets to choose another cloud secret name (named in the refusal of an unmanaged secret). */

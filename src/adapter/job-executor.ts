@@ -9,8 +9,8 @@ import { validatePullSecret } from '../pullsecret/validate.js';
 import { projectJobEnv } from '../config/env-table.js';
 import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
-import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
-import type { WorkOutcome, WorkTarget } from './outcome.js';
+import type { ClusterCleanup, ClusterWork, Executor } from '../reconcile/executor.js';
+import type { WorkOutcome, WorkTarget } from '../reconcile/outcome.js';
 import { lifecycleJobEnv } from '../job/lifecycle.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 

@@ -15,7 +15,7 @@ import { describeError, PullSecretError, toPullSecretError } from '../errors/ind
 import type { AccountServiceSection, PullSecretSourceKind } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
 import type { VerificationGate } from '../verification/index.js';
-import { listClusterIds } from './cluster-list.js';
+import { listClusterIds } from '../reconcile/cluster-list.js';
 import type {
   ClusterObserver,
   EventPipeline,
@@ -23,11 +23,11 @@ import type {
   PullSecretSource,
   TransferCheckInput,
   TransferRun,
-} from './pipeline.js';
+} from '../reconcile/pipeline.js';
 import { storeFor } from './secret-cleanup.js';
-import type { StoreProvider } from './store-provider.js';
-import { TransferFleet } from './transfer-fleet.js';
-import { TransferHealth } from './transfer-health.js';
+import type { StoreProvider } from '../reconcile/store-provider.js';
+import { TransferFleet } from '../account-service/transfer-fleet.js';
+import { TransferHealth } from '../account-service/transfer-health.js';
 
 /** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
 const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';

@@ -15,7 +15,7 @@ import type { Executor } from './executor.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 import { UNMAPPED_PROVIDER, type ClusterRoute, type ProviderRoutes } from './provider-routes.js';
 import { buildStatusReport } from './status-report.js';
-import type { TransferHealth } from './transfer-health.js';
+import type { TransferHealth } from '../account-service/transfer-health.js';
 
 export interface PipelineDeps {
   api: HyperFleetClient;
