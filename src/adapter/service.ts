@@ -22,6 +22,10 @@ import { createAdapterEntitlements, type AdapterEntitlements } from './entitleme
 import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
 import { startWatches, waitForSecretList } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
+import { verificationStep, type VerificationGate } from '../verification/index.js';
+import { transferMergeStep } from '../account-service/transfer-merge-step.js';
+import { retentionStep } from '../retention/step.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
 import { startShares, type RunningShares } from '../shares/start.js';
 import {
   startStoreNotifications,
@@ -145,9 +149,7 @@ async function startParts(
         : new InProcessExecutor({
             resources,
             retry: config.execution.retry,
-            transferRecords: config.accountService !== undefined,
-            verification,
-            retention: retentionRunner(config, metrics),
+            steps: reconcileSteps(config, verification, retentionRunner(config, metrics)),
           }),
     ),
     (e) => e.close(),
@@ -171,7 +173,7 @@ async function startParts(
             section: config.accountService,
             pullSecretSource: config.pullSecretSource,
             ...background,
-            verification,
+            steps: verification === undefined ? [] : [verificationStep(verification)],
           }),
           (t) => t.stop(),
         );
@@ -313,6 +315,22 @@ async function startParts(
 }
 
 /** The retention runner when `retention.enabled` (docs/retention.md), reporting to the adapter's metrics. */
+/**
+ * The reconcile's plug-in steps, one line each, in order: the applied-transfer merge (an account
+ * service is configured), registry verification, retention.
+ */
+function reconcileSteps(
+  config: AdapterConfig,
+  verification: VerificationGate | undefined,
+  retention: RetentionRunner | undefined,
+): ReconcileStep[] {
+  return [
+    ...(config.accountService === undefined ? [] : [transferMergeStep]),
+    ...(verification === undefined ? [] : [verificationStep(verification)]),
+    ...(retention === undefined ? [] : [retentionStep(retention)]),
+  ];
+}
+
 function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunner | undefined {
   if (!config.retention.enabled) return undefined;
   const { graceHours, retentionDays, keepVersions } = config.retention;

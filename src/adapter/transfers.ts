@@ -14,7 +14,7 @@ import { validatePullSecret } from '../pullsecret/validate.js';
 import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
 import type { AccountServiceSection, PullSecretSourceKind } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
-import type { VerificationGate } from '../verification/index.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
 import type {
   ClusterObserver,
@@ -43,8 +43,8 @@ export interface AdapterTransferDeps {
   logger: Logger;
   /** Checks started at once (the pipeline's concurrency). */
   concurrency: number;
-  /** Registry verification of the merged pull secret before it is written (as for a spec's). */
-  verification?: VerificationGate;
+  /** The reconcile's steps for an applied transfer (registry verification, as for a spec's); the merge is added. */
+  steps: readonly ReconcileStep[];
 }
 
 /** The account service parts of a running adapter (docs/account-service.md). */
@@ -101,7 +101,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
         retry: deps.retry,
         log,
         signal,
-        verification: deps.verification,
+        steps: deps.steps,
         check: { client, intervalMs: section.transfer.interval, retries: 0 },
       },
     );

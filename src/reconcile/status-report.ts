@@ -1,8 +1,7 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
-import type { RetentionView } from '../retention/runner.js';
-import type { VerificationSummary } from '../verification/index.js';
+import type { VerificationFacts, VersionFacts } from './steps.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** The adapter's name in status reports. */
@@ -67,7 +66,7 @@ function transferData(
 /** Adds the current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
 function addVersionData(
   data: Record<string, unknown>,
-  result: { version?: string | undefined; retention?: RetentionView | undefined },
+  result: { version?: string | undefined; retention?: VersionFacts | undefined },
 ): void {
   if (result.version !== undefined) data.currentVersion = result.retention?.currentVersion ?? result.version;
   const previous = result.retention?.previous;
@@ -78,12 +77,12 @@ function addVersionData(
 }
 
 /** `registryVerification` in the status data: the mode and each registry's outcome (docs/verification.md). */
-function verificationData(verification: VerificationSummary | undefined): Record<string, unknown> {
+function verificationData(verification: VerificationFacts | undefined): Record<string, unknown> {
   return verification === undefined ? {} : { registryVerification: verification };
 }
 
 /** The Applied message's note on registries that did not accept (warn mode writes anyway). */
-function verificationNote(verification: VerificationSummary | undefined): string {
+function verificationNote(verification: VerificationFacts | undefined): string {
   if (verification === undefined) return '';
   const failed = Object.entries(verification.results).filter(
     ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',

@@ -1,4 +1,4 @@
-export { VerificationGate } from './gate.js';
+export { VerificationGate, verificationStep } from './gate.js';
 export {
   RegistryVerifier,
   readCa,
