@@ -71,12 +71,14 @@ export async function checkAndApplyClusterTransfer(
   cluster: ReconcileInput,
   deps: ClusterTransferDeps,
 ): Promise<ClusterTransferResult> {
-  const names = deriveClusterNames({
-    clusterId: cluster.clusterId,
-    secretName: cluster.secretName,
-    namespace: cluster.namespace,
-    kubernetes: deps.kubernetes !== undefined,
-  });
+  const names =
+    cluster.names ??
+    deriveClusterNames({
+      clusterId: cluster.clusterId,
+      secretName: cluster.secretName,
+      namespace: cluster.namespace,
+      kubernetes: deps.kubernetes !== undefined,
+    });
   const { store, signal } = deps;
   const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
   const current = await currentPullSecret(store, names.secretId, cluster.pullSecretData, signal);

@@ -10,7 +10,8 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
-import type { ClusterObserver, EventPipeline, PipelineEntitlements } from '../reconcile/pipeline.js';
+import type { EventPipeline } from '../reconcile/pipeline.js';
+import type { PipelinePlugin } from '../reconcile/pipeline-plugin.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from '../reconcile/store-provider.js';
 
@@ -29,10 +30,11 @@ export interface AdapterEntitlementDeps {
 
 /** The entitlement parts of a running adapter (docs/account-service.md, "Entitlement certificates"). */
 export interface AdapterEntitlements {
-  /** For `PipelineDeps.entitlements`. */
-  readonly pipeline: PipelineEntitlements;
-  /** For `PipelineDeps.clusterObservers`: the refresher schedules clusters events show, and forgets gone ones. */
-  readonly onCluster: ClusterObserver;
+  /**
+   * For `PipelineDeps.plugins`: the refresher schedules clusters events show and forgets gone ones,
+   * refreshes at once after a new pull secret version, and the expiry goes into the status data.
+   */
+  readonly plugin: PipelinePlugin;
   readonly expiry: EntitlementExpiry;
   /** Starts the refresher's schedule once the pipeline exists. */
   start(pipeline: EventPipeline): void;
@@ -98,8 +100,9 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
 
   return {
     expiry,
-    onCluster: (clusterId, exists) => (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
-    pipeline: {
+    plugin: {
+      onClusterRead: (clusterId, exists) =>
+        void (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
       onPullSecretWritten: (clusterId) => {
         refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
           logger.warn(
@@ -108,7 +111,11 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
           );
         });
       },
-      expiresAt: (clusterId) => expiry.expiresAt(clusterId),
+      statusOf: (clusterId, outcome) => {
+        if (outcome.kind === 'finalized' || outcome.kind === 'finalize-failed') return undefined;
+        const entitlementExpiresAt = expiry.expiresAt(clusterId);
+        return entitlementExpiresAt === undefined ? undefined : { data: { entitlementExpiresAt } };
+      },
     },
     start(pipeline) {
       pipelineRef = pipeline;

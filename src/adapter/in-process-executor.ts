@@ -31,6 +31,7 @@ export class InProcessExecutor implements Executor {
           pullSecretData: work.pullSecret,
           namespace: work.target.namespace,
           secretNameSetting: ADAPTER_SECRET_NAME_SETTING,
+          names: work.names,
         },
         {
           store,

@@ -198,12 +198,9 @@ async function startParts(
     metrics,
     logger,
     writesKubernetes: kubernetes !== undefined,
-    transfers: transfers?.pipeline,
     pullSecretSource: transfers?.source,
-    entitlements: entitlements?.pipeline,
-    clusterObservers: [transfers?.onCluster, entitlements?.onCluster].filter(
-      (observe) => observe !== undefined,
-    ),
+    // The features' pipeline plug-ins, in order.
+    plugins: [transfers?.plugin, entitlements?.plugin].filter((plugin) => plugin !== undefined),
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));

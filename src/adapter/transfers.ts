@@ -16,14 +16,13 @@ import type { AccountServiceSection, PullSecretSourceKind } from '../config/acco
 import type { RetryPolicy } from '../util/retry.js';
 import type { ReconcileStep } from '../reconcile/steps.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
-import type {
-  ClusterObserver,
-  EventPipeline,
-  PipelineTransfers,
-  PullSecretSource,
-  TransferCheckInput,
-  TransferRun,
-} from '../reconcile/pipeline.js';
+import type { EventPipeline } from '../reconcile/pipeline.js';
+import type { PipelinePlugin, PullSecretSource } from '../reconcile/pipeline-plugin.js';
+import {
+  checkTransferThrough,
+  type TransferCheckInput,
+  type TransferRun,
+} from '../account-service/transfer-task.js';
 import { storeFor } from './secret-cleanup.js';
 import type { StoreProvider } from '../reconcile/store-provider.js';
 import { TransferFleet } from '../account-service/transfer-fleet.js';
@@ -50,10 +49,11 @@ export interface AdapterTransferDeps {
 /** The account service parts of a running adapter (docs/account-service.md). */
 export interface AdapterTransfers {
   readonly client: AccountServiceClient;
-  /** For `PipelineDeps.transfers`. */
-  readonly pipeline: PipelineTransfers;
-  /** For `PipelineDeps.clusterObservers`: the fleet schedules clusters events show, and forgets gone ones. */
-  readonly onCluster: ClusterObserver;
+  /**
+   * For `PipelineDeps.plugins`: the fleet schedules clusters events show and forgets gone ones; a
+   * cluster's transfer health shows in every report.
+   */
+  readonly plugin: PipelinePlugin;
   /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
   readonly source?: PullSecretSource;
   /** Starts the fleet's schedule once the pipeline exists. */
@@ -82,6 +82,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   const check = async ({
     cluster,
     target,
+    names,
     pullSecret,
     log,
     signal,
@@ -94,6 +95,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
         pullSecretData: pullSecret,
         namespace: target.namespace,
         secretNameSetting: SECRET_NAME_SETTING,
+        names,
       },
       {
         store,
@@ -108,7 +110,10 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   };
   const checkNow = async (clusterId: string): Promise<TransferRun> => {
     if (pipelineRef === undefined) return { kind: 'skipped', message: 'the adapter is starting' };
-    const run = await pipelineRef.checkTransfer(clusterId, check);
+    const run = await checkTransferThrough(pipelineRef, clusterId, check, {
+      health,
+      onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+    });
     if (run.kind === 'gone') health.forget(clusterId);
     return run;
   };
@@ -140,12 +145,14 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
 
   return {
     client,
-    pipeline: {
-      health,
-      onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+    plugin: {
+      onClusterRead: (clusterId, exists) =>
+        void (exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId))),
+      statusOf: (clusterId) => {
+        const healthProblem = health.problem(clusterId);
+        return healthProblem === undefined ? undefined : { healthProblem };
+      },
     },
-    onCluster: (clusterId, exists) =>
-      exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId)),
     source,
     get fleet() {
       return fleet;

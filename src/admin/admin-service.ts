@@ -18,7 +18,7 @@ import {
 } from '../status-view/status-row.js';
 import { clusterState, type ClusterFilter } from './cluster-state.js';
 import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
-import type { TransferRun } from '../reconcile/pipeline.js';
+import type { TransferRun } from '../account-service/transfer-task.js';
 
 /** Source of the events the admin API submits (an operator's request, not the Sentinel). */
 export const ADMIN_EVENT_SOURCE = 'pull-secret-admin';

@@ -2,6 +2,7 @@ import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
 import type { VerificationFacts, VersionFacts } from './steps.js';
+import type { StatusAddition } from './pipeline-plugin.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** The adapter's name in status reports. */
@@ -287,9 +288,9 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
 
 /**
  * The status report for one outcome: `Applied`, `Available`, `Health` always, `Finalized` on
- * deletion; `observed_generation` is the cluster generation that was worked on. `transferProblem`
- * (transfer checks failing past their backoff) turns a `Health=True` into False with its reason;
- * `entitlementExpiresAt` (the cluster's certificate expiry, RFC 3339) goes into `data`. Messages come from
+ * deletion; `observed_generation` is the cluster generation that was worked on. The plug-ins'
+ * `addition`: a `healthProblem` (transfer checks failing past their backoff) turns a `Health=True`
+ * into False with its reason; its `data` (the certificate expiry) goes into `data`. Messages come from
  * PullSecretError messages, which never carry credentials.
  *
  * `Available` is `Unknown` only while preconditions are not met (waiting is not failing). The API
@@ -301,18 +302,18 @@ export function buildStatusReport(
   outcome: WorkOutcome,
   generation: number,
   observedTime = new Date(),
-  transferProblem?: { reason: string; message: string },
-  entitlementExpiresAt?: string,
+  addition: StatusAddition = {},
 ): AdapterStatusReport {
   const { conditions, data: described } = describe(outcome);
-  const data = entitlementExpiresAt === undefined ? described : { ...described, entitlementExpiresAt };
-  // Ownership transfer checks failing past their backoff (docs/account-service.md): Degraded, even when this reconcile went well.
+  const data = addition.data === undefined ? described : { ...described, ...addition.data };
+  // A plug-in's problem (transfer checks failing past their backoff): Degraded, even when this reconcile went well.
+  const problem = addition.healthProblem;
   const withTransfer =
-    transferProblem === undefined
+    problem === undefined
       ? conditions
       : conditions.map((c) =>
           c.type === 'Health' && c.status === 'True'
-            ? condition('Health', 'False', transferProblem.reason, transferProblem.message)
+            ? condition('Health', 'False', problem.reason, problem.message)
             : c,
         );
   return {
