@@ -36,7 +36,7 @@ const SUCCESS_REASON = {
 } as const;
 
 /**
- * The pull secret job (seed 003's `run-job pull-secret`, made idempotent): `reconcilePullSecret`
+ * The pull secret job (`pull-secret run-job pull-secret`, idempotent): `reconcilePullSecret`
  * with a store and Kubernetes target built from the environment, each step logged as one JSON line,
  * the result file written if asked. The final log line (`operation: completed`) carries the outcome.
  *

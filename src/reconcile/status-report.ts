@@ -49,7 +49,7 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
   return {
     secretName: target.secretName,
     store: target.store,
-    // Where the store keeps it (`location`), plus what the store declares (GCP: the seed's `gcpProject`).
+    // Where the store keeps it (`location`), plus what the store declares (GCP: `gcpProject`, docs/status-contract.md).
     ...scopeStatusData(target.store, target.settings),
     kubernetesSecret: { namespace: target.namespace, name: target.kubernetesSecretName },
   };

@@ -1,3 +1,8 @@
+/*
+ * The retention plug-in (docs/retention.md). Registers one reconcile step, `retentionStep`
+ * (`afterProvision`: retire superseded versions; `onFinalize`: forget a deleted cluster), wired by
+ * the adapter and the Job in one line each. Rollback (rollback.ts) is the admin API's.
+ */
 import type { ReconcileStep } from '../reconcile/steps.js';
 import type { RetentionRunner } from './runner.js';
 

@@ -1,3 +1,8 @@
+/*
+ * The registry verification plug-in (docs/verification.md). Registers one reconcile step,
+ * `verificationStep` (`beforeWrite`: check a new pull secret's registries; enforce mode refuses
+ * before any write), wired by the adapter and the Job in one line each.
+ */
 export { VerificationGate, verificationStep } from './gate.js';
 export {
   RegistryVerifier,

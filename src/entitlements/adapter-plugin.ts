@@ -1,31 +1,23 @@
+/*
+ * The entitlements plug-in (docs/account-service.md, "Entitlement certificates"). Registers a
+ * `PipelinePlugin`: the refresher hears of the clusters events read and of every new pull secret
+ * version, and the certificate's expiry goes into the status data (`entitlementExpiresAt`). The
+ * refreshes run through the core's `runForCluster`. The adapter wires it in one line.
+ */
 import type { AccountServiceClient } from '../account-service/client.js';
-import type { EntitlementsSection } from '../config/entitlements.js';
-import { refreshEntitlement } from '../entitlements/entitlement.js';
-import type { EntitlementExpiry } from '../entitlements/expiry.js';
-import { EntitlementRefresher, type RefreshResult } from '../entitlements/refresher.js';
+import type { BackgroundDeps } from '../account-service/adapter-plugin.js';
+import { refreshEntitlement } from './entitlement.js';
+import type { EntitlementExpiry } from './expiry.js';
+import { EntitlementRefresher, type RefreshResult } from './refresher.js';
 import { describeError } from '../errors/index.js';
-import type { KubernetesSecretTarget } from '../kube/target.js';
-import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
-import type { RetryPolicy } from '../util/retry.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
-import type { HyperFleetClient } from '../hyperfleet/index.js';
 import type { EventPipeline } from '../reconcile/pipeline.js';
 import type { PipelinePlugin } from '../reconcile/pipeline-plugin.js';
-import { storeFor } from './secret-cleanup.js';
-import type { StoreProvider } from '../reconcile/store-provider.js';
 
-export interface AdapterEntitlementDeps {
-  section: EntitlementsSection;
+export interface AdapterEntitlementDeps extends BackgroundDeps {
+  /** The adapter's `entitlements` section (docs/account-service.md, "Entitlement certificates"). */
+  section: { interval: number; jitter: number; arch: string; requestsPerSecond: number };
   client: AccountServiceClient;
-  stores: StoreProvider;
-  kubernetes?: KubernetesSecretTarget;
-  retry: RetryPolicy;
-  api: HyperFleetClient;
-  metrics: Metrics;
-  logger: Logger;
-  /** Refreshes started at once (the pipeline's concurrency). */
-  concurrency: number;
 }
 
 /** The entitlement parts of a running adapter (docs/account-service.md, "Entitlement certificates"). */
@@ -66,7 +58,7 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         async ({ cluster, target, pullSecret, signal }) =>
           await refreshEntitlement(cluster.id, Buffer.from(pullSecret, 'utf8'), {
             client: deps.client,
-            store: await storeFor(deps.stores, target),
+            store: await deps.stores.forTarget(target),
             push: { retry: deps.retry, signal },
             target: deps.kubernetes,
             namespace: target.namespace,

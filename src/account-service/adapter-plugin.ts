@@ -1,9 +1,14 @@
-import {
-  checkAndApplyClusterTransfer,
-  type ClusterTransferResult,
-} from '../account-service/apply-transfer.js';
-import { createAccountServiceClient, type AccountServiceClient } from '../account-service/client.js';
-import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
+/*
+ * The account-service plug-in (docs/account-service.md). Registers, through the core's contracts:
+ * the reconcile step `transferMergeStep` (transfer-merge-step.ts: an applied ownership transfer is
+ * merged into every spec reconcile), a `PipelinePlugin` (the transfer fleet hears of the clusters
+ * events read; failing transfer checks show in `Health`), the `PullSecretSource` for
+ * `pullSecretSource: account-service`, and the transfer check task run in a cluster's scheduler slot
+ * (transfer-task.ts). The adapter wires it in one line; the core imports nothing from here.
+ */
+import { checkAndApplyClusterTransfer, type ClusterTransferResult } from './apply-transfer.js';
+import { createAccountServiceClient, type AccountServiceClient } from './client.js';
+import { TRANSFER_REASONS } from './transfer-check.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
@@ -18,30 +23,29 @@ import type { ReconcileStep } from '../reconcile/steps.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
 import type { EventPipeline } from '../reconcile/pipeline.js';
 import type { PipelinePlugin, PullSecretSource } from '../reconcile/pipeline-plugin.js';
-import {
-  checkTransferThrough,
-  type TransferCheckInput,
-  type TransferRun,
-} from '../account-service/transfer-task.js';
-import { storeFor } from './secret-cleanup.js';
+import { checkTransferThrough, type TransferCheckInput, type TransferRun } from './transfer-task.js';
 import type { StoreProvider } from '../reconcile/store-provider.js';
-import { TransferFleet } from '../account-service/transfer-fleet.js';
-import { TransferHealth } from '../account-service/transfer-health.js';
+import { TransferFleet } from './transfer-fleet.js';
+import { TransferHealth } from './transfer-health.js';
 
 /** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
 const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 
-export interface AdapterTransferDeps {
-  section: AccountServiceSection;
-  pullSecretSource: PullSecretSourceKind;
+/** What the background fleets (transfer checks, entitlement refreshes) work with. */
+export interface BackgroundDeps {
   stores: StoreProvider;
   kubernetes?: KubernetesSecretTarget;
   retry: RetryPolicy;
   api: HyperFleetClient;
   metrics: Metrics;
   logger: Logger;
-  /** Checks started at once (the pipeline's concurrency). */
+  /** Tasks started at once (the pipeline's concurrency). */
   concurrency: number;
+}
+
+export interface AdapterTransferDeps extends BackgroundDeps {
+  section: AccountServiceSection;
+  pullSecretSource: PullSecretSourceKind;
   /** The reconcile's steps for an applied transfer (registry verification, as for a spec's); the merge is added. */
   steps: readonly ReconcileStep[];
 }
@@ -87,7 +91,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     log,
     signal,
   }: TransferCheckInput): Promise<ClusterTransferResult> => {
-    const store = await storeFor(deps.stores, target);
+    const store = await deps.stores.forTarget(target);
     return await checkAndApplyClusterTransfer(
       {
         clusterId: cluster.id,
