@@ -9,7 +9,7 @@ import type { TransferHealth } from './transfer-health.js';
 export type TransferCheckInput = ClusterTaskInput;
 
 /** A transfer check the account service answered: its outcome, and when to check again after a 5xx. */
-export interface TransferChecked {
+interface TransferChecked {
   outcome: TransferOutcome;
   retryInMs?: number;
 }
@@ -18,7 +18,7 @@ export interface TransferChecked {
 export type TransferRun = ClusterRun<TransferChecked>;
 
 /** What a transfer check run needs besides the check: the health every report reads, the metric. */
-export interface TransferTaskDeps {
+interface TransferTaskDeps {
   health: TransferHealth;
   /** Counts one check's outcome (`pullsecret_transfer_checks_total`). */
   onOutcome?: (outcome: TransferOutcome) => void;

@@ -20,10 +20,10 @@ const STOP_ORDER = [
   'servers',
 ] as const;
 
-export type StopStage = (typeof STOP_ORDER)[number];
+type StopStage = (typeof STOP_ORDER)[number];
 
 /** How a stop runs: `drainMs` for the broker; `tolerant` goes on past a part that fails to stop. */
-export interface StopOptions {
+interface StopOptions {
   drainMs: number;
   tolerant: boolean;
 }

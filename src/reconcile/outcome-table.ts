@@ -24,7 +24,7 @@ export type Outcome =
   | { kind: 'unread'; error: PullSecretError };
 
 /** What to do about an outcome: the broker's disposition, the metric labels, whether status is reported. */
-export interface Decision {
+interface Decision {
   disposition: Disposition;
   /** `pullsecret_events_total{result}`; none when the work was stopped. */
   event?: EventResult;

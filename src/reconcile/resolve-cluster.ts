@@ -33,7 +33,7 @@ export interface ResolvedCluster {
 }
 
 /** A resolved cluster, or why it cannot be. */
-export type Resolution =
+type Resolution =
   | { kind: 'resolved'; resolved: ResolvedCluster }
   /** No store serves the cluster's provider: nothing was ever written for it. */
   | { kind: 'unroutable'; message: string }

@@ -20,7 +20,7 @@ export interface VersionFacts {
 }
 
 /** The applied ownership transfer merged into the spec's pull secret (docs/account-service.md). */
-export interface TransferFacts {
+interface TransferFacts {
   transferId: string;
   appliedAt: string;
 }
