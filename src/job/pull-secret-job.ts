@@ -5,6 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
 import type { ReconcileStep } from '../reconcile/steps.js';
+import { verificationNote } from '../reconcile/status-report.js';
 import { transferMergeStep } from '../account-service/transfer-merge-step.js';
 import { retentionStep } from '../retention/step.js';
 import type { RetentionRunner } from '../retention/runner.js';
@@ -232,19 +233,7 @@ function completionMessage(result: ReconcileResult): string {
     updated: 'Updated pull secret with a new version',
     unchanged: 'Pull secret unchanged, no new version',
   };
-  return `${done[result.outcome]}${verificationNote(result)}`;
-}
-
-/** Registries that did not accept a pull secret written anyway (warn mode), as the in-process Applied message names them. */
-function verificationNote(result: ReconcileResult): string {
-  const summary = result.verification;
-  if (summary === undefined) return '';
-  const failed = Object.entries(summary.results).filter(
-    ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',
-  );
-  return failed.length === 0
-    ? ''
-    : `; registry verification (${summary.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
+  return `${done[result.outcome]}${verificationNote(result.verification)}`;
 }
 
 async function writeResult(config: JobConfig, result: JobResultFile): Promise<void> {

@@ -35,7 +35,10 @@ export interface JobResultFile {
   previous_version?: string;
   previous_version_state?: string;
   previous_grace_ends_at?: string;
-  /** With registry verification on and a new pull secret: the mode and each registry's outcome (status `registryVerification`). */
+  /**
+   * With registry verification on and a new pull secret: the mode and each registry's outcome (status
+   * `registryVerification`).
+   */
   registry_verification?: VerificationFacts;
   timestamp: string;
 }

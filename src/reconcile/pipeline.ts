@@ -184,7 +184,10 @@ export class EventPipeline {
     );
   }
 
-  /** One cluster's current inputs (GET, route, target, preconditions, pull secret) as an event reads them. Never throws. */
+  /**
+   * One cluster's current inputs (GET, route, target, preconditions, pull secret) as an event reads them. Never
+   * throws.
+   */
   private async taskInput(
     clusterId: string,
     log: Logger,

@@ -64,7 +64,10 @@ function transferData(
     : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
 }
 
-/** Adds the current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
+/**
+ * Adds the current version, and the previous one with the end of its grace, when retention runs
+ * (docs/retention.md).
+ */
 function addVersionData(
   data: Record<string, unknown>,
   result: { version?: string | undefined; retention?: VersionFacts | undefined },
@@ -82,14 +85,18 @@ function verificationData(verification: VerificationFacts | undefined): Record<s
   return verification === undefined ? {} : { registryVerification: verification };
 }
 
-/** The Applied message's note on registries that did not accept (warn mode writes anyway). */
-function verificationNote(verification: VerificationFacts | undefined): string {
+/**
+ * The Applied message's note on registries that did not accept (warn mode writes anyway); the Job's
+ * completion message carries the same note.
+ */
+export function verificationNote(verification: VerificationFacts | undefined): string {
   if (verification === undefined) return '';
   const failed = Object.entries(verification.results).filter(
     ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',
   );
   if (failed.length === 0) return '';
-  return `; registry verification (${verification.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
+  const named = failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ');
+  return `; registry verification (${verification.mode}): ${named}`;
 }
 
 /**
