@@ -13,7 +13,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
-import { StoreProvider } from '../src/adapter/store-provider.js';
+import { StoreProvider } from '../src/reconcile/store-provider.js';
 import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import {
   QUOTA_OF,

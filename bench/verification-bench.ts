@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { createLogger } from '../src/observability/logger.js';
 import { reconcilePullSecret } from '../src/reconcile/reconcile-pull-secret.js';
 import { LocalStore } from '../src/stores/local/index.js';
-import { RegistryVerifier, VerificationGate } from '../src/verification/index.js';
+import { RegistryVerifier, VerificationGate, verificationStep } from '../src/verification/index.js';
 import { registryUnavailable, startTestRegistry, type TestRegistry } from '../test/support/registry.js';
 import { fmt, summarize } from './stats.js';
 
@@ -74,7 +74,7 @@ async function benchOne(registry: TestRegistry, label: string, dir: string): Pro
       store,
       retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 },
       log,
-      verification: gate,
+      steps: [verificationStep(gate)],
     };
     const r0 = registry.requests();
     const k0 = registry.tokenRequests();

@@ -10,6 +10,7 @@ import {
 } from '../src/account-service/apply-transfer.js';
 import { createAccountServiceClient, type AccountServiceClient } from '../src/account-service/client.js';
 import { readTransferRecord, transferRecordId } from '../src/account-service/transfer-record.js';
+import { transferMergeStep } from '../src/account-service/transfer-merge-step.js';
 import { startAccountServiceStandIn, type AccountServiceStandIn } from '../src/dev/account-service/index.js';
 import { ManifestDirectoryTarget } from '../src/kube/manifest-directory.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -99,7 +100,13 @@ beforeEach(async () => {
 const reconcileSpec = (data = spec(), transferRecords = true) =>
   reconcilePullSecret(
     { clusterId: CLUSTER, pullSecretData: data },
-    { store, kubernetes: deps.kubernetes, retry: RETRY, log: deps.log, transferRecords },
+    {
+      store,
+      kubernetes: deps.kubernetes,
+      retry: RETRY,
+      log: deps.log,
+      steps: transferRecords ? [transferMergeStep] : [],
+    },
   );
 const manifestDir = () => join(dir, 'manifests', `clusters-${CLUSTER}`);
 const versions = async (id: string) => (await store.describe(id))?.versions.length ?? 0;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { readClusterParams, fieldPathsSchema } from '../src/adapter/cluster-params.js';
+import { readClusterParams, fieldPathsSchema } from '../src/reconcile/cluster-params.js';
 import { validateAdapterConfig } from '../src/adapter/config.js';
 import { PullSecretError } from '../src/errors/index.js';
 import { deriveClusterNames } from '../src/pullsecret/cluster-names.js';

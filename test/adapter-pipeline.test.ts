@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { ClusterScheduler, SUPERSEDED } from '../src/adapter/cluster-scheduler.js';
+import { ClusterScheduler, SUPERSEDED } from '../src/reconcile/cluster-scheduler.js';
 import { validateAdapterConfig } from '../src/adapter/config.js';
-import type { ClusterCleanup, ClusterWork, Executor } from '../src/adapter/executor.js';
-import type { WorkOutcome, WorkTarget } from '../src/adapter/outcome.js';
-import { EventPipeline } from '../src/adapter/pipeline.js';
-import { ProviderRoutes } from '../src/adapter/provider-routes.js';
+import type { ClusterCleanup, ClusterWork, Executor } from '../src/reconcile/executor.js';
+import type { WorkOutcome, WorkTarget } from '../src/reconcile/outcome.js';
+import { EventPipeline } from '../src/reconcile/pipeline.js';
+import { ProviderRoutes } from '../src/reconcile/provider-routes.js';
 import type { Disposition, InboundMessage } from '../src/brokers/broker.js';
 import { startHyperFleetApiStandIn, type HyperFleetApiStandIn } from '../src/dev/hyperfleet-api/index.js';
 import { PullSecretError } from '../src/errors/index.js';

@@ -12,7 +12,7 @@ import {
   StoreProvider,
   type StoreProviderOptions,
   type StoreRouteOptions,
-} from '../src/adapter/store-provider.js';
+} from '../src/reconcile/store-provider.js';
 import { AdapterMetrics as Metrics } from '../src/adapter/metrics.js';
 import { managedLabels } from '../src/pullsecret/identifiers.js';
 import { pushSecret } from '../src/stores/push.js';

@@ -21,6 +21,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { reconcilePullSecret } from '../src/reconcile/reconcile-pull-secret.js';
 import { DEFAULT_RETENTION_POLICY } from '../src/retention/plan.js';
 import { RetentionRunner } from '../src/retention/runner.js';
+import { retentionStep } from '../src/retention/step.js';
 import { LocalStore } from '../src/stores/local/index.js';
 
 // Registry verification against the real thing: Debian's docker-registry (CNCF Distribution) on
@@ -539,7 +540,7 @@ describe(
       const reconcile = (account: readonly [string, string]) =>
         reconcilePullSecret(
           { clusterId, pullSecretData: registry.pullSecret(...account) },
-          { store, kubernetes, retry: RETRY, log, retention: runner },
+          { store, kubernetes, retry: RETRY, log, steps: [retentionStep(runner)] },
         );
       const pull = (authFile: string) => skopeoInspect(registry.image, authFile, registry.certDir, dir);
       const secretAuthFile = async () => {

@@ -13,6 +13,7 @@ import { reconcilePullSecret } from '../src/reconcile/reconcile-pull-secret.js';
 import { RetentionMetrics } from '../src/retention/metrics.js';
 import { DEFAULT_RETENTION_POLICY, type RetentionPolicy } from '../src/retention/plan.js';
 import { RetentionRunner } from '../src/retention/runner.js';
+import { retentionStep } from '../src/retention/step.js';
 import { gcpStoreFactory } from '../src/stores/gcp-secret-manager/index.js';
 import { instrumented } from '../src/stores/instrumented-store.js';
 import { LocalStore } from '../src/stores/local/index.js';
@@ -166,7 +167,7 @@ for (const make of [localBackend, gcpBackend]) {
       const reconcile = (n: number, base?: string) =>
         reconcilePullSecret(
           { clusterId: 'c-ret-1', pullSecretData: content(n, base) },
-          { store, retry: RETRY, log, retention: runner },
+          { store, retry: RETRY, log, steps: [retentionStep(runner)] },
         );
       const secretId = 'hyperfleet-c-ret-1-pull-secret';
 
@@ -205,7 +206,7 @@ for (const make of [localBackend, gcpBackend]) {
       reset();
       await reconcilePullSecret(
         { clusterId: 'c-ret-1', pullSecretData: content(2, CANARY_PULL_SECRET) },
-        { store, retry: RETRY, log, retention: restarted },
+        { store, retry: RETRY, log, steps: [retentionStep(restarted)] },
       );
       assert.deepEqual(calls, { accessLatestEnabled: 1, describe: 1 });
       assert.deepEqual(await states(secretId), ['2:ENABLED', '1:DISABLED']);
@@ -275,7 +276,7 @@ for (const make of [localBackend, gcpBackend]) {
       // The no-op push does not read labels; retention does, and leaves the secret alone.
       const result = await reconcilePullSecret(
         { clusterId: 'c-ret-2', pullSecretData: content(2) },
-        { store: backend.store, retry: RETRY, log, retention: runner },
+        { store: backend.store, retry: RETRY, log, steps: [retentionStep(runner)] },
       );
       assert.equal(result.outcome, 'unchanged');
       assert.deepEqual(result.retention, { currentVersion: '2' });
@@ -288,7 +289,7 @@ for (const make of [localBackend, gcpBackend]) {
       ]);
       await reconcilePullSecret(
         { clusterId: 'c-ret-3', pullSecretData: content(2) },
-        { store: backend.store, retry: RETRY, log, retention: runner },
+        { store: backend.store, retry: RETRY, log, steps: [retentionStep(runner)] },
       );
       assert.deepEqual(await states(other), ['2:ENABLED', '1:ENABLED']);
     });
@@ -313,7 +314,7 @@ for (const make of [localBackend, gcpBackend]) {
           return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         },
       });
-      const base = { retry: RETRY, log, retention: runner };
+      const base = { retry: RETRY, log, steps: [retentionStep(runner)] };
       await reconcilePullSecret(
         { clusterId: 'c-ret-4', pullSecretData: content(1) },
         { ...base, store: backend.store },
@@ -389,7 +390,7 @@ describe('retention on the Azure Key Vault store (disable only: Key Vault has no
       const reconcile = (n: number) =>
         reconcilePullSecret(
           { clusterId: 'c-ret-az', pullSecretData: content(n) },
-          { store, retry: RETRY, log, retention: runner },
+          { store, retry: RETRY, log, steps: [retentionStep(runner)] },
         );
       const first = await reconcile(1);
       const second = await reconcile(2);
@@ -548,7 +549,7 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
     const reconcile = (n: number) =>
       reconcilePullSecret(
         { clusterId: 'c-ret-aws', pullSecretData: content(n, CANARY_PULL_SECRET) },
-        { store: countedStore, retry: RETRY, log, retention: runner },
+        { store: countedStore, retry: RETRY, log, steps: [retentionStep(runner)] },
       );
     const secretId = 'hyperfleet-c-ret-aws-pull-secret';
     const names = new Map<string, string>();
@@ -696,7 +697,7 @@ describe('retention on GCP with delayed destruction (store.settings.versionDestr
       const reconcile = (n: number, retention = runner) =>
         reconcilePullSecret(
           { clusterId: 'c-ret-ttl', pullSecretData: content(n) },
-          { store, retry: RETRY, log, retention },
+          { store, retry: RETRY, log, steps: [retentionStep(retention)] },
         );
       const secretId = 'hyperfleet-c-ret-ttl-pull-secret';
       const stored = () =>

@@ -33,7 +33,7 @@ function kindComparisons(text: string): string[] {
  */
 const ALLOWED: ReadonlyArray<{ file: string; match: string; why: string }> = [
   {
-    file: 'src/adapter/preconditions.ts',
+    file: 'src/reconcile/preconditions.ts',
     match: '== "gcp"',
     why: "a CEL rule on the cluster's cloud provider, not a store kind",
   },

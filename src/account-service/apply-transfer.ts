@@ -17,6 +17,7 @@ import {
   type TransferOutcome,
 } from './transfer-check.js';
 import { writeTransferRecord } from './transfer-record.js';
+import { withTransferMerge } from './transfer-merge-step.js';
 
 /** What one cluster's transfer check did, and the reconcile it ran when it applied one. */
 export interface ClusterTransferResult {
@@ -25,7 +26,7 @@ export interface ClusterTransferResult {
   reconcile?: ReconcileResult;
 }
 
-export interface ClusterTransferDeps extends Omit<ReconcileDeps, 'transferRecords'> {
+export interface ClusterTransferDeps extends ReconcileDeps {
   /** The check's client, interval, retries (limits come from the store). */
   check: Omit<TransferCheckOptions, 'limits' | 'signal'>;
   /** Clock for `appliedAt` (tests). */
@@ -55,7 +56,7 @@ async function currentPullSecret(
  * Checks one cluster's accepted ownership transfer (`checkTransfer`) and, on `update`, applies it
  * through the cluster's normal reconcile: first the durable record `{transferId, appliedAt, secret}`
  * beside the cluster's secret (`writeTransferRecord`), then `reconcilePullSecret` from the spec
- * with `transferRecords` on, which merges the record into the spec. So the store gets a new version
+ * with the transfer merge step, which merges the record into the spec. So the store gets a new version
  * only when the merged content differs, the Kubernetes Secret is updated in place (same name), and
  * every later spec reconcile merges the same record again.
  *
@@ -70,12 +71,14 @@ export async function checkAndApplyClusterTransfer(
   cluster: ReconcileInput,
   deps: ClusterTransferDeps,
 ): Promise<ClusterTransferResult> {
-  const names = deriveClusterNames({
-    clusterId: cluster.clusterId,
-    secretName: cluster.secretName,
-    namespace: cluster.namespace,
-    kubernetes: deps.kubernetes !== undefined,
-  });
+  const names =
+    cluster.names ??
+    deriveClusterNames({
+      clusterId: cluster.clusterId,
+      secretName: cluster.secretName,
+      namespace: cluster.namespace,
+      kubernetes: deps.kubernetes !== undefined,
+    });
   const { store, signal } = deps;
   const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
   const current = await currentPullSecret(store, names.secretId, cluster.pullSecretData, signal);
@@ -98,7 +101,7 @@ export async function checkAndApplyClusterTransfer(
           },
           { retry: deps.retry, signal },
         );
-        reconcile = await reconcilePullSecret(cluster, { ...deps, transferRecords: true });
+        reconcile = await reconcilePullSecret(cluster, { ...deps, steps: withTransferMerge(deps.steps) });
       } finally {
         release();
       }

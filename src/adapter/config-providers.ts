@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { preconditionSchema, type Precondition } from './preconditions.js';
+import { preconditionSchema, type Precondition } from '../reconcile/preconditions.js';
 import { isStoreKind, STORE_KINDS, storeFactory } from '../stores/registry.js';
 import { wholeNumber } from '../config/sections.js';
 

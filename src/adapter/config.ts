@@ -2,14 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { brokerConfigSchema } from '../brokers/config.js';
 import { PullSecretError } from '../errors/index.js';
-import { fieldPathsSchema } from './cluster-params.js';
+import { fieldPathsSchema } from '../reconcile/cluster-params.js';
 import {
   defaultPreconditions,
   Preconditions,
   preconditionSchema,
   sharedPreconditions,
   type Precondition,
-} from './preconditions.js';
+} from '../reconcile/preconditions.js';
 import { DEFAULT_STORE_KIND, storeFactory } from '../stores/registry.js';
 import { deepFreeze } from '../util/deep-freeze.js';
 import {

@@ -1,10 +1,9 @@
 import { toPullSecretError } from '../errors/index.js';
 import { reconcilePullSecret } from '../reconcile/reconcile-pull-secret.js';
-import type { RetentionRunner } from '../retention/runner.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
 import type { RetryPolicy } from '../util/retry.js';
-import type { VerificationGate } from '../verification/index.js';
-import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
-import type { WorkOutcome } from './outcome.js';
+import type { ClusterCleanup, ClusterWork, Executor } from '../reconcile/executor.js';
+import type { WorkOutcome } from '../reconcile/outcome.js';
 import { removeClusterSecrets, storeFor, type ClusterResources } from './secret-cleanup.js';
 
 /** What an adapter user sets to choose another cloud secret name (named in the refusal of an unmanaged secret). */
@@ -12,15 +11,12 @@ const ADAPTER_SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 
 /** In-process execution: `reconcilePullSecret` with a shared store client per project. */
 export class InProcessExecutor implements Executor {
-  /** `transferRecords`: merge an applied ownership transfer into the spec (set when an account service is configured). */
-  /** `verification`: registry verification of new pull secrets (`verification.mode` warn or enforce). `retention`: retires superseded versions (docs/retention.md). */
+  /** `steps`: the reconcile's plug-in steps in order (transfer merge, registry verification, retention). */
   constructor(
     private readonly deps: {
       resources: ClusterResources;
       retry: RetryPolicy;
-      transferRecords?: boolean;
-      verification?: VerificationGate;
-      retention?: RetentionRunner;
+      steps?: readonly ReconcileStep[];
     },
   ) {}
 
@@ -35,6 +31,7 @@ export class InProcessExecutor implements Executor {
           pullSecretData: work.pullSecret,
           namespace: work.target.namespace,
           secretNameSetting: ADAPTER_SECRET_NAME_SETTING,
+          names: work.names,
         },
         {
           store,
@@ -42,9 +39,7 @@ export class InProcessExecutor implements Executor {
           retry: this.deps.retry,
           log: work.log,
           signal,
-          transferRecords: this.deps.transferRecords,
-          verification: this.deps.verification,
-          retention: this.deps.retention,
+          steps: this.deps.steps,
         },
       );
       return { kind: 'applied', target: work.target, result };
@@ -62,12 +57,12 @@ export class InProcessExecutor implements Executor {
         signal,
         cleanup.clusterId,
       );
-      // The cluster is gone: its retention due time need not be kept.
-      if (this.deps.retention !== undefined)
-        this.deps.retention.forget(
-          await storeFor(this.deps.resources.stores, cleanup.target),
-          cleanup.target.secretName,
-        );
+      // The cluster is gone: what steps keep of it (retention's due time) need not be kept.
+      const finalizers = (this.deps.steps ?? []).filter((step) => step.onFinalize !== undefined);
+      if (finalizers.length > 0) {
+        const store = await storeFor(this.deps.resources.stores, cleanup.target);
+        for (const step of finalizers) step.onFinalize?.(store, cleanup.target.secretName);
+      }
       return { kind: 'finalized', target: cleanup.target, ...removed };
     } catch (err) {
       return { kind: 'finalize-failed', target: cleanup.target, error: toPullSecretError(err) };

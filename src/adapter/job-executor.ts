@@ -2,15 +2,14 @@ import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import type { JobLaunchResult } from '../kube/job-launcher.js';
 import type { Logger } from '../observability/logger.js';
 import { jobDataSecretName, pullSecretJobName } from '../kube/job-manifest.js';
-import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { projectJobEnv } from '../stores/config-env.js';
 import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
-import type { ClusterCleanup, ClusterWork, Executor } from './executor.js';
-import type { WorkOutcome, WorkTarget } from './outcome.js';
+import type { ClusterCleanup, ClusterWork, Executor } from '../reconcile/executor.js';
+import type { WorkOutcome, WorkTarget } from '../reconcile/outcome.js';
 import { lifecycleJobEnv } from '../job/lifecycle.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
@@ -38,13 +37,8 @@ export async function createJobExecutor(
   async function launchFor(work: ClusterWork, signal: AbortSignal): Promise<WorkOutcome> {
     const jobBase = { target: work.target, jobNamespace: job.namespace };
     try {
-      // Every name the Job and its data Secret use, checked before the first Kubernetes call.
-      deriveClusterNames({
-        clusterId: work.clusterId,
-        secretName: work.target.secretName,
-        namespace: work.target.namespace,
-        kubernetes: config.kubernetes.target === 'api',
-      });
+      // Every name the Job and its data Secret use, checked before the first Kubernetes call (the
+      // cluster's names were checked when it was resolved, with the Kubernetes checks when a Secret is written).
       pullSecretJobName(work.clusterId, work.generation);
       jobDataSecretName(work.clusterId);
       // The store's per-version limit, checked before a Job is launched.

@@ -1,6 +1,6 @@
 import type { JobSummary } from '../kube/job-informer.js';
 import type { Logger } from '../observability/logger.js';
-import type { Executor } from './executor.js';
+import type { Executor } from '../reconcile/executor.js';
 
 /**
  * Job mode reports on completion. A Job this replica reported `JobInProgress` (its event's wait

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StoreProvider } from './store-provider.js';
+import { StoreProvider } from '../reconcile/store-provider.js';
 import { AdapterMetrics as Metrics } from './metrics.js';
 import { quotaBucket } from '../stores/rate-limited-store.js';
 

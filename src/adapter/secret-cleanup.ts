@@ -4,8 +4,8 @@ import type { KubernetesSecretTarget } from '../kube/target.js';
 import { isManaged } from '../pullsecret/identifiers.js';
 import { scopeOf } from '../stores/registry.js';
 import type { SecretStore } from '../stores/store.js';
-import type { WorkTarget } from './outcome.js';
-import type { StoreProvider } from './store-provider.js';
+import type { WorkTarget } from '../reconcile/outcome.js';
+import type { StoreProvider } from '../reconcile/store-provider.js';
 
 /** Where a cluster's secrets live, and what cleanup does with the cloud secret. */
 export interface ClusterResources {

@@ -7,22 +7,27 @@ import type { KubernetesSecretTarget } from '../kube/target.js';
 import { startHealthServer, startMetricsServer, type RunningServer } from '../observability/health-server.js';
 import type { Logger } from '../observability/logger.js';
 import { AdapterMetrics as Metrics } from './metrics.js';
-import { ClusterScheduler, SUPERSEDED } from './cluster-scheduler.js';
+import { Shutdown } from './shutdown.js';
+import { ClusterScheduler, SUPERSEDED } from '../reconcile/cluster-scheduler.js';
 import { PullSecretError } from '../errors/index.js';
 import { rollbackPullSecret, type RollbackRequest, type RollbackResult } from '../retention/rollback.js';
 import type { AdapterConfig } from './config.js';
-import type { Executor } from './executor.js';
+import type { Executor } from '../reconcile/executor.js';
 import { InProcessExecutor } from './in-process-executor.js';
 import { RetentionRunner } from '../retention/runner.js';
-import { EventPipeline } from './pipeline.js';
-import { ProviderRoutes } from './provider-routes.js';
-import { StoreProvider, type StoreTarget } from './store-provider.js';
+import { EventPipeline } from '../reconcile/pipeline.js';
+import { ProviderRoutes } from '../reconcile/provider-routes.js';
+import { StoreProvider, type StoreTarget } from '../reconcile/store-provider.js';
 import { createJobExecutor } from './job-executor.js';
-import { createAdapterEntitlements, type AdapterEntitlements } from './entitlements.js';
-import { createAdapterTransfers, type AdapterTransfers } from './transfers.js';
+import { createAdapterEntitlements, type AdapterEntitlements } from '../entitlements/adapter-plugin.js';
+import { createAdapterTransfers, type AdapterTransfers } from '../account-service/adapter-plugin.js';
 import { startWatches, waitForSecretList } from './watches.js';
 import { createVerificationGate } from '../verification/from-config.js';
-import { startShares, type RunningShares } from '../shares/start.js';
+import { verificationStep, type VerificationGate } from '../verification/index.js';
+import { transferMergeStep } from '../account-service/transfer-merge-step.js';
+import { retentionStep } from '../retention/step.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
+import { startShares } from '../shares/start.js';
 import { startStoreNotifications, type RunningStoreNotifications } from '../stores/notifications.js';
 
 /** A running adapter. */
@@ -60,31 +65,28 @@ export async function startAdapter(
   logger: Logger,
   overrides: AdapterOverrides = {},
 ): Promise<RunningAdapter> {
-  // Every part started so far, stopped in reverse order when a later part fails to start; a stop
-  // that fails there does not hide the start-up error.
-  const started: Array<() => Promise<unknown>> = [];
-  const track: Track = (part, stop) => (started.push(() => stop(part)), part);
+  // Every part started so far, stopped in the one shutdown order when a later part fails to start;
+  // a stop that fails there does not hide the start-up error.
+  const shutdown = new Shutdown();
   try {
-    return await startParts(config, logger, overrides, track);
+    return await startParts(config, logger, overrides, shutdown);
   } catch (err) {
-    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    await shutdown.run({ drainMs: 0, tolerant: true });
     throw err;
   }
 }
-
-/** Notes a started part and how to stop it; returns the part. */
-type Track = <T>(part: T, stop: (part: T) => Promise<unknown>) => T;
 
 /** The start-up of {@link startAdapter}, each part tracked as soon as it has started. */
 async function startParts(
   config: AdapterConfig,
   logger: Logger,
   overrides: AdapterOverrides,
-  track: Track,
+  shutdown: Shutdown,
 ): Promise<RunningAdapter> {
+  const track = shutdown.track.bind(shutdown);
   const metrics = overrides.metrics ?? new Metrics();
   // First: an unreadable verification.caFile stops the start before anything is opened.
-  const verification = track(createVerificationGate(config.verification, metrics), (gate) =>
+  const verification = track('verification', createVerificationGate(config.verification, metrics), (gate) =>
     Promise.resolve(gate?.verifier.close()),
   );
   const api = createHyperFleetClient({
@@ -108,15 +110,14 @@ async function startParts(
     ]),
   );
   const stores = track(
+    'stores',
     new StoreProvider({ routes, onApiCall: metrics.onStoreApiCall, pacing: metrics.storePacing }),
     (s) => s.close(),
   );
   await stores.preload();
-  const watches = track(await startWatches(config, metrics, logger), (w) => w.stop());
+  const watches = track('watches', await startWatches(config, metrics, logger), (w) => w.stop());
   // PullSecretShares (docs/shares.md), when enabled.
-  const shares: RunningShares | undefined = config.shares.enabled
-    ? track(await startShares(config, metrics, logger), (s) => s.stop())
-    : undefined;
+  if (config.shares.enabled) track('shares', await startShares(config, metrics, logger), (s) => s.stop());
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
@@ -136,20 +137,21 @@ async function startParts(
     entitlements: config.entitlements.enabled,
   };
   const executor: Executor = track(
+    'executor',
     watches.track(
       config.execution.mode === 'job'
         ? await createJobExecutor(config, logger, resources)
         : new InProcessExecutor({
             resources,
             retry: config.execution.retry,
-            transferRecords: config.accountService !== undefined,
-            verification,
-            retention: retentionRunner(config, metrics),
+            steps: reconcileSteps(config, verification, retentionRunner(config, metrics)),
           }),
     ),
     (e) => e.close(),
   );
-  const scheduler = new ClusterScheduler<Disposition>(config.execution.concurrency);
+  const scheduler = track('scheduler', new ClusterScheduler<Disposition>(config.execution.concurrency), (s) =>
+    Promise.resolve(s.abortAll()),
+  );
   // What the transfer fleet and the entitlement refresher both work with.
   const background = {
     stores,
@@ -164,11 +166,12 @@ async function startParts(
     config.accountService === undefined
       ? undefined
       : track(
+          'transfers',
           createAdapterTransfers({
             section: config.accountService,
             pullSecretSource: config.pullSecretSource,
             ...background,
-            verification,
+            steps: verification === undefined ? [] : [verificationStep(verification)],
           }),
           (t) => t.stop(),
         );
@@ -176,6 +179,7 @@ async function startParts(
     transfers === undefined || !config.entitlements.enabled
       ? undefined
       : track(
+          'entitlements',
           createAdapterEntitlements({
             section: config.entitlements,
             client: transfers.client,
@@ -193,12 +197,9 @@ async function startParts(
     metrics,
     logger,
     writesKubernetes: kubernetes !== undefined,
-    transfers: transfers?.pipeline,
     pullSecretSource: transfers?.source,
-    entitlements: entitlements?.pipeline,
-    clusterObservers: [transfers?.onCluster, entitlements?.onCluster].filter(
-      (observe) => observe !== undefined,
-    ),
+    // The features' pipeline plug-ins, in order.
+    plugins: [transfers?.plugin, entitlements?.plugin].filter((plugin) => plugin !== undefined),
   });
   watches.attach(pipeline);
   const broker = overrides.broker ?? (await createBroker(config.broker, { logger }));
@@ -220,11 +221,13 @@ async function startParts(
     rollback,
   };
   const admin = track(
+    'admin',
     await startAdmin(config.admin, { ...adminDeps, logger, kubeconfigPath: config.kubernetes.kubeconfig }),
     (a) => a.close(),
   );
   servers.push(
     track(
+      'servers',
       await startHealthServer({
         port: config.server.healthPort,
         host: config.server.host,
@@ -242,6 +245,7 @@ async function startParts(
   );
   servers.push(
     track(
+      'servers',
       await startMetricsServer({
         port: config.server.metricsPort,
         host: config.server.host,
@@ -259,14 +263,18 @@ async function startParts(
   transfers?.start(pipeline);
   entitlements?.start(pipeline);
   await broker.start(pipeline.handle);
-  track(broker, (b) => b.stop({ drainMs: 0 }));
-  const notifications: RunningStoreNotifications = await startStoreNotifications(config.notifications, {
-    reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
-    count: metrics.countStoreNotification,
-    subscribe: async (options) =>
-      new (await import('../brokers/pubsub/notification-subscriber.js')).NotificationSubscriber(options),
-    logger,
-  });
+  track('broker', broker, (b, { drainMs }) => b.stop({ drainMs }));
+  track(
+    'notifications',
+    await startStoreNotifications(config.notifications, {
+      reconcile: (clusterId) => pipeline.reconcile(clusterId, 0, 'store-notification'),
+      count: metrics.countStoreNotification,
+      subscribe: async (options) =>
+        new (await import('../brokers/pubsub/notification-subscriber.js')).NotificationSubscriber(options),
+      logger,
+    }),
+    (n: RunningStoreNotifications) => n.stop(),
+  );
   logger.info(
     {
       operation: 'start',
@@ -294,21 +302,26 @@ async function startParts(
       (stopping ??= (async () => {
         draining = true;
         logger.info({ operation: 'stop' }, 'Draining: finishing in-flight events');
-        await admin.close();
-        await entitlements?.stop();
-        await transfers?.stop();
-        await notifications.stop();
-        await broker.stop({ drainMs: config.server.drainSeconds * 1000 });
-        await watches.stop();
-        await shares?.stop();
-        scheduler.abortAll();
-        await executor.close();
-        verification?.verifier.close();
-        await stores.close();
-        await Promise.all(servers.map((s) => s.close()));
+        await shutdown.run({ drainMs: config.server.drainSeconds * 1000, tolerant: false });
         logger.info({ operation: 'stop' }, 'Adapter stopped');
       })()),
   };
+}
+
+/**
+ * The reconcile's plug-in steps, one line each, in order: the applied-transfer merge (an account
+ * service is configured), registry verification, retention.
+ */
+function reconcileSteps(
+  config: AdapterConfig,
+  verification: VerificationGate | undefined,
+  retention: RetentionRunner | undefined,
+): ReconcileStep[] {
+  return [
+    ...(config.accountService === undefined ? [] : [transferMergeStep]),
+    ...(verification === undefined ? [] : [verificationStep(verification)]),
+    ...(retention === undefined ? [] : [retentionStep(retention)]),
+  ];
 }
 
 /** The retention runner when `retention.enabled` (docs/retention.md), reporting to the adapter's metrics. */

@@ -1,6 +1,6 @@
 import type { AdapterConfig } from './config.js';
-import type { Executor } from './executor.js';
-import type { EventPipeline } from './pipeline.js';
+import type { Executor } from '../reconcile/executor.js';
+import type { EventPipeline } from '../reconcile/pipeline.js';
 import type { SecretCache } from '../kube/secret-cache.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';

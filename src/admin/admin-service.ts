@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Disposition, InboundMessage } from '../brokers/broker.js';
-import { readClusterParams, type FieldPaths } from '../adapter/cluster-params.js';
-import type { ProviderRoutes } from '../adapter/provider-routes.js';
-import type { StoreProvider, StoreTarget } from '../adapter/store-provider.js';
+import { readClusterParams, type FieldPaths } from '../reconcile/cluster-params.js';
+import type { ProviderRoutes } from '../reconcile/provider-routes.js';
+import type { StoreProvider, StoreTarget } from '../reconcile/store-provider.js';
 import type { RollbackRequest, RollbackResult } from '../retention/rollback.js';
-import { ADAPTER_NAME } from '../adapter/status-report.js';
+import { ADAPTER_NAME } from '../reconcile/status-report.js';
 import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { RECONCILE_EVENT_TYPE } from '../events/cluster-event.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
@@ -18,7 +18,7 @@ import {
 } from '../status-view/status-row.js';
 import { clusterState, type ClusterFilter } from './cluster-state.js';
 import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
-import type { TransferRun } from '../adapter/pipeline.js';
+import type { TransferRun } from '../account-service/transfer-task.js';
 
 /** Source of the events the admin API submits (an operator's request, not the Sentinel). */
 export const ADMIN_EVENT_SOURCE = 'pull-secret-admin';

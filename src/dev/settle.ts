@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AdapterStatus, Cluster } from '../hyperfleet/types.js';
-import { ADAPTER_NAME } from '../adapter/status-report.js';
+import { ADAPTER_NAME } from '../reconcile/status-report.js';
 
 /** Read access to the API's state, as the stand-in offers it in process. */
 export interface ClusterStateReader {

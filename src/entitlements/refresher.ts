@@ -1,4 +1,4 @@
-import { TransferFleet, type FleetCheck } from '../adapter/transfer-fleet.js';
+import { TransferFleet, type FleetCheck } from '../account-service/transfer-fleet.js';
 import type { Logger } from '../observability/logger.js';
 import { ENTITLEMENT_REASONS, type EntitlementOutcome } from './entitlement.js';
 import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';

@@ -54,7 +54,10 @@ export interface JobConfig {
   resultsPath?: string;
   /** Where the short report for the adapter goes (`TERMINATION_MESSAGE_PATH`, set by Job mode). */
   terminationMessagePath?: string;
-  /** Merge the applied-transfer record beside the secret into the pull secret (`TRANSFER_RECORDS=true`; docs/account-service.md). */
+  /**
+   * Merge the applied-transfer record beside the secret into the pull secret (`TRANSFER_RECORDS=true`;
+   * docs/account-service.md).
+   */
   transferRecords: boolean;
   /** `JOB_TIMEOUT`: the run ends as a failure (reason JobTimeout) after this many seconds. */
   timeoutSeconds: number;

@@ -15,7 +15,10 @@ import { readCa, RegistryVerifier, VerificationGate } from '../verification/inde
  * and runner as the in-process executor.
  */
 
-/** The job's verification settings: the adapter's section, with the CA as PEM text when the adapter passes it inline. */
+/**
+ * The job's verification settings: the adapter's section, with the CA as PEM text when the adapter passes it
+ * inline.
+ */
 export type JobVerificationSettings = VerificationSection & { caPem?: string };
 
 /** Largest CA bundle passed inline in a Job spec (`VERIFICATION_CA_PEM`); a Job object must stay small. */
@@ -66,7 +69,10 @@ export function parseRetentionEnv(env: NodeJS.ProcessEnv): EnvParse<RetentionSec
   return parseEnv(retentionEnvSchema, sectionEnv('job', 'retention'), env);
 }
 
-/** The job's verification gate; undefined when `VERIFICATION_MODE` is off. @throws CONFIG_INVALID when the CA file cannot be read. */
+/**
+ * The job's verification gate; undefined when `VERIFICATION_MODE` is off. @throws CONFIG_INVALID when the CA
+ * file cannot be read.
+ */
 export function jobVerificationGate(settings: JobVerificationSettings): VerificationGate | undefined {
   if (settings.mode === 'off') return undefined;
   const { caPem, ...section } = settings;
@@ -116,7 +122,10 @@ export function lifecycleJobEnv(config: {
   };
 }
 
-/** A section's plain values under their job variable names (env-table.ts); the CA is passed by `readInlineCa`, a list joined by commas. */
+/**
+ * A section's plain values under their job variable names (env-table.ts); the CA is passed by `readInlineCa`, a
+ * list joined by commas.
+ */
 function sectionJobEnv(prefix: 'verification' | 'retention', section: object): Record<string, string> {
   const values = section as Record<string, unknown>;
   const env: Record<string, string> = {};

@@ -41,7 +41,10 @@ export function resultPathProblem(path: string): string | undefined {
   return s.isFile() ? undefined : `is ${kindOf(s)}, not a regular file`;
 }
 
-/** `RESULTS_PATH`: absent or a regular file (not a directory, device, FIFO or symlink), in an existing writable directory. */
+/**
+ * `RESULTS_PATH`: absent or a regular file (not a directory, device, FIFO or symlink), in an existing writable
+ * directory.
+ */
 export async function checkResultsPath(path: string): Promise<void> {
   const existing = await lstat(path).catch(() => undefined);
   if (existing !== undefined && !existing.isFile())

@@ -3,7 +3,13 @@ import { describeError, failureReason, PullSecretError, toPullSecretError } from
 import { createKubernetesTarget } from '../kube/target-config.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
-import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
+import { verificationNote } from '../reconcile/status-report.js';
+import { transferMergeStep } from '../account-service/transfer-merge-step.js';
+import { retentionStep } from '../retention/step.js';
+import type { RetentionRunner } from '../retention/runner.js';
+import { verificationStep, type VerificationGate } from '../verification/index.js';
 import { defaultSecretId } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
 import { reconcilePullSecret, type ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
@@ -31,7 +37,7 @@ const SUCCESS_REASON = {
 } as const;
 
 /**
- * The pull secret job (seed 003's `run-job pull-secret`, made idempotent): `reconcilePullSecret`
+ * The pull secret job (`pull-secret run-job pull-secret`, idempotent): `reconcilePullSecret`
  * with a store and Kubernetes target built from the environment, each step logged as one JSON line,
  * the result file written if asked. The final log line (`operation: completed`) carries the outcome.
  *
@@ -58,7 +64,7 @@ export async function runPullSecretJob(
       { operation: 'start', store: config.storeKind, dry_run: dryRun },
       'Starting pull secret storage operation',
     );
-    await checkBeforeWriting(config, dryRun);
+    const names = await checkBeforeWriting(config, dryRun);
     // Before the store: an unreadable VERIFICATION_CA_FILE fails the run before anything is opened.
     verification = jobVerificationGate(config.verification);
     const retention = jobRetentionRunner(config.retention, config.retry, options.clock);
@@ -74,6 +80,7 @@ export async function runPullSecretJob(
         pullSecretData: config.pullSecretData,
         namespace: config.kubernetes.namespace,
         dryRun,
+        names,
       },
       {
         store,
@@ -81,9 +88,7 @@ export async function runPullSecretJob(
         retry: config.retry,
         log,
         signal: options.signal,
-        transferRecords: config.transferRecords,
-        verification,
-        retention,
+        steps: jobSteps(config, verification, retention),
       },
     );
     const message = completionMessage(result);
@@ -185,11 +190,11 @@ function lifecycleResult(
  * What can be checked without a store or Kubernetes call, checked before the first one: every name
  * (the Kubernetes ones too when a Kubernetes target is configured, also in a dry run), RESULTS_PATH
  * and, when manifests are written, MANIFEST_DIR (path-checks.ts), so a run that would fail at its
- * end fails before writing anything.
+ * end fails before writing anything. Returns the names, which the reconcile takes as they are.
  * @throws PullSecretError IDENTIFIER_INVALID or CONFIG_INVALID (exit 2).
  */
-async function checkBeforeWriting(config: JobConfig, dryRun: boolean): Promise<void> {
-  deriveClusterNames({
+async function checkBeforeWriting(config: JobConfig, dryRun: boolean): Promise<ClusterNames> {
+  const names = deriveClusterNames({
     clusterId: config.clusterId,
     secretName: config.secretName,
     namespace: config.kubernetes.namespace,
@@ -198,6 +203,20 @@ async function checkBeforeWriting(config: JobConfig, dryRun: boolean): Promise<v
   if (config.resultsPath !== undefined) await checkResultsPath(config.resultsPath);
   if (config.kubernetes.target === 'manifests' && !dryRun)
     await checkManifestDir(config.kubernetes.manifestDir);
+  return names;
+}
+
+/** The reconcile's plug-in steps in the Job, one line each, in the adapter's order. */
+function jobSteps(
+  config: JobConfig,
+  verification: VerificationGate | undefined,
+  retention: RetentionRunner | undefined,
+): ReconcileStep[] {
+  return [
+    ...(config.transferRecords === true ? [transferMergeStep] : []),
+    ...(verification === undefined ? [] : [verificationStep(verification)]),
+    ...(retention === undefined ? [] : [retentionStep(retention)]),
+  ];
 }
 
 function completionMessage(result: ReconcileResult): string {
@@ -214,19 +233,7 @@ function completionMessage(result: ReconcileResult): string {
     updated: 'Updated pull secret with a new version',
     unchanged: 'Pull secret unchanged, no new version',
   };
-  return `${done[result.outcome]}${verificationNote(result)}`;
-}
-
-/** Registries that did not accept a pull secret written anyway (warn mode), as the in-process Applied message names them. */
-function verificationNote(result: ReconcileResult): string {
-  const summary = result.verification;
-  if (summary === undefined) return '';
-  const failed = Object.entries(summary.results).filter(
-    ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',
-  );
-  return failed.length === 0
-    ? ''
-    : `; registry verification (${summary.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
+  return `${done[result.outcome]}${verificationNote(result.verification)}`;
 }
 
 async function writeResult(config: JobConfig, result: JobResultFile): Promise<void> {

@@ -1,7 +1,7 @@
 import { chmod } from 'node:fs/promises';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { redactor } from '../pullsecret/redact.js';
-import type { VerificationSummary } from '../verification/index.js';
+import type { VerificationFacts } from '../reconcile/steps.js';
 import { PullSecretError } from '../errors/index.js';
 import { resultPathProblem } from './path-checks.js';
 
@@ -35,8 +35,11 @@ export interface JobResultFile {
   previous_version?: string;
   previous_version_state?: string;
   previous_grace_ends_at?: string;
-  /** With registry verification on and a new pull secret: the mode and each registry's outcome (status `registryVerification`). */
-  registry_verification?: VerificationSummary;
+  /**
+   * With registry verification on and a new pull secret: the mode and each registry's outcome (status
+   * `registryVerification`).
+   */
+  registry_verification?: VerificationFacts;
   timestamp: string;
 }
 

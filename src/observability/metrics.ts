@@ -17,6 +17,8 @@ export const EVENT_RESULTS = [
 export type EventResult = (typeof EVENT_RESULTS)[number];
 
 const JOB_RESULTS = ['success', 'failure', 'skipped'] as const;
+/** `pullsecret_job_total{result}`. */
+export type JobResult = (typeof JOB_RESULTS)[number];
 const STATUS_RESULTS = ['stored', 'stale', 'gone', 'error'] as const;
 const WRITE_OUTCOMES = ['created', 'updated', 'unchanged'] as const;
 /** What was found changed on a managed Secret, as counted in `pullsecret_drift_repairs_total{kind}`. */

@@ -8,7 +8,7 @@ export interface ProvisionInput {
   clusterId: string;
   /** Namespace of the Secret; default `clusters-{cluster-id}`. */
   namespace?: string;
-  /** The bytes read back from the store (seed 001 phase 5: the Secret is filled from the store). */
+  /** The bytes read back from the store (the Secret is filled from what the store holds, not from the input). */
   stored: Buffer;
   secretPath: string;
   version: string;

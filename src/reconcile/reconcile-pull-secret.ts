@@ -1,17 +1,14 @@
-import { readTransferRecord } from '../account-service/transfer-record.js';
 import type { Logger } from '../observability/logger.js';
-import { mergeTransferredPullSecret } from '../pullsecret/transfer-merge.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
-import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
 import { redactor } from '../pullsecret/redact.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { pushSecret, type PushResult } from '../stores/push.js';
 import type { SecretStore } from '../stores/store.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 import type { RetryPolicy } from '../util/retry.js';
-import type { VerificationGate, VerificationSummary } from '../verification/index.js';
 import { provisionKubernetesSecret } from './provision-kubernetes.js';
-import type { RetentionRunner, RetentionView } from '../retention/runner.js';
+import type { ReconcileFacts, ReconcileStep, StepContext } from './steps.js';
 
 /** One cluster's desired pull secret. */
 export interface ReconcileInput {
@@ -25,6 +22,11 @@ export interface ReconcileInput {
   dryRun?: boolean;
   /** The setting that names the secret, for messages: `SECRET_NAME` (default) or `spec.pullSecret.secretName`. */
   secretNameSetting?: string;
+  /**
+   * The names the caller already derived (`deriveClusterNames`) from these same inputs, with the
+   * Kubernetes checks when a Kubernetes Secret is written: not derived again.
+   */
+  names?: ClusterNames;
 }
 
 export interface ReconcileDeps {
@@ -34,32 +36,15 @@ export interface ReconcileDeps {
   retry: RetryPolicy;
   log: Logger;
   signal?: AbortSignal;
-  /**
-   * Read the applied-transfer record beside the secret (`readTransferRecord`, one store access) and
-   * push the spec merged with it, so a spec reconcile never undoes an applied transfer. Set only
-   * when an account service is configured: no record can exist otherwise.
-   */
-  transferRecords?: boolean;
-  /** Retires superseded versions after the push (docs/retention.md); none = versions are kept. */
-  retention?: RetentionRunner;
-  /**
-   * Registry verification (`verification.mode` warn or enforce): checks the credentials only when
-   * a new pull secret would be promoted; in enforce mode a refusal stops the reconcile before any write.
-   */
-  verification?: VerificationGate;
+  /** The plug-in steps, in order (transfer merge, registry verification, retention): none = store and Secret only. */
+  steps?: readonly ReconcileStep[];
 }
 
-/** What a reconcile did. */
-export interface ReconcileResult extends PushResult {
+/** What a reconcile did, with the facts its steps added. */
+export interface ReconcileResult extends PushResult, ReconcileFacts {
   secretName: string;
   dryRun: boolean;
   kubernetes?: ApplyResult;
-  /** The applied transfer merged into the spec's pull secret, when a record exists. */
-  transfer?: { transferId: string; appliedAt: string };
-  /** The current and previous versions, when retention runs for this store. */
-  retention?: RetentionView;
-  /** The registry verification of the new pull secret; absent when off or nothing new was promoted. */
-  verification?: VerificationSummary;
 }
 
 /**
@@ -93,43 +78,47 @@ async function reconcileRegistered(
   const dryRun = input.dryRun ?? false;
   const writesKubernetes = deps.kubernetes !== undefined && !dryRun;
   // Every name, and the document, are checked before the first store or Kubernetes call.
-  const names = deriveClusterNames({
-    clusterId: input.clusterId,
-    secretName: input.secretName,
-    namespace: input.namespace,
-    kubernetes: writesKubernetes,
-  });
+  const names =
+    input.names ??
+    deriveClusterNames({
+      clusterId: input.clusterId,
+      secretName: input.secretName,
+      namespace: input.namespace,
+      kubernetes: writesKubernetes,
+    });
   const { secretId: secretName, labels } = names;
   const { store, log } = deps;
   const limits = { maxBytes: store.maxPayloadBytes, targetName: `${store.kind} store` };
   const secret = validatePullSecret(input.pullSecretData, limits);
   // The steps of a reconcile are debug; its outcome ('Pull secret reconciled') and every write are info.
   log.debug({ operation: 'validate', registries: secret.registries }, 'Pull secret is valid');
-  const applied =
-    deps.transferRecords === true ? await readTransferRecord(store, secretName, deps.signal) : undefined;
-  let payload = secret.raw;
-  if (applied !== undefined) {
+  const steps = deps.steps ?? [];
+  const ctx: StepContext = Object.freeze({
+    store,
+    names,
+    dryRun,
+    limits,
+    log,
+    signal: deps.signal,
     // Registered like the input: released when this reconcile ends.
-    releases.push(redactor.register(credentialStrings(applied.secret)));
-    const merged = mergeTransferredPullSecret(secret.raw, applied.secret, limits);
-    if (merged.changed) payload = merged.data;
-    log.info(
-      {
-        operation: 'transfer-merge',
-        transfer_id: applied.transferId,
-        replaced: merged.replaced,
-        added: merged.added,
-      },
-      'Applied transfer merged into the pull secret',
-    );
+    registerCredentials: (document: string) =>
+      void releases.push(redactor.register(credentialStrings(document))),
+  });
+  const facts: ReconcileFacts = {};
+  let payload = secret.raw;
+  for (const step of steps) {
+    if (step.preparePayload === undefined) continue;
+    const prepared = await step.preparePayload(ctx, payload);
+    payload = prepared.payload;
+    Object.assign(facts, prepared.facts);
   }
-
-  let verification: VerificationSummary | undefined;
-  const gate = deps.verification;
+  const gates = steps.filter((step) => step.beforeWrite !== undefined);
   const beforeWrite =
-    gate === undefined
+    gates.length === 0
       ? undefined
-      : async () => void (verification = await gate.check(payload.toString('utf8'), log, deps.signal));
+      : async () => {
+          for (const step of gates) Object.assign(facts, await step.beforeWrite?.(ctx, payload));
+        };
   const pushed = await pushSecret(
     store,
     {
@@ -146,10 +135,7 @@ async function reconcileRegistered(
       onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
     },
   );
-  const result: ReconcileResult = { ...pushed, secretName, dryRun };
-  if (applied !== undefined)
-    result.transfer = { transferId: applied.transferId, appliedAt: applied.appliedAt };
-  if (verification !== undefined) result.verification = verification;
+  const result: ReconcileResult = { ...pushed, secretName, dryRun, ...facts };
   if (
     deps.kubernetes !== undefined &&
     writesKubernetes &&
@@ -174,20 +160,7 @@ async function reconcileRegistered(
       deps.signal,
     );
   }
-  if (deps.retention !== undefined && !dryRun && pushed.version !== undefined) {
-    // After the Kubernetes Secret holds the new content: the old credential is retired only later.
-    const view = await deps.retention.afterReconcile(
-      store,
-      {
-        secretId: secretName,
-        clusterId: names.clusterId,
-        currentVersion: pushed.version,
-        wrote: pushed.outcome !== 'unchanged',
-      },
-      log,
-      deps.signal,
-    );
-    if (view !== undefined) result.retention = view;
-  }
+  // After the Kubernetes Secret holds the new content: an old credential is retired only later.
+  for (const step of steps) Object.assign(result, await step.afterProvision?.(ctx, pushed));
   return result;
 }

@@ -11,7 +11,10 @@ export interface RetentionPolicy {
   graceHours: number;
   /** Days after it was superseded when a version is destroyed (counted from the same moment as the grace). */
   retentionDays: number;
-  /** At most this many versions that are not destroyed, the current one included (versions still in their grace excepted). */
+  /**
+   * At most this many versions that are not destroyed, the current one included (versions still in their grace
+   * excepted).
+   */
   keepVersions: number;
 }
 
@@ -166,7 +169,10 @@ export interface VersionSummary {
   previousGraceEndsAt: string | undefined;
 }
 
-/** Current version (newest ENABLED), previous (newest below it not destroyed) and the end of its grace; `versions` newest first. */
+/**
+ * Current version (newest ENABLED), previous (newest below it not destroyed) and the end of its grace;
+ * `versions` newest first.
+ */
 export function summarizeVersions(versions: readonly VersionView[], graceHours: number): VersionSummary {
   const sorted = versions;
   const currentIndex = sorted.findIndex((v) => v.state === 'ENABLED');

@@ -66,7 +66,10 @@ export class RetentionRunner {
     this.#clock = options.clock ?? Date.now;
   }
 
-  /** Runs one pass when one is due; returns what is known of the versions (nothing for a store without the lifecycle). */
+  /**
+   * Runs one pass when one is due; returns what is known of the versions (nothing for a store without the
+   * lifecycle).
+   */
   async afterReconcile(
     store: SecretStore,
     input: RetentionInput,
@@ -133,7 +136,8 @@ export class RetentionRunner {
     }
     const plan = planRetention(described.versions, now, policy, input.currentVersion);
     const max = this.options.maxChangesPerPass ?? DEFAULT_MAX_CHANGES;
-    // A store that cannot destroy (Azure Key Vault) only disables: what is due for destruction is disabled if it is not yet.
+    // A store that cannot destroy (Azure Key Vault) only disables: what is due for destruction is disabled if it
+    // is not yet.
     const canDestroy = store.destroyVersion !== undefined;
     const enabled = new Set(described.versions.filter((v) => v.state === 'ENABLED').map((v) => v.version));
     const disable = canDestroy

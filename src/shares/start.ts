@@ -1,4 +1,3 @@
-import type { AdapterConfig } from '../adapter/config.js';
 import type { Logger } from '../observability/logger.js';
 import type { AdapterMetrics as Metrics } from '../adapter/metrics.js';
 
@@ -13,7 +12,8 @@ export interface RunningShares {
  * @throws CONFIG_INVALID when no kubeconfig can be loaded.
  */
 export async function startShares(
-  config: AdapterConfig,
+  /** The adapter's `kubernetes.kubeconfig` and `shares` settings. */
+  config: { kubernetes: { kubeconfig?: string }; shares: { recheckSeconds: number } },
   metrics: Metrics,
   logger: Logger,
 ): Promise<RunningShares> {

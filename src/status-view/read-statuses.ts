@@ -1,4 +1,4 @@
-import { ADAPTER_NAME } from '../adapter/status-report.js';
+import { ADAPTER_NAME } from '../reconcile/status-report.js';
 import { createHyperFleetClient, type HyperFleetClient } from '../hyperfleet/client.js';
 import type { AdapterStatus, Cluster } from '../hyperfleet/types.js';
 import type { RetryPolicy } from '../util/retry.js';

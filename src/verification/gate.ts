@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
 import { enforce, problemsOf, summarize, type VerificationMode, type VerificationSummary } from './policy.js';
 import type { RegistryVerifier } from './verifier.js';
 
@@ -38,4 +39,17 @@ export class VerificationGate {
     if (this.mode === 'enforce') enforce(report);
     return summarize(this.mode, report);
   }
+}
+
+/**
+ * The reconcile step of registry verification (`verification.mode` warn or enforce): checks the
+ * credentials only when a new pull secret would be promoted; in enforce mode a refusal stops the
+ * reconcile before any write.
+ */
+export function verificationStep(gate: VerificationGate): ReconcileStep {
+  return Object.freeze({
+    async beforeWrite(ctx, payload) {
+      return { verification: await gate.check(payload.toString('utf8'), ctx.log, ctx.signal) };
+    },
+  } satisfies ReconcileStep);
 }

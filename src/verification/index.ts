@@ -1,4 +1,9 @@
-export { VerificationGate } from './gate.js';
+/*
+ * The registry verification plug-in (docs/verification.md). Registers one reconcile step,
+ * `verificationStep` (`beforeWrite`: check a new pull secret's registries; enforce mode refuses
+ * before any write), wired by the adapter and the Job in one line each.
+ */
+export { VerificationGate, verificationStep } from './gate.js';
 export {
   RegistryVerifier,
   readCa,

@@ -26,7 +26,10 @@ function named(report: VerificationReport, outcome: RegistryResult['outcome']): 
   return found.length === 0 ? undefined : found.map((r) => `${r.registry} (${r.detail})`).join(', ');
 }
 
-/** One line naming the registries that did not accept (for a warning and the status message); undefined when all did. */
+/**
+ * One line naming the registries that did not accept (for a warning and the status message); undefined when all
+ * did.
+ */
 export function problemsOf(report: VerificationReport): string | undefined {
   const parts = [];
   const rejected = named(report, 'rejected');

@@ -1,5 +1,5 @@
 import { PullSecretError } from '../../src/errors/index.js';
-import type { StoreProvider } from '../../src/adapter/store-provider.js';
+import type { StoreProvider } from '../../src/reconcile/store-provider.js';
 import { managedLabels } from '../../src/pullsecret/identifiers.js';
 import { pushSecret } from '../../src/stores/push.js';
 import type { PushOutcome } from '../../src/stores/store.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Where the adapter finds its inputs in a cluster object. Each entry lists dotted paths tried in
- * order; the first one present wins, so both `spec.gcp.projectId` (seed 001) and
+ * order; the first one present wins, so both `spec.gcp.projectId` (the original cluster spec) and
  * `spec.platform.gcp.projectID` (current API) work without configuration.
  */
 export const fieldPathsSchema = z

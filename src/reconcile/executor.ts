@@ -1,4 +1,5 @@
 import type { Logger } from '../observability/logger.js';
+import type { ClusterNames } from '../pullsecret/cluster-names.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** One cluster to provision, with its inputs already read from the API. */
@@ -6,6 +7,8 @@ export interface ClusterWork {
   clusterId: string;
   generation: number;
   target: WorkTarget;
+  /** The names resolved once for this event (`resolveCluster`): executors do not derive them again. */
+  names: ClusterNames;
   /** The pull secret text (a credential). */
   pullSecret: string;
   log: Logger;
@@ -16,6 +19,7 @@ export interface ClusterCleanup {
   clusterId: string;
   generation: number;
   target: WorkTarget;
+  names: ClusterNames;
   log: Logger;
 }
 

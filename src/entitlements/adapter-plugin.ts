@@ -1,38 +1,32 @@
+/*
+ * The entitlements plug-in (docs/account-service.md, "Entitlement certificates"). Registers a
+ * `PipelinePlugin`: the refresher hears of the clusters events read and of every new pull secret
+ * version, and the certificate's expiry goes into the status data (`entitlementExpiresAt`). The
+ * refreshes run through the core's `runForCluster`. The adapter wires it in one line.
+ */
 import type { AccountServiceClient } from '../account-service/client.js';
-import type { EntitlementsSection } from '../entitlements/config.js';
-import { refreshEntitlement } from '../entitlements/entitlement.js';
-import type { EntitlementExpiry } from '../entitlements/expiry.js';
-import { EntitlementRefresher, type RefreshResult } from '../entitlements/refresher.js';
+import type { BackgroundDeps } from '../account-service/adapter-plugin.js';
+import { refreshEntitlement } from './entitlement.js';
+import type { EntitlementExpiry } from './expiry.js';
+import { EntitlementRefresher, type RefreshResult } from './refresher.js';
 import { describeError } from '../errors/index.js';
-import type { KubernetesSecretTarget } from '../kube/target.js';
-import type { Logger } from '../observability/logger.js';
-import type { AdapterMetrics as Metrics } from './metrics.js';
-import type { RetryPolicy } from '../util/retry.js';
-import { listClusterIds } from './cluster-list.js';
-import type { HyperFleetClient } from '../hyperfleet/index.js';
-import type { ClusterObserver, EventPipeline, PipelineEntitlements } from './pipeline.js';
-import { storeFor } from './secret-cleanup.js';
-import type { StoreProvider } from './store-provider.js';
+import { listClusterIds } from '../reconcile/cluster-list.js';
+import type { EventPipeline } from '../reconcile/pipeline.js';
+import type { PipelinePlugin } from '../reconcile/pipeline-plugin.js';
 
-export interface AdapterEntitlementDeps {
-  section: EntitlementsSection;
+export interface AdapterEntitlementDeps extends BackgroundDeps {
+  /** The adapter's `entitlements` section (docs/account-service.md, "Entitlement certificates"). */
+  section: { interval: number; jitter: number; arch: string; requestsPerSecond: number };
   client: AccountServiceClient;
-  stores: StoreProvider;
-  kubernetes?: KubernetesSecretTarget;
-  retry: RetryPolicy;
-  api: HyperFleetClient;
-  metrics: Metrics;
-  logger: Logger;
-  /** Refreshes started at once (the pipeline's concurrency). */
-  concurrency: number;
 }
 
 /** The entitlement parts of a running adapter (docs/account-service.md, "Entitlement certificates"). */
 export interface AdapterEntitlements {
-  /** For `PipelineDeps.entitlements`. */
-  readonly pipeline: PipelineEntitlements;
-  /** For `PipelineDeps.clusterObservers`: the refresher schedules clusters events show, and forgets gone ones. */
-  readonly onCluster: ClusterObserver;
+  /**
+   * For `PipelineDeps.plugins`: the refresher schedules clusters events show and forgets gone ones,
+   * refreshes at once after a new pull secret version, and the expiry goes into the status data.
+   */
+  readonly plugin: PipelinePlugin;
   readonly expiry: EntitlementExpiry;
   /** Starts the refresher's schedule once the pipeline exists. */
   start(pipeline: EventPipeline): void;
@@ -64,7 +58,7 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         async ({ cluster, target, pullSecret, signal }) =>
           await refreshEntitlement(cluster.id, Buffer.from(pullSecret, 'utf8'), {
             client: deps.client,
-            store: await storeFor(deps.stores, target),
+            store: await deps.stores.forTarget(target),
             push: { retry: deps.retry, signal },
             target: deps.kubernetes,
             namespace: target.namespace,
@@ -98,8 +92,9 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
 
   return {
     expiry,
-    onCluster: (clusterId, exists) => (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
-    pipeline: {
+    plugin: {
+      onClusterRead: (clusterId, exists) =>
+        void (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
       onPullSecretWritten: (clusterId) => {
         refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
           logger.warn(
@@ -108,7 +103,11 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
           );
         });
       },
-      expiresAt: (clusterId) => expiry.expiresAt(clusterId),
+      statusOf: (clusterId, outcome) => {
+        if (outcome.kind === 'finalized' || outcome.kind === 'finalize-failed') return undefined;
+        const entitlementExpiresAt = expiry.expiresAt(clusterId);
+        return entitlementExpiresAt === undefined ? undefined : { data: { entitlementExpiresAt } };
+      },
     },
     start(pipeline) {
       pipelineRef = pipeline;

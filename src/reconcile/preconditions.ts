@@ -40,7 +40,7 @@ export function sharedPreconditions(source: PullSecretSourceKind = 'spec'): Prec
   ];
 }
 
-/** Seed 001's defaults (one store, no `providers`): GCP provider, a project id, then the shared ones. */
+/** The defaults of a single-store GCP adapter (no `providers`): GCP provider, a project id, then the shared ones. */
 export function defaultPreconditions(source: PullSecretSourceKind = 'spec'): Precondition[] {
   return [
     {
@@ -60,7 +60,7 @@ export function defaultPreconditions(source: PullSecretSourceKind = 'spec'): Pre
 /** The shared rules for `pullSecretSource: spec` (the default). */
 export const SHARED_PRECONDITIONS: readonly Precondition[] = sharedPreconditions('spec');
 
-/** The seed's default rules for `pullSecretSource: spec` (the default). */
+/** The default rules (no `providers`) for `pullSecretSource: spec` (the default). */
 export const DEFAULT_PRECONDITIONS: readonly Precondition[] = defaultPreconditions('spec');
 
 /** The verdict on a cluster. */

@@ -28,7 +28,10 @@ export interface TransferFleetOptions {
   /** Lists the ids of the clusters that exist (not deleted); run at start and once per interval. */
   list?: (signal: AbortSignal) => Promise<string[]>;
   logger: Logger;
-  /** Names the periodic work in logs (default `transfer checks`, operation `transfer-fleet`); the entitlement refresh reuses the fleet. */
+  /**
+   * Names the periodic work in logs (default `transfer checks`, operation `transfer-fleet`); the entitlement
+   * refresh reuses the fleet.
+   */
   label?: { operation: string; work: string; listFailed: string };
 }
 

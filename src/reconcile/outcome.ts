@@ -1,7 +1,7 @@
 import type { PullSecretError } from '../errors/index.js';
 import type { ApplyResult } from '../kube/target.js';
 import type { JobReport } from '../kube/job-report.js';
-import type { ReconcileResult } from '../reconcile/reconcile-pull-secret.js';
+import type { ReconcileResult } from './reconcile-pull-secret.js';
 import type { ScopeValues as StoreSettingValues } from '../stores/factory.js';
 
 /** Where the work was done, for the status `data`. */

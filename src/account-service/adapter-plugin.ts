@@ -1,9 +1,14 @@
-import {
-  checkAndApplyClusterTransfer,
-  type ClusterTransferResult,
-} from '../account-service/apply-transfer.js';
-import { createAccountServiceClient, type AccountServiceClient } from '../account-service/client.js';
-import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
+/*
+ * The account-service plug-in (docs/account-service.md). Registers, through the core's contracts:
+ * the reconcile step `transferMergeStep` (transfer-merge-step.ts: an applied ownership transfer is
+ * merged into every spec reconcile), a `PipelinePlugin` (the transfer fleet hears of the clusters
+ * events read; failing transfer checks show in `Health`), the `PullSecretSource` for
+ * `pullSecretSource: account-service`, and the transfer check task run in a cluster's scheduler slot
+ * (transfer-task.ts). The adapter wires it in one line; the core imports nothing from here.
+ */
+import { checkAndApplyClusterTransfer, type ClusterTransferResult } from './apply-transfer.js';
+import { createAccountServiceClient, type AccountServiceClient } from './client.js';
+import { TRANSFER_REASONS } from './transfer-check.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
@@ -14,46 +19,45 @@ import { validatePullSecret } from '../pullsecret/validate.js';
 import { describeError, PullSecretError, toPullSecretError } from '../errors/index.js';
 import type { AccountServiceSection, PullSecretSourceKind } from '../config/account-service.js';
 import type { RetryPolicy } from '../util/retry.js';
-import type { VerificationGate } from '../verification/index.js';
-import { listClusterIds } from './cluster-list.js';
-import type {
-  ClusterObserver,
-  EventPipeline,
-  PipelineTransfers,
-  PullSecretSource,
-  TransferCheckInput,
-  TransferRun,
-} from './pipeline.js';
-import { storeFor } from './secret-cleanup.js';
-import type { StoreProvider } from './store-provider.js';
+import type { ReconcileStep } from '../reconcile/steps.js';
+import { listClusterIds } from '../reconcile/cluster-list.js';
+import type { EventPipeline } from '../reconcile/pipeline.js';
+import type { PipelinePlugin, PullSecretSource } from '../reconcile/pipeline-plugin.js';
+import { checkTransferThrough, type TransferCheckInput, type TransferRun } from './transfer-task.js';
+import type { StoreProvider } from '../reconcile/store-provider.js';
 import { TransferFleet } from './transfer-fleet.js';
 import { TransferHealth } from './transfer-health.js';
 
 /** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
 const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
 
-export interface AdapterTransferDeps {
-  section: AccountServiceSection;
-  pullSecretSource: PullSecretSourceKind;
+/** What the background fleets (transfer checks, entitlement refreshes) work with. */
+export interface BackgroundDeps {
   stores: StoreProvider;
   kubernetes?: KubernetesSecretTarget;
   retry: RetryPolicy;
   api: HyperFleetClient;
   metrics: Metrics;
   logger: Logger;
-  /** Checks started at once (the pipeline's concurrency). */
+  /** Tasks started at once (the pipeline's concurrency). */
   concurrency: number;
-  /** Registry verification of the merged pull secret before it is written (as for a spec's). */
-  verification?: VerificationGate;
+}
+
+export interface AdapterTransferDeps extends BackgroundDeps {
+  section: AccountServiceSection;
+  pullSecretSource: PullSecretSourceKind;
+  /** The reconcile's steps for an applied transfer (registry verification, as for a spec's); the merge is added. */
+  steps: readonly ReconcileStep[];
 }
 
 /** The account service parts of a running adapter (docs/account-service.md). */
 export interface AdapterTransfers {
   readonly client: AccountServiceClient;
-  /** For `PipelineDeps.transfers`. */
-  readonly pipeline: PipelineTransfers;
-  /** For `PipelineDeps.clusterObservers`: the fleet schedules clusters events show, and forgets gone ones. */
-  readonly onCluster: ClusterObserver;
+  /**
+   * For `PipelineDeps.plugins`: the fleet schedules clusters events show and forgets gone ones; a
+   * cluster's transfer health shows in every report.
+   */
+  readonly plugin: PipelinePlugin;
   /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
   readonly source?: PullSecretSource;
   /** Starts the fleet's schedule once the pipeline exists. */
@@ -82,11 +86,12 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   const check = async ({
     cluster,
     target,
+    names,
     pullSecret,
     log,
     signal,
   }: TransferCheckInput): Promise<ClusterTransferResult> => {
-    const store = await storeFor(deps.stores, target);
+    const store = await deps.stores.forTarget(target);
     return await checkAndApplyClusterTransfer(
       {
         clusterId: cluster.id,
@@ -94,6 +99,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
         pullSecretData: pullSecret,
         namespace: target.namespace,
         secretNameSetting: SECRET_NAME_SETTING,
+        names,
       },
       {
         store,
@@ -101,14 +107,17 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
         retry: deps.retry,
         log,
         signal,
-        verification: deps.verification,
+        steps: deps.steps,
         check: { client, intervalMs: section.transfer.interval, retries: 0 },
       },
     );
   };
   const checkNow = async (clusterId: string): Promise<TransferRun> => {
     if (pipelineRef === undefined) return { kind: 'skipped', message: 'the adapter is starting' };
-    const run = await pipelineRef.checkTransfer(clusterId, check);
+    const run = await checkTransferThrough(pipelineRef, clusterId, check, {
+      health,
+      onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+    });
     if (run.kind === 'gone') health.forget(clusterId);
     return run;
   };
@@ -140,12 +149,14 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
 
   return {
     client,
-    pipeline: {
-      health,
-      onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+    plugin: {
+      onClusterRead: (clusterId, exists) =>
+        void (exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId))),
+      statusOf: (clusterId) => {
+        const healthProblem = health.problem(clusterId);
+        return healthProblem === undefined ? undefined : { healthProblem };
+      },
     },
-    onCluster: (clusterId, exists) =>
-      exists ? fleet?.seen(clusterId) : (fleet?.forget(clusterId), health.forget(clusterId)),
     source,
     get fleet() {
       return fleet;

@@ -231,7 +231,9 @@ test('entitlementExpiresAt joins the data when given, beside what the outcome re
       dryRun: false,
     },
   };
-  const report = buildStatusReport(applied, 1, new Date(), undefined, '2027-01-01T00:00:00Z');
+  const report = buildStatusReport(applied, 1, new Date(), {
+    data: { entitlementExpiresAt: '2027-01-01T00:00:00Z' },
+  });
   assert.equal(report.data?.entitlementExpiresAt, '2027-01-01T00:00:00Z');
   assert.equal(report.data?.secretVersion, '2');
   assert.equal('entitlementExpiresAt' in (buildStatusReport(applied, 1).data ?? {}), false);

@@ -1,8 +1,4 @@
-import {
-  TRANSFER_RETRY_STEPS,
-  transferBackoff,
-  type TransferOutcome,
-} from '../account-service/transfer-check.js';
+import { TRANSFER_RETRY_STEPS, transferBackoff, type TransferOutcome } from './transfer-check.js';
 
 /** A cluster's transfer problem as its `Health` condition shows it. Messages never hold a credential. */
 export interface TransferProblem {

@@ -1,8 +1,8 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
-import type { RetentionView } from '../retention/runner.js';
-import type { VerificationSummary } from '../verification/index.js';
+import type { VerificationFacts, VersionFacts } from './steps.js';
+import type { StatusAddition } from './pipeline-plugin.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
 /** The adapter's name in status reports. */
@@ -49,7 +49,7 @@ function targetData(target: WorkTarget | undefined): Record<string, unknown> {
   return {
     secretName: target.secretName,
     store: target.store,
-    // Where the store keeps it (`location`), plus what the store declares (GCP: the seed's `gcpProject`).
+    // Where the store keeps it (`location`), plus what the store declares (GCP: `gcpProject`, docs/status-contract.md).
     ...scopeStatusData(target.store, target.settings),
     kubernetesSecret: { namespace: target.namespace, name: target.kubernetesSecretName },
   };
@@ -64,10 +64,13 @@ function transferData(
     : { transferId: transfer.transferId, transferAppliedAt: transfer.appliedAt };
 }
 
-/** Adds the current version, and the previous one with the end of its grace, when retention runs (docs/retention.md). */
+/**
+ * Adds the current version, and the previous one with the end of its grace, when retention runs
+ * (docs/retention.md).
+ */
 function addVersionData(
   data: Record<string, unknown>,
-  result: { version?: string | undefined; retention?: RetentionView | undefined },
+  result: { version?: string | undefined; retention?: VersionFacts | undefined },
 ): void {
   if (result.version !== undefined) data.currentVersion = result.retention?.currentVersion ?? result.version;
   const previous = result.retention?.previous;
@@ -78,18 +81,22 @@ function addVersionData(
 }
 
 /** `registryVerification` in the status data: the mode and each registry's outcome (docs/verification.md). */
-function verificationData(verification: VerificationSummary | undefined): Record<string, unknown> {
+function verificationData(verification: VerificationFacts | undefined): Record<string, unknown> {
   return verification === undefined ? {} : { registryVerification: verification };
 }
 
-/** The Applied message's note on registries that did not accept (warn mode writes anyway). */
-function verificationNote(verification: VerificationSummary | undefined): string {
+/**
+ * The Applied message's note on registries that did not accept (warn mode writes anyway); the Job's
+ * completion message carries the same note.
+ */
+export function verificationNote(verification: VerificationFacts | undefined): string {
   if (verification === undefined) return '';
   const failed = Object.entries(verification.results).filter(
     ([, outcome]) => outcome === 'rejected' || outcome === 'unreachable',
   );
   if (failed.length === 0) return '';
-  return `; registry verification (${verification.mode}): ${failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ')}`;
+  const named = failed.map(([registry, outcome]) => `${registry} ${outcome}`).join(', ');
+  return `; registry verification (${verification.mode}): ${named}`;
 }
 
 /**
@@ -288,9 +295,9 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
 
 /**
  * The status report for one outcome: `Applied`, `Available`, `Health` always, `Finalized` on
- * deletion; `observed_generation` is the cluster generation that was worked on. `transferProblem`
- * (transfer checks failing past their backoff) turns a `Health=True` into False with its reason;
- * `entitlementExpiresAt` (the cluster's certificate expiry, RFC 3339) goes into `data`. Messages come from
+ * deletion; `observed_generation` is the cluster generation that was worked on. The plug-ins'
+ * `addition`: a `healthProblem` (transfer checks failing past their backoff) turns a `Health=True`
+ * into False with its reason; its `data` (the certificate expiry) goes into `data`. Messages come from
  * PullSecretError messages, which never carry credentials.
  *
  * `Available` is `Unknown` only while preconditions are not met (waiting is not failing). The API
@@ -302,18 +309,18 @@ export function buildStatusReport(
   outcome: WorkOutcome,
   generation: number,
   observedTime = new Date(),
-  transferProblem?: { reason: string; message: string },
-  entitlementExpiresAt?: string,
+  addition: StatusAddition = {},
 ): AdapterStatusReport {
   const { conditions, data: described } = describe(outcome);
-  const data = entitlementExpiresAt === undefined ? described : { ...described, entitlementExpiresAt };
-  // Ownership transfer checks failing past their backoff (docs/account-service.md): Degraded, even when this reconcile went well.
+  const data = addition.data === undefined ? described : { ...described, ...addition.data };
+  // A plug-in's problem (transfer checks failing past their backoff): Degraded, even when this reconcile went well.
+  const problem = addition.healthProblem;
   const withTransfer =
-    transferProblem === undefined
+    problem === undefined
       ? conditions
       : conditions.map((c) =>
           c.type === 'Health' && c.status === 'True'
-            ? condition('Health', 'False', transferProblem.reason, transferProblem.message)
+            ? condition('Health', 'False', problem.reason, problem.message)
             : c,
         );
   return {
