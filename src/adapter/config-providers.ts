@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { preconditionSchema, type Precondition } from '../reconcile/preconditions.js';
+import type { ProviderRoute } from '../reconcile/provider-routes.js';
 import { isStoreKind, STORE_KINDS, storeFactory } from '../stores/registry.js';
 import { wholeNumber } from '../config/sections.js';
 
@@ -73,21 +74,6 @@ export const PROVIDER_DEFAULTS: Readonly<Record<string, ProviderDefaults>> = {
   },
   azure: { store: 'azure', fieldPaths: { vaultUrl: ['spec.azure.keyVaultUrl'] } },
 };
-
-/** One provider, resolved: everything the adapter needs to serve its clusters. */
-export interface ProviderRoute {
-  /** The store kind. */
-  readonly store: string;
-  /** Shared settings of the store (the scope and per-cluster settings come from each cluster). */
-  readonly settings: Readonly<Record<string, unknown>>;
-  readonly writesPerMinute?: number;
-  readonly readsPerMinute?: number;
-  readonly accessesPerMinute?: number;
-  /** Store setting key → cluster paths (keys with no path are dropped). */
-  readonly fieldPaths: Readonly<Record<string, readonly string[]>>;
-  /** The provider's own rules. */
-  readonly rules: readonly Precondition[];
-}
 
 /** The parts of the parsed adapter config `resolveProviders` reads. */
 export interface ProviderInputs {

@@ -24,7 +24,8 @@ import { entitlementsProblems, entitlementsSectionSchema } from '../entitlements
 import { issueLines, unreadableFile } from '../config/problems.js';
 import { jobModeGrantProblems } from '../config/job-mode-grants.js';
 import { adapterConfigMessage } from './config-hints.js';
-import { providersSchema, resolveProviders, type ProviderRoute } from './config-providers.js';
+import { providersSchema, resolveProviders } from './config-providers.js';
+import type { ProviderRoute } from '../reconcile/provider-routes.js';
 import { managementNamespaceSchema } from '../config/kubernetes-env.js';
 import { logLevelSchema, retrySectionSchema } from '../config/sections.js';
 import { kubernetesSectionSchema } from '../kube/config-section.js';

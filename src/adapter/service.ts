@@ -183,6 +183,7 @@ async function startParts(
           createAdapterEntitlements({
             section: config.entitlements,
             client: transfers.client,
+            entitlementMetrics: { expiry: metrics.entitlementExpiry, counters: metrics.entitlements },
             ...background,
           }),
           (e) => e.stop(),

@@ -7,7 +7,7 @@
 import type { AccountServiceClient } from '../account-service/client.js';
 import type { BackgroundDeps } from '../account-service/adapter-plugin.js';
 import { refreshEntitlement } from './entitlement.js';
-import type { EntitlementExpiry } from './expiry.js';
+import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
 import { EntitlementRefresher, type RefreshResult } from './refresher.js';
 import { describeError } from '../errors/index.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
@@ -18,6 +18,8 @@ export interface AdapterEntitlementDeps extends BackgroundDeps {
   /** The adapter's `entitlements` section (docs/account-service.md, "Entitlement certificates"). */
   section: { interval: number; jitter: number; arch: string; requestsPerSecond: number };
   client: AccountServiceClient;
+  /** The expiry tracker the fleet-wide gauges read, and the refresh counters (the adapter's metrics own both). */
+  entitlementMetrics: { expiry: EntitlementExpiry; counters: EntitlementMetrics };
 }
 
 /** The entitlement parts of a running adapter (docs/account-service.md, "Entitlement certificates"). */
@@ -43,8 +45,7 @@ export interface AdapterEntitlements {
 export function createAdapterEntitlements(deps: AdapterEntitlementDeps): AdapterEntitlements {
   const { section, logger } = deps;
   // The adapter's metrics own the expiry tracker the fleet-wide gauges read.
-  const expiry = deps.metrics.entitlementExpiry;
-  const entitlementMetrics = deps.metrics.entitlements;
+  const { expiry, counters: entitlementMetrics } = deps.entitlementMetrics;
   let pipelineRef: EventPipeline | undefined;
   let refresher: EntitlementRefresher | undefined;
 

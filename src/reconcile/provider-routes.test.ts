@@ -1,7 +1,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { validateAdapterConfig } from './config.js';
+import { validateAdapterConfig } from '../adapter/config.js';
 import { DEFAULT_PRECONDITIONS, SHARED_PRECONDITIONS } from './preconditions.js';
 import { fieldPathsSchema, readClusterParams } from './cluster-params.js';
 import { ProviderRoutes, UNMAPPED_PROVIDER } from './provider-routes.js';

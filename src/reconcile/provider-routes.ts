@@ -1,7 +1,21 @@
-import type { ProviderRoute } from './config-providers.js';
 import type { ClusterParams } from './cluster-params.js';
 import { first } from './cluster-params.js';
 import { Preconditions, type Precondition, type PreconditionVerdict } from './preconditions.js';
+
+/** One provider, resolved: everything the adapter needs to serve its clusters. */
+export interface ProviderRoute {
+  /** The store kind. */
+  readonly store: string;
+  /** Shared settings of the store (the scope and per-cluster settings come from each cluster). */
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly writesPerMinute?: number;
+  readonly readsPerMinute?: number;
+  readonly accessesPerMinute?: number;
+  /** Store setting key → cluster paths (keys with no path are dropped). */
+  readonly fieldPaths: Readonly<Record<string, readonly string[]>>;
+  /** The provider's own rules. */
+  readonly rules: readonly Precondition[];
+}
 
 /** Where one cluster's pull secret goes: its provider's route and its store settings. */
 export interface ClusterRoute {
