@@ -1,6 +1,6 @@
 // Assembles the image's runtime file layout into a directory, from a build (`npm run build`): the
 // Dockerfile's build stage RUNs it and its runtime stage COPYs the result onto `/`, and
-// test/image-install.test.ts runs the job and the adapter from the same result alone.
+// test/build/image-install.test.ts runs the job and the adapter from the same result alone.
 //
 //   node scripts/assemble-image-layout.mjs --out DIR [--dist DIR]   (default dist)
 //

@@ -19,7 +19,7 @@
 //   named closure in a defineProperty call each time the closure is created (about 50 per no-op
 //   event in the adapter: about 10% more garbage and CPU per event). Only a symbol esbuild renames to
 //   avoid a clash between modules gets another `.name` (a digit appended): none of this project's
-//   classes (test/adapter-bundle.test.ts checks), a few of its functions (the name shows only in a
+//   classes (test/build/adapter-bundle.test.ts checks), a few of its functions (the name shows only in a
 //   stack trace) and a few dependencies' classes whose name nothing here reads.
 // - CommonJS dependencies find `require`, `__filename` and `__dirname` as in their own files (the
 //   banner). The files a dependency reads from disk at run time are not bundled: the image layout

@@ -1,6 +1,6 @@
 // Writes docs/helm-values.md, the reference of the Helm chart's values, from the chart's
 // values.schema.json (keys, types, allowed values, descriptions) and values.yaml (defaults), so the
-// reference cannot drift from what `helm install` accepts: test/chart.test.ts fails when the file
+// reference cannot drift from what `helm install` accepts: test/deploy/chart.test.ts fails when the file
 // differs from what this script writes.
 //
 //   node scripts/helm-values-doc.mjs          (writes docs/helm-values.md)

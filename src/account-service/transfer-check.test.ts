@@ -12,7 +12,7 @@ import {
 } from './transfer-check.js';
 
 // The decision logic over the client's own interface; the wire protocol is tested against the
-// stand-in in test/account-service.test.ts.
+// stand-in in test/account-service/account-service.test.ts.
 
 const LIMITS = { maxBytes: 65_536, targetName: 'gcp store' };
 const b64 = (s: string) => Buffer.from(s).toString('base64');

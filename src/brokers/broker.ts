@@ -3,7 +3,7 @@
  * delivers messages to one handler and settles each one as the handler decides; nothing outside a
  * broker's folder imports its client library. A message is delivered at most its configured number
  * of times (retried, or abandoned by a consumer that stopped or died), then dead-lettered (dropped
- * and logged on the embedded broker), never redelivered forever. `test/broker-contract.test.ts`
+ * and logged on the embedded broker), never redelivered forever. `test/brokers/broker-contract.test.ts`
  * runs these rules against every broker.
  */
 

@@ -12,11 +12,9 @@ export const verificationSectionSchema = z
     /** Registries checked (`auths` keys or `host[:port]`); `*` = every one. Others are reported skipped. */
     registries: z
       .array(
-        z
-          .string()
-          .refine((r) => r === '*' || isValidRegistryKey(r), {
-            message: 'must be a registry host[:port], an auths key, or *',
-          }),
+        z.string().refine((r) => r === '*' || isValidRegistryKey(r), {
+          message: 'must be a registry host[:port], an auths key, or *',
+        }),
       )
       .default([]),
     caFile: z.string().min(1).optional(),

@@ -1,4 +1,4 @@
-// Checks of the objects the Helm chart renders (test/chart*.test.ts): each object against its schema
+// Checks of the objects the Helm chart renders (test/deploy/chart*.test.ts): each object against its schema
 // (Kubernetes' via kubernetes-models with no unknown fields, the Prometheus Operator's, KEDA's CRDs
 // from test/fixtures/keda), the locked-down pod, and the adapter config as the adapter loads it.
 import assert from 'node:assert/strict';

@@ -10,7 +10,7 @@ import { isRecord, type KubeObject } from './types.js';
  * `components`, `namespace` (namespaced kinds only), `labels` (metadata only) and inline JSON 6902
  * `patches` with a kind/name target. Generators and image tags are skipped: they make no RBAC.
  * Semantics: https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/ (the
- * `test/kubernetes-rbac.test.ts` cross-check compares the RBAC with `kubectl kustomize` when present).
+ * `test/deploy/kubernetes-rbac.test.ts` cross-check compares the RBAC with `kubectl kustomize` when present).
  */
 
 /** Kinds with no namespace, which the `namespace` field leaves alone (kustomize knows their scope). */

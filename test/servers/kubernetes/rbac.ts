@@ -133,13 +133,11 @@ interface Subject {
 
 function subjectsOf(binding: KubeObject): Subject[] {
   const subjects = Array.isArray(binding.subjects) ? (binding.subjects as unknown[]) : [];
-  return subjects
-    .filter(isRecord)
-    .map((s) => ({
-      kind: String(s.kind),
-      name: String(s.name),
-      namespace: typeof s.namespace === 'string' ? s.namespace : undefined,
-    }));
+  return subjects.filter(isRecord).map((s) => ({
+    kind: String(s.kind),
+    name: String(s.name),
+    namespace: typeof s.namespace === 'string' ? s.namespace : undefined,
+  }));
 }
 
 function subjectMatches(subject: Subject, req: AccessRequest, bindingNamespace: string | undefined): boolean {
