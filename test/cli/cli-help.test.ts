@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Command } from 'commander';
-import { renderTable } from '../src/util/table.js';
+import { renderTable } from '../../src/util/table.js';
 
 /** The full help text of `command`, including the text added after the options. */
 function helpOf(command: Command): string {
@@ -27,7 +27,7 @@ const descriptionColumns = (lines: readonly string[]) =>
   lines.map((line) => /^ +\S+ +/.exec(line)?.[0].length ?? -1);
 
 test('adapter --help: every environment override description starts in one column', async () => {
-  const { adapterCommand } = await import('../src/cli/adapter.js');
+  const { adapterCommand } = await import('../../src/cli/adapter.js');
   const rows = section(helpOf(adapterCommand()), 'Environment overrides');
   const names = rows.map((line) => line.trim().split(/ +/)[0] ?? '');
   assert.ok(
@@ -41,7 +41,7 @@ test('adapter --help: every environment override description starts in one colum
 });
 
 test('run-job --help: every environment variable description starts in one column', async () => {
-  const { runJobCommand } = await import('../src/cli/run-job.js');
+  const { runJobCommand } = await import('../../src/cli/run-job.js');
   const rows = section(helpOf(runJobCommand()), 'Environment:');
   assert.ok(rows.length > 5);
   assert.equal(new Set(descriptionColumns(rows)).size, 1);
