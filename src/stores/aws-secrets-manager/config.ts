@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
 import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { parseHostOnlyUrl } from '../endpoint-url.js';
 
 /** Settings of the AWS Secrets Manager store. */
 export interface AwsStoreConfig {
@@ -39,20 +40,8 @@ const KMS_KEY =
 
 /** True for an endpoint URL the store accepts (see ENDPOINT_RULE). */
 export function isAcceptableEndpoint(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  if (
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    (url.pathname !== '/' && url.pathname !== '')
-  )
-    return false;
+  const url = parseHostOnlyUrl(value);
+  if (url === undefined) return false;
   if (url.protocol === 'https:') return true;
   return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
 import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { parseHostOnlyUrl } from '../endpoint-url.js';
 
 /** Settings of the Azure Key Vault store. */
 export interface AzureStoreConfig {
@@ -53,21 +54,8 @@ const URL_RULE =
  * `undefined` when it breaks the rule above.
  */
 export function normalizeVaultUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (
-    url.protocol !== 'https:' ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    (url.pathname !== '/' && url.pathname !== '')
-  )
-    return undefined;
+  const url = parseHostOnlyUrl(value);
+  if (url === undefined || url.protocol !== 'https:') return undefined;
   const host = url.hostname.toLowerCase();
   if (isLoopbackHost(host)) return url.origin;
   const suffix = VAULT_DNS_SUFFIXES.find((s) => host.endsWith(s));
