@@ -63,6 +63,14 @@ const refuse = (
   headers?: Record<string, string>,
 ) => new Refusal({ status, code, title, detail }, result, headers);
 
+/** @throws Refusal 405 (with `Allow`) unless `method` is the one the endpoint `path` takes. */
+function onlyMethod(method: string, allowed: 'GET' | 'POST', path: string): void {
+  if (method !== allowed)
+    throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', `${path} takes ${allowed}`, 'invalid', {
+      allow: allowed,
+    });
+}
+
 /** Matches the path to a route. @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter) */
 function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`)
@@ -78,10 +86,7 @@ function route(method: string, url: URL, transfers: boolean, offersRollback: boo
       'not-found',
     );
   if (parts.length === 1) {
-    if (method !== 'GET')
-      throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters takes GET', 'invalid', {
-        allow: 'GET',
-      });
+    onlyMethod(method, 'GET', 'clusters');
     const filter = url.searchParams.get('filter') ?? undefined;
     if (filter !== undefined && !(CLUSTER_FILTERS as readonly string[]).includes(filter)) {
       throw refuse(
@@ -106,46 +111,19 @@ function route(method: string, url: URL, transfers: boolean, offersRollback: boo
   }
   const action = parts[2];
   if (action === undefined) {
-    if (method !== 'GET')
-      throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id} takes GET', 'invalid', {
-        allow: 'GET',
-      });
+    onlyMethod(method, 'GET', 'clusters/{id}');
     return { action: 'get-cluster', method, clusterId };
   }
   if (action === 'reconcile') {
-    if (method !== 'POST')
-      throw refuse(
-        405,
-        'ADMIN-MTH-001',
-        'Method Not Allowed',
-        'clusters/{id}/reconcile takes POST',
-        'invalid',
-        { allow: 'POST' },
-      );
+    onlyMethod(method, 'POST', 'clusters/{id}/reconcile');
     return { action: 'reconcile', method, clusterId };
   }
   if (action === 'rollback' && offersRollback) {
-    if (method !== 'POST')
-      throw refuse(
-        405,
-        'ADMIN-MTH-001',
-        'Method Not Allowed',
-        'clusters/{id}/rollback takes POST',
-        'invalid',
-        { allow: 'POST' },
-      );
+    onlyMethod(method, 'POST', 'clusters/{id}/rollback');
     return { action: 'rollback', method, clusterId };
   }
   if (action === 'transfer-check' && transfers) {
-    if (method !== 'POST')
-      throw refuse(
-        405,
-        'ADMIN-MTH-001',
-        'Method Not Allowed',
-        'clusters/{id}/transfer-check takes POST',
-        'invalid',
-        { allow: 'POST' },
-      );
+    onlyMethod(method, 'POST', 'clusters/{id}/transfer-check');
     return { action: 'transfer-check', method, clusterId };
   }
   if (NOT_AVAILABLE.has(action) || action === 'transfer-check') {
