@@ -16,7 +16,10 @@ export const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
 export const MAX_BODY_BYTES = 1024;
 const MAX_URL_LENGTH = 2048;
 
-/** Actions planned but not built yet: answered 404 with a problem that says so (`rollback` and `transfer-check` too when the server does not run them). */
+/**
+ * Actions planned but not built yet: answered 404 with a problem that says so (`rollback` and
+ * `transfer-check` too when the server does not run them).
+ */
 const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback']);
 
 /** Rollback refusals that are about the cluster's versions, not the server: 409 with ADMIN-RBK-001. */
@@ -71,7 +74,10 @@ function onlyMethod(method: string, allowed: 'GET' | 'POST', path: string): void
     });
 }
 
-/** Matches the path to a route. @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter) */
+/**
+ * Matches the path to a route.
+ * @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter)
+ */
 function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`)
     ? url.pathname.slice(ADMIN_BASE_PATH.length + 1)
@@ -333,7 +339,8 @@ async function act(
       body: { items: await service.list(r.filter, signal), ...(r.filter ? { filter: r.filter } : {}) },
     };
   const id = r.clusterId ?? '';
-  // A reconcile, a rollback or a transfer check is not cut short when the caller goes away: each runs to its end like an event's.
+  // A reconcile, a rollback or a transfer check is not cut short when the caller goes away: each
+  // runs to its end like an event's.
   if (r.action === 'transfer-check') {
     const view = await service.transferCheck(id);
     return view === undefined ? { status: 404 } : { status: 200, body: view };

@@ -47,7 +47,9 @@ export const VAULT_DNS_SUFFIXES = [
 const VAULT_NAME = /^(?!.*--)[a-z][a-z0-9-]{1,22}[a-z0-9]$/;
 
 const URL_RULE =
-  'must be the vault URL https://NAME.vault.azure.net (or .vault.azure.cn, .vault.usgovcloudapi.net), NAME 3-24 letters, digits or "-", with no path, query or credentials; a loopback host (https://127.0.0.1:PORT) only for tests';
+  'must be the vault URL https://NAME.vault.azure.net (or .vault.azure.cn, .vault.usgovcloudapi.net), ' +
+  'NAME 3-24 letters, digits or "-", with no path, query or credentials; ' +
+  'a loopback host (https://127.0.0.1:PORT) only for tests';
 
 /**
  * The vault URL in its one form (`https://host[:port]`, lowercase, no trailing slash), or
@@ -121,10 +123,14 @@ export const azureStoreEnv: Readonly<Record<string, EnvSetting>> = {
   },
   AZURE_KEY_VAULT_CA_FILE: {
     key: 'caFile',
-    help: 'PEM file of extra CA certificates trusted for the vault and the token endpoint, next to the public ones (a private endpoint behind a TLS proxy, or a test server).',
+    help:
+      'PEM file of extra CA certificates trusted for the vault and the token endpoint, next to the ' +
+      'public ones (a private endpoint behind a TLS proxy, or a test server).',
   },
   AZURE_KEY_VAULT_RECOVER_POLL_MS: {
     key: 'recoverPollMs',
-    help: `Pause between checks while a soft-deleted secret of ours is recovered, in milliseconds (default ${DEFAULT_RECOVER_POLL_MS}).`,
+    help:
+      'Pause between checks while a soft-deleted secret of ours is recovered, ' +
+      `in milliseconds (default ${DEFAULT_RECOVER_POLL_MS}).`,
   },
 };
