@@ -16,7 +16,10 @@ export const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
 export const MAX_BODY_BYTES = 1024;
 const MAX_URL_LENGTH = 2048;
 
-/** Actions planned but not built yet: answered 404 with a problem that says so (`rollback` and `transfer-check` too when the server does not run them). */
+/**
+ * Actions planned but not built yet: answered 404 with a problem that says so (`rollback` and
+ * `transfer-check` too when the server does not run them).
+ */
 const NOT_AVAILABLE: ReadonlySet<string> = new Set(['rollback']);
 
 /** Rollback refusals that are about the cluster's versions, not the server: 409 with ADMIN-RBK-001. */
@@ -63,7 +66,18 @@ const refuse = (
   headers?: Record<string, string>,
 ) => new Refusal({ status, code, title, detail }, result, headers);
 
-/** Matches the path to a route. @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter) */
+/** @throws Refusal 405 (with `Allow`) unless `method` is the one the endpoint `path` takes. */
+function onlyMethod(method: string, allowed: 'GET' | 'POST', path: string): void {
+  if (method !== allowed)
+    throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', `${path} takes ${allowed}`, 'invalid', {
+      allow: allowed,
+    });
+}
+
+/**
+ * Matches the path to a route.
+ * @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter)
+ */
 function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`)
     ? url.pathname.slice(ADMIN_BASE_PATH.length + 1)
@@ -78,10 +92,7 @@ function route(method: string, url: URL, transfers: boolean, offersRollback: boo
       'not-found',
     );
   if (parts.length === 1) {
-    if (method !== 'GET')
-      throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters takes GET', 'invalid', {
-        allow: 'GET',
-      });
+    onlyMethod(method, 'GET', 'clusters');
     const filter = url.searchParams.get('filter') ?? undefined;
     if (filter !== undefined && !(CLUSTER_FILTERS as readonly string[]).includes(filter)) {
       throw refuse(
@@ -106,46 +117,19 @@ function route(method: string, url: URL, transfers: boolean, offersRollback: boo
   }
   const action = parts[2];
   if (action === undefined) {
-    if (method !== 'GET')
-      throw refuse(405, 'ADMIN-MTH-001', 'Method Not Allowed', 'clusters/{id} takes GET', 'invalid', {
-        allow: 'GET',
-      });
+    onlyMethod(method, 'GET', 'clusters/{id}');
     return { action: 'get-cluster', method, clusterId };
   }
   if (action === 'reconcile') {
-    if (method !== 'POST')
-      throw refuse(
-        405,
-        'ADMIN-MTH-001',
-        'Method Not Allowed',
-        'clusters/{id}/reconcile takes POST',
-        'invalid',
-        { allow: 'POST' },
-      );
+    onlyMethod(method, 'POST', 'clusters/{id}/reconcile');
     return { action: 'reconcile', method, clusterId };
   }
   if (action === 'rollback' && offersRollback) {
-    if (method !== 'POST')
-      throw refuse(
-        405,
-        'ADMIN-MTH-001',
-        'Method Not Allowed',
-        'clusters/{id}/rollback takes POST',
-        'invalid',
-        { allow: 'POST' },
-      );
+    onlyMethod(method, 'POST', 'clusters/{id}/rollback');
     return { action: 'rollback', method, clusterId };
   }
   if (action === 'transfer-check' && transfers) {
-    if (method !== 'POST')
-      throw refuse(
-        405,
-        'ADMIN-MTH-001',
-        'Method Not Allowed',
-        'clusters/{id}/transfer-check takes POST',
-        'invalid',
-        { allow: 'POST' },
-      );
+    onlyMethod(method, 'POST', 'clusters/{id}/transfer-check');
     return { action: 'transfer-check', method, clusterId };
   }
   if (NOT_AVAILABLE.has(action) || action === 'transfer-check') {
@@ -355,7 +339,8 @@ async function act(
       body: { items: await service.list(r.filter, signal), ...(r.filter ? { filter: r.filter } : {}) },
     };
   const id = r.clusterId ?? '';
-  // A reconcile, a rollback or a transfer check is not cut short when the caller goes away: each runs to its end like an event's.
+  // A reconcile, a rollback or a transfer check is not cut short when the caller goes away: each
+  // runs to its end like an event's.
   if (r.action === 'transfer-check') {
     const view = await service.transferCheck(id);
     return view === undefined ? { status: 404 } : { status: 200, body: view };

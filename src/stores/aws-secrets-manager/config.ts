@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
 import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { parseHostOnlyUrl } from '../endpoint-url.js';
 
 /** Settings of the AWS Secrets Manager store. */
 export interface AwsStoreConfig {
@@ -8,7 +9,10 @@ export interface AwsStoreConfig {
   accountId: string;
   /** The region that holds the secrets, e.g. `us-east-1`. */
   region: string;
-  /** Customer-managed KMS key for new secrets (key id, key ARN, alias name or alias ARN); default: the AWS-managed key. */
+  /**
+   * Customer-managed KMS key for new secrets (key id, key ARN, alias name or alias ARN); default:
+   * the AWS-managed key.
+   */
   kmsKeyId?: string;
   /** URL of a non-default endpoint (a VPC endpoint, or a local test server); plain http only on loopback. */
   endpoint?: string;
@@ -28,7 +32,8 @@ const ACCOUNT_RULE = 'must be a 12-digit AWS account id';
 const REGION_RULE = 'must be an AWS region name such as us-east-1, eu-central-1 or us-gov-west-1';
 const KMS_RULE = 'must be a KMS key id, key ARN, alias name (alias/...) or alias ARN';
 const ENDPOINT_RULE =
-  'must be an https:// URL (http:// only on a loopback host: localhost, 127.0.0.0/8 or [::1]) without path, query or credentials';
+  'must be an https:// URL (http:// only on a loopback host: localhost, 127.0.0.0/8 or [::1]) ' +
+  'without path, query or credentials';
 const TIMEOUT_RULE = 'must be a whole number of milliseconds between 1 and 600000';
 
 /** AWS region names: `us-east-1`, `ap-southeast-2`, `us-gov-west-1`, `cn-north-1`, `us-isob-east-1`. */
@@ -39,20 +44,8 @@ const KMS_KEY =
 
 /** True for an endpoint URL the store accepts (see ENDPOINT_RULE). */
 export function isAcceptableEndpoint(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  if (
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    (url.pathname !== '/' && url.pathname !== '')
-  )
-    return false;
+  const url = parseHostOnlyUrl(value);
+  if (url === undefined) return false;
   if (url.protocol === 'https:') return true;
   return url.protocol === 'http:' && isLoopbackHost(url.hostname);
 }
@@ -110,11 +103,15 @@ export const awsStoreEnv: Readonly<Record<string, EnvSetting>> = {
   },
   AWS_SECRETS_KMS_KEY_ID: {
     key: 'kmsKeyId',
-    help: 'Customer-managed KMS key for new secrets: key id, key ARN, alias/NAME or alias ARN. Default: the AWS-managed key aws/secretsmanager.',
+    help:
+      'Customer-managed KMS key for new secrets: key id, key ARN, alias/NAME or alias ARN. ' +
+      'Default: the AWS-managed key aws/secretsmanager.',
   },
   AWS_SECRETS_ENDPOINT: {
     key: 'endpoint',
-    help: 'URL of a non-default Secrets Manager endpoint (a VPC endpoint, or a local test server; http:// only on loopback). Default: the regional endpoint.',
+    help:
+      'URL of a non-default Secrets Manager endpoint (a VPC endpoint, or a local test server; ' +
+      'http:// only on loopback). Default: the regional endpoint.',
   },
   AWS_SECRETS_CALL_TIMEOUT_MS: {
     key: 'callTimeoutMs',

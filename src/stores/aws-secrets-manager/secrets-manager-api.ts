@@ -162,8 +162,34 @@ export class SecretsManagerApi {
   }
 
   /**
-   * UpdateSecretVersionStage of `stage`; false when AWS refuses the move because the label is not
-   * where the caller saw it.
+   * UpdateSecretVersionStage of `stage` as AWS answers it: the error names in `expected` are
+   * answers (`ok: false`), any other refusal throws classified.
+   */
+  async sendStageMove<C extends string>(
+    secretId: string,
+    path: string,
+    stage: string,
+    move: { MoveToVersionId?: string; RemoveFromVersionId?: string },
+    options: CallOptions | undefined,
+    expected: readonly C[],
+  ) {
+    const result = await awsCallExpecting(
+      this.target('UpdateSecretVersionStage', path),
+      this.callOptions(options),
+      expected,
+      (abortSignal) =>
+        this.client.send(
+          new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: stage, ...move }),
+          { abortSignal },
+        ),
+    );
+    if (result.ok) this.checkArn(result.value.ARN, 'UpdateSecretVersionStage');
+    return result;
+  }
+
+  /**
+   * UpdateSecretVersionStage of `stage` after the account check; false when AWS refuses the move
+   * because the label is not where the caller saw it.
    */
   async moveStage(
     secretId: string,
@@ -173,20 +199,12 @@ export class SecretsManagerApi {
     options: CallOptions | undefined,
   ): Promise<boolean> {
     await this.account.assert(this.callOptions(options));
-    const result = await awsCallExpecting(
-      this.target('UpdateSecretVersionStage', path),
-      this.callOptions(options),
-      ['InvalidParameterException', 'InvalidRequestException', 'ResourceNotFoundException'],
-      (abortSignal) =>
-        this.client.send(
-          new UpdateSecretVersionStageCommand({ SecretId: secretId, VersionStage: stage, ...move }),
-          { abortSignal },
-        ),
-    );
-    if (result.ok) {
-      this.checkArn(result.value.ARN, 'UpdateSecretVersionStage');
-      return true;
-    }
+    const result = await this.sendStageMove(secretId, path, stage, move, options, [
+      'InvalidParameterException',
+      'InvalidRequestException',
+      'ResourceNotFoundException',
+    ]);
+    if (result.ok) return true;
     if (result.code === 'ResourceNotFoundException') throw this.notFound(path, 'does not exist');
     if (result.code === 'InvalidRequestException') {
       if (isMarkedForDeletion(result.error)) throw this.notFound(path, 'is scheduled for deletion');

@@ -7,7 +7,6 @@ import {
   CreateSecretCommand,
   PutSecretValueCommand,
   RestoreSecretCommand,
-  UpdateSecretVersionStageCommand,
   type Tag,
 } from '@aws-sdk/client-secrets-manager';
 import { PullSecretError } from '../../errors/index.js';
@@ -157,20 +156,13 @@ export async function addAwsVersion(
     createdTime: new Date().toISOString(),
   };
   if (!conditional) return info;
-  const move = await awsCallExpecting(
-    api.target('UpdateSecretVersionStage', path),
-    api.callOptions(options),
+  const move = await api.sendStageMove(
+    secretId,
+    path,
+    CURRENT,
+    { MoveToVersionId: token, ...(ifLatest === null ? {} : { RemoveFromVersionId: ifLatest }) },
+    options,
     ['InvalidParameterException'],
-    (abortSignal) =>
-      api.client.send(
-        new UpdateSecretVersionStageCommand({
-          SecretId: secretId,
-          VersionStage: CURRENT,
-          MoveToVersionId: token,
-          ...(ifLatest === null ? {} : { RemoveFromVersionId: ifLatest }),
-        }),
-        { abortSignal },
-      ),
   );
   // Refused: AWSCURRENT is not where the caller saw it, unless an earlier attempt of this very add
   // already moved it.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
 import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { parseHostOnlyUrl } from '../endpoint-url.js';
 
 /** Settings of the Azure Key Vault store. */
 export interface AzureStoreConfig {
@@ -46,28 +47,17 @@ export const VAULT_DNS_SUFFIXES = [
 const VAULT_NAME = /^(?!.*--)[a-z][a-z0-9-]{1,22}[a-z0-9]$/;
 
 const URL_RULE =
-  'must be the vault URL https://NAME.vault.azure.net (or .vault.azure.cn, .vault.usgovcloudapi.net), NAME 3-24 letters, digits or "-", with no path, query or credentials; a loopback host (https://127.0.0.1:PORT) only for tests';
+  'must be the vault URL https://NAME.vault.azure.net (or .vault.azure.cn, .vault.usgovcloudapi.net), ' +
+  'NAME 3-24 letters, digits or "-", with no path, query or credentials; ' +
+  'a loopback host (https://127.0.0.1:PORT) only for tests';
 
 /**
  * The vault URL in its one form (`https://host[:port]`, lowercase, no trailing slash), or
  * `undefined` when it breaks the rule above.
  */
 export function normalizeVaultUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (
-    url.protocol !== 'https:' ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    (url.pathname !== '/' && url.pathname !== '')
-  )
-    return undefined;
+  const url = parseHostOnlyUrl(value);
+  if (url === undefined || url.protocol !== 'https:') return undefined;
   const host = url.hostname.toLowerCase();
   if (isLoopbackHost(host)) return url.origin;
   const suffix = VAULT_DNS_SUFFIXES.find((s) => host.endsWith(s));
@@ -133,10 +123,14 @@ export const azureStoreEnv: Readonly<Record<string, EnvSetting>> = {
   },
   AZURE_KEY_VAULT_CA_FILE: {
     key: 'caFile',
-    help: 'PEM file of extra CA certificates trusted for the vault and the token endpoint, next to the public ones (a private endpoint behind a TLS proxy, or a test server).',
+    help:
+      'PEM file of extra CA certificates trusted for the vault and the token endpoint, next to the ' +
+      'public ones (a private endpoint behind a TLS proxy, or a test server).',
   },
   AZURE_KEY_VAULT_RECOVER_POLL_MS: {
     key: 'recoverPollMs',
-    help: `Pause between checks while a soft-deleted secret of ours is recovered, in milliseconds (default ${DEFAULT_RECOVER_POLL_MS}).`,
+    help:
+      'Pause between checks while a soft-deleted secret of ours is recovered, ' +
+      `in milliseconds (default ${DEFAULT_RECOVER_POLL_MS}).`,
   },
 };
