@@ -1,3 +1,11 @@
+/*
+ * The core (src/reconcile) and its two plug-in points. A reconcile (`reconcilePullSecret`) runs an
+ * ordered list of `ReconcileStep`s; the event pipeline (`EventPipeline`) tells its
+ * `PipelinePlugin`s (pipeline-plugin.ts) of clusters read, versions written and reports to make.
+ * `resolveCluster` resolves a cluster once; `decide` (outcome-table.ts) maps every outcome to its
+ * disposition, metric and report. The core imports no feature folder: the features register from
+ * their own folders and the adapter (and the Job) wire them, one line each.
+ */
 import type { Logger } from '../observability/logger.js';
 import type { ClusterNames } from '../pullsecret/cluster-names.js';
 import type { ValidateOptions } from '../pullsecret/validate.js';
