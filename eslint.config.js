@@ -100,6 +100,7 @@ const LAYERS = [
   { kube: 'Kubernetes client, targets, Secrets, Jobs' },
   { brokers: 'RabbitMQ, Pub/Sub and the embedded broker' },
   { reconcile: 'the core: resolve a cluster once, the step contract, the outcome table, the pipeline' },
+  { 'status-view': 'pull-secret status: the statuses read back from HyperFleet (admin shows them too)' },
   // Feature plug-ins: a feature may import one listed before it, never one after.
   { verification: 'registry login check of a pull secret before it is written' },
   { 'account-service': 'pull secret transfer from the account service' },
@@ -109,7 +110,6 @@ const LAYERS = [
   { admin: 'the admin API: tokens, audit, cluster state' },
   { job: 'the Job process of Job mode' },
   { adapter: 'the composition root: service wiring, executors, composite config, plug-in registration' },
-  { 'status-view': 'pull-secret status: the statuses read back from HyperFleet' },
   { cli: 'the pull-secret command line' },
   { dev: 'the dev stack: local HyperFleet, broker and demo (loaded lazily by src/cli/dev.ts only)' },
 ];
@@ -122,23 +122,7 @@ const below = (folder) =>
   ).flatMap((layer) => Object.keys(layer));
 
 /**
- * TEMPORARY until the core restructuring lands: imports that still climb the layers, in code the core
- * restructuring (issue 29) moves. Each entry: the importing folder and the folders above it it may still
- * import. Delete entries as their edges go (and the same pairs in test/lint-boundaries.test.ts).
- */
-const TEMPORARY_UPWARD_IMPORTS = {
-  reconcile: ['verification', 'account-service', 'retention'],
-  kube: ['verification'],
-  entitlements: ['adapter'],
-  shares: ['adapter'],
-  // admin -> status-view: admin shows the status rows of status-view, which sits above it only for its
-  // ADAPTER_NAME import of src/adapter (moving to src/reconcile); then status-view moves in LAYERS to
-  // right above reconcile, and this entry goes.
-  admin: ['adapter', 'status-view'],
-};
-
-/**
- * A folder imports the folders below it (and, for now, its temporary exceptions). Imports of src/dev are
+ * A folder imports the folders below it. Imports of src/dev are
  * the dev-stack boundary's (above: production code does not import it but for one lazy entry), so that
  * a violation is reported once.
  */
@@ -147,7 +131,7 @@ const layerPolicies = () =>
     from: { element: { type: folder } },
     allow: {
       to: {
-        element: { types: { anyOf: [...below(folder), ...(TEMPORARY_UPWARD_IMPORTS[folder] ?? []), 'dev'] } },
+        element: { types: { anyOf: [...below(folder), 'dev'] } },
       },
     },
   }));

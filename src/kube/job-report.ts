@@ -1,7 +1,10 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { withSignal } from './client.js';
-import type { VerificationSummary } from '../verification/policy.js';
-import { VERIFICATION_OUTCOMES, type VerificationOutcome } from '../verification/verifier.js';
+import {
+  VERIFICATION_OUTCOMES,
+  type VerificationOutcome,
+  type VerificationSummary,
+} from '../pullsecret/verification-summary.js';
 import { JOB_CONTAINER_NAME } from './job-manifest.js';
 
 /**

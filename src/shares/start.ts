@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import type { AdapterMetrics as Metrics } from '../adapter/metrics.js';
+import type { ShareMetrics } from './metrics.js';
 
 /** A running share controller. */
 export interface RunningShares {
@@ -14,7 +14,7 @@ export interface RunningShares {
 export async function startShares(
   /** The adapter's `kubernetes.kubeconfig` and `shares` settings. */
   config: { kubernetes: { kubeconfig?: string }; shares: { recheckSeconds: number } },
-  metrics: Metrics,
+  metrics: { shares: ShareMetrics },
   logger: Logger,
 ): Promise<RunningShares> {
   const [{ loadKubeConfig }, { ShareController }] = await Promise.all([

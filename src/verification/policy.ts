@@ -1,3 +1,4 @@
+import type { VerificationSummary } from '../pullsecret/verification-summary.js';
 import { PullSecretError } from '../errors/index.js';
 import type { RegistryResult, VerificationReport } from './verifier.js';
 
@@ -6,11 +7,7 @@ export type VerificationMode = 'off' | 'warn' | 'enforce';
 export const VERIFICATION_MODES = ['off', 'warn', 'enforce'] as const;
 
 /** What a reconcile reports about the check (status `data.registryVerification`). */
-export interface VerificationSummary {
-  mode: Exclude<VerificationMode, 'off'>;
-  /** Outcome by `auths` key. */
-  results: Record<string, RegistryResult['outcome']>;
-}
+export type { VerificationSummary } from '../pullsecret/verification-summary.js';
 
 /** The summary of a report, for the status. */
 export function summarize(

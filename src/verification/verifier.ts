@@ -6,16 +6,11 @@ import { VerdictCache } from './cache.js';
 import { registryCredentials, registryHost, type RegistryCredential } from './credentials.js';
 import { registryAgent } from './http.js';
 import { checkLogin } from './login.js';
+import type { VerificationOutcome } from '../pullsecret/verification-summary.js';
+
+export { VERIFICATION_OUTCOMES, type VerificationOutcome } from '../pullsecret/verification-summary.js';
 
 /** What the check of one `auths` entry found. */
-export type VerificationOutcome = 'accepted' | 'rejected' | 'unreachable' | 'skipped';
-export const VERIFICATION_OUTCOMES: readonly VerificationOutcome[] = [
-  'accepted',
-  'rejected',
-  'unreachable',
-  'skipped',
-];
-
 export interface RegistryResult {
   /** The `auths` key. */
   registry: string;

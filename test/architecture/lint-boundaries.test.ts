@@ -209,21 +209,6 @@ function folderModules(): Map<string, string> {
   return modules;
 }
 
-/**
- * TEMPORARY until the core restructuring lands: folder pairs that still import each other, both in
- * code that restructuring moves (TEMPORARY_UPWARD_IMPORTS in eslint.config.js). Empty afterwards.
- */
-const TEMPORARY_TWO_WAY = new Set([
-  'account-service<->reconcile',
-  'adapter<->admin',
-  'adapter<->entitlements',
-  'adapter<->shares',
-  'admin<->status-view',
-  'kube<->verification',
-  'reconcile<->retention',
-  'reconcile<->verification',
-]);
-
 describe('lint: layers of src/', { timeout: 5 * 60_000 }, () => {
   before(() => {
     eslint = new ESLint({ cwd: ROOT, overrideConfig: [tseslint.configs.disableTypeChecked] });
@@ -307,6 +292,6 @@ describe('lint: layers of src/', { timeout: 5 * 60_000 }, () => {
         if ((await imports(a, b)) && (await imports(b, a))) twoWay.push(`${a}<->${b}`);
       }
     }
-    assert.deepEqual(twoWay, [...TEMPORARY_TWO_WAY].sort());
+    assert.deepEqual(twoWay, []);
   });
 });
