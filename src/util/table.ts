@@ -22,9 +22,7 @@ export function renderTable(rows: readonly (readonly string[])[], layout: TableL
   const widths = Array.from({ length: columns }, (_, i) =>
     Math.max(minWidths[i] ?? 0, ...lines.map((cells) => (cells[i] ?? '').length)),
   );
-  return lines
-    .map((cells) =>
-      `${indent}${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join(separator)}`.trimEnd(),
-    )
-    .join('\n');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join(separator);
+  return lines.map((cells) => `${indent}${line(cells)}`.trimEnd()).join('\n');
 }
