@@ -13,12 +13,17 @@ import boundariesPlugin from 'eslint-plugin-boundaries';
 /** Each SDK and the one folder of src/ whose adapter may import it (tests and bench/ use them freely). */
 const SDK_HOMES = [
   { folder: 'src/stores/gcp-secret-manager', packages: ['@google-cloud/secret-manager', 'google-gax'] },
-  { folder: 'src/brokers/pubsub', packages: ['@google-cloud/pubsub'] },
+  { folder: 'src/brokers/pubsub', packages: ['@google-cloud/pubsub', 'google-gax'] },
   { folder: 'src/brokers/rabbitmq', packages: ['amqplib'] },
   { folder: 'src/kube', packages: ['@kubernetes/client-node'] },
   { folder: 'src/stores/aws-secrets-manager', packages: ['@aws-sdk/*'] },
   { folder: 'src/stores/azure-key-vault', packages: ['@azure/*'] },
 ];
+/** The folders (`a/, b/`) where an SDK package may be imported. */
+const homesOf = (name) =>
+  SDK_HOMES.filter((h) => h.packages.includes(name))
+    .map((h) => `${h.folder}/`)
+    .join(', ');
 const { devDependencies } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 /** A relative import of src/dev from a file outside it (`../dev/x.js`, `../../dev/x.js`). */
 const DEV_STACK = '^(\\.{1,2}/)+dev(/|$)';
@@ -37,11 +42,14 @@ const packageRegex = (name) => `^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').re
  */
 function boundaries(home, zone) {
   const production = zone === 'production' || zone === 'entry';
+  // A package two SDKs share (google-gax: the transport of both Google clients) is allowed in both homes.
   const restricted = SDK_HOMES.filter((h) => h !== home).flatMap((h) =>
-    h.packages.map((name) => ({
-      regex: packageRegex(name),
-      message: `${name} is imported only in ${h.folder}/: use its adapter (SDKs stay in their folders).`,
-    })),
+    h.packages
+      .filter((name) => home?.packages.includes(name) !== true)
+      .map((name) => ({
+        regex: packageRegex(name),
+        message: `${name} is imported only in ${homesOf(name)}: use its adapter (SDKs stay in their folders).`,
+      })),
   );
   if (production) {
     restricted.push({

@@ -1,4 +1,3 @@
-// eslint-disable-next-line no-restricted-imports -- gax is the Pub/Sub client's own transport: its Status enum
 import { Status } from 'google-gax';
 import { PullSecretError } from '../../errors/index.js';
 
