@@ -11,7 +11,10 @@ import {
 import { createAccountServiceClient, type AccountServiceClient } from '../../src/account-service/client.js';
 import { readTransferRecord, transferRecordId } from '../../src/account-service/transfer-record.js';
 import { transferMergeStep } from '../../src/account-service/transfer-merge-step.js';
-import { startAccountServiceStandIn, type AccountServiceStandIn } from '../../src/dev/account-service/index.js';
+import {
+  startAccountServiceStandIn,
+  type AccountServiceStandIn,
+} from '../../src/dev/account-service/index.js';
 import { ManifestDirectoryTarget } from '../../src/kube/manifest-directory.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { mergeTransferredPullSecret } from '../../src/pullsecret/transfer-merge.js';
