@@ -43,14 +43,13 @@ const packageRegex = (name) => `^${name.replace(/[.+?^${}()|[\]\\]/g, '\\$&').re
 function boundaries(home, zone) {
   const production = zone === 'production' || zone === 'entry';
   // A package two SDKs share (google-gax: the transport of both Google clients) is allowed in both homes.
-  const restricted = SDK_HOMES.filter((h) => h !== home).flatMap((h) =>
-    h.packages
-      .filter((name) => home?.packages.includes(name) !== true)
-      .map((name) => ({
-        regex: packageRegex(name),
-        message: `${name} is imported only in ${homesOf(name)}: use its adapter (SDKs stay in their folders).`,
-      })),
-  );
+  const others = new Set(SDK_HOMES.filter((h) => h !== home).flatMap((h) => h.packages));
+  const restricted = [...others]
+    .filter((name) => home?.packages.includes(name) !== true)
+    .map((name) => ({
+      regex: packageRegex(name),
+      message: `${name} is imported only in ${homesOf(name)}: use its adapter (SDKs stay in their folders).`,
+    }));
   if (production) {
     restricted.push({
       regex: DEV_STACK,

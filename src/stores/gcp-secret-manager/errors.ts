@@ -82,7 +82,7 @@ export function grpcCodeName(err: unknown): GrpcCodeName {
  * The server's status text, bounded and reduced to printable ASCII so it can neither flood nor
  * forge a log line. gax prefixes messages with `<number> <NAME>: `, which is dropped.
  */
-function serverDetail(err: unknown): string | undefined {
+export function serverDetail(err: unknown): string | undefined {
   const e = err as { details?: unknown; message?: unknown } | null;
   const raw =
     typeof e?.details === 'string' && e.details !== ''

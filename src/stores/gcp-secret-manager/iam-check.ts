@@ -5,7 +5,7 @@
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { PullSecretError } from '../../errors/index.js';
 import { callExpecting, type ApiCallOptions } from './api-call.js';
-import type { GcpMethod } from './errors.js';
+import { serverDetail, type GcpMethod } from './errors.js';
 
 /** `GcpSecretStore.testIamPermissions` on the secret path `resource` (its TSDoc says the contract). */
 export async function testGcpIamPermissions(
@@ -25,18 +25,8 @@ export async function testGcpIamPermissions(
     }),
   );
   if (result.ok) return [...(result.value[0].permissions ?? [])];
-  const e = refusal as { details?: unknown; message?: unknown } | undefined;
-  const raw =
-    typeof e?.details === 'string' && e.details !== ''
-      ? e.details
-      : typeof e?.message === 'string'
-        ? e.message
-        : '';
   // Bounded printable ASCII: the server's text can neither flood nor forge a line.
-  const detail = raw
-    .replace(/^\d+ [A-Z_]+: /, '')
-    .replace(/[^\x20-\x7e]/g, '?')
-    .slice(0, 200);
+  const detail = serverDetail(refusal) ?? '';
   throw new PullSecretError(
     'STORE_PERMISSION_DENIED',
     `GCP Secret Manager TestIamPermissions failed for ${resource}: ` +
