@@ -43,7 +43,7 @@ export interface BackgroundDeps {
   concurrency: number;
 }
 
-export interface AdapterTransferDeps extends BackgroundDeps {
+interface AdapterTransferDeps extends BackgroundDeps {
   section: AccountServiceSection;
   pullSecretSource: PullSecretSourceKind;
   /** The reconcile's steps for an applied transfer (registry verification, as for a spec's); the merge is added. */

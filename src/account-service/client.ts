@@ -30,7 +30,7 @@ const SERVICE: ExchangeService = { name: 'account service', caSetting: 'accountS
 /** A transfer list or a pull secret is small; 1 MiB is the largest Kubernetes Secret. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
-export interface AccountServiceClientOptions {
+interface AccountServiceClientOptions {
   /** Origin (and optional prefix) of the account service, e.g. `https://api.openshift.com`. */
   baseUrl: string;
   /** The operator's bearer token file for `source` (re-read when it changes). Transfers use the cluster's own token. */
@@ -42,7 +42,7 @@ export interface AccountServiceClientOptions {
 }
 
 /** One accepted transfer as the client hands it on: `secret` is the new owner's pull secret JSON text. */
-export interface AcceptedTransfer {
+interface AcceptedTransfer {
   id: string;
   /** The raw `secret` field; `''` or absent when the service sent none (the check calls that corrupted). */
   secret: string | undefined;

@@ -14,7 +14,7 @@ export type FleetCheck =
   /** An event of the cluster replaced the check: re-checked soon. */
   | { kind: 'superseded' };
 
-export interface TransferFleetOptions {
+interface TransferFleetOptions {
   /** Each cluster is checked once per interval. */
   intervalMs: number;
   /** Share (0-1) of the interval the first checks are spread over, by a hash of the cluster id. */

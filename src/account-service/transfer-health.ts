@@ -1,13 +1,13 @@
 import { TRANSFER_RETRY_STEPS, transferBackoff, type TransferOutcome } from './transfer-check.js';
 
 /** A cluster's transfer problem as its `Health` condition shows it. Messages never hold a credential. */
-export interface TransferProblem {
+interface TransferProblem {
   reason: 'AccountServiceUnavailable';
   message: string;
 }
 
 /** What one noted check means for the cluster's next check and its status. */
-export interface TransferNote {
+interface TransferNote {
   /** Re-check this soon (a 5xx within the backoff steps); otherwise the next check is one interval away. */
   retryInMs?: number;
   /** The cluster's `Health` changed (turned False, or back): its status is to be reported now. */

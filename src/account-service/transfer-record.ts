@@ -6,14 +6,14 @@ import type { SecretStore } from '../stores/store.js';
 import type { RetryPolicy } from '../util/retry.js';
 
 /** The `resource-type` label of a transfer record (the cluster's secret has `pull-secret`). */
-export const TRANSFER_RECORD_RESOURCE_TYPE = 'pull-secret-transfer';
+const TRANSFER_RECORD_RESOURCE_TYPE = 'pull-secret-transfer';
 
 /**
  * What an applied ownership transfer left behind, kept durably beside the cluster's secret so a
  * later reconcile from the cluster spec merges it again (docs/account-service.md). `secret` is the
  * transferred pull secret as the account service gave it: a credential, so the record is a secret.
  */
-export interface AppliedTransfer {
+interface AppliedTransfer {
   transferId: string;
   /** ISO 8601 time the transfer was applied. */
   appliedAt: string;

@@ -3,7 +3,7 @@ import { HYPERFLEET_BROKER_ENV } from '../config/hyperfleet-broker.js';
 import { HYPERFLEET_ENV } from '../config/hyperfleet-env.js';
 
 /** The command whose help lists every setting, its key and its environment variable. */
-export const SETTINGS_HELP = 'pull-secret adapter --help';
+const SETTINGS_HELP = 'pull-secret adapter --help';
 
 /** A required section reported whole when it is missing: the key that makes it. */
 const SECTION_KEY: Readonly<Record<string, string>> = {
@@ -21,7 +21,7 @@ function ourBrokerPath(libraryPath: string): string {
  * The environment variables that set the config key `path`: ours first, then HyperFleet's
  * (`HYPERFLEET_*`, hyperfleet-broker's `BROKER_*`). Empty for a key only the file sets.
  */
-export function variablesFor(path: string): string[] {
+function variablesFor(path: string): string[] {
   const ours = Object.entries(configEnv())
     .filter(([, v]) => v.path === path)
     .map(([name]) => name);
@@ -38,7 +38,7 @@ export function variablesFor(path: string): string[] {
  * One problem line (`path: rule`, as `issueLines` gives it) in words a user can act on: a value that
  * is missing says so, and every line names the key and the variables that set it.
  */
-export function explainProblem(line: string): string {
+function explainProblem(line: string): string {
   const at = line.indexOf(': ');
   if (at < 0) return line;
   const path = line.slice(0, at);

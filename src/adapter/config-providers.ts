@@ -25,7 +25,7 @@ function keyedRecord<T extends z.ZodType>(key: RegExp, rule: string, value: T) {
  * store setting is found in the cluster, the store's shared settings and rates, and the provider's
  * own preconditions.
  */
-export const providerSchema = z
+const providerSchema = z
   .object({
     /** Store kind; default the provider's default store (gcp, aws, azure serve themselves). */
     store: z.string().min(1).optional(),
@@ -76,7 +76,7 @@ export const PROVIDER_DEFAULTS: Readonly<Record<string, ProviderDefaults>> = {
 };
 
 /** The parts of the parsed adapter config `resolveProviders` reads. */
-export interface ProviderInputs {
+interface ProviderInputs {
   providers?: z.output<typeof providersSchema>;
   /** The `store` section, its type resolved. */
   store: {
@@ -97,7 +97,7 @@ const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || b
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** Default rules of a store: each scope setting present (GCP: the project; AWS: account and region). */
-export function scopeRules(kind: string): Precondition[] {
+function scopeRules(kind: string): Precondition[] {
   const { scope, title } = storeFactory(kind);
   return (scope?.settingKeys ?? []).map((key) => ({
     name: kebab(key),

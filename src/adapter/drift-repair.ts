@@ -22,7 +22,7 @@ import { assertClusterId, MANAGED_BY } from '../pullsecret/identifiers.js';
 
 const SUFFIX = '-pull-secret';
 
-export interface DriftBackoff {
+interface DriftBackoff {
   /** Delay of the second repair in a row; doubled for each further one. */
   baseMs: number;
   maxMs: number;
@@ -30,7 +30,7 @@ export interface DriftBackoff {
   quietMs: number;
 }
 
-export const DEFAULT_DRIFT_BACKOFF: DriftBackoff = { baseMs: 1000, maxMs: 5 * 60_000, quietMs: 10 * 60_000 };
+const DEFAULT_DRIFT_BACKOFF: DriftBackoff = { baseMs: 1000, maxMs: 5 * 60_000, quietMs: 10 * 60_000 };
 
 /** The cluster a pull secret Secret belongs to (`{cluster-id}-pull-secret`), or undefined for any other Secret. */
 function clusterOf(name: string): string | undefined {
@@ -75,7 +75,7 @@ interface ClusterState {
   lastAt: number;
 }
 
-export interface DriftRepairOptions {
+interface DriftRepairOptions {
   cache: Pick<SecretCache, 'onChange'>;
   /** Reconciles the cluster (`EventPipeline.reconcile`). */
   repair: (clusterId: string) => Promise<unknown>;

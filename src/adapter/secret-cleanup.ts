@@ -18,7 +18,7 @@ export interface ClusterResources {
 }
 
 /** What removing a cluster's secrets found and did. */
-export interface SecretCleanupResult {
+interface SecretCleanupResult {
   kubernetesRemoved: boolean;
   cloud: 'retained' | 'deleted' | 'absent';
 }
@@ -79,7 +79,7 @@ function ownedBy(labels: Readonly<Record<string, string>>, clusterId: string): b
  * (`retain` keeps it). Anything already absent counts as removed.
  * @throws PullSecretError from the target or store (STORE_*, KUBE_*, ABORTED)
  */
-export async function removeEntitlement(
+async function removeEntitlement(
   clusterId: string,
   target: WorkTarget,
   options: ClusterResources,

@@ -50,7 +50,7 @@ export interface RunningAdapter {
 }
 
 /** Parts a caller may supply instead of building them from the config (dev stack, tests). */
-export interface AdapterOverrides {
+interface AdapterOverrides {
   broker?: Broker;
   metrics?: Metrics;
 }

@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /** The adapter's watches of what it owns (`informer` in the configuration). */
-export interface AdapterWatches {
+interface AdapterWatches {
   /** The Secret writer's read side; undefined when the informer is off. */
   readonly secrets?: SecretCache;
   /** Wraps the executor (Job mode: notes Jobs whose outcome an event reported). */

@@ -7,7 +7,7 @@ import { networkErrorCode, readBounded } from '../util/http-client.js';
 /** Largest answer read (a list of many clusters stays far below it). */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-export interface AdminRequest {
+interface AdminRequest {
   /** `https://host:port` or `http://127.0.0.1:port` (the path is the API's own). */
   server: string;
   method: 'GET' | 'POST';

@@ -3,7 +3,7 @@ import type { ConditionView, ReportView } from '../status-view/status-row.js';
 import type { ClusterView, ReconcileView, RollbackView, TransferCheckView } from './admin-service.js';
 
 /** One line of `GET clusters` (the summary the server sends). */
-export interface ClusterSummary {
+interface ClusterSummary {
   id: string;
   name: string;
   generation: number;

@@ -10,10 +10,10 @@ import { sendJson, sendProblem, type AdminProblem } from './problem.js';
 import { bearerToken, challenge, clientAddress, type TokenChecker } from './request-auth.js';
 
 /** The admin API's versioned base path. */
-export const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
+const ADMIN_BASE_PATH = '/api/pullsecret/admin/v1';
 
 /** Largest request body accepted (a POST takes none, or `{}`). */
-export const MAX_BODY_BYTES = 1024;
+const MAX_BODY_BYTES = 1024;
 const MAX_URL_LENGTH = 2048;
 
 /**
@@ -31,7 +31,7 @@ const ROLLBACK_REFUSALS: ReadonlySet<string> = new Set([
 ]);
 const VERSION_ID = /^[A-Za-z0-9-]{1,64}$/;
 
-export interface AdminHandlerDeps {
+interface AdminHandlerDeps {
   service: AdminService;
   tokens: TokenChecker;
   limiter: FailureLimiter;

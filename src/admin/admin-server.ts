@@ -12,12 +12,12 @@ import type { Logger } from '../observability/logger.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 
 /** Certificate and key files of the admin API's TLS. */
-export interface TlsFiles {
+interface TlsFiles {
   certFile: string;
   keyFile: string;
 }
 
-export interface AdminServerOptions {
+interface AdminServerOptions {
   host: string;
   port: number;
   /** Without it, plain HTTP (the config allows that on a loopback host only). */

@@ -21,7 +21,7 @@ import { TRANSFER_REASONS } from '../account-service/transfer-check.js';
 import type { TransferRun } from '../account-service/transfer-task.js';
 
 /** Source of the events the admin API submits (an operator's request, not the Sentinel). */
-export const ADMIN_EVENT_SOURCE = 'pull-secret-admin';
+const ADMIN_EVENT_SOURCE = 'pull-secret-admin';
 
 export interface AdminServiceDeps {
   api: HyperFleetClient;
@@ -73,7 +73,7 @@ export interface RollbackView {
 }
 
 /** One stored version, without payload. */
-export interface VersionView {
+interface VersionView {
   version: string;
   state: string;
   createdTime: string;
@@ -255,10 +255,7 @@ export class AdminService {
 }
 
 /** The answer to a transfer check: names and reasons only; messages are PullSecretError messages (never a credential). */
-export function transferCheckView(
-  id: string,
-  run: Exclude<TransferRun, { kind: 'gone' }>,
-): TransferCheckView {
+function transferCheckView(id: string, run: Exclude<TransferRun, { kind: 'gone' }>): TransferCheckView {
   if (run.kind === 'superseded')
     return { id, result: 'superseded', message: 'an event of the cluster replaced the check; try again' };
   if (run.kind === 'skipped') return { id, result: 'skipped', message: run.message };

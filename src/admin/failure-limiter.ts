@@ -1,7 +1,7 @@
 /** Tracked client addresses at most; past it the oldest windows are dropped first. */
 const MAX_CLIENTS = 10_000;
 
-export interface FailureLimiterOptions {
+interface FailureLimiterOptions {
   /** Failed attempts allowed per client address per window (default 10). */
   maxFailures?: number;
   /** Window length in ms (default 60 000). */

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 
 /** Problem codes of the admin API (the `code` field of its RFC 9457 bodies). */
-export type AdminProblemCode =
+type AdminProblemCode =
   | 'ADMIN-AUTH-001'
   | 'ADMIN-RATE-001'
   | 'ADMIN-ID-001'

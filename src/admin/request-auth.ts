@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TokenSlot } from './token-state.js';
 
 /** The realm in `WWW-Authenticate` (RFC 6750). */
-export const ADMIN_REALM = 'pull-secret-admin';
+const ADMIN_REALM = 'pull-secret-admin';
 
 /** Anything that can tell which token slot a presented token matches (TokenManager). */
 export interface TokenChecker {

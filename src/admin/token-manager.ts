@@ -6,9 +6,9 @@ import type { StoredTokens, TokenStorage } from './token-storage.js';
 import { initialState, previousAccepted, rotatedState, rotationDue, type TokenSlot } from './token-state.js';
 
 /** Default token lifetime: 24 h (rotation at 12 h, the previous token accepted 12 h more). */
-export const DEFAULT_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
+const DEFAULT_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
-export interface TokenManagerOptions {
+interface TokenManagerOptions {
   storage: TokenStorage;
   lifetimeMs?: number;
   /** How often the storage is re-read (other replicas' rotations); default 10 s. 0: only on `refresh`. */

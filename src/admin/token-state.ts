@@ -6,10 +6,10 @@ import { PullSecretError } from '../errors/index.js';
  * Bytes of randomness in an admin token, as in OpenShift's Machine Config Server token
  * (`dd if=/dev/urandom bs=32 count=1 | base64`; openshift/enhancements, machine-config/auth-token.md).
  */
-export const TOKEN_BYTES = 32;
+const TOKEN_BYTES = 32;
 
 /** One admin token and when it was generated (epoch ms). */
-export interface TokenRecord {
+interface TokenRecord {
   readonly token: string;
   readonly generatedAt: number;
 }

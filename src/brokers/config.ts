@@ -15,15 +15,14 @@ export const brokerConfigSchema = z.discriminatedUnion('type', [
 ]);
 
 /** Parsed broker settings (defaults applied). */
-export type BrokerConfig = z.output<typeof brokerConfigSchema>;
+type BrokerConfig = z.output<typeof brokerConfigSchema>;
 /** Broker settings as written (defaults optional). */
 export type BrokerConfigInput = z.input<typeof brokerConfigSchema>;
 
 /** The broker kinds this build knows; `embedded` is the default. */
-export const BROKER_KINDS = ['embedded', 'rabbitmq', 'pubsub'] as const satisfies ReadonlyArray<
+const BROKER_KINDS = ['embedded', 'rabbitmq', 'pubsub'] as const satisfies ReadonlyArray<
   BrokerConfig['type']
 >;
-export type BrokerKind = (typeof BROKER_KINDS)[number];
 
 /**
  * Parses and freezes broker settings. Every problem is listed, one per line, by field path; values

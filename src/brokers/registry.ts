@@ -3,7 +3,7 @@ import type { Broker } from './broker.js';
 import { parseBrokerConfig, type BrokerConfigInput } from './config.js';
 
 /** What every broker gets besides its settings. */
-export interface BrokerOptions {
+interface BrokerOptions {
   /** Structured logger; brokers log constant messages with context fields, never a message body. */
   logger?: Logger;
 }

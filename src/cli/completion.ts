@@ -35,7 +35,7 @@ const quoted = (words: readonly string[]) => `'${words.join(' ')}'`;
  * The bash completion script of `program`: subcommands at each level, long options of the command
  * typed so far, and the values of an option with fixed values (`-o table|wide|json|yaml`).
  */
-export function bashCompletion(program: Command): string {
+function bashCompletion(program: Command): string {
   const tree = nodes(program);
   const known = tree.filter((n) => n.path !== '').map((n) => `"${n.path}"`);
   const cases = tree.map((n) => {
@@ -67,7 +67,7 @@ export function bashCompletion(program: Command): string {
 }
 
 /** The zsh completion script: the bash one through zsh's bashcompinit. */
-export function zshCompletion(program: Command): string {
+function zshCompletion(program: Command): string {
   return [
     '# zsh completion of pull-secret: source <(pull-secret completion zsh)',
     'autoload -U +X bashcompinit && bashcompinit',

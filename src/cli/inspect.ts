@@ -10,7 +10,7 @@ import { outputOption, render, type OutputFormat } from './output-format.js';
 import { renderTable } from '../util/table.js';
 
 /** The JSON `inspect` prints: metadata only, never a payload byte. */
-export function inspectView(d: SecretDescription, graceHours = DEFAULT_RETENTION_POLICY.graceHours) {
+function inspectView(d: SecretDescription, graceHours = DEFAULT_RETENTION_POLICY.graceHours) {
   const latest = d.versions[0];
   const latestEnabled = d.versions.find((v) => v.state === 'ENABLED');
   const summary = summarizeVersions(d.versions, graceHours);

@@ -59,7 +59,7 @@ function chosenCommand(argv: readonly string[]): string | undefined {
  * The `pull-secret` command tree with the commands named in `load` loaded in full and the others as
  * their name and summary only. Usage errors exit 2.
  */
-export async function buildProgram(load: readonly string[]): Promise<Command> {
+async function buildProgram(load: readonly string[]): Promise<Command> {
   const commands = await Promise.all(
     Object.entries(SUMMARIES).map(async ([name, summary]) => {
       const loader = LOADERS[name];

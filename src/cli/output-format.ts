@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import { renderTable } from '../util/table.js';
 
 /** The output formats of every command that prints data, as kubectl names them. */
-export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
+const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /**

@@ -4,7 +4,7 @@ import { printError, printOut, reportFailure } from './output.js';
 import { outputOption, render, type OutputFormat } from './output-format.js';
 
 /** Where `status` looks when neither `--api` nor HYPERFLEET_API_URL says: the dev stack's API. */
-export const DEFAULT_STATUS_API = 'http://127.0.0.1:8000';
+const DEFAULT_STATUS_API = 'http://127.0.0.1:8000';
 
 interface StatusOptions {
   api: string;

@@ -13,7 +13,7 @@ export interface ScopeFlags {
 }
 
 /** The store named by a config file's `store` section and the scope options, checked, not yet open. */
-export interface ConfiguredStore {
+interface ConfiguredStore {
   /** Opens the store; the caller closes it. */
   open: () => Promise<SecretStore>;
 }

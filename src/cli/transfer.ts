@@ -15,7 +15,7 @@ import {
   type ScopeFlags,
 } from './store-from-config.js';
 
-export interface CheckOptions extends ScopeFlags {
+interface CheckOptions extends ScopeFlags {
   clusterId: string;
   config: string;
   secretName?: string;

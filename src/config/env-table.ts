@@ -4,10 +4,10 @@ import type { EnvMapping } from './env.js';
 import { valueAt } from './paths.js';
 
 /** Who reads a variable: the job, the adapter, or both (then it means the same to both). */
-export type EnvScope = 'job' | 'adapter' | 'both';
+type EnvScope = 'job' | 'adapter' | 'both';
 
 /** One of our environment variables: the config path it sets and who reads it. */
-export interface ConfigEnvVar {
+interface ConfigEnvVar {
   /** Dotted path in the adapter's config shape (`store.settings.endpoint`); job-only ones under `job.`. */
   path: string;
   help: string;
@@ -23,7 +23,7 @@ const STORE_SETTINGS = 'store.settings.';
  * What the table needs to know of the stores (their descriptors, src/stores/registry.ts, which hands
  * them in: see src/stores/config-env.ts): their kinds, the default, and each one's variables.
  */
-export interface StoreEnvCatalog {
+interface StoreEnvCatalog {
   kinds: readonly string[];
   defaultKind: string;
   stores: () => ReadonlyArray<{

@@ -33,7 +33,7 @@ const seconds = z
     typeof v === 'number' ? v : Math.round((parseDuration(v, PUBSUB_DURATION) ?? 0) / 1000),
   );
 
-export const hyperfleetBrokerFileSchema = z
+const hyperfleetBrokerFileSchema = z
   .object({
     log_config: flag.optional(),
     broker: z

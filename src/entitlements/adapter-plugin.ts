@@ -14,7 +14,7 @@ import { listClusterIds } from '../reconcile/cluster-list.js';
 import type { EventPipeline } from '../reconcile/pipeline.js';
 import type { PipelinePlugin } from '../reconcile/pipeline-plugin.js';
 
-export interface AdapterEntitlementDeps extends BackgroundDeps {
+interface AdapterEntitlementDeps extends BackgroundDeps {
   /** The adapter's `entitlements` section (docs/account-service.md, "Entitlement certificates"). */
   section: { interval: number; jitter: number; arch: string; requestsPerSecond: number };
   client: AccountServiceClient;

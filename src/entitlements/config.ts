@@ -35,7 +35,7 @@ export const entitlementsSectionSchema = z
   .prefault({});
 
 /** The validated `entitlements` section. */
-export type EntitlementsSection = z.output<typeof entitlementsSectionSchema>;
+type EntitlementsSection = z.output<typeof entitlementsSectionSchema>;
 
 /** `entitlements.enabled` needs an `accountService` section; one line per problem. */
 export function entitlementsProblems(config: {

@@ -31,12 +31,12 @@ export function entitlementSecretId(clusterId: string): string {
 }
 
 /** The pull secret's managed labels with `resource-type=entitlement`. */
-export function entitlementLabels(clusterId: string): Record<string, string> {
+function entitlementLabels(clusterId: string): Record<string, string> {
   return { ...managedLabels(clusterId), 'resource-type': 'entitlement' };
 }
 
 /** The stored form: canonical JSON `{"cert":…,"key":…}` (keys sorted, no spaces), so equal content is equal bytes. */
-export function entitlementPayload(certificate: Pick<EntitlementCertificate, 'cert' | 'key'>): Buffer {
+function entitlementPayload(certificate: Pick<EntitlementCertificate, 'cert' | 'key'>): Buffer {
   return Buffer.from(JSON.stringify({ cert: certificate.cert, key: certificate.key }), 'utf8');
 }
 
@@ -52,7 +52,7 @@ export function keyStrings(key: string): string[] {
  *
  * @throws IDENTIFIER_INVALID for an unusable cluster id or namespace
  */
-export function buildEntitlementManifest(input: {
+function buildEntitlementManifest(input: {
   clusterId: string;
   namespace?: string;
   cert: string;
@@ -117,7 +117,7 @@ export const ENTITLEMENT_REASONS = {
   failed: { reason: 'EntitlementWriteFailed', label: 'failed' },
 } as const satisfies Record<EntitlementOutcome['kind'], { reason: string; label: string }>;
 
-export interface RefreshEntitlementOptions {
+interface RefreshEntitlementOptions {
   client: AccountServiceClient;
   store: SecretStore;
   push: PushOptions;

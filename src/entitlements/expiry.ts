@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 /** The window `pullsecret_entitlement_expiring_clusters` counts and the alert fires on: 7 days. */
-export const EXPIRING_SOON_MS = 7 * 86_400_000;
+const EXPIRING_SOON_MS = 7 * 86_400_000;
 
 /**
  * Expiry of each cluster's entitlement certificate, in memory (O(clusters)). Metrics aggregate it
@@ -40,14 +40,7 @@ export class EntitlementExpiry {
 }
 
 /** Values of `pullsecret_entitlement_refreshes_total{result}` (ENTITLEMENT_REASONS labels), created at zero. */
-export const REFRESH_RESULTS = [
-  'refreshed',
-  'no_token',
-  'refused',
-  'unexpected',
-  'unreachable',
-  'failed',
-] as const;
+const REFRESH_RESULTS = ['refreshed', 'no_token', 'refused', 'unexpected', 'unreachable', 'failed'] as const;
 
 /** Entitlement metrics (docs/account-service.md): refreshes by result, fleet-wide expiry gauges computed at scrape. */
 export class EntitlementMetrics {

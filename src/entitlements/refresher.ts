@@ -7,7 +7,7 @@ import { transferBackoff } from '../account-service/transfer-check.js';
 /** What one refresh came to, for the refresher. */
 export type RefreshResult = EntitlementOutcome | 'gone' | 'skipped' | 'superseded';
 
-export interface EntitlementRefresherOptions {
+interface EntitlementRefresherOptions {
   intervalMs: number;
   jitter: number;
   requestsPerSecond: number;

@@ -8,15 +8,15 @@ import { describeJsonProblem, parseStrictJson } from '../pullsecret/strict-json.
 export const RECONCILE_EVENT_TYPE = 'com.redhat.hyperfleet.cluster.reconcile';
 
 /** Event types the adapter accepts: the Sentinel's reconcile plus the older create / update. */
-export const CLUSTER_EVENT_TYPES = [RECONCILE_EVENT_TYPE, 'cluster.create', 'cluster.update'] as const;
+const CLUSTER_EVENT_TYPES = [RECONCILE_EVENT_TYPE, 'cluster.create', 'cluster.update'] as const;
 
-export type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
+type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
 
 /** Largest message body decoded; checked before parsing so a huge body costs nothing. */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
 /** Longest cluster id accepted here; the pipeline applies the real id rules later. */
-export const MAX_CLUSTER_ID_LENGTH = 256;
+const MAX_CLUSTER_ID_LENGTH = 256;
 
 /** A decoded cluster event: a trigger only (the pipeline always GETs the cluster). Frozen. */
 export interface ClusterEvent {
@@ -38,13 +38,13 @@ export interface ClusterEvent {
  * `data.kind` of a cluster's events (compared ignoring case); an event without `kind` (the older
  * create / update ones) is a cluster's too.
  */
-export const CLUSTER_KIND = 'Cluster';
+const CLUSTER_KIND = 'Cluster';
 
 /**
  * An event about another kind of HyperFleet resource (`data.kind` e.g. `NodePool`): the adapter
  * acknowledges and counts it, and never reconciles it. Frozen.
  */
-export interface OtherKindEvent {
+interface OtherKindEvent {
   /** As `ClusterEvent.eventId`. */
   readonly eventId: string;
   /** `data.kind` when it has the form of a kind name (letters and digits), otherwise `undefined`. */
@@ -52,7 +52,7 @@ export interface OtherKindEvent {
 }
 
 /** What a message body holds: a cluster's event, or an event about another kind of resource. */
-export type DecodedEvent = { readonly cluster: ClusterEvent } | { readonly other: OtherKindEvent };
+type DecodedEvent = { readonly cluster: ClusterEvent } | { readonly other: OtherKindEvent };
 
 const REQUIRED_ATTRIBUTES = ['id', 'source', 'type'] as const;
 

@@ -90,7 +90,7 @@ export function parseRetryAfter(
   return Math.min(Math.max(ms, 0), capMs);
 }
 
-export interface ResponseContext {
+interface ResponseContext {
   /** E.g. `GET /clusters/{id}`: a template, so no server data is echoed. */
   operation: string;
   baseUrl: string;

@@ -23,7 +23,7 @@ export function privateCaDispatcher(ca: string): Dispatcher {
   return new Agent({ connect: { ca } });
 }
 
-export interface ExchangeRequest {
+interface ExchangeRequest {
   method: 'GET' | 'PUT' | 'POST';
   /** An `http:` or `https:` URL (TLS trusts the system CAs and NODE_EXTRA_CA_CERTS). */
   url: string;

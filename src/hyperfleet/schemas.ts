@@ -70,7 +70,7 @@ const conditionRequest = z.object({
   message: z.string().optional(),
 });
 
-export const adapterStatusSchema = z.object({
+const adapterStatusSchema = z.object({
   adapter: z.string(),
   observed_generation: z.number().int(),
   conditions: z.array(conditionRequest.extend({ last_transition_time: timestamp })),

@@ -3,7 +3,7 @@ import { PullSecretError } from '../errors/index.js';
 import { redactor } from '../pullsecret/redact.js';
 
 /** Supplies the bearer token for each request. */
-export interface TokenSource {
+interface TokenSource {
   /** The current token; `undefined` when no token file is configured. */
   token(): Promise<string | undefined>;
   /** Forgets the cached token, so the next call reads the file again (after a 401). */

@@ -39,7 +39,7 @@ export const JOB_ENV: EnvMapping = {
  * Default `JOB_TIMEOUT`: well under the upstream Job's `activeDeadlineSeconds` (310 s), so the job
  * writes its failure result before Kubernetes kills the pod.
  */
-export const DEFAULT_JOB_TIMEOUT_SECONDS = 240;
+const DEFAULT_JOB_TIMEOUT_SECONDS = 240;
 
 const timeoutSchema = z.object({
   timeoutSeconds: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_JOB_TIMEOUT_SECONDS),

@@ -22,7 +22,7 @@ import { readCa, RegistryVerifier, VerificationGate } from '../verification/inde
 export type JobVerificationSettings = VerificationSection & { caPem?: string };
 
 /** Largest CA bundle passed inline in a Job spec (`VERIFICATION_CA_PEM`); a Job object must stay small. */
-export const MAX_INLINE_CA_BYTES = 64 * 1024;
+const MAX_INLINE_CA_BYTES = 64 * 1024;
 
 /** A job runs once: a verdict cache would never be asked twice. */
 const JOB_CACHE_SECONDS = 0;

@@ -21,7 +21,7 @@ import { checkManifestDir, checkResultsPath } from './path-checks.js';
 import { writeFile } from 'node:fs/promises';
 import { terminationMessage, writeResultFile, type JobResultFile } from './result-file.js';
 
-export interface JobRunOptions {
+interface JobRunOptions {
   dryRun?: boolean;
   signal?: AbortSignal;
   /** Use this store instead of building one from the config (tests). */

@@ -52,7 +52,7 @@ function bounded(text: string, max: number): string {
  * The result as the sidecar's contract wants it: text fields redacted first (so no cut can leave
  * half a credential behind), then bounded.
  */
-export function sidecarResult(result: JobResultFile): JobResultFile {
+function sidecarResult(result: JobResultFile): JobResultFile {
   return {
     ...result,
     reason: bounded(redactor.redact(result.reason), RESULT_REASON_MAX),
@@ -102,7 +102,7 @@ export function terminationMessage(result: JobResultFile): string {
  * own non-root user (65532, distroless `nonroot`) unless the pod forces one UID on every container,
  * and the file holds no credential (openshift-hyperfleet/status-reporter README).
  */
-export const RESULT_FILE_MODE = 0o644;
+const RESULT_FILE_MODE = 0o644;
 
 /**
  * Writes the result file atomically with mode 0644 (set explicitly, so a restrictive umask cannot

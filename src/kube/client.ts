@@ -20,13 +20,13 @@ import { PullSecretError } from '../errors/index.js';
 import { quoteIdentifier } from '../pullsecret/identifiers.js';
 
 /** Where the Kubernetes connection settings came from (`default`: `~/.kube/config`). */
-export type KubeConfigSource = 'explicit' | 'KUBECONFIG' | 'in-cluster' | 'default';
+type KubeConfigSource = 'explicit' | 'KUBECONFIG' | 'in-cluster' | 'default';
 
 /**
  * Said when no connection is configured: the client library would otherwise talk to
  * `http://localhost:8080`, and the first call would fail with a message that explains nothing.
  */
-export const NO_KUBECONFIG_MESSAGE =
+const NO_KUBECONFIG_MESSAGE =
   'no Kubernetes API connection configured: set KUBECONFIG (or kubernetes.kubeconfig in the adapter config), run in a pod with a service account, or write manifest files instead (KUBERNETES_TARGET=manifests, or kubernetes.target: manifests)';
 
 export interface LoadKubeConfigOptions {

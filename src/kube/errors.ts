@@ -12,7 +12,7 @@ import { errnoCode, isTransientFsError } from '../stores/local/fs-errors.js';
  */
 
 /** The parts of an API `Status` body worth acting on. */
-export interface ApiFailure {
+interface ApiFailure {
   code: number;
   reason?: string;
   /** `details.kind` of the Status: `namespaces` in a 404 on create means the namespace is missing. */
@@ -27,7 +27,7 @@ export interface ApiFailure {
  * The cause the NamespaceLifecycle admission plugin adds to its 403 on a create in a namespace being
  * deleted (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go).
  */
-export const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
+const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
 
 const TLS_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS|ALTNAME/;
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);

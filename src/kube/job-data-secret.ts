@@ -11,7 +11,7 @@ import { apiFailure, classifyKubeError } from './errors.js';
 import { buildJobDataSecret } from './job-manifest.js';
 
 /** What the data Secret is made of: the cluster generation and its pull secret bytes. */
-export interface DataSecretRequest {
+interface DataSecretRequest {
   clusterId: string;
   generation: number;
   pullSecret: Uint8Array;

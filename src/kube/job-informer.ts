@@ -13,7 +13,7 @@ import { listPages, runListWatch, type Listed, type RelistReason } from './list-
  * generation and whether it finished.
  */
 
-export const JOB_SELECTOR = `${MANAGED_BY.key}=${MANAGED_BY.value},app=${JOB_APP_LABEL}`;
+const JOB_SELECTOR = `${MANAGED_BY.key}=${MANAGED_BY.value},app=${JOB_APP_LABEL}`;
 const PAGE = 500;
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 1, baseDelayMs: 250, maxDelayMs: 10_000 };
 
@@ -37,7 +37,7 @@ function summarize(job: V1Job): JobSummary {
   };
 }
 
-export interface JobInformerOptions {
+interface JobInformerOptions {
   kubeConfig: KubeConfig;
   namespace: string;
   /**

@@ -34,14 +34,14 @@ export interface JobLaunchRequest extends JobSettings {
   kubernetesSecret?: { namespace?: string };
 }
 
-export interface JobLaunchOptions {
+interface JobLaunchOptions {
   signal?: AbortSignal;
   /** How long to wait for the Job to finish; default its activeDeadlineSeconds plus 60 s. */
   timeoutMs?: number;
 }
 
 /** The outcome as the status reporter needs it, in the result file's terms; read from the Job's conditions. */
-export interface JobStatusResult {
+interface JobStatusResult {
   status: 'success' | 'failure';
   /**
    * The condition's reason (e.g. BackoffLimitExceeded, DeadlineExceeded, PodFailurePolicy), else
@@ -69,12 +69,12 @@ export interface JobLaunchResult {
 }
 
 /** The logger shape the launcher uses (pino's `Logger` fits). Fields never carry Secret data. */
-export interface JobLauncherLogger {
+interface JobLauncherLogger {
   info(fields: Record<string, unknown>, message: string): void;
   debug(fields: Record<string, unknown>, message: string): void;
 }
 
-export interface JobLauncherOptions {
+interface JobLauncherOptions {
   kubeConfig: KubeConfig;
   logger?: JobLauncherLogger;
   /** List retries and re-watch pacing while waiting; see DEFAULT_WATCH_RETRY. */

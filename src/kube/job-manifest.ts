@@ -34,7 +34,7 @@ export const POD_RESULTS_PATH = '/tmp/result/result.json';
  * copies the file (at most 4096 bytes) into the pod's status, where the adapter reads it
  * (`src/kube/job-report.ts`). A file the kubelet mounts: writable with a read-only root filesystem.
  */
-export const POD_TERMINATION_PATH = '/dev/termination-log';
+const POD_TERMINATION_PATH = '/dev/termination-log';
 /** Name of the job's container. */
 export const JOB_CONTAINER_NAME = 'pull-secret';
 /** `app` label of Job-mode Jobs and their pods. */
@@ -100,13 +100,13 @@ export interface PullSecretJobInput extends JobSettings {
 }
 
 /** The Job an owner reference points at. */
-export interface JobOwner {
+interface JobOwner {
   name: string;
   uid: string;
 }
 
 /** Labels of the Job, its pods and its data Secret. */
-export function jobLabels(clusterId: string, generation: number): Record<string, string> {
+function jobLabels(clusterId: string, generation: number): Record<string, string> {
   return { [MANAGED_BY.key]: MANAGED_BY.value, 'cluster-id': clusterId, generation: String(generation) };
 }
 
@@ -301,7 +301,7 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
 }
 
 /** Owner reference to the Job: not a controller, and never blocking the Job's deletion. */
-export function jobOwnerReference(owner: JobOwner): V1OwnerReference {
+function jobOwnerReference(owner: JobOwner): V1OwnerReference {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -313,7 +313,7 @@ export function jobOwnerReference(owner: JobOwner): V1OwnerReference {
 }
 
 /** One cluster's data Secret. */
-export interface JobDataSecretInput {
+interface JobDataSecretInput {
   clusterId: string;
   generation: number;
   /** Namespace of the Job; default `hyperfleet-system`. */

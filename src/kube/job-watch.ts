@@ -14,7 +14,7 @@ import { watchOnce } from './list-watch.js';
  */
 
 /** Retries of the list after transient API errors, and the pace of re-watching after disconnects. */
-export const DEFAULT_WATCH_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 5000 };
+const DEFAULT_WATCH_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 5000 };
 
 /** A terminal condition of a Job, if it has one. */
 export function terminalCondition(job: V1Job): V1JobCondition | undefined {
@@ -23,7 +23,7 @@ export function terminalCondition(job: V1Job): V1JobCondition | undefined {
   );
 }
 
-export interface WaitForJobInput {
+interface WaitForJobInput {
   kubeConfig: KubeConfig;
   batch: BatchV1Api;
   namespace: string;

@@ -13,19 +13,19 @@ import { backoffDelay, type RetryPolicy } from '../util/retry.js';
  */
 
 /** Longest single watch request; the server ends it and the caller watches again. */
-export const MAX_WATCH_SECONDS = 300;
+const MAX_WATCH_SECONDS = 300;
 
 /** How a watch request ended. `progressed`: at least one event arrived. */
-export type WatchEnd =
+type WatchEnd =
   | { kind: 'stopped' }
   | { kind: 'aborted' }
   | { kind: 'ended'; progressed: boolean }
   | { kind: 'relist'; gone: boolean; progressed: boolean };
 
 /** A watch event as the client delivers it. */
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
-export interface WatchOnceInput {
+interface WatchOnceInput {
   kubeConfig: KubeConfig;
   /** e.g. `/api/v1/secrets` or `/apis/batch/v1/namespaces/x/jobs`. */
   path: string;
@@ -111,7 +111,7 @@ export interface Listed<T> {
 }
 
 /** One page of a list as the generated client returns it. */
-export interface ListPage<I> {
+interface ListPage<I> {
   items: I[];
   metadata?: { resourceVersion?: string; _continue?: string };
 }
@@ -136,7 +136,7 @@ export async function listPages<I, T>(
   return { items, resourceVersion };
 }
 
-export interface ListWatchInput<T> {
+interface ListWatchInput<T> {
   kubeConfig: KubeConfig;
   path: string;
   labelSelector?: string;

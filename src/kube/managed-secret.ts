@@ -4,7 +4,7 @@ import { assertKubernetesName } from '../pullsecret/identifiers.js';
 import { createKubeApis, type KubeApis } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
 
-export interface ManagedSecretOptions {
+interface ManagedSecretOptions {
   namespace: string;
   name: string;
   /** What the Secret holds, for messages (`the admin token`). */
@@ -18,7 +18,7 @@ export interface ManagedSecretOptions {
 }
 
 /** One Secret of plain-text values (base64 on the wire), written with optimistic concurrency. */
-export interface ManagedSecret {
+interface ManagedSecret {
   /** `Secret namespace/name`. */
   where: string;
   /** Its decoded data and resourceVersion; `undefined` when there is no such Secret. */

@@ -23,7 +23,7 @@ import type {
   TargetLogger,
 } from './target.js';
 
-export interface ManifestDirectoryOptions {
+interface ManifestDirectoryOptions {
   /** Root directory; manifests go to `{directory}/{namespace}/{name}.yaml`. */
   directory: string;
   logger?: TargetLogger;

@@ -38,7 +38,7 @@ export interface PullSecretManifest {
   data: Record<string, string>;
 }
 
-export interface PullSecretManifestInput {
+interface PullSecretManifestInput {
   clusterId: string;
   /** The pull secret bytes exactly as given; stored unchanged. */
   pullSecret: Uint8Array;

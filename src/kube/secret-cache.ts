@@ -64,7 +64,7 @@ export interface SecretChange {
   written?: string;
 }
 
-export interface SecretCacheOptions {
+interface SecretCacheOptions {
   kubeConfig: KubeConfig;
   /** Namespaces to watch; empty or unset: all. */
   namespaces?: readonly string[];

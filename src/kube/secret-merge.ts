@@ -16,7 +16,7 @@ export interface ExistingSecret {
 }
 
 /** Our keys with their merged values, ready to write back. */
-export interface MergedSecret {
+interface MergedSecret {
   labels: Record<string, string>;
   annotations: Record<string, string>;
   data: Record<string, string>;

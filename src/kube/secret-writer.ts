@@ -18,9 +18,9 @@ import type {
 } from './target.js';
 
 /** Re-read-and-retry budget for optimistic-concurrency conflicts (409) within one call. */
-export const DEFAULT_CONFLICT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 2000 };
+const DEFAULT_CONFLICT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 2000 };
 
-export interface SecretWriterOptions {
+interface SecretWriterOptions {
   core: CoreV1Api;
   /** API server URL, reported as `location`. */
   server: string;

@@ -34,7 +34,7 @@ export interface SourceSecret {
 }
 
 /** A copy made by a share: no data, only its hash. */
-export interface CopySummary {
+interface CopySummary {
   namespace: string;
   name: string;
   uid: string;
@@ -46,7 +46,7 @@ export interface CopySummary {
 }
 
 /** SHA-256 of a Secret's data (keys sorted), as the copies' annotation and the comparisons use it. */
-export function dataSha256(data: Readonly<Record<string, string>> | undefined): string {
+function dataSha256(data: Readonly<Record<string, string>> | undefined): string {
   const hash = createHash('sha256');
   for (const key of Object.keys(data ?? {}).sort()) hash.update(`${key}\0${data?.[key] ?? ''}\0`);
   return hash.digest('hex');
@@ -60,7 +60,7 @@ export type StateChange =
   | { kind: 'copy'; share: string }
   | { kind: 'rbac' };
 
-export interface ShareStateOptions {
+interface ShareStateOptions {
   kubeConfig: KubeConfig;
   retry?: RetryPolicy;
   onChange: (change: StateChange) => void;

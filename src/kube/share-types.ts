@@ -30,20 +30,20 @@ export interface LabelSelector {
 }
 
 /** What is shared: a cluster's pull secret (entitlement bundles are not available yet). */
-export interface ShareSource {
+interface ShareSource {
   clusterId: string;
   kind: 'pullSecret' | 'entitlement';
 }
 
 /** Who receives it: namespaces by name and/or selector; the service accounts checked (default: `default`). */
-export interface ShareConsumers {
+interface ShareConsumers {
   namespaces?: string[];
   namespaceSelector?: LabelSelector;
   serviceAccounts?: string[];
 }
 
 /** Where the copy goes in each consumer namespace. */
-export interface ShareTarget {
+interface ShareTarget {
   /** Name of the copy; default the share's name. */
   secretName?: string;
   /** Append the copy to the granted service accounts' `imagePullSecrets` (default false). */
@@ -58,7 +58,7 @@ export interface ShareSpec {
 }
 
 /** The result for one consumer namespace, as listed in the share's status. */
-export type ConsumerResult = 'granted' | 'denied' | 'conflict' | 'error';
+type ConsumerResult = 'granted' | 'denied' | 'conflict' | 'error';
 
 export interface ConsumerStatus {
   namespace: string;

@@ -3,7 +3,7 @@ import type { KubernetesSecretTarget, TargetLogger } from './target.js';
 
 /** Where the Kubernetes Secret goes: a real API server, a directory of manifests, or nowhere. */
 export const KUBERNETES_TARGET_KINDS = ['api', 'manifests', 'none'] as const;
-export type KubernetesTargetKind = (typeof KUBERNETES_TARGET_KINDS)[number];
+type KubernetesTargetKind = (typeof KUBERNETES_TARGET_KINDS)[number];
 
 export interface KubernetesTargetConfig {
   target: KubernetesTargetKind;

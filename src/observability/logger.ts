@@ -3,7 +3,7 @@ import { redactor } from '../pullsecret/redact.js';
 
 export type { Logger } from 'pino';
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: string;
   /** Where lines go; defaults to stdout, written synchronously so no line is lost on exit. */
   destination?: DestinationStream;

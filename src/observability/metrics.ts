@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * Results of one event, as counted in `pullsecret_events_total{result}`. `ignored`: an event about
  * another kind of resource than a cluster (e.g. a NodePool), acknowledged and never reconciled.
  */
-export const EVENT_RESULTS = [
+const EVENT_RESULTS = [
   'applied',
   'skipped',
   'failed',
@@ -22,11 +22,11 @@ export type JobResult = (typeof JOB_RESULTS)[number];
 const STATUS_RESULTS = ['stored', 'stale', 'gone', 'error'] as const;
 const WRITE_OUTCOMES = ['created', 'updated', 'unchanged'] as const;
 /** What was found changed on a managed Secret, as counted in `pullsecret_drift_repairs_total{kind}`. */
-export const DRIFT_KINDS = ['deleted', 'data', 'type', 'labels'] as const;
+const DRIFT_KINDS = ['deleted', 'data', 'type', 'labels'] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 const WATCHED = ['secrets', 'jobs'] as const;
 /** Labels of `pullsecret_transfer_checks_total{outcome}` (`TRANSFER_REASONS` labels, less `update`, which is always carried out). */
-export const TRANSFER_OUTCOMES = [
+const TRANSFER_OUTCOMES = [
   'none',
   'no_token',
   'current_invalid',

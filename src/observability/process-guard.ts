@@ -3,10 +3,10 @@ import { redactor } from '../pullsecret/redact.js';
 import { originalSourceOf } from './bundle-origin.js';
 
 /** What went astray: a promise rejected with no handler, or an exception nobody caught. */
-export type StrayKind = 'unhandledRejection' | 'uncaughtException';
+type StrayKind = 'unhandledRejection' | 'uncaughtException';
 
 /** The fields of the one log line written for a stray error (never the error's message text). */
-export interface StrayReport {
+interface StrayReport {
   error_code: 'INTERNAL';
   error: string;
   retryable: false;
@@ -19,7 +19,7 @@ export interface StrayReport {
   cause_origin?: string;
 }
 
-export interface ProcessGuardOptions {
+interface ProcessGuardOptions {
   /** Writes the line: a structured logger's `error`, or anything with that shape. */
   log: (fields: StrayReport, message: string) => void;
   /**

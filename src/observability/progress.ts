@@ -7,7 +7,7 @@ export interface ProgressStream {
   columns?: number;
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   /** What is being counted, e.g. `Clusters with a status`. Never put credentials here. */
   label: string;
   total: number;
@@ -21,7 +21,7 @@ export interface ProgressOptions {
 }
 
 /** A progress view for one piece of bulk work. */
-export interface Progress {
+interface Progress {
   /** Reports `done` out of the total; cheap to call often (output is rate-limited). */
   update(done: number): void;
   /** Writes the last reported state (always), with an optional note, and ends the line. Later calls do nothing. */

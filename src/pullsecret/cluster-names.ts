@@ -27,7 +27,7 @@ export interface ClusterNames {
   readonly kubernetesSecretName: string;
 }
 
-export interface ClusterNamesInput {
+interface ClusterNamesInput {
   clusterId: string;
   /** Cloud secret id override (`SECRET_NAME`, `spec.pullSecret.secretName`). */
   secretName?: string;

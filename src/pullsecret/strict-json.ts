@@ -7,19 +7,19 @@
  */
 
 /** Default nesting limit: a dockerconfigjson needs 3 levels; 64 leaves room for any extension. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** Why a document was refused; `position` is a UTF-16 offset into the text. */
-export interface JsonProblem {
+interface JsonProblem {
   kind: 'syntax' | 'depth' | 'duplicate';
   position: number;
   /** Keys from the root to the object holding the problem (only for `duplicate`). */
   path?: readonly string[];
 }
 
-export type StrictJsonResult = { ok: true; value: unknown } | { ok: false; problem: JsonProblem };
+type StrictJsonResult = { ok: true; value: unknown } | { ok: false; problem: JsonProblem };
 
-export interface StrictJsonOptions {
+interface StrictJsonOptions {
   maxDepth?: number;
   /**
    * Keep the last of duplicate keys instead of refusing them (what `JSON.parse` does). Only for

@@ -30,7 +30,7 @@ export interface TransferMerge {
  * - `stale-username-password-removed`: the transfer gave `auth`, so the current `username`/`password`
  *   it did not give are removed.
  */
-export type CredentialRule = 'auth-from-username-password' | 'stale-username-password-removed';
+type CredentialRule = 'auth-from-username-password' | 'stale-username-password-removed';
 
 const PREFIX = 'transferred pull secret';
 

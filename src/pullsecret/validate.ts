@@ -4,7 +4,7 @@ import { isValidRegistryKey } from './registry-key.js';
 import { describeJsonProblem, parseStrictJson } from './strict-json.js';
 
 /** A pull secret that passed validation. `raw` holds the bytes exactly as given. */
-export interface ValidPullSecret {
+interface ValidPullSecret {
   raw: Buffer;
   /** Registry keys, safe to log. */
   registries: string[];

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 
 /** What `submit` resolves with when a newer event for the same cluster replaced this one. */
 export const SUPERSEDED = Symbol('superseded');
-export type Superseded = typeof SUPERSEDED;
+type Superseded = typeof SUPERSEDED;
 
 type Task<T> = (signal: AbortSignal) => Promise<T>;
 

@@ -22,7 +22,7 @@ import {
 import { reportStatus } from './report-status.js';
 import type { ReconcileResult } from './reconcile-pull-secret.js';
 
-export interface PipelineDeps extends ResolveDeps {
+interface PipelineDeps extends ResolveDeps {
   api: HyperFleetClient;
   executor: Executor;
   scheduler: ClusterScheduler<Disposition>;

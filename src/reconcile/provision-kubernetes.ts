@@ -4,7 +4,7 @@ import type { ClusterNames } from '../pullsecret/cluster-names.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 
 /** What the Kubernetes step needs from the store step. */
-export interface ProvisionInput {
+interface ProvisionInput {
   clusterId: string;
   /** Namespace of the Secret; default `clusters-{cluster-id}`. */
   namespace?: string;

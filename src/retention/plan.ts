@@ -161,7 +161,7 @@ export function planRetention(
 }
 
 /** The current and previous versions as they are (not as a plan would leave them): for `inspect`. */
-export interface VersionSummary {
+interface VersionSummary {
   currentVersion: string | undefined;
   previousVersion: string | undefined;
   previousState: VersionView['state'] | undefined;

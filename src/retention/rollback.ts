@@ -22,7 +22,7 @@ export interface RollbackRequest {
   toVersion?: string;
 }
 
-export interface RollbackDeps {
+interface RollbackDeps {
   store: SecretStore;
   /** Where the Kubernetes Secret goes; none = store only. */
   kubernetes?: KubernetesSecretTarget;

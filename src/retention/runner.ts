@@ -7,12 +7,12 @@ import type { RetentionObserver } from './metrics.js';
 import { planRetention, type PreviousVersion, type RetentionPolicy } from './plan.js';
 
 /** What a reconcile reports about the secret's versions (status `data`, `inspect`). */
-export interface RetentionView {
+interface RetentionView {
   currentVersion: string;
   previous?: PreviousVersion;
 }
 
-export interface RetentionRunnerOptions {
+interface RetentionRunnerOptions {
   policy: RetentionPolicy;
   retry: RetryPolicy;
   /** Epoch ms; tests pass a controllable clock. */
@@ -25,7 +25,7 @@ export interface RetentionRunnerOptions {
 }
 
 /** One pass's input: the secret the reconcile pushed, and whether the push wrote. */
-export interface RetentionInput {
+interface RetentionInput {
   secretId: string;
   clusterId: string;
   /** The version the push left current (newest enabled). */

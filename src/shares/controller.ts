@@ -9,7 +9,7 @@ import { ShareState, type StateChange } from '../kube/share-state.js';
 import { ShareReconciler, type ShareReconcileOptions } from './reconcile-share.js';
 
 /** The controller's cluster and settings. */
-export interface ShareControllerOptions extends ShareReconcileOptions {
+interface ShareControllerOptions extends ShareReconcileOptions {
   kubeConfig: LoadedKubeConfig['kubeConfig'];
   /** Access reviews are made again after this long (and after any RBAC change). */
   recheckSeconds: number;

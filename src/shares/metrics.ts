@@ -1,13 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 
 /** Why a copy was removed, as counted in `pullsecret_share_removals_total{reason}`. */
-export const REMOVAL_REASONS = [
-  'revoked',
-  'unselected',
-  'share-deleted',
-  'source-deleted',
-  'invalid',
-] as const;
+const REMOVAL_REASONS = ['revoked', 'unselected', 'share-deleted', 'source-deleted', 'invalid'] as const;
 export type RemovalReason = (typeof REMOVAL_REASONS)[number];
 const PROJECTION_OUTCOMES = ['created', 'updated'] as const;
 

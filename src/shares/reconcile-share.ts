@@ -24,7 +24,7 @@ import { parseShareSpec } from './validate.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 
 /** The logger shape used (pino's fits). Fields never carry Secret data. */
-export interface ShareLogger {
+interface ShareLogger {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   debug(fields: Record<string, unknown>, message: string): void;
@@ -42,7 +42,7 @@ export interface ShareReconcileOptions {
 type Consumer = ConsumerStatus | undefined;
 
 /** What was last reconciled of a share: its uid, and its spec when it was valid. */
-export interface Known {
+interface Known {
   uid: string;
   spec?: ShareSpec;
 }

@@ -2,7 +2,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ShareMetrics } from './metrics.js';
 
 /** A running share controller. */
-export interface RunningShares {
+interface RunningShares {
   stop(): Promise<void>;
 }
 

@@ -11,7 +11,7 @@ const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 const RESERVED_SUFFIX = '-pull-secret';
 
 /** A refused share: `reason` for the Ready condition, `message` for people. */
-export interface ShareSpecProblem {
+interface ShareSpecProblem {
   reason: 'InvalidSpec' | 'SourceKindUnavailable';
   message: string;
 }

@@ -4,7 +4,7 @@ import type { AdapterStatus, Cluster } from '../hyperfleet/types.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { toStatusRow, type ClusterStatusRow } from './status-row.js';
 
-export interface StatusSource {
+interface StatusSource {
   /** Any HyperFleet API: `http://127.0.0.1:8000` or a full `.../api/hyperfleet/v1`. */
   apiUrl: string;
   tokenFile?: string;

@@ -1,7 +1,7 @@
 import { renderTable } from '../util/table.js';
 import { explainRow, type ClusterStatusRow, type ConditionView } from './status-row.js';
 
-export interface TableOptions {
+interface TableOptions {
   /** Full cluster ids (an ID column, and unabridged Kubernetes Secret names), and the previous version with the end of its grace. */
   wide?: boolean;
 }

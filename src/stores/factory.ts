@@ -25,7 +25,7 @@ export type ScopeValues = Readonly<Record<string, string>>;
  * fills from each cluster (GCP: the project; AWS: account and region; Azure: the vault).
  * A store without a scope (the local store) has one client and no quotas to protect.
  */
-export interface StoreScope {
+interface StoreScope {
   /** Keys of the store config that together name one quota scope, in order (GCP ['projectId']). */
   readonly settingKeys: readonly string[];
   /** What a scope is called in messages (`GCP project`). */
@@ -49,7 +49,7 @@ export interface StoreQuotas {
 }
 
 /** Preflight of a store: options the CLI offers and a runner loaded on first use. */
-export interface StorePreflight {
+interface StorePreflight {
   /** One line for `preflight --help`. */
   readonly summary: string;
   /** Extra `--help` text (what is checked, exit codes). */
@@ -77,7 +77,7 @@ export type PreflightRunner = (
 ) => Promise<PreflightOutcome>;
 
 /** Label values of a store's API-call metrics, created up front so dashboards see zeros. */
-export interface StoreApiCalls {
+interface StoreApiCalls {
   /** Method names the store reports (`GetSecret`, ...). */
   readonly methods: readonly string[];
   /** Status code names worth a pre-created series (`OK`, `NOT_FOUND`, ...). */
@@ -87,7 +87,7 @@ export interface StoreApiCalls {
 }
 
 /** A counter of API calls by one label that a store's dashboards already use. */
-export interface StoreOwnCounter {
+interface StoreOwnCounter {
   readonly name: string;
   readonly help: string;
   readonly label: string;
@@ -98,7 +98,7 @@ export interface StoreOwnCounter {
 }
 
 /** Labels and annotations a store's Job pods must carry. */
-export interface JobPodMetadata {
+interface JobPodMetadata {
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
 }

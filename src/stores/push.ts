@@ -6,7 +6,7 @@ import { backoffDelay, withRetry, type RetryPolicy } from '../util/retry.js';
 import type { CreatedSecret, PushOutcome, SecretMetadata, SecretPayload, SecretStore } from './store.js';
 
 /** What to store. `payload` is stored exactly as given. */
-export interface PushRequest {
+interface PushRequest {
   secretId: string;
   /** Labels for a new secret; must include `managed-by=hyperfleet` and `cluster-id`. */
   labels: Record<string, string>;
@@ -51,7 +51,7 @@ export interface PushEvent {
 }
 
 /** How long a push keeps re-reading while concurrent writers change the secret under it. */
-export const DEFAULT_CONFLICT_WAIT_MS = 60_000;
+const DEFAULT_CONFLICT_WAIT_MS = 60_000;
 /** Pauses between those re-reads: short at first (a local lock is held for milliseconds), then up to 1 s. */
 const CONFLICT_BACKOFF: RetryPolicy = {
   maxAttempts: Number.MAX_SAFE_INTEGER,

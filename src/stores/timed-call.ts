@@ -10,7 +10,7 @@ export interface TimedCallOptions {
 }
 
 /** How a store names what `timedCall` reports and throws. */
-export interface TimedCallNames {
+interface TimedCallNames {
   /** The backend's method name for metrics (`GetSecretValue`). */
   method: string;
   /** Status code name of a call that failed with `err` (metrics). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** A unit of a duration: milliseconds, seconds, minutes, hours, days. */
-export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
+type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
 
 const UNIT_MS: Readonly<Record<DurationUnit, number>> = {
   ms: 1,
@@ -21,7 +21,7 @@ export interface DurationSyntax {
 }
 
 /** Command-line flags (`pull-secret dev --poll-interval`): `500ms`, `2s`, `1.5m`, `1h`; a bare number is seconds. */
-export const FLAG_DURATION: DurationSyntax = { units: ['ms', 's', 'm', 'h'], bare: 's' };
+const FLAG_DURATION: DurationSyntax = { units: ['ms', 's', 'm', 'h'], bare: 's' };
 /** Configuration sections: `500ms`, `30s`, `10m`, `12h`, `1d`; a unit is required (a YAML number is milliseconds). */
 export const CONFIG_DURATION: DurationSyntax = { units: ['ms', 's', 'm', 'h', 'd'] };
 

@@ -13,7 +13,7 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 10_000 };
 
-export interface RetryOptions {
+interface RetryOptions {
   signal?: AbortSignal;
   /** Called before each wait, for logging. */
   onRetry?: (info: { attempt: number; delayMs: number; error: unknown }) => void;

@@ -1,5 +1,5 @@
 /** How {@link renderTable} lays out its columns. */
-export interface TableLayout {
+interface TableLayout {
   /** A first line of column titles, sized with the cells. */
   readonly header?: readonly string[];
   /** Between two columns (default two spaces). */

@@ -25,7 +25,7 @@ export class RegistryNetworkError extends Error {
   }
 }
 
-export interface GetOptions {
+interface GetOptions {
   /** The whole `Authorization` value; never logged nor put in an error. */
   authorization?: string;
   timeoutMs: number;

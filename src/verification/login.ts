@@ -15,7 +15,7 @@ export interface LoginResult {
   roundTrips: number;
 }
 
-export interface LoginOptions {
+interface LoginOptions {
   timeoutMs: number;
   agent?: Dispatcher;
   signal?: AbortSignal;

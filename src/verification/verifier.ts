@@ -44,7 +44,7 @@ export interface VerifierSettings {
   cacheSeconds: number;
 }
 
-export interface VerifierHooks {
+interface VerifierHooks {
   /** Each result, for `pullsecret_registry_verifications_total{registry,outcome}`: the host, or `other` outside the allow-list. */
   onResult?: (host: string, outcome: VerificationOutcome) => void;
   /** Each HTTP request, with the host it went to. */

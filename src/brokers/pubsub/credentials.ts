@@ -19,7 +19,7 @@ export function createPubSubClient(options: {
  * Makes the generated Pub/Sub clients share the client's GoogleAuth (they build their own unless
  * given one), so the credential `loadCredentials` checked is the one their stubs use.
  */
-export function shareAuth(client: PubSub): PubSub {
+function shareAuth(client: PubSub): PubSub {
   client.options.auth ??= client.auth;
   return client;
 }

@@ -9,14 +9,14 @@ import { classifyPubSubError, grpcCode } from './errors.js';
 const REOPEN: RetryPolicy = { maxAttempts: Infinity, baseDelayMs: 1000, maxDelayMs: 5 * 60_000 };
 
 /** One notification as the subscriber hands it over: raw bytes and attributes, nothing parsed. */
-export interface RawNotification {
+interface RawNotification {
   id: string;
   data: Buffer;
   attributes: Readonly<Record<string, string>>;
 }
 
 /** Settings of a notification subscription (an existing one: it is never created here). */
-export interface NotificationSubscriberOptions {
+interface NotificationSubscriberOptions {
   /** Subscription id, or its full name `projects/P/subscriptions/S`. */
   subscription: string;
   /** Project of the subscription; default what the client library finds. */

@@ -17,10 +17,10 @@ function isAmqpUrl(value: string): boolean {
 const BINDING_KEY = /^[A-Za-z0-9_.:*#-]{0,255}$/;
 
 /** Queue types the broker may be asked to declare a missing queue with. */
-export const RABBITMQ_QUEUE_TYPES = ['quorum', 'classic'] as const;
+const RABBITMQ_QUEUE_TYPES = ['quorum', 'classic'] as const;
 
 /** Exchange types the broker declares a missing exchange with (an existing one of any type is used as it is). */
-export const RABBITMQ_EXCHANGE_TYPES = ['topic', 'fanout'] as const;
+const RABBITMQ_EXCHANGE_TYPES = ['topic', 'fanout'] as const;
 
 /**
  * Settings of the RabbitMQ broker (docs/configuration.md). The topology is HyperFleet's broker

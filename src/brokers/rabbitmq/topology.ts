@@ -12,7 +12,7 @@ export function publishRoutingKey(settings: Pick<RabbitMqBrokerConfig, 'bindingK
 }
 
 /** How missing parts of the topology are declared. */
-export type TopologySettings = Pick<RabbitMqBrokerConfig, 'bindingKey' | 'exchangeType' | 'queueType'>;
+type TopologySettings = Pick<RabbitMqBrokerConfig, 'bindingKey' | 'exchangeType' | 'queueType'>;
 
 /**
  * Arguments of a queue the broker declares: none, as HyperFleet's broker library declares it, unless
@@ -45,11 +45,7 @@ export function topologyNames(
  * Whether an exchange or queue exists: a passive declare on a throwaway channel, since a failed
  * passive declare closes its channel (404 NOT_FOUND). @throws any other refusal (403, 530).
  */
-export async function exists(
-  connection: ChannelModel,
-  kind: 'exchange' | 'queue',
-  name: string,
-): Promise<boolean> {
+async function exists(connection: ChannelModel, kind: 'exchange' | 'queue', name: string): Promise<boolean> {
   const channel = await connection.createChannel();
   channel.on('error', () => undefined);
   try {

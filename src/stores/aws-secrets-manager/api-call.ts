@@ -6,8 +6,7 @@ import { awsAbortedError, awsErrorName, callCode, classifyAwsError, type AwsCall
 export type AwsApiCallOptions = TimedCallOptions;
 
 /** The outcome of a call whose listed AWS error names are answers, not failures. */
-export type AwsExpected<T, C extends string> =
-  { ok: true; value: T } | { ok: false; code: C; error: unknown };
+type AwsExpected<T, C extends string> = { ok: true; value: T } | { ok: false; code: C; error: unknown };
 
 /**
  * Makes one request through `run` (which passes the given signal to `client.send` as its

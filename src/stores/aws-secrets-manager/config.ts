@@ -37,13 +37,13 @@ const ENDPOINT_RULE =
 const TIMEOUT_RULE = 'must be a whole number of milliseconds between 1 and 600000';
 
 /** AWS region names: `us-east-1`, `ap-southeast-2`, `us-gov-west-1`, `cn-north-1`, `us-isob-east-1`. */
-export const AWS_REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$/;
+const AWS_REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$/;
 /** KMS key references Secrets Manager accepts as `KmsKeyId`. */
 const KMS_KEY =
   /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32}|alias\/[A-Za-z0-9/_-]{1,250}|arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:(key\/[A-Za-z0-9-]{1,100}|alias\/[A-Za-z0-9/_-]{1,250}))$/;
 
 /** True for an endpoint URL the store accepts (see ENDPOINT_RULE). */
-export function isAcceptableEndpoint(value: string): boolean {
+function isAcceptableEndpoint(value: string): boolean {
   const url = parseHostOnlyUrl(value);
   if (url === undefined) return false;
   if (url.protocol === 'https:') return true;

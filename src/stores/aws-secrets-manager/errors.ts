@@ -64,7 +64,7 @@ const SOCKET_ERRORS = new Set([
 ]);
 
 /** Text of AWS's refusal of any change to a secret scheduled for deletion. */
-export const MARKED_FOR_DELETION = /marked for deletion|scheduled for deletion/i;
+const MARKED_FOR_DELETION = /marked for deletion|scheduled for deletion/i;
 
 /** The error's name as the SDK reports it (the service's `__type`), or undefined. */
 export function awsErrorName(err: unknown): string | undefined {

@@ -10,7 +10,7 @@ const VERSION_ID = /^[A-Za-z0-9-]{32,64}$/;
 /** Tag keys and values: letters, digits, spaces and `_.:/=+-@`; `aws:` keys are AWS's own. */
 const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
 /** Most tags one secret may carry. */
-export const MAX_TAGS = 50;
+const MAX_TAGS = 50;
 
 /**
  * Checks a secret name against Secrets Manager's rule up front (never rewritten to fit).

@@ -32,7 +32,7 @@ export const PREVIOUS = 'AWSPREVIOUS';
 const PAGE_SIZE = 100;
 
 /** A version as ListSecretVersionIds lists it. */
-export interface ListedVersion {
+interface ListedVersion {
   id: string;
   stages: string[];
   createdTime: string;

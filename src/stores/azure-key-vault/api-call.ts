@@ -13,7 +13,7 @@ import {
 export type ApiCallOptions = TimedCallOptions;
 
 /** The outcome of a call whose listed HTTP statuses are answers, not failures. */
-export type Expected<T> = { ok: true; value: T } | { ok: false; status: number; error: unknown };
+type Expected<T> = { ok: true; value: T } | { ok: false; status: number; error: unknown };
 
 /**
  * Makes one SDK call through `run` with the call's deadline and the caller's signal, and reports it

@@ -21,9 +21,9 @@ export interface AzureStoreConfig {
 }
 
 /** Default deadline of one Key Vault call. */
-export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 /** Default pause between recovery polls (the SDK's own default). */
-export const DEFAULT_RECOVER_POLL_MS = 2_000;
+const DEFAULT_RECOVER_POLL_MS = 2_000;
 
 /**
  * Key Vault's limit on one secret value: "a maximum size of 25k bytes"
@@ -37,11 +37,7 @@ export const AZURE_PAYLOAD_LIMIT_BYTES = 25_000;
  * (vault.azure.cn), Azure US Government (vault.usgovcloudapi.net). A URL elsewhere is refused, so a
  * typo or a hostile setting never sends the workload's token to another host.
  */
-export const VAULT_DNS_SUFFIXES = [
-  '.vault.azure.net',
-  '.vault.azure.cn',
-  '.vault.usgovcloudapi.net',
-] as const;
+const VAULT_DNS_SUFFIXES = ['.vault.azure.net', '.vault.azure.cn', '.vault.usgovcloudapi.net'] as const;
 
 /** Vault names: 3-24 characters, letters, digits and "-", starting with a letter, no "--", not ending with "-". */
 const VAULT_NAME = /^(?!.*--)[a-z][a-z0-9-]{1,22}[a-z0-9]$/;

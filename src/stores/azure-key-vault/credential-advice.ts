@@ -39,7 +39,7 @@ function messagesOf(err: unknown): string[] {
 }
 
 /** The first AADSTS code an identity error carries (`AADSTS700213`), or undefined. */
-export function aadstsCode(err: unknown): string | undefined {
+function aadstsCode(err: unknown): string | undefined {
   for (const message of messagesOf(err)) {
     const code = /\bAADSTS(\d{4,8})\b/.exec(message)?.[1];
     if (code !== undefined) return code;

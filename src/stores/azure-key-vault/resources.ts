@@ -13,7 +13,7 @@ const SECRET_NAME = /^[0-9a-zA-Z-]{1,127}$/;
 /** Key Vault version ids: 32 lowercase hex digits. */
 const VERSION_ID = /^[0-9a-f]{32}$/;
 /** Key Vault allows at most 15 tags per secret version; names up to 512 and values up to 256 characters. */
-export const MAX_TAGS = 15;
+const MAX_TAGS = 15;
 const MAX_TAG_NAME = 512;
 const MAX_TAG_VALUE = 256;
 

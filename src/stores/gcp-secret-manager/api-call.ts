@@ -18,7 +18,7 @@ export interface ApiCallOptions {
 }
 
 /** The outcome of a call whose listed status codes are answers, not failures. */
-export type Expected<T, C extends GrpcCodeName> = { ok: true; value: T } | { ok: false; code: C };
+type Expected<T, C extends GrpcCodeName> = { ok: true; value: T } | { ok: false; code: C };
 
 /**
  * A grpc-js interceptor that cancels the call on the wire when `signal` aborts. gax has no abort

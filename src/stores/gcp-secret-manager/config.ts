@@ -53,7 +53,7 @@ const PROJECT_ID = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
 const ENDPOINT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?):([0-9]{1,5})$/;
 
 /** An endpoint split into the `apiEndpoint` and `port` the SDK client takes. */
-export interface Endpoint {
+interface Endpoint {
   host: string;
   port: number;
 }

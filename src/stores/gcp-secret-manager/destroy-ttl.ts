@@ -8,9 +8,9 @@ import { durationSecondsSchema } from './rotation.js';
  */
 
 /** Shortest delay the service accepts (24 hours), in seconds. */
-export const MIN_VERSION_DESTROY_TTL_SECONDS = 86_400;
+const MIN_VERSION_DESTROY_TTL_SECONDS = 86_400;
 /** Longest delay accepted here: 1000 days, in seconds. */
-export const MAX_VERSION_DESTROY_TTL_SECONDS = 86_400_000;
+const MAX_VERSION_DESTROY_TTL_SECONDS = 86_400_000;
 
 const TTL_RULE =
   'must be a duration of 24 hours to 1000 days: seconds ("86400", "86400s") or a number with m, h or d ("168h", "7d")';

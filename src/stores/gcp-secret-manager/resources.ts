@@ -21,7 +21,7 @@ export function int64ToNumber(value: Int64): number | undefined {
 }
 
 /** ISO 8601 time of a protobuf Timestamp; the epoch when the field is missing. */
-export function timestampToIso(ts: ITimestamp | null | undefined): string {
+function timestampToIso(ts: ITimestamp | null | undefined): string {
   const seconds = int64ToNumber(ts?.seconds) ?? 0;
   const millis = Math.floor((ts?.nanos ?? 0) / 1e6);
   return new Date(seconds * 1000 + millis).toISOString();
@@ -34,7 +34,7 @@ export function lastSegment(name: string | null | undefined): string {
 }
 
 /** Maps a version state; anything but ENABLED/DESTROYED counts as DISABLED (not accessible). */
-export function versionState(state: ISecretVersion['state']): SecretVersionInfo['state'] {
+function versionState(state: ISecretVersion['state']): SecretVersionInfo['state'] {
   // The loader may hand the enum over by name or by number (ENABLED = 1, DESTROYED = 3).
   const value: string | number | null | undefined = state;
   if (value === 'ENABLED' || value === 1) return 'ENABLED';

@@ -10,13 +10,13 @@ import { parseDuration, type DurationSyntax } from '../../util/duration.js';
  */
 
 /** Shortest rotation period the service accepts (1 hour), in seconds. */
-export const MIN_ROTATION_PERIOD_SECONDS = 3600;
+const MIN_ROTATION_PERIOD_SECONDS = 3600;
 /** Longest rotation period (and farthest next rotation) the service accepts: 100 years, in seconds. */
-export const MAX_ROTATION_SECONDS = 3_153_600_000;
+const MAX_ROTATION_SECONDS = 3_153_600_000;
 /** The service refuses a next rotation time less than 5 minutes ahead. */
-export const MIN_NEXT_ROTATION_LEAD_SECONDS = 300;
+const MIN_NEXT_ROTATION_LEAD_SECONDS = 300;
 /** Most topics one secret may name. */
-export const MAX_TOPICS = 10;
+const MAX_TOPICS = 10;
 
 /** Whole seconds, minutes, hours or days; a bare number is seconds. */
 const SECONDS_DURATION: DurationSyntax = { units: ['s', 'm', 'h', 'd'], bare: 's', fractions: false };
@@ -30,7 +30,7 @@ const NEXT_RULE = 'must be an RFC 3339 time with a zone, e.g. 2026-12-01T00:00:0
 const TOPIC_RULE = `must be up to ${MAX_TOPICS} Pub/Sub topics projects/PROJECT/topics/TOPIC (a list, or one string separated by commas)`;
 
 /** Parses a duration (`3600`, `3600s`, `90m`, `720h`, `30d`) to seconds; `undefined` when malformed. */
-export function parseDurationSeconds(value: string | number): number | undefined {
+function parseDurationSeconds(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
   const ms = parseDuration(value, SECONDS_DURATION);
   return ms === undefined ? undefined : ms / 1000;
@@ -85,7 +85,7 @@ export const topicsSchema = z
   });
 
 /** The settings `rotationProblem` checks together. */
-export interface RotationSettings {
+interface RotationSettings {
   rotationPeriod?: number | undefined;
   nextRotationTime?: string | undefined;
   topics?: readonly string[] | undefined;

@@ -86,7 +86,7 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
  * `createStub`); the names are grpc-js channel options
  * (https://github.com/grpc/grpc-node/blob/master/packages/grpc-js/src/channel-options.ts).
  */
-export const RECONNECT_BACKOFF = {
+const RECONNECT_BACKOFF = {
   'grpc.initial_reconnect_backoff_ms': 1000,
   'grpc.max_reconnect_backoff_ms': 5000,
 } as const;

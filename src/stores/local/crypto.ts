@@ -9,7 +9,7 @@ const TAG_BYTES = 16;
 const AAD_DOMAIN = 'pull-secret/local-store/v1';
 
 /** Where a payload belongs; bound into the ciphertext so it cannot be moved to another secret or version. */
-export interface PayloadBinding {
+interface PayloadBinding {
   secretId: string;
   version: number;
 }

@@ -20,7 +20,7 @@ export interface LockTiming {
 export const DEFAULT_LOCK_TIMING: LockTiming = { staleMs: 10_000, waitMs: 30_000 };
 
 /** Handed to the critical section so it can re-check ownership right before it publishes a write. */
-export interface HeldLock {
+interface HeldLock {
   /** @throws PullSecretError STORE_CONFLICT (retryable) when the lock was lost (taken over as stale). */
   assertHeld(): void;
 }

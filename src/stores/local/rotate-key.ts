@@ -10,14 +10,14 @@ import type { SecretRecord, VersionRecord } from './secret-record.js';
 import { SecretFiles } from './secret-files.js';
 
 /** Where the store lives. The key must come from a file: a key given directly cannot be replaced. */
-export interface RotateKeyOptions {
+interface RotateKeyOptions {
   dir: string;
   /** Default `{dir}/store.key`. */
   keyFile?: string;
 }
 
 /** What a rotation did. */
-export interface RotateKeyResult {
+interface RotateKeyResult {
   /** Key id (fingerprint, not secret) of the retired key and of the key now in use. */
   oldKeyId: string;
   newKeyId: string;

@@ -14,7 +14,7 @@ export const REQUIRED_ACTIONS = [
 ] as const;
 
 /** Name of the inline policy the fix attaches. */
-export const POLICY_NAME = 'pullsecret-secrets-manager';
+const POLICY_NAME = 'pullsecret-secrets-manager';
 
 /** What the policy is for: one account and region, and the optional customer-managed key. */
 export interface PolicyTarget {
@@ -29,7 +29,7 @@ export interface PolicyTarget {
  * suffix, hence the wildcard), plus, with a customer-managed key, the two KMS actions Secrets
  * Manager needs, only when called through Secrets Manager in that region.
  */
-export function leastPrivilegePolicy(target: PolicyTarget): string {
+function leastPrivilegePolicy(target: PolicyTarget): string {
   const partition = awsPartition(target.region);
   const statements: object[] = [
     {

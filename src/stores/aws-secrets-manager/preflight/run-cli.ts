@@ -9,7 +9,7 @@ import { createAwsStore } from '../create-store.js';
 import { putRolePolicyCommand, REQUIRED_ACTIONS, type PolicyTarget } from './policy.js';
 
 /** The secret the read-only probe asks about; it need not exist. */
-export const AWS_PROBE_SECRET = 'hyperfleet-preflight-probe';
+const AWS_PROBE_SECRET = 'hyperfleet-preflight-probe';
 /** IAM role names: 1-64 of letters, digits and `+=,.@_-`. */
 const ROLE_NAME = /^[A-Za-z0-9+=,.@_-]{1,64}$/;
 /** Preflight waits less than the job for an answer: an operator is watching. */
@@ -44,7 +44,7 @@ async function probe(call: () => Promise<unknown>, signal: AbortSignal): Promise
  * GetSecretValue). The write actions cannot be proven without writing: they are a warning that
  * carries the policy to attach, the same command a refused read gets.
  */
-export function awsChecks(
+function awsChecks(
   describe: Verdict,
   read: Verdict | undefined,
   target: PolicyTarget & { roleName: string; resource: string },

@@ -4,7 +4,7 @@
  */
 
 /** The role that holds every data-plane right the store needs (get, list, set, delete, recover). */
-export const SECRETS_ROLE = 'Key Vault Secrets Officer';
+const SECRETS_ROLE = 'Key Vault Secrets Officer';
 
 /** Grants the role on the vault (vaults using Azure RBAC, the default for new vaults). */
 export function roleAssignmentCommand(assignee: string, vaultResourceId: string): string {

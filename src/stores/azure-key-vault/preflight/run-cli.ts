@@ -7,7 +7,7 @@ import { AzureSecretStore } from '../azure-secret-store.js';
 import { formatReport, runPreflight } from './run-preflight.js';
 
 /** Secret name the reads are tried on; no cluster secret has it and preflight never writes it. */
-export const PROBE_SECRET_ID = 'hyperfleet-preflight-probe';
+const PROBE_SECRET_ID = 'hyperfleet-preflight-probe';
 /** Preflight waits less than the job for an answer: an operator is watching. */
 const PREFLIGHT_CALL_TIMEOUT_MS = '10000';
 const OBJECT_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

@@ -8,11 +8,11 @@ import {
 } from './az-commands.js';
 
 /** One check, with a stable id for scripts (`vault`, `right:secrets/get`). */
-export interface CheckResult extends PreflightCheck {
+interface CheckResult extends PreflightCheck {
   id: string;
 }
 
-export interface PreflightReport {
+interface PreflightReport {
   vaultUrl: string;
   assignee: string;
   checks: CheckResult[];

@@ -12,7 +12,7 @@ import { clusterIdOfSecretId } from '../../../pullsecret/identifiers.js';
  */
 
 /** The only `dataFormat` Secret Manager sends. */
-export const NOTIFICATION_DATA_FORMAT = 'JSON_API_V1';
+const NOTIFICATION_DATA_FORMAT = 'JSON_API_V1';
 
 /** Event types Secret Manager sends (docs: "Event notifications"); anything else counts as `other`. */
 export const STORE_EVENT_TYPES = [
@@ -56,7 +56,7 @@ const SECRET_NAME = /^projects\/[^/]{1,100}\/secrets\/([A-Za-z0-9_-]{1,255})$/;
 const MAX_DATA_BYTES = 256 * 1024;
 
 /** The reading of a notification. */
-export interface NotificationReading {
+interface NotificationReading {
   eventType: StoreEventType;
   outcome: NotificationOutcome;
   /** The cluster to reconcile (outcome `triggered`). */

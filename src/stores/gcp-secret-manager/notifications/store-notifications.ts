@@ -14,7 +14,7 @@ import { readNotification, type NotificationOutcome, type StoreEventType } from 
  */
 
 /** A subscription the notifications arrive on; each message is acked once `handle` returned. */
-export interface NotificationSubscription {
+interface NotificationSubscription {
   start(
     handle: (message: { id: string; data: Buffer; attributes: Readonly<Record<string, string>> }) => void,
   ): Promise<void>;
@@ -22,7 +22,7 @@ export interface NotificationSubscription {
 }
 
 /** What the consumer needs from the adapter. */
-export interface StoreNotificationDeps {
+interface StoreNotificationDeps {
   /**
    * Opens the Pub/Sub subscription (the Pub/Sub client lives with the Pub/Sub broker, in
    * src/brokers/pubsub); called only when notifications are enabled.
@@ -42,7 +42,7 @@ export interface StoreNotificationDeps {
 }
 
 /** Handles one notification (id, data, attributes); never throws. */
-export function notificationHandler(
+function notificationHandler(
   deps: StoreNotificationDeps,
 ): (message: { id: string; data: Buffer; attributes: Readonly<Record<string, string>> }) => void {
   return (message) => {
