@@ -1,3 +1,9 @@
+/*
+ * The admin API plug-in (docs/admin-api.md). Registers no reconcile step: the adapter starts the
+ * admin server (`startAdmin`) beside the pipeline when `admin.enabled` (or `admin.protectMetrics`),
+ * with the pipeline's `reconcile` for "reconcile now" and the store provider for reads and rollback,
+ * and stops it first in its shutdown order. Tokens rotate from a file or a Kubernetes Secret.
+ */
 import type { IncomingMessage } from 'node:http';
 import type { AdminSection } from '../config/admin.js';
 import type { Logger } from '../observability/logger.js';

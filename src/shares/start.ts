@@ -1,3 +1,9 @@
+/*
+ * The shares plug-in (docs/shares.md). Registers no reconcile step: the adapter starts one
+ * PullSecretShare controller (`startShares`) beside the pipeline when `shares.enabled`, and stops it
+ * in its shutdown order. The controller copies a cluster's Secret into consumer namespaces after a
+ * SubjectAccessReview, and watches, rechecks and revokes on its own (controller.ts).
+ */
 import type { Logger } from '../observability/logger.js';
 import type { ShareMetrics } from './metrics.js';
 
