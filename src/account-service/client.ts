@@ -236,7 +236,8 @@ export function createAccountServiceClient(options: AccountServiceClientOptions)
       if (!ARCH.test(arch))
         throw new PullSecretError(
           'CONFIG_INVALID',
-          `invalid entitlement architecture ${quoteIdentifier(arch)}: 1-32 lowercase letters, digits or "_" (e.g. x86_64)`,
+          `invalid entitlement architecture ${quoteIdentifier(arch)}: 1-32 lowercase letters, digits or ` +
+            `"_" (e.g. x86_64)`,
         );
       const operation = `POST ${CERTIFICATES_PATH}`;
       const header = `AccessToken ${clusterId}:${cloudToken}`;

@@ -153,7 +153,9 @@ async function check(
   if (token === undefined)
     return {
       kind: 'no-token',
-      message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask the account service`,
+      message:
+        `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask the ` +
+        `account service`,
     };
   const delays = transferBackoff(options.intervalMs).slice(0, options.retries ?? TRANSFER_RETRY_STEPS);
   const wait = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleep(ms, undefined, { signal }));

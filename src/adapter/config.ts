@@ -153,7 +153,8 @@ function crossChecks(
     .map((p) => `store.settings.${p}`);
   if (config.execution.mode === 'job' && config.kubernetes.target === 'manifests') {
     problems.push(
-      'kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own pod, its manifests would be lost); use api or none',
+      'kubernetes.target: manifests cannot be used with execution.mode job (each Job runs in its own ' +
+        'pod, its manifests would be lost); use api or none',
     );
   }
   problems.push(...accountServiceProblems(config));

@@ -372,7 +372,8 @@ function rollbackInSlot(
     if (settled === SUPERSEDED || result === undefined) {
       throw new PullSecretError(
         'STORE_CONFLICT',
-        `an event for cluster ${request.clusterId} took its turn before the rollback finished; check the versions and try again`,
+        `an event for cluster ${request.clusterId} took its turn before the rollback finished; check the ` +
+          `versions and try again`,
       );
     }
     return result;

@@ -44,7 +44,8 @@ export async function waitForSecretList(
   } else {
     logger.warn(
       { operation: 'start', wait_seconds: seconds },
-      `Kubernetes Secrets not listed within ${seconds} s; taking events, each apply reads its Secret with a GET until the list succeeds`,
+      `Kubernetes Secrets not listed within ${seconds} s; taking events, each apply reads its Secret ` +
+        `with a GET until the list succeeds`,
     );
   }
 }

@@ -166,7 +166,8 @@ export function expectOk(answer: AdminAnswer, what: string): unknown {
     case 401:
       throw new PullSecretError(
         'ADMIN_UNAUTHENTICATED',
-        `the admin API refused the token (401): ${detail}; check --token-file (after a rotation the previous token works only until its grace ends)`,
+        `the admin API refused the token (401): ${detail}; check --token-file (after a rotation the ` +
+          `previous token works only until its grace ends)`,
       );
     case 403:
       throw new PullSecretError('ADMIN_REFUSED', `the admin API forbids ${what} (403): ${detail}`);
@@ -180,7 +181,8 @@ export function expectOk(answer: AdminAnswer, what: string): unknown {
     case 429:
       throw new PullSecretError(
         'ADMIN_REFUSED',
-        `the admin API refuses requests from this address for now (429): ${detail}; retry after ${String(answer.headers['retry-after'] ?? '?')} s`,
+        `the admin API refuses requests from this address for now (429): ${detail}; retry after ` +
+          `${String(answer.headers['retry-after'] ?? '?')} s`,
       );
     case 503:
       throw new PullSecretError(

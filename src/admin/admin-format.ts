@@ -34,7 +34,9 @@ export function formatClusterList(items: readonly ClusterSummary[]): string {
   });
 }
 
-/** `pull-secret admin get` as aligned fields and the store's versions (never a payload: the server sends none). Pure. */
+/**
+ * `pull-secret admin get` as aligned fields and the store's versions (never a payload: the server sends none). Pure.
+ */
 export function formatClusterView(view: ClusterView): string {
   const report = view.report;
   const fields: Array<[string, string]> = [
@@ -84,7 +86,8 @@ export function formatReconcile(view: ReconcileView): string {
   return [
     head,
     `State: ${view.state ?? NONE}${view.explanation === undefined ? '' : `: ${view.explanation}`}`,
-    `Applied: ${cell(view.report.applied)}  Available: ${cell(view.report.available)}  Health: ${cell(view.report.health)}`,
+    `Applied: ${cell(view.report.applied)}  Available: ${cell(view.report.available)}  Health: ` +
+      `${cell(view.report.health)}`,
   ].join('\n');
 }
 
@@ -107,6 +110,10 @@ export function formatRollback(view: RollbackView): string {
   const k8s =
     view.kubernetesSecret === undefined
       ? ''
-      : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ${view.kubernetesSecret.outcome}`;
-  return `Rollback of ${view.id}: version ${view.restoredVersion} restored as version ${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}`;
+      : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ` +
+        `${view.kubernetesSecret.outcome}`;
+  return (
+    `Rollback of ${view.id}: version ${view.restoredVersion} restored as version ` +
+    `${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}`
+  );
 }

@@ -45,7 +45,8 @@ function readTls(files: TlsFiles): { cert: string; key: string } {
     } catch (err) {
       throw new PullSecretError(
         'CONFIG_INVALID',
-        `cannot read the admin API TLS ${what} ${quoteIdentifier(file)}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+        `cannot read the admin API TLS ${what} ${quoteIdentifier(file)}: ` +
+          `${(err as NodeJS.ErrnoException).code ?? 'error'}`,
         { cause: err },
       );
     }

@@ -30,7 +30,10 @@ export interface AdminServiceDeps {
   /** Which store serves a cluster, and the store settings it gives (its provider's route). */
   routes: ProviderRoutes;
   writesKubernetes: boolean;
-  /** The adapter's event handler (pipeline.handle): the reconcile runs exactly as an event's, through the per-cluster scheduler. */
+  /**
+   * The adapter's event handler (pipeline.handle): the reconcile runs exactly as an event's, through
+   * the per-cluster scheduler.
+   */
   handleEvent: (message: InboundMessage, signal?: AbortSignal) => Promise<Disposition>;
   /** One ownership transfer check and apply through the per-cluster scheduler; absent without `accountService`. */
   checkTransfer?: (clusterId: string) => Promise<TransferRun>;
@@ -104,7 +107,10 @@ export interface ClusterView {
 export interface ReconcileView {
   id: string;
   generation: number;
-  /** `done`: the reconcile ran and reported (see the conditions); `retrying`: it failed transiently and the adapter will retry; `gone`: the cluster no longer exists. */
+  /**
+   * `done`: the reconcile ran and reported (see the conditions); `retrying`: it failed transiently and
+   * the adapter will retry; `gone`: the cluster no longer exists.
+   */
   result: 'done' | 'retrying' | 'gone';
   state?: ClusterFilter;
   explanation?: string;
@@ -254,7 +260,9 @@ export class AdminService {
   }
 }
 
-/** The answer to a transfer check: names and reasons only; messages are PullSecretError messages (never a credential). */
+/**
+ * The answer to a transfer check: names and reasons only; messages are PullSecretError messages (never a credential).
+ */
 function transferCheckView(id: string, run: Exclude<TransferRun, { kind: 'gone' }>): TransferCheckView {
   if (run.kind === 'superseded')
     return { id, result: 'superseded', message: 'an event of the cluster replaced the check; try again' };

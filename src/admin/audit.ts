@@ -11,7 +11,10 @@ export interface AuditRecord {
   clusterId?: string;
   /** `none` when no valid token was presented. */
   tokenSlot: TokenSlot | 'none';
-  /** `ok`, or why not: `unauthenticated`, `rate-limited`, `invalid`, `not-found`, `not-available`, `refused` (a rollback the versions do not allow), `upstream-error`, `error`. */
+  /**
+   * `ok`, or why not: `unauthenticated`, `rate-limited`, `invalid`, `not-found`, `not-available`,
+   * `refused` (a rollback the versions do not allow), `upstream-error`, `error`.
+   */
   result: string;
   httpStatus: number;
   client: string;

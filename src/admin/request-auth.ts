@@ -9,7 +9,9 @@ export interface TokenChecker {
   check(presented: string | undefined): TokenSlot | undefined;
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined (no header, another scheme, a malformed one). */
+/**
+ * The token of an `Authorization: Bearer <token>` header, or undefined (no header, another scheme, a malformed one).
+ */
 export function bearerToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   if (header === undefined || header.length > 1024) return undefined;

@@ -12,7 +12,8 @@ const STALE_LOCK_MS = 30_000;
 const digest = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * Admin tokens in a JSON file (mode 0600; refused when group or others may read it), for the dev stack and tests. A write takes an exclusive
+ * Admin tokens in a JSON file (mode 0600; refused when group or others may read it), for the dev stack
+ * and tests. A write takes an exclusive
  * lock file (`<file>.lock`, created with O_EXCL), re-reads, writes only if the content is still the
  * version the caller read, and replaces the file atomically: two processes sharing the file behave
  * like two replicas sharing a Secret.
@@ -36,7 +37,8 @@ export function fileTokenStorage(path: string): TokenStorage {
         const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
         throw new PullSecretError(
           'CONFIG_INVALID',
-          `the admin token ${where} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600\` on it`,
+          `the admin token ${where} is accessible by group or others (mode ${mode}); refusing to use it: ` +
+            `run \`chmod 600\` on it`,
         );
       }
       const text = await handle.readFile('utf8');

@@ -58,7 +58,8 @@ export class TokenManager {
 
   /**
    * Loads the tokens (creating them if allowed and absent) and starts polling.
-   * @throws what the storage throws (CONFIG_INVALID, KUBE_*), or CONFIG_INVALID when there is no token and this replica may not create one
+   * @throws what the storage throws (CONFIG_INVALID, KUBE_*), or CONFIG_INVALID when there is no token
+   * and this replica may not create one
    */
   async start(): Promise<void> {
     await this.refresh();

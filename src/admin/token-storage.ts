@@ -15,7 +15,10 @@ export interface StoredTokens {
 export interface TokenStorage {
   /** Where the tokens are, for messages and `token show` (never the token). */
   readonly where: string;
-  /** The stored state, or `undefined` when nothing is stored yet. @throws CONFIG_INVALID for malformed content; KUBE_* for the Secret */
+  /**
+   * The stored state, or `undefined` when nothing is stored yet. @throws CONFIG_INVALID for malformed
+   * content; KUBE_* for the Secret
+   */
   read(): Promise<StoredTokens | undefined>;
   /**
    * Writes `state` if the stored version is still `expected` (`undefined`: nothing stored yet).

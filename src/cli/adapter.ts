@@ -72,7 +72,8 @@ export function adapterCommand(): Command {
     .addHelpText(
       'after',
       () =>
-        `${overridesHelp()}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime failure, 2 configuration error.`,
+        `${overridesHelp()}\n\nSIGTERM/SIGINT drain in-flight work, then exit 0. Exit codes: 1 runtime ` +
+        `failure, 2 configuration error.`,
     )
     .action(async (options: { config?: string }) => {
       process.exitCode = await runAdapter(options.config);
@@ -89,7 +90,8 @@ export function validateConfigCommand(): Command {
         const { loadAdapterConfig } = await import('../adapter/config.js');
         const config = await loadAdapterConfig(options.config, process.env);
         printOut(
-          `configuration is valid: broker ${config.broker.type}, ${describeStores(config)}, Kubernetes target ${config.kubernetes.target}, execution ${config.execution.mode}`,
+          `configuration is valid: broker ${config.broker.type}, ${describeStores(config)}, Kubernetes ` +
+            `target ${config.kubernetes.target}, execution ${config.execution.mode}`,
         );
         process.exitCode = 0;
       } catch (err) {

@@ -13,7 +13,8 @@ interface AdminOptions {
 type Action = 'get' | 'list' | 'reconcile' | 'rollback' | 'transfer-check';
 
 const EXIT_HELP =
-  '\nExit codes: 0 done, 1 refused or unreachable (401, 403, 404, 429, timeout, connection refused), 2 usage or configuration error.';
+  '\nExit codes: 0 done, 1 refused or unreachable (401, 403, 404, 429, timeout, connection refused), 2 ' +
+  'usage or configuration error.';
 
 /** `admin get|list|reconcile|rollback|transfer-check`: the client of the adapter's admin API (docs/admin-api.md). */
 export function adminCommand(): Command {

@@ -82,7 +82,8 @@ export function completionCommand(loadAll: () => Promise<Command>): Command {
     .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
     .addHelpText(
       'after',
-      '\nbash: source <(pull-secret completion bash)   (or save it under /etc/bash_completion.d/)\nzsh:  source <(pull-secret completion zsh)\nExit codes: 0 printed, 2 usage error.',
+      '\nbash: source <(pull-secret completion bash)   (or save it under /etc/bash_completion.d/)\nzsh:  ' +
+        'source <(pull-secret completion zsh)\nExit codes: 0 printed, 2 usage error.',
     )
     .action(async (shell: 'bash' | 'zsh') => {
       const program = await loadAll();

@@ -82,7 +82,8 @@ export function devCommand(): Command {
   return (
     new Command('dev')
       .description(
-        'Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and adapter (local store, manifests).',
+        'Run the whole system on one machine: HyperFleet API stand-in, Sentinel, embedded broker and ' +
+          'adapter (local store, manifests).',
       )
       // The default (DEFAULT_DEV_DATA_DIR) is applied once the dev stack is loaded, not at start-up.
       .option('--data-dir <dir>', 'API state, secret store, manifests and logs (default .pull-secret/dev)')
@@ -109,7 +110,9 @@ export function devCommand(): Command {
       .option('--log-level <level>', 'debug, info, warn or error', 'info')
       .addHelpText(
         'after',
-        '\nCtrl+C stops the stack (in-flight work drains first). Exit codes: 0 done, 1 runtime failure or not settled in time, 2 usage error or no dev stack in this installation (it needs the development dependencies: a source checkout after npm ci).',
+        '\nCtrl+C stops the stack (in-flight work drains first). Exit codes: 0 done, 1 runtime failure ' +
+          'or not settled in time, 2 usage error or no dev stack in this installation (it needs the ' +
+          'development dependencies: a source checkout after npm ci).',
       )
       .action(async (options: DevOptions) => {
         process.exitCode = await runDev(options);
@@ -133,7 +136,8 @@ async function runDev(options: DevOptions): Promise<number> {
     const missing = missingDevModule(err);
     if (missing === undefined) throw err;
     printError(
-      `the dev stack is not part of this installation (${missing} is missing): run it from a source checkout after npm ci (npm start)`,
+      `the dev stack is not part of this installation (${missing} is missing): run it from a source ` +
+        `checkout after npm ci (npm start)`,
     );
     return 2;
   }

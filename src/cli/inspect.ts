@@ -77,7 +77,10 @@ export function inspectCommand(): Command {
     )
     .addHelpText(
       'after',
-      '\nThe store is chosen like for run-job: SECRET_STORE (or the store whose variables are set) and its settings\nfrom the environment, e.g. LOCAL_STORE_DIR. "not found" names the store and the directory or project searched.\nExit codes: 0 found, 1 not found or store failure, 2 usage or configuration error.',
+      '\nThe store is chosen like for run-job: SECRET_STORE (or the store whose variables are set) and ' +
+        'its settings\nfrom the environment, e.g. LOCAL_STORE_DIR. "not found" names the store and the ' +
+        'directory or project searched.\nExit codes: 0 found, 1 not found or store failure, 2 usage or ' +
+        'configuration error.',
     )
     .action(
       async (options: {

@@ -18,11 +18,13 @@ export function preflightCommand(): Command {
   const stores = withPreflight();
   const command = new Command('preflight')
     .description(
-      `Check a customer's setup before its first cluster (${stores.map((s) => `${s.kind}: ${s.preflight?.summary ?? ''}`).join('; ')}).`,
+      `Check a customer's setup before its first cluster ` +
+        `(${stores.map((s) => `${s.kind}: ${s.preflight?.summary ?? ''}`).join('; ')}).`,
     )
     .option(
       '--store <kind>',
-      `store to check (default SECRET_STORE, else the store whose options are given, else ${stores[0]?.kind ?? 'none'}; one of ${stores.map((s) => s.kind).join(' | ')})`,
+      `store to check (default SECRET_STORE, else the store whose options are given, else ` +
+        `${stores[0]?.kind ?? 'none'}; one of ${stores.map((s) => s.kind).join(' | ')})`,
     )
     .addOption(outputOption())
     .option('--json', 'same as -o json', false);
@@ -39,7 +41,8 @@ export function preflightCommand(): Command {
   return command
     .addHelpText(
       'after',
-      `${help}\n\nA store without preflight checks says so and exits 2. Exit codes: 0 every check passed (warnings allowed), 1 a check failed, 2 usage error.`,
+      `${help}\n\nA store without preflight checks says so and exits 2. Exit codes: 0 every check passed ` +
+        `(warnings allowed), 1 a check failed, 2 usage error.`,
     )
     .action(async (options: Record<string, unknown>) => {
       process.exitCode = await preflight(options);
@@ -64,7 +67,8 @@ function chooseStore(explicit: unknown, options: Record<string, unknown>): strin
   if (given.length > 1)
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `options of several stores were given; choose the store to check with --store (${stores.map((s) => s.kind).join(', ')})`,
+      `options of several stores were given; choose the store to check with --store ` +
+        `(${stores.map((s) => s.kind).join(', ')})`,
     );
   const selected = selectStoreKind(process.env);
   const first = stores.find((s) => s.kind === selected) ?? stores[0];
@@ -101,7 +105,8 @@ async function preflight(options: Record<string, unknown>): Promise<number> {
     if (outcome.ok) return 0;
     const failed = outcome.failedChecks;
     printError(
-      `preflight failed: ${failed} check${failed === 1 ? '' : 's'} failed; run the fix commands above, then preflight again`,
+      `preflight failed: ${failed} check${failed === 1 ? '' : 's'} failed; run the fix commands above, ` +
+        `then preflight again`,
     );
     return 1;
   } catch (err) {

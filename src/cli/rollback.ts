@@ -31,7 +31,8 @@ const rollbackConfigSchema = z.object({
 export function rollbackCommand(): Command {
   return new Command('rollback')
     .description(
-      "Make an earlier version of a cluster's pull secret current again (as a new version) and update the Kubernetes Secret.",
+      "Make an earlier version of a cluster's pull secret current again (as a new version) and update " +
+        'the Kubernetes Secret.',
     )
     .requiredOption('--cluster-id <id>', 'the cluster')
     .requiredOption(

@@ -18,7 +18,8 @@ interface StatusOptions {
 export function statusCommand(): Command {
   return new Command('status')
     .description(
-      "Show every cluster's pull secret status: generation, Applied/Available/Health with reasons, secret version, Kubernetes Secret.",
+      "Show every cluster's pull secret status: generation, Applied/Available/Health with reasons, " +
+        'secret version, Kubernetes Secret.',
     )
     .option(
       '--api <url>',

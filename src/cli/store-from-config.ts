@@ -67,7 +67,8 @@ function scopeOptions(
   if (missing.length > 0)
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `the ${kind} store needs its ${noun}: ${keys.length === 1 ? '--project or ' : ''}--scope ${missing.map((k) => `${k}=VALUE`).join(' ')}`,
+      `the ${kind} store needs its ${noun}: ${keys.length === 1 ? '--project or ' : ''}--scope ` +
+        `${missing.map((k) => `${k}=VALUE`).join(' ')}`,
     );
   return values;
 }

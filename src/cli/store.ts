@@ -22,7 +22,8 @@ export function storeCommand(): Command {
         'after',
         [
           '',
-          'The store comes from LOCAL_STORE_DIR and its key from LOCAL_STORE_KEY_FILE (default {LOCAL_STORE_DIR}/store.key);',
+          'The store comes from LOCAL_STORE_DIR and its key from LOCAL_STORE_KEY_FILE (default ' +
+            '{LOCAL_STORE_DIR}/store.key);',
           'a key given with LOCAL_STORE_KEY cannot be rotated here (rotate it where it is kept).',
           'The new key is written to {key file}.next first; every record is then re-encrypted and replaced one by one,',
           'and stays readable under either key meanwhile (jobs and the adapter may keep running). Finally the new key',
@@ -47,7 +48,8 @@ async function rotateKey(output: OutputFormat): Promise<number> {
     if (parsed.value.key !== undefined) {
       throw new PullSecretError(
         'CONFIG_INVALID',
-        'the store key is given with LOCAL_STORE_KEY: rotate-key replaces a key file; unset LOCAL_STORE_KEY and use LOCAL_STORE_KEY_FILE',
+        'the store key is given with LOCAL_STORE_KEY: rotate-key replaces a key file; unset ' +
+          'LOCAL_STORE_KEY and use LOCAL_STORE_KEY_FILE',
       );
     }
     // Loaded here, not at start-up: the local store's files and locks are not every command's.

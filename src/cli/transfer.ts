@@ -61,7 +61,8 @@ export function transferCommand(): Command {
       )
       .option(
         '--scope <setting=value...>',
-        'the scope settings of any scoped store (AWS: accountId=123456789012 region=us-east-1; Azure: vaultUrl=https://NAME.vault.azure.net)',
+        'the scope settings of any scoped store (AWS: accountId=123456789012 region=us-east-1; Azure: ' +
+          'vaultUrl=https://NAME.vault.azure.net)',
       )
       .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
       .addOption(outputOption('json'))
@@ -76,8 +77,10 @@ export function transferCommand(): Command {
           '',
           "Reads the cluster's current pull secret from the store, asks the account service with the cluster's",
           'cloud.openshift.com token, merges an accepted transfer by the transfer rules and prints the decision as',
-          'one JSON line unless -o says otherwise (kind, reason, label, transfer id, registries replaced or added; never a credential).',
-          'Exit codes: 0 decided (none, no-token, unchanged, update), 1 a problem to look at (current-invalid, multiple,',
+          'one JSON line unless -o says otherwise (kind, reason, label, transfer id, registries replaced ' +
+            'or added; never a credential).',
+          'Exit codes: 0 decided (none, no-token, unchanged, update), 1 a problem to look at ' +
+            '(current-invalid, multiple,',
           'corrupted, unexpected, refused, unreachable) or a store failure, 2 usage or configuration error.',
         ].join('\n'),
       )

@@ -41,7 +41,8 @@ const verifyConfigSchema = z.object({
 export function verifyCommand(): Command {
   return new Command('verify')
     .description(
-      'Log in to each registry a pull secret names (Docker Registry API v2) and print whether it accepts the credentials; nothing is written.',
+      'Log in to each registry a pull secret names (Docker Registry API v2) and print whether it accepts ' +
+        'the credentials; nothing is written.',
     )
     .option('--file <file>', 'the pull secret (.dockerconfigjson / auth.json) to check')
     .option('--cluster-id <id>', "check the cluster's stored pull secret instead (needs --config)")
@@ -61,7 +62,8 @@ export function verifyCommand(): Command {
     )
     .option(
       '--registry <host...>',
-      'check only these registries (auths keys or host[:port]); default every one (or verification.registries of --config)',
+      'check only these registries (auths keys or host[:port]); default every one (or ' +
+        'verification.registries of --config)',
     )
     .option('--timeout-ms <ms>', 'time limit of one HTTP request', '10000')
     .addOption(outputOption())

@@ -52,14 +52,17 @@ export const adminSectionSchema = z
         code: 'custom',
         path: ['tokens'],
         message:
-          'set exactly one of tokens.file (ADMIN_TOKEN_FILE) or tokens.secret (ADMIN_TOKEN_SECRET_NAMESPACE and ADMIN_TOKEN_SECRET_NAME)',
+          'set exactly one of tokens.file (ADMIN_TOKEN_FILE) or tokens.secret ' +
+          '(ADMIN_TOKEN_SECRET_NAMESPACE and ADMIN_TOKEN_SECRET_NAME)',
       });
     }
     if (admin.enabled && admin.tls === undefined && !isLoopbackHost(admin.host)) {
       ctx.addIssue({
         code: 'custom',
         path: ['tls'],
-        message: `plain HTTP is allowed on a loopback host only (${admin.host} is not): set tls.certFile and tls.keyFile (ADMIN_TLS_CERT_FILE, ADMIN_TLS_KEY_FILE)`,
+        message:
+          `plain HTTP is allowed on a loopback host only (${admin.host} is not): set tls.certFile ` +
+          `and tls.keyFile (ADMIN_TLS_CERT_FILE, ADMIN_TLS_KEY_FILE)`,
       });
     }
   });

@@ -171,7 +171,9 @@ const own = (catalog: StoreEnvCatalog): Readonly<Record<string, ConfigEnvVar>> =
   TRANSFER_RECORDS: {
     path: 'job.transferRecords',
     scope: 'job',
-    help: 'true: merge the applied ownership transfer record beside the secret into the pull secret (set by the adapter with accountService).',
+    help:
+      'true: merge the applied ownership transfer record beside the secret into the pull secret (set ' +
+      'by the adapter with accountService).',
   },
   SECRET_STORE: {
     path: 'store.type',
@@ -228,7 +230,9 @@ const own = (catalog: StoreEnvCatalog): Readonly<Record<string, ConfigEnvVar>> =
   VERIFICATION_REGISTRIES: {
     path: 'verification.registries',
     scope: 'job',
-    help: 'Registries checked, comma-separated auths keys or host[:port]; * = every one. Required unless VERIFICATION_MODE is off.',
+    help:
+      'Registries checked, comma-separated auths keys or host[:port]; * = every one. Required unless ' +
+      'VERIFICATION_MODE is off.',
   },
   VERIFICATION_CA_PEM: {
     path: 'verification.caPem',

@@ -168,7 +168,8 @@ export function translateHyperfleetBroker(doc: BrokerFile): {
   const exchangeType = rabbit?.exchange_type || undefined;
   if (exchangeType !== undefined && exchangeType !== 'topic' && exchangeType !== 'fanout') {
     problems.push(
-      'hyperfleet-broker.broker.rabbitmq.exchange_type: must be topic or fanout (the types the adapter declares a missing exchange with)',
+      'hyperfleet-broker.broker.rabbitmq.exchange_type: must be topic or fanout (the types the adapter ' +
+        'declares a missing exchange with)',
     );
   }
   const broker: Record<string, unknown> = defined({ type: type === 'googlepubsub' ? 'pubsub' : type });

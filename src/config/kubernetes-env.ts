@@ -25,7 +25,9 @@ export const managementNamespaceSchema = z
 export const KUBERNETES_TARGET_ENV = {
   KUBERNETES_TARGET: {
     key: 'target',
-    help: 'Also write the Kubernetes Secret: api | manifests | none (default none, or api when MANAGEMENT_NAMESPACE is set).',
+    help:
+      'Also write the Kubernetes Secret: api | manifests | none (default none, or api when ' +
+      'MANAGEMENT_NAMESPACE is set).',
   },
   MANAGEMENT_NAMESPACE: {
     key: 'namespace',
@@ -33,6 +35,8 @@ export const KUBERNETES_TARGET_ENV = {
   },
   MANIFEST_DIR: {
     key: 'manifestDir',
-    help: `Directory for KUBERNETES_TARGET=manifests (default ${DEFAULT_MANIFEST_DIR}). The API target reads KUBECONFIG, or the in-cluster service account.`,
+    help:
+      `Directory for KUBERNETES_TARGET=manifests (default ${DEFAULT_MANIFEST_DIR}). The API target ` +
+      `reads KUBECONFIG, or the in-cluster service account.`,
   },
 } as const satisfies EnvMapping;

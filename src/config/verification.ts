@@ -36,7 +36,8 @@ export function verificationProblems(config: {
   const problems: string[] = [];
   if (verification.registries.length === 0)
     problems.push(
-      `verification.registries: must list at least one registry (or "*") when verification.mode is ${verification.mode}`,
+      `verification.registries: must list at least one registry (or "*") when verification.mode is ` +
+        `${verification.mode}`,
     );
   return problems;
 }

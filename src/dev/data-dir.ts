@@ -52,7 +52,8 @@ export async function prepareDataDir(dataDir: string, options: { fresh: boolean 
     if (!entries.includes(MARKER)) {
       throw new PullSecretError(
         'CONFIG_INVALID',
-        `refusing to clear ${dataDir}: it is not a pull-secret dev data directory (no ${MARKER} file); choose another --data-dir`,
+        `refusing to clear ${dataDir}: it is not a pull-secret dev data directory (no ${MARKER} file); ` +
+          `choose another --data-dir`,
       );
     }
     await rm(dataDir, { recursive: true, force: true });

@@ -118,7 +118,8 @@ export async function createClusters(
     if (response.status !== 201) {
       throw new PullSecretError(
         'API_REQUEST_INVALID',
-        `the HyperFleet API refused cluster ${boundText(request.name, 64)} (${response.status}): ${describeProblem(parseProblem(json))}`,
+        `the HyperFleet API refused cluster ${boundText(request.name, 64)} (${response.status}): ` +
+          `${describeProblem(parseProblem(json))}`,
       );
     }
     created[index] = json as Cluster;

@@ -76,7 +76,10 @@ export async function describeDemoTransfer(storeDir: string, clusterId: string):
               : 'changed';
         return `${registry} ${state}`;
       });
-    return `Ownership transfer ${DEMO_TRANSFER_ID} (${TRANSFER_CLUSTER_NAME}, store version ${latest.version}): ${parts.join(', ')}`;
+    return (
+      `Ownership transfer ${DEMO_TRANSFER_ID} (${TRANSFER_CLUSTER_NAME}, store version ` +
+      `${latest.version}): ${parts.join(', ')}`
+    );
   } finally {
     await store.close();
   }

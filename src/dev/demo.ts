@@ -38,7 +38,10 @@ export interface DemoResult {
   pending: string[];
   /** From the first POST to the last status (or the timeout). */
   elapsedMs: number;
-  /** The ownership transfer line (registry names, replaced or kept; never a credential), with the account-service stand-in. */
+  /**
+   * The ownership transfer line (registry names, replaced or kept; never a credential), with the
+   * account-service stand-in.
+   */
   transfer?: string;
 }
 
@@ -91,13 +94,15 @@ export async function runDemo(stack: DevStack, options: DemoOptions): Promise<De
 
   options.say(
     [
-      `The Sentinel polls the API every ${formatDuration(stack.intervals.pollIntervalMs)} and publishes a reconcile event for each new cluster.`,
+      `The Sentinel polls the API every ${formatDuration(stack.intervals.pollIntervalMs)} and publishes ` +
+        `a reconcile event for each new cluster.`,
       'For each event the adapter reads the cluster, checks its preconditions, stores the pull secret in the',
       'local encrypted store, writes the Kubernetes Secret manifest, and reports Applied/Available/Health.',
       ...(transferCluster === undefined
         ? []
         : [
-            `The account service (stand-in) holds an accepted ownership transfer for ${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`,
+            `The account service (stand-in) holds an accepted ownership transfer for ` +
+              `${TRANSFER_CLUSTER_NAME}: the adapter's transfer check merges it in.`,
           ]),
     ].join('\n'),
   );

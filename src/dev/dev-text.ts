@@ -19,7 +19,8 @@ export function describeStack(stack: DevStack, logs: string): string {
     ['HyperFleet API', `${urls.apiBase}  (stand-in; state in ${paths.apiState})`],
     [
       'Sentinel',
-      `polls every ${formatDuration(intervals.pollIntervalMs)}; sends unreconciled clusters again after ${formatDuration(intervals.debounceMs)}, reconciled ones after ${formatDuration(intervals.maxAgeMs)}`,
+      `polls every ${formatDuration(intervals.pollIntervalMs)}; sends unreconciled clusters again after ` +
+        `${formatDuration(intervals.debounceMs)}, reconciled ones after ${formatDuration(intervals.maxAgeMs)}`,
     ],
     ['Broker', 'embedded, in this process'],
     ['Adapter', `health ${urls.health}/healthz  metrics ${urls.metrics}`],
@@ -93,7 +94,8 @@ export function adminHowTo(adminUrl: string, tokenFile: string): string {
   const token = `$(node -p 'require(process.argv[1]).current.token' ${resolve(tokenFile)})`;
   return [
     `Call the admin API (token in ${tokenFile}; docs/admin-api.md):`,
-    `  curl -s -H "Authorization: Bearer ${token}" \\\n    '${adminUrl}/api/pullsecret/admin/v1/clusters?filter=failed'`,
+    `  curl -s -H "Authorization: Bearer ${token}" \\\n    ` +
+      `'${adminUrl}/api/pullsecret/admin/v1/clusters?filter=failed'`,
     `  ${CLI} admin list --server ${adminUrl} --token-file ${tokenFile}`,
   ].join('\n');
 }

@@ -154,7 +154,9 @@ export async function refreshEntitlement(
     if (token === undefined)
       return {
         kind: 'no-token',
-        message: `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask for an entitlement certificate`,
+        message:
+          `the cluster's pull secret has no ${CLOUD_REGISTRY} entry with an auth; it cannot ask ` +
+          `for an entitlement certificate`,
       };
     const fetched = await fetchWithBackoff(clusterId, token, options);
     if (!('cert' in fetched)) return fetched;

@@ -191,7 +191,8 @@ export function decodeEvent(body: Buffer): DecodedEvent {
   const type = event.type as string;
   if (!isClusterEventType(type)) {
     throw invalid(
-      `${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ${CLUSTER_EVENT_TYPES.join(', ')})`,
+      `${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ` +
+        `${CLUSTER_EVENT_TYPES.join(', ')})`,
     );
   }
   if (!isPlainObject(data)) throw invalid(`${eventRef(eventId)}: "data" is missing or not a JSON object`);

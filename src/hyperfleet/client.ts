@@ -320,7 +320,10 @@ function pageQuery(paging: { page?: number; size?: number }): string {
   return `page=${page}&size=${size}&order=created_time%20asc`;
 }
 
-/** Reads a PEM CA file for an https service. @throws CONFIG_INVALID naming the file when it cannot be read or holds no PEM certificate. */
+/**
+ * Reads a PEM CA file for an https service. @throws CONFIG_INVALID naming the file when it cannot be
+ * read or holds no PEM certificate.
+ */
 export function readCaFile(file: string, service = 'HyperFleet API'): string {
   let pem: string;
   try {

@@ -114,7 +114,8 @@ export function errorForStatus(
   if (problem?.code === ROUTE_NOT_FOUND_CODE) {
     return new HyperFleetApiError(
       'CONFIG_INVALID',
-      `the HyperFleet API base URL looks wrong: ${ctx.baseUrl} has no route for ${ctx.operation} (${ROUTE_NOT_FOUND_CODE})`,
+      `the HyperFleet API base URL looks wrong: ${ctx.baseUrl} has no route for ${ctx.operation} ` +
+        `(${ROUTE_NOT_FOUND_CODE})`,
       details,
     );
   }

@@ -89,7 +89,8 @@ export async function exchange(request: ExchangeRequest): Promise<ExchangeRespon
     const value = headers[name];
     return Array.isArray(value) ? value.join(', ') : value;
   };
-  // Parsed when first asked for: a caller that decides on the status alone (a stored status report) never parses the body.
+  // Parsed when first asked for: a caller that decides on the status alone (a stored status report)
+  // never parses the body.
   let parsed: ParsedBody | undefined;
   const body = () => (parsed ??= parseBody(text, header('content-type')));
   return {
@@ -192,7 +193,9 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.size += chunk.length;
     if (this.size <= this.maxBytes) this.chunks.push(chunk);
     else {
-      const message = `unexpected response (${this.service}, ${this.request.operation}): body larger than ${this.maxBytes} bytes`;
+      const message =
+        `unexpected response (${this.service}, ${this.request.operation}): body larger ` +
+        `than ${this.maxBytes} bytes`;
       this.settle(new HyperFleetApiError('API_REQUEST_INVALID', message, { httpStatus: this.status }), true);
     }
   }
@@ -251,7 +254,8 @@ function unreachable(request: ExchangeRequest, err: unknown): HyperFleetApiError
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) {
     return new HyperFleetApiError(
       'CONFIG_INVALID',
-      `the ${service.name} at ${new URL(request.url).origin} presented a certificate we do not trust (${code}); set ${service.caSetting} to the CA that signs it`,
+      `the ${service.name} at ${new URL(request.url).origin} presented a certificate we do not trust ` +
+        `(${code}); set ${service.caSetting} to the CA that signs it`,
       {
         cause: err,
       },

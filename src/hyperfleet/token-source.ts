@@ -27,7 +27,8 @@ export const TOKEN_RECHECK_MS = 1_000;
  * up without a restart. Concurrent callers share one look. The token is registered with the redactor
  * and never logged.
  *
- * `service` names the caller in messages. `token()` throws CONFIG_INVALID when the file cannot be read, is empty or holds more than one line.
+ * `service` names the caller in messages. `token()` throws CONFIG_INVALID when the file cannot be read,
+ * is empty or holds more than one line.
  */
 export function createTokenSource(
   file: string | undefined,

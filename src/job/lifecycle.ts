@@ -144,7 +144,8 @@ function readInlineCa(path: string): string {
   if (Buffer.byteLength(pem) > MAX_INLINE_CA_BYTES) {
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `verification.caFile is larger than ${MAX_INLINE_CA_BYTES} bytes: Job mode passes it in the Job spec (VERIFICATION_CA_PEM); keep only the registries' CA certificates in it`,
+      `verification.caFile is larger than ${MAX_INLINE_CA_BYTES} bytes: Job mode passes it in the Job ` +
+        `spec (VERIFICATION_CA_PEM); keep only the registries' CA certificates in it`,
     );
   }
   return pem;

@@ -63,7 +63,8 @@ export async function checkResultsPath(path: string): Promise<void> {
   if (problem !== undefined) {
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `invalid environment variable RESULTS_PATH: its directory ${quoteIdentifier(dir)} ${problem}; nothing was written`,
+      `invalid environment variable RESULTS_PATH: its directory ${quoteIdentifier(dir)} ${problem}; ` +
+        `nothing was written`,
     );
   }
 }

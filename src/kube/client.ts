@@ -27,7 +27,9 @@ type KubeConfigSource = 'explicit' | 'KUBECONFIG' | 'in-cluster' | 'default';
  * `http://localhost:8080`, and the first call would fail with a message that explains nothing.
  */
 const NO_KUBECONFIG_MESSAGE =
-  'no Kubernetes API connection configured: set KUBECONFIG (or kubernetes.kubeconfig in the adapter config), run in a pod with a service account, or write manifest files instead (KUBERNETES_TARGET=manifests, or kubernetes.target: manifests)';
+  'no Kubernetes API connection configured: set KUBECONFIG (or kubernetes.kubeconfig in the adapter ' +
+  'config), run in a pod with a service account, or write manifest files instead ' +
+  '(KUBERNETES_TARGET=manifests, or kubernetes.target: manifests)';
 
 export interface LoadKubeConfigOptions {
   /** An explicit kubeconfig file (CLI flag or config); wins over everything else. */

@@ -134,7 +134,9 @@ async function deleteJobs(
     if (Date.now() >= deadline) {
       throw new PullSecretError(
         'CLEANUP_PENDING',
-        `${left.length} Job(s) of cluster ${quoteIdentifier(clusterId)} in namespace ${quoteIdentifier(namespace)} are still terminating (${left.map((j) => j.name).join(', ')}); cleanup continues on the next event`,
+        `${left.length} Job(s) of cluster ${quoteIdentifier(clusterId)} in namespace ` +
+          `${quoteIdentifier(namespace)} are still terminating (${left.map((j) => j.name).join(', ')}); ` +
+          `cleanup continues on the next event`,
       );
     }
     await pause(options.pollMs ?? 100, signal);

@@ -142,7 +142,9 @@ export function pullSecretJobName(clusterId: string, generation: number): string
     const room = 63 - (name.length - clusterId.length);
     throw new PullSecretError(
       'IDENTIFIER_INVALID',
-      `cluster id ${quoteIdentifier(clusterId)} is too long for Job mode: Job name ${quoteIdentifier(name)} has ${name.length} characters and Kubernetes allows 63, so the id may have at most ${room} at generation ${generation}`,
+      `cluster id ${quoteIdentifier(clusterId)} is too long for Job mode: Job name ` +
+        `${quoteIdentifier(name)} has ${name.length} characters and Kubernetes allows 63, so the id may ` +
+        `have at most ${room} at generation ${generation}`,
     );
   }
   assertKubernetesName(name, 'Kubernetes Job name', 63);
@@ -204,7 +206,8 @@ function envVars(env: Readonly<Record<string, string>>, secretName: string): V1E
  * The Job for one cluster generation: service account `pullsecret-adapter-job`, non-root UID 1000,
  * no privilege escalation, read-only root filesystem, all capabilities dropped, RuntimeDefault
  * seccomp; restartPolicy Never; backoff limit, deadline and TTL; small resources; the env map as
- * plain values (with NODE_OPTIONS defaulted) plus PULL_SECRET_DATA from the data Secret (`secretKeyRef`) and RESULTS_PATH on an
+ * plain values (with NODE_OPTIONS defaulted) plus PULL_SECRET_DATA from the data Secret
+ * (`secretKeyRef`) and RESULTS_PATH on an
  * emptyDir. Exit code 2 fails the Job at once through a pod failure policy.
  *
  * @throws PullSecretError IDENTIFIER_INVALID (cluster id, generation, Job name over 63 characters,

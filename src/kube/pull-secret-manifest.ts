@@ -73,7 +73,8 @@ export { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluste
  * whether the content changed. Pure: no I/O.
  *
  * @throws PullSecretError IDENTIFIER_INVALID (cluster id, name or namespace unusable as is),
- *   PULL_SECRET_INVALID (refused by the strict parser validation uses), PAYLOAD_TOO_LARGE (over 1 MiB). Messages never hold the bytes.
+ *   PULL_SECRET_INVALID (refused by the strict parser validation uses), PAYLOAD_TOO_LARGE (over 1 MiB).
+ * Messages never hold the bytes.
  */
 export function buildPullSecretManifest(input: PullSecretManifestInput): PullSecretManifest {
   const given = input.names;

@@ -101,7 +101,10 @@ export function summarizeSecret(secret: V1Secret): SecretSummary {
   };
 }
 
-/** True when `a` is a later resourceVersion than `b` (numeric compare, as etcd revisions are; anything else counts as later). */
+/**
+ * True when `a` is a later resourceVersion than `b` (numeric compare, as etcd revisions are; anything
+ * else counts as later).
+ */
 export function isNewerVersion(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return true;
   return BigInt(a) > BigInt(b);

@@ -27,7 +27,9 @@ export function isManagedSecret(existing: ExistingSecret): boolean {
   return isManaged(existing.metadata?.labels);
 }
 
-/** What a target reports of an existing Secret: names, labels, annotations, data keys and a content hash, never data. */
+/**
+ * What a target reports of an existing Secret: names, labels, annotations, data keys and a content hash, never data.
+ */
 export function describeSecret(existing: ExistingSecret, name: string, namespace: string): SecretDescription {
   const payload = existing.data?.[DOCKERCONFIGJSON_KEY];
   return {
@@ -74,7 +76,10 @@ export function isUpToDate(existing: ExistingSecret, desired: PullSecretManifest
   return contentMatches(existing, desired) && ownedMetadataMatches(existing, desired);
 }
 
-/** True when the type and every label and annotation we own (`last-updated` aside) have their desired values; data is not looked at. */
+/**
+ * True when the type and every label and annotation we own (`last-updated` aside) have their desired
+ * values; data is not looked at.
+ */
 export function ownedMetadataMatches(existing: ExistingSecret, desired: PullSecretManifest): boolean {
   if (existing.type !== desired.type) return false;
   const labels = existing.metadata?.labels ?? {};

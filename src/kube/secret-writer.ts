@@ -144,7 +144,10 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
     }
   }
 
-  /** Our Secret with another type: deleted (only the version read) and created with the desired type and the merged keys. */
+  /**
+   * Our Secret with another type: deleted (only the version read) and created with the desired type and
+   * the merged keys.
+   */
   private async recreate(
     existing: V1Secret,
     desired: PullSecretManifest,
@@ -185,7 +188,8 @@ export class KubernetesSecretWriter implements KubernetesSecretTarget {
       if (failure?.code === 404 && failure.detailsKind === 'namespaces') {
         throw new PullSecretError(
           'NAMESPACE_NOT_FOUND',
-          `namespace ${quoteIdentifier(namespace)} does not exist; ${secretRef(namespace, name)} is written into the namespace HyperShift creates for the hosted cluster and is not created here`,
+          `namespace ${quoteIdentifier(namespace)} does not exist; ${secretRef(namespace, name)} is ` +
+            `written into the namespace HyperShift creates for the hosted cluster and is not created here`,
           { cause: err },
         );
       }

@@ -115,7 +115,9 @@ export class ShareApi {
     }
   }
 
-  /** Deletes a copy, only if it is still the object `uid` (a precondition). False when already gone or replaced (409). */
+  /**
+   * Deletes a copy, only if it is still the object `uid` (a precondition). False when already gone or replaced (409).
+   */
   async deleteCopy(namespace: string, name: string, uid: string): Promise<boolean> {
     try {
       await this.core.deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid } } });

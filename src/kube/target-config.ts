@@ -15,7 +15,8 @@ export interface KubernetesTargetConfig {
 }
 
 /**
- * Builds the configured target; the API target reads through `cache` (the informer's) when given. The API target loads `@kubernetes/client-node` lazily: it costs
+ * Builds the configured target; the API target reads through `cache` (the informer's) when given. The
+ * API target loads `@kubernetes/client-node` lazily: it costs
  * about half a second and 100 MB to import, which a manifests-only run should not pay.
  * @throws CONFIG_INVALID when no kubeconfig can be loaded; Error for target `none`.
  */

@@ -25,7 +25,10 @@ const WRITE_OUTCOMES = ['created', 'updated', 'unchanged'] as const;
 const DRIFT_KINDS = ['deleted', 'data', 'type', 'labels'] as const;
 export type DriftKind = (typeof DRIFT_KINDS)[number];
 const WATCHED = ['secrets', 'jobs'] as const;
-/** Labels of `pullsecret_transfer_checks_total{outcome}` (`TRANSFER_REASONS` labels, less `update`, which is always carried out). */
+/**
+ * Labels of `pullsecret_transfer_checks_total{outcome}` (`TRANSFER_REASONS` labels, less `update`,
+ * which is always carried out).
+ */
 const TRANSFER_OUTCOMES = [
   'none',
   'no_token',
@@ -93,7 +96,9 @@ export class Metrics {
   });
   readonly relists = new Counter({
     name: 'pullsecret_kubernetes_relists_total',
-    help: 'Lists made again by a watch, by resource and reason (expired: 410 Gone; error: a broken watch or failed list)',
+    help:
+      'Lists made again by a watch, by resource and reason (expired: 410 Gone; error: a broken watch ' +
+      'or failed list)',
     labelNames: ['resource', 'reason'],
     registers: [this.registry],
   });
@@ -129,7 +134,9 @@ export class Metrics {
   /** Registry verification results by registry host and outcome (docs/verification.md); never a credential. */
   readonly registryVerifications = new Counter({
     name: 'pullsecret_registry_verifications_total',
-    help: "Registry login checks of new pull secrets' credentials, by registry host and outcome (accepted, rejected, unreachable, skipped)",
+    help:
+      "Registry login checks of new pull secrets' credentials, by registry host and outcome " +
+      '(accepted, rejected, unreachable, skipped)',
     labelNames: ['registry', 'outcome'],
     registers: [this.registry],
   });

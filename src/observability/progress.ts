@@ -53,7 +53,9 @@ export function createProgress(options: ProgressOptions): Progress {
     const pct = total === 0 ? 100 : Math.floor((Math.min(done, total) / total) * 100);
     // Over a fraction of a second a rate says nothing (and work done before the start inflates it).
     const rate = elapsedS >= 0.5 ? `${(done / elapsedS).toFixed(1)}/s` : '-/s';
-    const text = `${options.label}  ${done}/${total}  ${pct}%  ${rate}  ${elapsedS.toFixed(1)} s${note === undefined ? '' : `  ${note}`}`;
+    const text =
+      `${options.label}  ${done}/${total}  ${pct}%  ${rate}  ${elapsedS.toFixed(1)} ` +
+      `s${note === undefined ? '' : `  ${note}`}`;
     // A line longer than the terminal wraps, and `\r` would then redraw only its last part.
     const columns = stream.columns ?? 0;
     return tty && columns > 1 && text.length >= columns ? text.slice(0, columns - 1) : text;

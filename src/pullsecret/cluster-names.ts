@@ -62,7 +62,10 @@ function checkNamespace(clusterId: string, override: string | undefined, namespa
   if (namespace.length > MAX_NAMESPACE) {
     throw new PullSecretError(
       'IDENTIFIER_INVALID',
-      `cluster id ${quoteIdentifier(clusterId)} (${clusterId.length} characters) is too long for the default namespace ${NAMESPACE_PREFIX}{cluster-id}, which Kubernetes limits to ${MAX_NAMESPACE} characters: the id may have at most ${MAX_NAMESPACE - NAMESPACE_PREFIX.length}, or set the management namespace`,
+      `cluster id ${quoteIdentifier(clusterId)} (${clusterId.length} characters) is too long for the ` +
+        `default namespace ${NAMESPACE_PREFIX}{cluster-id}, which Kubernetes limits to ${MAX_NAMESPACE} ` +
+        `characters: the id may have at most ${MAX_NAMESPACE - NAMESPACE_PREFIX.length}, or set the ` +
+        `management namespace`,
     );
   }
   assertKubernetesName(namespace, 'Kubernetes namespace', MAX_NAMESPACE);

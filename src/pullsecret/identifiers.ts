@@ -121,7 +121,8 @@ export function assertKubernetesName(name: string, what: string, maxLength = 253
     fail(
       what,
       name,
-      `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, "-"${maxLength > 63 ? ' or "."' : ''}`,
+      `must be a DNS-1123 name of at most ${maxLength} lowercase letters, digits, ` +
+        `"-"${maxLength > 63 ? ' or "."' : ''}`,
       maxLength > 63 ? /^[a-z0-9.-]$/ : ID_CHAR,
     );
   }

@@ -76,7 +76,10 @@ function describeBadKey(key: string, index: number): string {
   const hint = key.includes('@')
     ? '; a key must not hold credentials (userinfo before "@"): put them in "auth"'
     : '';
-  return `registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or host/namespace${hint}`;
+  return (
+    `registry key #${index + 1} (${describeHidden(key)}) is not a registry host, host:port or ` +
+    `host/namespace${hint}`
+  );
 }
 
 function checkEntry(registry: string, entry: unknown): void {

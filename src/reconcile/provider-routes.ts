@@ -75,7 +75,10 @@ export class ProviderRoutes {
   unmappedMessage(provider: string): string {
     const served = this.providers.join(', ');
     if (provider === '') return `the cluster names no provider (this adapter serves ${served})`;
-    return `the cluster provider ${JSON.stringify(provider.slice(0, 64))} is not served by this adapter (it serves ${served})`;
+    return (
+      `the cluster provider ${JSON.stringify(provider.slice(0, 64))} is not served by this adapter ` +
+      `(it serves ${served})`
+    );
   }
 
   /**

@@ -136,14 +136,16 @@ function assertOurs(described: SecretDescription, clusterId: string): void {
   if (!isManaged(described.labels)) {
     throw new PullSecretError(
       'SECRET_UNMANAGED',
-      `secret ${described.path} is not managed by HyperFleet (label managed-by=hyperfleet is missing); refusing to roll it back`,
+      `secret ${described.path} is not managed by HyperFleet (label managed-by=hyperfleet is missing); ` +
+        `refusing to roll it back`,
     );
   }
   const owner = described.labels['cluster-id'];
   if (owner !== undefined && owner !== clusterId) {
     throw new PullSecretError(
       'SECRET_UNMANAGED',
-      `secret ${described.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(clusterId)}; refusing to roll it back`,
+      `secret ${described.path} belongs to cluster ${quoteIdentifier(owner)}, not ` +
+        `${quoteIdentifier(clusterId)}; refusing to roll it back`,
     );
   }
 }
@@ -182,7 +184,8 @@ function pickVersions(
   if (source.state === 'DESTROYED') {
     throw new PullSecretError(
       'VERSION_DESTROYED',
-      `version ${source.version} of ${described.path} is destroyed, its content is gone; roll back to another version with --to-version`,
+      `version ${source.version} of ${described.path} is destroyed, its content is gone; roll back to ` +
+        `another version with --to-version`,
     );
   }
   return { current, source };
@@ -201,7 +204,8 @@ async function readVersion(
   if (!canEnable(store)) {
     throw new PullSecretError(
       'VERSION_NOT_ENABLED',
-      `version ${version.version} of ${store.secretPath(secretId)} is disabled and the ${store.kind} store cannot enable versions; enable it by hand, then roll back`,
+      `version ${version.version} of ${store.secretPath(secretId)} is disabled and the ${store.kind} ` +
+        `store cannot enable versions; enable it by hand, then roll back`,
     );
   }
   await retried(() => store.enableVersion(secretId, version.version, call));

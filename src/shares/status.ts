@@ -14,7 +14,10 @@ export type ReadyReason = (typeof READY_REASONS)[number];
 /** A one-line count of the consumers' results. */
 export function summarize(consumers: readonly ConsumerStatus[]): string {
   const count = (r: ConsumerStatus['result']) => consumers.filter((c) => c.result === r).length;
-  return `${count('granted')} granted, ${count('denied')} denied, ${count('conflict')} conflict, ${count('error')} error`;
+  return (
+    `${count('granted')} granted, ${count('denied')} denied, ${count('conflict')} conflict, ` +
+    `${count('error')} error`
+  );
 }
 
 /**

@@ -58,7 +58,8 @@ function selector(value: unknown, problems: string[]): LabelSelector | undefined
         : [];
       if (typeof expr.key !== 'string' || !OPERATORS.includes(operator)) {
         problems.push(
-          `spec.consumers.namespaceSelector.matchExpressions: each needs a key and an operator of ${OPERATORS.join(', ')}`,
+          `spec.consumers.namespaceSelector.matchExpressions: each needs a key and an operator of ` +
+            `${OPERATORS.join(', ')}`,
         );
         continue;
       }
@@ -109,7 +110,8 @@ export function parseShareSpec(
     problems.push(`spec.target.secretName ${quoteIdentifier(secretName)} is not a Secret name`);
   else if (secretName.endsWith(RESERVED_SUFFIX))
     problems.push(
-      `the copy's name ${quoteIdentifier(secretName)} ends with ${RESERVED_SUFFIX}, reserved for the clusters' own Secrets: set spec.target.secretName`,
+      `the copy's name ${quoteIdentifier(secretName)} ends with ${RESERVED_SUFFIX}, reserved for the ` +
+        `clusters' own Secrets: set spec.target.secretName`,
     );
   if (target.imagePullSecrets !== undefined && typeof target.imagePullSecrets !== 'boolean')
     problems.push('spec.target.imagePullSecrets must be true or false');

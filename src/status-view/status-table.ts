@@ -2,7 +2,10 @@ import { renderTable } from '../util/table.js';
 import { explainRow, type ClusterStatusRow, type ConditionView } from './status-row.js';
 
 interface TableOptions {
-  /** Full cluster ids (an ID column, and unabridged Kubernetes Secret names), and the previous version with the end of its grace. */
+  /**
+   * Full cluster ids (an ID column, and unabridged Kubernetes Secret names), and the previous version
+   * with the end of its grace.
+   */
   wide?: boolean;
 }
 

@@ -187,7 +187,8 @@ export async function pushSecret(
     if (attempt.conflict === undefined) {
       added = attempt.added;
     } else {
-      // Another writer added a version (or holds the write) since we read: wait, then decide again on what is there now.
+      // Another writer added a version (or holds the write) since we read: wait, then decide again on
+      // what is there now.
       if (Date.now() >= waitUntil) throw attempt.conflict;
       options.onEvent?.({
         operation: 'add-secret-version',
@@ -306,14 +307,16 @@ function assertOwnership(
   if (!isManaged(metadata.labels)) {
     throw new PullSecretError(
       'SECRET_UNMANAGED',
-      `secret ${metadata.path} exists but is not managed by HyperFleet (label managed-by=hyperfleet is missing); refusing to modify it: rename or delete it, or set ${secretNameSetting} to another name`,
+      `secret ${metadata.path} exists but is not managed by HyperFleet (label managed-by=hyperfleet is ` +
+        `missing); refusing to modify it: rename or delete it, or set ${secretNameSetting} to another name`,
     );
   }
   const owner = metadata.labels['cluster-id'];
   if (owner !== undefined && wanted['cluster-id'] !== undefined && owner !== wanted['cluster-id']) {
     throw new PullSecretError(
       'SECRET_UNMANAGED',
-      `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`,
+      `secret ${metadata.path} belongs to cluster ${quoteIdentifier(owner)}, not ` +
+        `${quoteIdentifier(wanted['cluster-id'])}; refusing to modify it`,
     );
   }
 }

@@ -10,7 +10,10 @@ export type QuotaKind = (typeof QUOTA_KINDS)[number];
 /** Token buckets per kind of call; a missing bucket means "not paced". */
 export type RateLimits = Partial<Record<QuotaKind, TokenBucket>>;
 
-/** Observes the buckets (feeds `pullsecret_store_quota_tokens` and `pullsecret_store_quota_waits_total`); must not throw. */
+/**
+ * Observes the buckets (feeds `pullsecret_store_quota_tokens` and
+ * `pullsecret_store_quota_waits_total`); must not throw.
+ */
 export interface PacingObserver {
   /** A scope's bucket came into use (its first client was built). */
   track(store: string, quota: QuotaKind, bucket: TokenBucket): void;
@@ -63,7 +66,8 @@ export function quotaLimits(
  * One token per store method: `getSecret`, `describe` → reads; `accessLatestEnabled`,
  * `accessVersion` → accesses; `createSecret`, `addVersion`, `deleteSecret` and the version-lifecycle methods → writes,
  * except a `createSecret` holding a payload, which takes the store's `writesPerCreate` (GCP: CreateSecret and
- * AddSecretVersion). A method whose rare path makes more RPCs (the write intent, a disabled newest version) still takes one.
+ * AddSecretVersion). A method whose rare path makes more RPCs (the write intent, a disabled newest
+ * version) still takes one.
  */
 export function withRateLimits(
   store: SecretStore,

@@ -78,7 +78,8 @@ export function selectStoreKind(env: NodeJS.ProcessEnv, chosen = env.SECRET_STOR
     if (contradiction !== undefined) {
       throw new PullSecretError(
         'CONFIG_INVALID',
-        `invalid environment variable SECRET_STORE: ${store.kind} contradicts ${contradiction.name}, which only the ${contradiction.kind} store reads; unset one of them`,
+        `invalid environment variable SECRET_STORE: ${store.kind} contradicts ${contradiction.name}, ` +
+          `which only the ${contradiction.kind} store reads; unset one of them`,
       );
     }
     return store.kind;
@@ -87,7 +88,8 @@ export function selectStoreKind(env: NodeJS.ProcessEnv, chosen = env.SECRET_STOR
   if (kinds.length > 1) {
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `SECRET_STORE is not set and ${selecting.map((s) => s.name).join(', ')} belong to different stores (${kinds.join(', ')}); set SECRET_STORE`,
+      `SECRET_STORE is not set and ${selecting.map((s) => s.name).join(', ')} belong to different stores ` +
+        `(${kinds.join(', ')}); set SECRET_STORE`,
     );
   }
   return kinds[0] ?? DEFAULT_STORE_KIND;

@@ -79,7 +79,10 @@ export interface SecretPayload {
   version: string;
   path: string;
   data: Buffer;
-  /** The secret's full name as the store answered it, where it differs from `secretPath(id)` (AWS: the ARN with its suffix). */
+  /**
+   * The secret's full name as the store answered it, where it differs from `secretPath(id)` (AWS: the
+   * ARN with its suffix).
+   */
   secretPath?: string;
 }
 

@@ -9,7 +9,9 @@ import { deepFreeze } from './deep-freeze.js';
  */
 const SMALL_FILE_BYTES = 64 * 1024;
 
-/** What tells one version of a file from another: a replaced file has a new inode, an edited one a new size or mtime. */
+/**
+ * What tells one version of a file from another: a replaced file has a new inode, an edited one a new size or mtime.
+ */
 export interface FileIdentity {
   ino: number;
   size: number;

@@ -45,7 +45,10 @@ export interface VerifierSettings {
 }
 
 interface VerifierHooks {
-  /** Each result, for `pullsecret_registry_verifications_total{registry,outcome}`: the host, or `other` outside the allow-list. */
+  /**
+   * Each result, for `pullsecret_registry_verifications_total{registry,outcome}`: the host, or `other`
+   * outside the allow-list.
+   */
   onResult?: (host: string, outcome: VerificationOutcome) => void;
   /** Each HTTP request, with the host it went to. */
   onRequest?: (host: string) => void;

@@ -39,7 +39,9 @@ export async function loadCredentials(client: PubSub): Promise<void> {
   } catch (err) {
     throw new PullSecretError(
       'CONFIG_INVALID',
-      'Pub/Sub: no usable Google credentials. On GKE bind the Kubernetes service account to a Google service account with Workload Identity; locally run `gcloud auth application-default login`; for the emulator set apiEndpoint or PUBSUB_EMULATOR_HOST',
+      'Pub/Sub: no usable Google credentials. On GKE bind the Kubernetes service account to a Google ' +
+        'service account with Workload Identity; locally run `gcloud auth application-default login`; ' +
+        'for the emulator set apiEndpoint or PUBSUB_EMULATOR_HOST',
       { cause: err },
     );
   }

@@ -24,7 +24,8 @@ const DEFAULT_DRAIN_MS = 10_000;
  * consumes with flow control maxMessages = `maxInFlight`, and settles: 'ack' → ack, 'retry' → nack
  * (redelivered after the subscription's retry backoff), 'reject' → publish the original bytes and
  * attributes to `{subscriptionId}-dlq`, then ack (so a malformed message is never retried, even where
- * dead-letter policies are not enforced); without that topic, nack (see `ensureTopology`). The client library re-opens its streams by itself; this
+ * dead-letter policies are not enforced); without that topic, nack (see `ensureTopology`). The client
+ * library re-opens its streams by itself; this
  * class reports errors and tracks readiness.
  */
 export class PubSubBroker implements Broker {

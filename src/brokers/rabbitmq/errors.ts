@@ -31,7 +31,8 @@ export function classifyConnectError(err: unknown, address: string): PullSecretE
   if (code === 406) {
     return new PullSecretError(
       'CONFIG_INVALID',
-      `RabbitMQ at ${address} refused the topology: an exchange or queue of that name was declared with other settings while the adapter started; start again to use it as it is`,
+      `RabbitMQ at ${address} refused the topology: an exchange or queue of that name was declared with ` +
+        `other settings while the adapter started; start again to use it as it is`,
       { cause: err },
     );
   }

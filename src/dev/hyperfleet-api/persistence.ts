@@ -42,7 +42,8 @@ export async function loadSnapshot(file: string, contract: Contract): Promise<St
     ];
     if (problems.length > 0 || typeof entry.cluster?.id !== 'string') {
       throw new Error(
-        `HyperFleet API stand-in state file ${file} holds an invalid cluster: ${problems.map((p) => `${p.field} ${p.message}`).join('; ') || 'id missing'}`,
+        `HyperFleet API stand-in state file ${file} holds an invalid cluster: ` +
+          `${problems.map((p) => `${p.field} ${p.message}`).join('; ') || 'id missing'}`,
       );
     }
   }

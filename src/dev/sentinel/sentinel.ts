@@ -74,7 +74,8 @@ export class Sentinel {
 
   /**
    * One poll: list, decide, publish.
-   * @throws PullSecretError from the listing (API_UNAVAILABLE, CONFIG_INVALID, ...); publish failures are counted, not thrown
+   * @throws PullSecretError from the listing (API_UNAVAILABLE, CONFIG_INVALID, ...); publish failures
+   * are counted, not thrown
    */
   async pollOnce(): Promise<PollResult> {
     const clusters = await this.listAll();

@@ -31,7 +31,8 @@ export async function awsCallExpecting<T, C extends string>(
     timeout: (cause: unknown) =>
       new PullSecretError(
         'STORE_TIMEOUT',
-        `AWS Secrets Manager ${target.method} failed for ${target.resource}: no answer within ${options.timeoutMs} ms (AWS_SECRETS_CALL_TIMEOUT_MS); retrying.`,
+        `AWS Secrets Manager ${target.method} failed for ${target.resource}: no answer within ` +
+          `${options.timeoutMs} ms (AWS_SECRETS_CALL_TIMEOUT_MS); retrying.`,
         { cause },
       ),
   };

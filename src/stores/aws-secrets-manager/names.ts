@@ -20,7 +20,8 @@ export function assertAwsSecretName(name: string): void {
   if (!SECRET_NAME.test(name)) {
     throw new PullSecretError(
       'IDENTIFIER_INVALID',
-      `invalid secret name (${name === '' ? 'empty' : describeHidden(name)}): AWS Secrets Manager names are 1-512 letters, digits or "/_+=.@-"`,
+      `invalid secret name (${name === '' ? 'empty' : describeHidden(name)}): AWS Secrets Manager names ` +
+        `are 1-512 letters, digits or "/_+=.@-"`,
     );
   }
 }
@@ -51,7 +52,8 @@ export function assertAwsTags(labels: Readonly<Record<string, string>>): void {
     if (key.length < 1 || key.length > 128 || !TAG_TEXT.test(key) || key.toLowerCase().startsWith('aws:')) {
       throw new PullSecretError(
         'IDENTIFIER_INVALID',
-        `invalid tag key (${describeHidden(key)}): 1-128 letters, digits, spaces or "_.:/=+-@", not starting with "aws:"`,
+        `invalid tag key (${describeHidden(key)}): 1-128 letters, digits, spaces or "_.:/=+-@", not ` +
+          `starting with "aws:"`,
       );
     }
     if (value.length > 256 || !TAG_TEXT.test(value))

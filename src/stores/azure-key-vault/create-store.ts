@@ -14,7 +14,8 @@ async function readCa(path: string): Promise<string> {
   } catch (err) {
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `invalid environment variable AZURE_KEY_VAULT_CA_FILE: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      `invalid environment variable AZURE_KEY_VAULT_CA_FILE: cannot read the file ` +
+        `(${(err as NodeJS.ErrnoException).code ?? 'error'})`,
     );
   }
   if (!pem.includes('-----BEGIN CERTIFICATE-----'))

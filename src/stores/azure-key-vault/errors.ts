@@ -128,13 +128,17 @@ function adviceFor(status: number, method: AzureMethod): [ErrorCode, string] {
   if (status === 401) {
     return [
       'STORE_UNAUTHENTICATED',
-      'The token was missing or rejected: check the workload identity of the pod (AZURE_CLIENT_ID, AZURE_TENANT_ID, the federated credential; docs/azure-identity.md).',
+      'The token was missing or rejected: check the workload identity of the pod (AZURE_CLIENT_ID, ' +
+        'AZURE_TENANT_ID, the federated credential; docs/azure-identity.md).',
     ];
   }
   if (status === 403) {
     return [
       'STORE_PERMISSION_DENIED',
-      `Forbidden: grant the adapter's identity ${RIGHTS[method]} on the vault, e.g. \`az role assignment create --role "Key Vault Secrets Officer" --assignee <object-id> --scope <vault resource id>\` (RBAC vaults), or an access policy with get, list, set, delete and recover (docs/azure-identity.md). A vault firewall refusing this network also answers Forbidden.`,
+      `Forbidden: grant the adapter's identity ${RIGHTS[method]} on the vault, e.g. \`az role assignment ` +
+        `create --role "Key Vault Secrets Officer" --assignee <object-id> --scope <vault resource id>\` ` +
+        `(RBAC vaults), or an access policy with get, list, set, delete and recover ` +
+        `(docs/azure-identity.md). A vault firewall refusing this network also answers Forbidden.`,
     ];
   }
   if (status === 404)
@@ -151,7 +155,8 @@ function adviceFor(status: number, method: AzureMethod): [ErrorCode, string] {
     ];
   return [
     'STORE_INVALID_REQUEST',
-    'The request was rejected as invalid; check the secret name, the tags (at most 15) and the value size (25 KB at most).',
+    'The request was rejected as invalid; check the secret name, the tags (at most 15) and the value ' +
+      'size (25 KB at most).',
   ];
 }
 
@@ -230,6 +235,7 @@ export function abortedError(target: CallTarget, cause: unknown): PullSecretErro
 export function timeoutError(target: CallTarget, timeoutMs: number): PullSecretError {
   return new PullSecretError(
     'STORE_TIMEOUT',
-    `Azure Key Vault ${target.method} for ${target.resource} did not finish within ${timeoutMs} ms (AZURE_KEY_VAULT_CALL_TIMEOUT_MS); retrying.`,
+    `Azure Key Vault ${target.method} for ${target.resource} did not finish within ${timeoutMs} ms ` +
+      `(AZURE_KEY_VAULT_CALL_TIMEOUT_MS); retrying.`,
   );
 }

@@ -33,7 +33,8 @@ export function assertVaultSecretName(name: string): void {
   const refused = name.length === 0 ? 'empty' : describeHidden(name);
   throw new PullSecretError(
     'IDENTIFIER_INVALID',
-    `invalid secret name (${refused}): Azure Key Vault secret names are 1-127 characters of letters, digits or "-" (set SECRET_NAME to one)`,
+    `invalid secret name (${refused}): Azure Key Vault secret names are 1-127 characters of letters, ` +
+      `digits or "-" (set SECRET_NAME to one)`,
   );
 }
 

@@ -83,15 +83,18 @@ export function isLoopbackHost(host: string): boolean {
 const KMS_KEY_NAME =
   /^projects\/[a-z][a-z0-9-]{4,28}[a-z0-9]\/locations\/global\/keyRings\/[A-Za-z0-9_-]{1,63}\/cryptoKeys\/[A-Za-z0-9_-]{1,63}$/;
 const KMS_KEY_RULE =
-  'must be a Cloud KMS key name projects/PROJECT/locations/global/keyRings/RING/cryptoKeys/KEY (automatic replication takes a global key)';
+  'must be a Cloud KMS key name projects/PROJECT/locations/global/keyRings/RING/cryptoKeys/KEY ' +
+  '(automatic replication takes a global key)';
 
 const PROJECT_RULE =
-  'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter and not ending with "-"';
+  'must be a GCP project id: 6-30 characters of lowercase letters, digits or "-", starting with a letter ' +
+  'and not ending with "-"';
 const ENDPOINT_RULE =
   'must be host:port, e.g. secretmanager.googleapis.com:443, 127.0.0.1:8085 or [::1]:8085';
 const INSECURE_RULE = 'must be "true" or "false"';
 const INSECURE_LOOPBACK_RULE =
-  'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, 127.0.0.0/8 or [::1])';
+  'plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host (localhost, ' +
+  '127.0.0.0/8 or [::1])';
 
 const callTimeoutMs = z.coerce
   .number({ error: 'must be a whole number of milliseconds between 1 and 600000' })
@@ -185,35 +188,52 @@ export const gcpStoreEnv: Readonly<Record<string, EnvSetting>> = {
   },
   SECRET_MANAGER_ENDPOINT: {
     key: 'endpoint',
-    help: 'host:port of a non-default Secret Manager endpoint (a private endpoint, or a local test server). Default: the public endpoint.',
+    help:
+      'host:port of a non-default Secret Manager endpoint (a private endpoint, or a local test ' +
+      'server). Default: the public endpoint.',
   },
   SECRET_MANAGER_INSECURE: {
     key: 'insecure',
-    help: '"true" for plaintext gRPC without Google credentials; only allowed with a SECRET_MANAGER_ENDPOINT on a loopback host (default false).',
+    help:
+      '"true" for plaintext gRPC without Google credentials; only allowed with a ' +
+      'SECRET_MANAGER_ENDPOINT on a loopback host (default false).',
   },
   SECRET_MANAGER_WRITE_INTENT: {
     key: 'writeIntent',
-    help: '"true" to let only one writer at a time add a version to a secret (an etag-checked intent on the secret; needs the IAM permission secretmanager.secrets.update). Default false.',
+    help:
+      '"true" to let only one writer at a time add a version to a secret (an etag-checked intent on ' +
+      'the secret; needs the IAM permission secretmanager.secrets.update). Default false.',
   },
   GCP_KMS_KEY_NAME: {
     key: 'kmsKeyName',
-    help: 'Customer-managed encryption key of new secrets, projects/P/locations/global/keyRings/R/cryptoKeys/K (optional; the adapter reads it from each cluster, spec.gcp.kmsKeyName).',
+    help:
+      'Customer-managed encryption key of new secrets, ' +
+      'projects/P/locations/global/keyRings/R/cryptoKeys/K (optional; the adapter reads it from each ' +
+      'cluster, spec.gcp.kmsKeyName).',
   },
   GCP_ROTATION_PERIOD: {
     key: 'rotationPeriod',
-    help: 'Rotation period of new secrets: seconds or a number with m, h or d ("720h"); 1 hour to 100 years; needs GCP_SECRET_TOPICS. Secret Manager then sends SECRET_ROTATE notifications (optional).',
+    help:
+      'Rotation period of new secrets: seconds or a number with m, h or d ("720h"); 1 hour to 100 ' +
+      'years; needs GCP_SECRET_TOPICS. Secret Manager then sends SECRET_ROTATE notifications (optional).',
   },
   GCP_NEXT_ROTATION_TIME: {
     key: 'nextRotationTime',
-    help: 'First rotation of new secrets, RFC 3339 (e.g. 2026-12-01T00:00:00Z); default now + GCP_ROTATION_PERIOD; a time less than 5 minutes ahead is replaced by that default (optional).',
+    help:
+      'First rotation of new secrets, RFC 3339 (e.g. 2026-12-01T00:00:00Z); default now + ' +
+      'GCP_ROTATION_PERIOD; a time less than 5 minutes ahead is replaced by that default (optional).',
   },
   GCP_SECRET_TOPICS: {
     key: 'topics',
-    help: 'Pub/Sub topics of new secrets, projects/P/topics/T separated by commas (up to 10): Secret Manager publishes every change of the secret and its versions there (optional).',
+    help:
+      'Pub/Sub topics of new secrets, projects/P/topics/T separated by commas (up to 10): Secret ' +
+      'Manager publishes every change of the secret and its versions there (optional).',
   },
   GCP_VERSION_DESTROY_TTL: {
     key: 'versionDestroyTtl',
-    help: 'Delayed destruction of new secrets\' versions: seconds or a number with m, h or d ("168h", "7d"); 24 hours to 1000 days. A destroyed version stays DISABLED and restorable that long (optional).',
+    help:
+      'Delayed destruction of new secrets\' versions: seconds or a number with m, h or d ("168h", ' +
+      '"7d"); 24 hours to 1000 days. A destroyed version stays DISABLED and restorable that long (optional).',
   },
   GCP_CALL_TIMEOUT_MS: {
     key: 'callTimeoutMs',

@@ -111,7 +111,8 @@ export const gcpStoreFactory: StoreFactory<GcpStoreConfig> = {
       {
         flags: '--service-account <email>',
         description:
-          'Google service account the adapter acts as, for the printed fixes (default pullsecret-manager@PROJECT.iam.gserviceaccount.com)',
+          'Google service account the adapter acts as, for the printed fixes (default ' +
+          'pullsecret-manager@PROJECT.iam.gserviceaccount.com)',
       },
       {
         flags: '--secret <id>',

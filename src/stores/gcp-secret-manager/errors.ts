@@ -144,7 +144,8 @@ function adviceFor(
       const { permission, role } = PERMISSIONS[method];
       return [
         'STORE_PERMISSION_DENIED',
-        `Grant the workload's Google service account the IAM permission ${permission} on the secret or the project (e.g. through ${role}).` +
+        `Grant the workload's Google service account the IAM permission ${permission} on the secret or ` +
+          `the project (e.g. through ${role}).` +
           (method === 'UpdateSecret'
             ? ' It is needed only for the write intent: without it, set SECRET_MANAGER_WRITE_INTENT=false.'
             : ''),
@@ -153,7 +154,8 @@ function adviceFor(
     case 'UNAUTHENTICATED':
       return [
         'STORE_UNAUTHENTICATED',
-        'The credentials were missing or rejected: on GKE check the Workload Identity binding of the Kubernetes service account; ' +
+        'The credentials were missing or rejected: on GKE check the Workload Identity binding of the ' +
+          'Kubernetes service account; ' +
           'locally run `gcloud auth application-default login`.',
       ];
     case 'INVALID_ARGUMENT':
@@ -187,7 +189,8 @@ function classifyNonGrpc(err: unknown, where: string): PullSecretError {
   if (typeof message === 'string' && NO_CREDENTIALS_TEXT.test(message)) {
     return new PullSecretError(
       'STORE_UNAUTHENTICATED',
-      `${where}: no usable Google credentials. On GKE bind the Kubernetes service account to a Google service account with ` +
+      `${where}: no usable Google credentials. On GKE bind the Kubernetes service account to a Google ` +
+        `service account with ` +
         'Workload Identity; locally run `gcloud auth application-default login`.',
       { cause: err },
     );

@@ -25,9 +25,13 @@ const TOPIC = /^projects\/[a-z][a-z0-9.:-]{2,99}\/topics\/[A-Za-z][A-Za-z0-9\-_.
 /** RFC 3339 with a zone (`2026-12-01T00:00:00Z`, `...+01:00`). */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
-const PERIOD_RULE = `must be a duration of 1 hour to 100 years: seconds ("86400", "86400s") or a number with m, h or d ("720h", "30d")`;
+const PERIOD_RULE =
+  `must be a duration of 1 hour to 100 years: seconds ("86400", "86400s") or a number ` +
+  `with m, h or d ("720h", "30d")`;
 const NEXT_RULE = 'must be an RFC 3339 time with a zone, e.g. 2026-12-01T00:00:00Z';
-const TOPIC_RULE = `must be up to ${MAX_TOPICS} Pub/Sub topics projects/PROJECT/topics/TOPIC (a list, or one string separated by commas)`;
+const TOPIC_RULE =
+  `must be up to ${MAX_TOPICS} Pub/Sub topics projects/PROJECT/topics/TOPIC (a list, or ` +
+  `one string separated by commas)`;
 
 /** Parses a duration (`3600`, `3600s`, `90m`, `720h`, `30d`) to seconds; `undefined` when malformed. */
 function parseDurationSeconds(value: string | number): number | undefined {
@@ -98,7 +102,8 @@ export function rotationProblem(settings: RotationSettings): { path: string; mes
     return {
       path: 'topics',
       message:
-        'rotationPeriod and nextRotationTime need topics: Secret Manager sends rotation notifications to Pub/Sub topics (projects/PROJECT/topics/TOPIC)',
+        'rotationPeriod and nextRotationTime need topics: Secret Manager sends rotation notifications to ' +
+        'Pub/Sub topics (projects/PROJECT/topics/TOPIC)',
     };
   }
   return undefined;

@@ -70,7 +70,8 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
     if (endpoint === undefined || !isLoopbackHost(endpoint.host)) {
       throw new PullSecretError(
         'CONFIG_INVALID',
-        'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together with SECRET_MANAGER_ENDPOINT on a loopback host',
+        'invalid environment variable SECRET_MANAGER_INSECURE: plaintext gRPC is only allowed together ' +
+          'with SECRET_MANAGER_ENDPOINT on a loopback host',
       );
     }
     options.sslCreds = grpc.credentials.createInsecure();
@@ -82,7 +83,8 @@ export function createSdkClient(config: GcpStoreConfig): SecretManagerServiceCli
 /**
  * The channel's reconnect backoff after the service was unreachable: grpc-js grows it to 120 s by
  * default, so calls kept failing long after an outage ended; bounded, a call recovers within seconds.
- * gax passes `grpc.*` client options to the channel (https://github.com/googleapis/gax-nodejs/blob/main/gax/src/grpc.ts,
+ * gax passes `grpc.*` client options to the channel
+ * (https://github.com/googleapis/gax-nodejs/blob/main/gax/src/grpc.ts,
  * `createStub`); the names are grpc-js channel options
  * (https://github.com/grpc/grpc-node/blob/master/packages/grpc-js/src/channel-options.ts).
  */

@@ -31,7 +31,9 @@ export const localStoreConfigSchema: z.ZodType<LocalStoreConfig> = z
         if (bytes === undefined) {
           ctx.addIssue({
             code: 'custom',
-            message: `must be the base64 encoding of exactly ${KEY_BYTES} bytes (e.g. the output of \`openssl rand -base64 32\`)`,
+            message:
+              `must be the base64 encoding of exactly ${KEY_BYTES} bytes (e.g. the output of ` +
+              `\`openssl rand -base64 32\`)`,
           });
           return z.NEVER;
         }
@@ -47,15 +49,21 @@ export const localStoreConfigSchema: z.ZodType<LocalStoreConfig> = z
 export const localStoreEnv: Readonly<Record<string, EnvSetting>> = {
   LOCAL_STORE_DIR: {
     key: 'dir',
-    help: `Directory of the local encrypted secret store (default ${DEFAULT_LOCAL_STORE_DIR}, relative to the working directory).`,
+    help:
+      `Directory of the local encrypted secret store (default ${DEFAULT_LOCAL_STORE_DIR}, relative ` +
+      `to the working directory).`,
   },
   LOCAL_STORE_KEY: {
     key: 'key',
     secret: true,
-    help: `Store encryption key: base64 of exactly ${KEY_BYTES} bytes (\`openssl rand -base64 32\`). Wins over LOCAL_STORE_KEY_FILE.`,
+    help:
+      `Store encryption key: base64 of exactly ${KEY_BYTES} bytes (\`openssl rand -base64 32\`). ` +
+      `Wins over LOCAL_STORE_KEY_FILE.`,
   },
   LOCAL_STORE_KEY_FILE: {
     key: 'keyFile',
-    help: 'File holding the store key (default {LOCAL_STORE_DIR}/store.key, generated on first use with mode 0600; must not be readable by group or others).',
+    help:
+      'File holding the store key (default {LOCAL_STORE_DIR}/store.key, generated on first use with ' +
+      'mode 0600; must not be readable by group or others).',
   },
 };

@@ -47,7 +47,8 @@ export function decryptPayload(
   const corrupt = (cause?: unknown): PullSecretError =>
     new PullSecretError(
       'STORE_CORRUPT',
-      `local store: cannot decrypt version ${binding.version} of secret ${quoteIdentifier(binding.secretId)}: ${keyHint ?? 'the stored data was modified or the store key is wrong'}`,
+      `local store: cannot decrypt version ${binding.version} of secret ` +
+        `${quoteIdentifier(binding.secretId)}: ${keyHint ?? 'the stored data was modified or the store key is wrong'}`,
       cause === undefined ? {} : { cause },
     );
   const raw = Buffer.from(encoded, 'base64');

@@ -43,7 +43,8 @@ export function classifyFsError(err: unknown, action: string, path: string): Pul
   if (code !== undefined && DENIED.has(code)) {
     return new PullSecretError(
       'STORE_PERMISSION_DENIED',
-      `local store: permission denied to ${action} ${path} (${code}); check the owner and mode of the store directory (LOCAL_STORE_DIR)`,
+      `local store: permission denied to ${action} ${path} (${code}); check the owner and mode of the ` +
+        `store directory (LOCAL_STORE_DIR)`,
       { cause: err },
     );
   }
@@ -59,7 +60,8 @@ export function classifyFsError(err: unknown, action: string, path: string): Pul
   if (code === 'EROFS') {
     return new PullSecretError(
       'STORE_FAILED',
-      `local store: cannot ${action} ${path} (EROFS: read-only filesystem); point LOCAL_STORE_DIR at a writable directory`,
+      `local store: cannot ${action} ${path} (EROFS: read-only filesystem); point LOCAL_STORE_DIR at a ` +
+        `writable directory`,
       { cause: err },
     );
   }

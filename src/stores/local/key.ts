@@ -107,7 +107,8 @@ export async function readKeyFile(path: string): Promise<Buffer | undefined> {
       const mode = (info.mode & 0o777).toString(8).padStart(4, '0');
       throw new PullSecretError(
         'CONFIG_INVALID',
-        `local store key file ${path} is accessible by group or others (mode ${mode}); refusing to use it: run \`chmod 600 ${path}\``,
+        `local store key file ${path} is accessible by group or others (mode ${mode}); refusing to use ` +
+          `it: run \`chmod 600 ${path}\``,
       );
     }
     const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);

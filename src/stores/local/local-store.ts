@@ -133,7 +133,8 @@ export class LocalStore implements SecretStore {
         if (seen !== options.ifLatest) {
           throw new PullSecretError(
             'STORE_PRECONDITION_FAILED',
-            `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`,
+            `secret ${this.secretPath(secretId)} changed concurrently: its newest enabled version is ` +
+              `${seen ?? 'none'}, not ${options.ifLatest ?? 'none'}`,
           );
         }
       }
@@ -278,7 +279,8 @@ export class LocalStore implements SecretStore {
     const key = (version.keyId === undefined ? undefined : keys.get(version.keyId)) ?? currentKey;
     const hint =
       version.keyId !== undefined && !keys.has(version.keyId)
-        ? `it was encrypted with another store key (key id ${version.keyId}, current key id ${currentKeyId}); check LOCAL_STORE_KEY / LOCAL_STORE_KEY_FILE`
+        ? `it was encrypted with another store key (key id ${version.keyId}, current key id ` +
+          `${currentKeyId}); check LOCAL_STORE_KEY / LOCAL_STORE_KEY_FILE`
         : undefined;
     const data = decryptPayload(key, binding, version.payload, hint);
     return { version: String(version.version), path: this.#versionPath(record.id, version.version), data };

@@ -103,7 +103,8 @@ function reencryptRecord(
     if (key === undefined) {
       throw new PullSecretError(
         'STORE_CORRUPT',
-        `local store: version ${v.version} of ${record.id} is under key id ${v.keyId ?? 'unknown'}, which is not available; nothing was retired`,
+        `local store: version ${v.version} of ${record.id} is under key id ${v.keyId ?? 'unknown'}, ` +
+          `which is not available; nothing was retired`,
       );
     }
     const binding = { secretId: record.id, version: v.version };

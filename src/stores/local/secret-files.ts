@@ -183,11 +183,13 @@ export class SecretFiles {
     for (const name of await this.#recordFiles()) {
       const record = await this.#peek(name);
       if (record?.versions?.some((v) => typeof v?.payload === 'string')) {
-        // A process racing on a fresh store may have created the key, then written this record, since the key was found missing.
+        // A process racing on a fresh store may have created the key, then written this record, since
+        // the key was found missing.
         if ((await readKeyFile(this.#keyFile)) !== undefined) return;
         throw new PullSecretError(
           'CONFIG_INVALID',
-          `local store ${this.location} holds encrypted secret versions but its key file ${this.#keyFile} is missing; refusing to generate a new key that cannot read them: ` +
+          `local store ${this.location} holds encrypted secret versions but its key file ` +
+            `${this.#keyFile} is missing; refusing to generate a new key that cannot read them: ` +
             'restore the key file from a backup (or pass the key with LOCAL_STORE_KEY or LOCAL_STORE_KEY_FILE). ' +
             'To change the key of a store, run `pull-secret store rotate-key` while the current key is present.',
         );

@@ -57,5 +57,8 @@ function leastPrivilegePolicy(target: PolicyTarget): string {
 
 /** The exact command that attaches the policy to the adapter's role. */
 export function putRolePolicyCommand(roleName: string, target: PolicyTarget): string {
-  return `aws iam put-role-policy --role-name ${roleName} --policy-name ${POLICY_NAME} --policy-document '${leastPrivilegePolicy(target)}'`;
+  return (
+    `aws iam put-role-policy --role-name ${roleName} --policy-name ${POLICY_NAME} --policy-document ` +
+    `'${leastPrivilegePolicy(target)}'`
+  );
 }

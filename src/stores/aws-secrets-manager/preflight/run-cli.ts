@@ -64,7 +64,9 @@ function awsChecks(
     id: 'actions:write',
     title: 'write actions',
     status: 'warn',
-    detail: `not verified (preflight writes nothing): ${writes.join(', ')} on ${target.resource.replace(/[^:]*$/, 'hyperfleet-*')}${target.kmsKeyId === undefined ? '' : ', kms:GenerateDataKey and kms:Decrypt on the key'}`,
+    detail:
+      `not verified (preflight writes nothing): ${writes.join(', ')} on ` +
+      `${target.resource.replace(/[^:]*$/, 'hyperfleet-*')}${target.kmsKeyId === undefined ? '' : ', kms:GenerateDataKey and kms:Decrypt on the key'}`,
     fix,
   };
   if (!describe.allowed && describe.error.code !== 'STORE_PERMISSION_DENIED') {
@@ -172,7 +174,9 @@ export const runAwsPreflight: PreflightRunner = async (
       roleName,
       resource,
     });
-    const header = `Preflight for AWS account ${accountId} in ${region} as role ${roleName} (actions tested on ${resource})`;
+    const header =
+      `Preflight for AWS account ${accountId} in ${region} as role ${roleName} (actions ` +
+      `tested on ${resource})`;
     return {
       output:
         options.json === true

@@ -13,12 +13,18 @@ export function roleAssignmentCommand(assignee: string, vaultResourceId: string)
 
 /** The same rights through an access policy (vaults using the access policy model). */
 export function accessPolicyCommand(vaultName: string, assignee: string): string {
-  return `az keyvault set-policy --name ${vaultName} --object-id ${assignee} --secret-permissions get list set delete recover`;
+  return (
+    `az keyvault set-policy --name ${vaultName} --object-id ${assignee} --secret-permissions get ` +
+    `list set delete recover`
+  );
 }
 
 /** Lists the role assignments of the identity on the vault. */
 export function listAssignmentsCommand(assignee: string, vaultResourceId: string): string {
-  return `az role assignment list --assignee ${assignee} --scope ${vaultResourceId} --query "[].roleDefinitionName" --output tsv`;
+  return (
+    `az role assignment list --assignee ${assignee} --scope ${vaultResourceId} --query ` +
+    `"[].roleDefinitionName" --output tsv`
+  );
 }
 
 /** Signs a person in at a workstation. */

@@ -53,7 +53,8 @@ export function checkCredentials(env: NodeJS.ProcessEnv): CheckResult {
       'credentials',
       'credentials',
       'pass',
-      'workload identity (AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID, AZURE_TENANT_ID); the vault check below proves it',
+      'workload identity (AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID, AZURE_TENANT_ID); the vault check ' +
+        'below proves it',
     );
   }
   if (set('AZURE_CLIENT_SECRET')) {
@@ -61,7 +62,8 @@ export function checkCredentials(env: NodeJS.ProcessEnv): CheckResult {
       'credentials',
       'credentials',
       'warn',
-      'a client secret (AZURE_CLIENT_SECRET) is a long-lived key; AKS workload identity avoids it (docs/azure-identity.md)',
+      'a client secret (AZURE_CLIENT_SECRET) is a long-lived key; AKS workload identity avoids it ' +
+        '(docs/azure-identity.md)',
     );
   }
   return check(

@@ -4,7 +4,8 @@ import { z } from 'zod';
 const SUBSCRIPTION =
   /^(projects\/[a-z][a-z0-9.:-]{2,99}\/subscriptions\/)?[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
 const SUBSCRIPTION_RULE =
-  'must be a Pub/Sub subscription id (3-255 letters, digits or "-_.~+%", starting with a letter) or projects/PROJECT/subscriptions/ID';
+  'must be a Pub/Sub subscription id (3-255 letters, digits or "-_.~+%", starting with a letter) or ' +
+  'projects/PROJECT/subscriptions/ID';
 
 /**
  * The adapter's `notifications` section: consume Secret Manager's event notifications of our secrets
