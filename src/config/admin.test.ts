@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validateAdapterConfig } from '../adapter/config.js';
 import { adapterEnvLayers } from '../adapter/config-env.js';
-import { isLoopbackHost } from './admin.js';
+import { isLoopbackHost } from '../util/loopback.js';
 
 const BASE = { hyperfleetApi: { baseUrl: 'http://127.0.0.1:8000' }, broker: { type: 'embedded' } };
 const withAdmin = (admin: Record<string, unknown>) => validateAdapterConfig({ ...BASE, admin });

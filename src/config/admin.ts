@@ -1,15 +1,11 @@
 import { z } from 'zod';
+import { isLoopbackHost } from '../util/loopback.js';
 
 const count = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** A boolean from YAML (`true`) or the environment (`"true"`, `"false"`). */
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')], {
   message: 'must be true or false',
 });
-
-/** Hosts plain HTTP may listen on: nothing leaves the machine. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
 
 /**
  * The admin API (docs/admin-api.md): off by default; its own port; TLS from files (plain HTTP is

@@ -10,6 +10,11 @@ export interface PreflightCheck {
   fix: string[];
 }
 
+/** A preflight check with a stable id for scripts, e.g. `credentials`, `permission:secretmanager.secrets.get`. */
+export interface CheckResult extends PreflightCheck {
+  id: string;
+}
+
 const LABELS: Readonly<Record<PreflightCheck['status'], string>> = {
   pass: 'PASS',
   warn: 'WARN',

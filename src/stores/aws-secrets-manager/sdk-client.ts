@@ -1,6 +1,6 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { STSClient } from '@aws-sdk/client-sts';
-import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { isLoopbackHost } from '../../util/loopback.js';
 import type { AwsStoreConfig } from './config.js';
 
 /**

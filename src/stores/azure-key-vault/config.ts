@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
-import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { isLoopbackHost } from '../../util/loopback.js';
 import { parseHostOnlyUrl } from '../endpoint-url.js';
 
 /** Settings of the Azure Key Vault store. */

@@ -1,7 +1,7 @@
 import { rootCertificates } from 'node:tls';
 import { DefaultAzureCredential } from '@azure/identity';
 import { SecretClient } from '@azure/keyvault-secrets';
-import { isLoopbackHost } from '../gcp-secret-manager/config.js';
+import { isLoopbackHost } from '../../util/loopback.js';
 import { isLoopbackVault, type AzureStoreConfig } from './config.js';
 
 /** The API version this store speaks (the SDK's newest; the test server checks it). */

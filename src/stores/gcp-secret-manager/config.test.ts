@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseEnv } from '../../config/env.js';
-import { gcpStoreConfigSchema, gcpStoreEnv, isLoopbackHost, parseEndpoint } from './config.js';
+import { gcpStoreConfigSchema, gcpStoreEnv, parseEndpoint } from './config.js';
+import { isLoopbackHost } from '../../util/loopback.js';
 
 function fromEnv(env: Record<string, string | undefined>) {
   return parseEnv(gcpStoreConfigSchema, gcpStoreEnv, env);

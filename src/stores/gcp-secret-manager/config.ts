@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { isLoopbackHost } from '../../util/loopback.js';
 import type { ApiCallHook, EnvSetting } from '../factory.js';
 import { versionDestroyTtlSchema } from './destroy-ttl.js';
 import { nextRotationTimeSchema, rotationPeriodSchema, rotationProblem, topicsSchema } from './rotation.js';
@@ -67,16 +68,6 @@ export function parseEndpoint(value: string): Endpoint | undefined {
   if (port < 1 || port > 65_535) return undefined;
   if (host.startsWith('[') && isIP(host.slice(1, -1)) !== 6) return undefined;
   return { host, port };
-}
-
-/** True for `localhost`, `127.0.0.0/8` and `[::1]`: hosts a plaintext connection never leaves. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (bare.toLowerCase() === 'localhost') return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  // The URL parser normalizes IPv6 spellings such as `0:0:0:0:0:0:0:1` to `[::1]`.
-  if (isIP(bare) === 6) return new URL(`http://[${bare}]/`).hostname === '[::1]';
-  return false;
 }
 
 /** A Cloud KMS key usable with automatic replication (which takes only `global` keys). */

@@ -5,7 +5,8 @@
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager/build/src/v1/secret_manager_service_client.js';
 import { grpc } from 'google-gax';
 import { PullSecretError } from '../../errors/index.js';
-import { isLoopbackHost, parseEndpoint, type GcpStoreConfig } from './config.js';
+import { parseEndpoint, type GcpStoreConfig } from './config.js';
+import { isLoopbackHost } from '../../util/loopback.js';
 
 type ClientOptions = NonNullable<ConstructorParameters<typeof SecretManagerServiceClient>[0]>;
 

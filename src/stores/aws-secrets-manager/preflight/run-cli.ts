@@ -1,8 +1,7 @@
 import { parseEnv, throwEnvProblems } from '../../../config/env.js';
 import { PullSecretError } from '../../../errors/index.js';
 import type { PreflightOutcome, PreflightRunner } from '../../factory.js';
-import { formatChecks } from '../../preflight-report.js';
-import type { CheckResult } from '../../gcp-secret-manager/preflight/types.js';
+import { formatChecks, type CheckResult } from '../../preflight-report.js';
 import { AwsSecretStore } from '../aws-secret-store.js';
 import { awsStoreConfigSchema, awsStoreEnv } from '../config.js';
 import { createAwsStore } from '../create-store.js';
