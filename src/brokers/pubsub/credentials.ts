@@ -25,24 +25,37 @@ function shareAuth(client: PubSub): PubSub {
 }
 
 /**
- * Loads the Google credentials before the first call (not against the emulator, which needs none).
- * Without this, a missing credential surfaces inside google-gax's stub creation, and the generated
- * Pub/Sub clients re-throw it from a promise nobody handles (`initialize().catch(err => { throw
- * err; })` in every method), which ends the process. Once loaded, the shared GoogleAuth hands the
- * cached credential to every stub.
- * @throws PullSecretError CONFIG_INVALID when no usable credential is found.
+ * Loads the Google credentials and settles the project id before the first call (the emulator
+ * needs no credential, but a project id all the same). Without this, a missing credential or
+ * project surfaces inside google-gax's stub creation, and the generated Pub/Sub clients re-throw it
+ * from a promise nobody handles (`initialize().catch(err => { throw err; })` in every method),
+ * which ends the process. Once loaded, the shared GoogleAuth hands the cached credential to every
+ * stub.
+ * @throws PullSecretError CONFIG_INVALID when no usable credential or no project id is found.
  */
 export async function loadCredentials(client: PubSub): Promise<void> {
-  if (client.isEmulator) return;
-  try {
-    await client.auth.getClient();
-  } catch (err) {
+  if (!client.isEmulator) {
+    try {
+      await client.auth.getClient();
+    } catch (err) {
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        'Pub/Sub: no usable Google credentials. On GKE bind the Kubernetes service account to a Google ' +
+          'service account with Workload Identity; locally run `gcloud auth application-default login`; ' +
+          'for the emulator set apiEndpoint or PUBSUB_EMULATOR_HOST',
+        { cause: err },
+      );
+    }
+  }
+  // The library answers the emulator's missing project with '' rather than an error.
+  const projectId = await client.getClientConfig().then(
+    (config) => config.projectId,
+    () => undefined,
+  );
+  if (projectId === undefined || projectId === '')
     throw new PullSecretError(
       'CONFIG_INVALID',
-      'Pub/Sub: no usable Google credentials. On GKE bind the Kubernetes service account to a Google ' +
-        'service account with Workload Identity; locally run `gcloud auth application-default login`; ' +
-        'for the emulator set apiEndpoint or PUBSUB_EMULATOR_HOST',
-      { cause: err },
+      'Pub/Sub: no project id. Set the projectId setting (broker.projectId, BROKER_GOOGLEPUBSUB_PROJECT_ID; ' +
+        'notifications.projectId) or GOOGLE_CLOUD_PROJECT; the emulator needs one too',
     );
-  }
 }
