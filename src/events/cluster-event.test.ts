@@ -205,6 +205,39 @@ describe('decodeClusterEvent', () => {
   });
 });
 
+describe('decodeEvent: the Sentinel reconcile type in its published spellings', () => {
+  const clusterId = (reconcile.data as { id: string }).id;
+
+  it('the kind in any case, singular or plural, with or without the .v1 suffix, is a reconcile', () => {
+    // Sentinel builds `com.redhat.hyperfleet.{kind}.reconcile`; HyperFleet's docs and scripts show `.v1`.
+    for (const type of [
+      'com.redhat.hyperfleet.Cluster.reconcile',
+      'com.redhat.hyperfleet.clusters.reconcile',
+      'com.redhat.hyperfleet.cluster.reconcile.v1',
+    ]) {
+      const decoded = decodeClusterEvent(encode({ ...reconcile, type }));
+      assert.equal(decoded.type, 'com.redhat.hyperfleet.cluster.reconcile', type);
+      assert.equal(decoded.clusterId, clusterId, type);
+    }
+  });
+
+  it('a reconcile of another kind, without data.kind, is another kind of resource', () => {
+    const data = { ...(reconcile.data as Record<string, unknown>) };
+    delete data.kind;
+    const event = { ...reconcile, type: 'com.redhat.hyperfleet.NodePool.reconcile.v1', data };
+    assert.deepEqual(decodeEvent(encode(event)), { other: { eventId: reconcile.id, kind: 'NodePool' } });
+  });
+
+  it('other versions and near misses stay unknown types', () => {
+    for (const type of [
+      'com.redhat.hyperfleet.cluster.reconcile.v2',
+      'com.redhat.hyperfleet.cluster.reconciled',
+      'com.redhat.hyperfleet..reconcile',
+    ])
+      assertInvalid(encode({ ...reconcile, type }), /unknown type/);
+  });
+});
+
 describe('decodeEvent: the kind of resource', () => {
   const nodePool = {
     ...reconcile,

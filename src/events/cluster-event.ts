@@ -12,6 +12,28 @@ const CLUSTER_EVENT_TYPES = [RECONCILE_EVENT_TYPE, 'cluster.create', 'cluster.up
 
 type ClusterEventType = (typeof CLUSTER_EVENT_TYPES)[number];
 
+/**
+ * The Sentinel's reconcile type as it is published: `com.redhat.hyperfleet.{kind}.reconcile`, the kind
+ * as the Sentinel names it (`Cluster`, `clusters`; https://github.com/openshift-hyperfleet/hyperfleet-sentinel,
+ * `internal/publisher/publisher.go`), and with the `.v1` suffix HyperFleet's docs show. A cluster's
+ * is read as `RECONCILE_EVENT_TYPE`; another kind's makes the event another kind of resource.
+ */
+const RECONCILE_TYPE_FORM = /^com\.redhat\.hyperfleet\.([A-Za-z][A-Za-z0-9]{0,62})\.reconcile(?:\.v1)?$/;
+
+/** The kind a Sentinel reconcile type names, or `undefined` for any other type. */
+function reconcileKind(type: string): string | undefined {
+  return RECONCILE_TYPE_FORM.exec(type)?.[1];
+}
+
+/**
+ * A cluster's kind, in `data.kind` or the type (ignoring case, singular or plural); an event without
+ * a kind (the older create / update ones) is a cluster's too.
+ */
+function isClusterKind(kind: string): boolean {
+  const lower = kind.toLowerCase();
+  return lower === 'cluster' || lower === 'clusters';
+}
+
 /** Largest message body decoded; checked before parsing so a huge body costs nothing. */
 export const MAX_EVENT_BYTES = 256 * 1024;
 
@@ -33,12 +55,6 @@ export interface ClusterEvent {
   readonly href?: string;
   readonly time?: string;
 }
-
-/**
- * `data.kind` of a cluster's events (compared ignoring case); an event without `kind` (the older
- * create / update ones) is a cluster's too.
- */
-const CLUSTER_KIND = 'Cluster';
 
 /**
  * An event about another kind of HyperFleet resource (`data.kind` e.g. `NodePool`): the adapter
@@ -179,8 +195,9 @@ export function decodeEvent(body: Buffer): DecodedEvent {
   validateWithSdk(event, eventId);
 
   const data = event.data;
-  const kind = isPlainObject(data) ? data.kind : undefined;
-  if (kind !== undefined && (typeof kind !== 'string' || kind.toLowerCase() !== CLUSTER_KIND.toLowerCase())) {
+  const typeKind = reconcileKind(event.type as string);
+  const kind = isPlainObject(data) && data.kind !== undefined ? data.kind : typeKind;
+  if (kind !== undefined && (typeof kind !== 'string' || !isClusterKind(kind))) {
     if (typeof kind !== 'string') throw invalid(`${eventRef(eventId)}: data.kind must be a string`);
     const other: OtherKindEvent = {
       eventId: loggableEventId(eventId),
@@ -188,7 +205,7 @@ export function decodeEvent(body: Buffer): DecodedEvent {
     };
     return Object.freeze({ other: Object.freeze(other) });
   }
-  const type = event.type as string;
+  const type = typeKind === undefined ? (event.type as string) : RECONCILE_EVENT_TYPE;
   if (!isClusterEventType(type)) {
     throw invalid(
       `${eventRef(eventId)} has unknown type ${quoteIfSafe(type, SAFE_TYPE)} (expected one of ` +
