@@ -73,12 +73,10 @@ export class RetentionMetrics implements RetentionObserver {
     });
     this.graceSeconds = new Gauge({
       name: 'pullsecret_retention_grace_seconds',
-      help: 'Grace of superseded versions (retention.graceHours) in seconds; absent while retention is off',
+      help: 'Grace of superseded versions (retention.graceHours) in seconds; 0 while retention is off',
       registers: [registry],
       collect() {
-        const grace = source()?.graceSeconds;
-        if (grace === undefined) this.reset();
-        else this.set(grace);
+        this.set(source()?.graceSeconds ?? 0);
       },
     });
     for (const store of stores) {

@@ -419,6 +419,15 @@ for (const make of [localBackend, gcpBackend]) {
 }
 
 describe('retention in the adapter (in-process, local store)', () => {
+  test('without a runner (retention off, Job mode) the lag is 0 for every store, and so is the grace', async () => {
+    const registry = new Registry();
+    new RetentionMetrics(registry, ['gcp', 'local']);
+    const text = await registry.metrics();
+    assert.match(text, /^pullsecret_retention_lag_seconds\{store="gcp"\} 0$/m);
+    assert.match(text, /^pullsecret_retention_lag_seconds\{store="local"\} 0$/m);
+    assert.match(text, /^pullsecret_retention_grace_seconds 0$/m);
+  });
+
   test('content A, B, C: the status shows the current version, the previous one and the end of its grace; metrics and logs hold no credential', async () => {
     const stack = await startAdapterStack({ retention: { enabled: true } });
     try {
@@ -451,6 +460,9 @@ describe('retention in the adapter (in-process, local store)', () => {
       );
       const metrics = await stack.adapter.metrics.registry.metrics();
       assert.match(metrics, /pullsecret_secret_versions_count\{store="local"\} [1-9]/);
+      // The adapter's runner feeds the lag gauges: nothing late within the grace, the grace for the alert.
+      assert.match(metrics, /^pullsecret_retention_lag_seconds\{store="local"\} 0$/m);
+      assert.match(metrics, /^pullsecret_retention_grace_seconds 86400$/m);
       assert.equal(findCanary(JSON.stringify(status)), undefined);
       assert.equal(findCanary(metrics), undefined);
       assert.equal(findCanary(stack.logs.join('\n')), undefined);
