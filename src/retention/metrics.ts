@@ -1,4 +1,12 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** What the lag gauges read at each scrape: a retention runner's in-memory view (no store call). */
+export interface RetentionLagSource {
+  /** The configured grace (`retention.graceHours`), in seconds. */
+  readonly graceSeconds: number;
+  /** By store kind: seconds since the retire time of the oldest version not retired yet; stores with none absent. */
+  lagSeconds(): ReadonlyMap<string, number>;
+}
 
 /** What the retention runner reports; implemented by `RetentionMetrics`, or nothing in tests and jobs. */
 export interface RetentionObserver {
@@ -8,19 +16,25 @@ export interface RetentionObserver {
   destroyed(store: string): void;
   /** A pass could not list or change a version (it is retried at the next reconcile). */
   failed(store: string): void;
+  /** The runner whose lag the gauges show (the adapter has one). */
+  watch(source: RetentionLagSource): void;
 }
 
 /**
- * Retention metrics. Versions per secret is a histogram by store, not a gauge per secret: a label
- * per cluster would grow with the fleet.
+ * Retention metrics. Versions per secret is a histogram by store, not a gauge per secret, and the lag
+ * a maximum by store: a label per cluster would grow with the fleet.
  */
 export class RetentionMetrics implements RetentionObserver {
   readonly secretVersions: Histogram;
   readonly disabledTotal: Counter;
   readonly destroyedTotal: Counter;
   readonly failuresTotal: Counter;
+  readonly lagSeconds: Gauge;
+  readonly graceSeconds: Gauge;
+  #source: RetentionLagSource | undefined;
 
   constructor(registry: Registry, stores: readonly string[] = []) {
+    const source = () => this.#source;
     this.secretVersions = new Histogram({
       name: 'pullsecret_secret_versions',
       help: 'Versions a secret keeps (not destroyed) after a retention pass, by store',
@@ -46,7 +60,27 @@ export class RetentionMetrics implements RetentionObserver {
       labelNames: ['store'],
       registers: [registry],
     });
+    this.lagSeconds = new Gauge({
+      name: 'pullsecret_retention_lag_seconds',
+      help: 'Seconds since the retire time of the oldest version not retired yet, by store (0 when none)',
+      labelNames: ['store'],
+      registers: [registry],
+      collect() {
+        const lag = source()?.lagSeconds();
+        for (const store of new Set([...stores, ...(lag?.keys() ?? [])]))
+          this.set({ store }, lag?.get(store) ?? 0);
+      },
+    });
+    this.graceSeconds = new Gauge({
+      name: 'pullsecret_retention_grace_seconds',
+      help: 'Grace of superseded versions (retention.graceHours) in seconds; 0 while retention is off',
+      registers: [registry],
+      collect() {
+        this.set(source()?.graceSeconds ?? 0);
+      },
+    });
     for (const store of stores) {
+      this.lagSeconds.set({ store }, 0);
       this.disabledTotal.inc({ store }, 0);
       this.destroyedTotal.inc({ store }, 0);
       this.failuresTotal.inc({ store }, 0);
@@ -64,5 +98,8 @@ export class RetentionMetrics implements RetentionObserver {
   }
   failed(store: string): void {
     this.failuresTotal.inc({ store });
+  }
+  watch(source: RetentionLagSource): void {
+    this.#source = source;
   }
 }

@@ -83,6 +83,8 @@ describe('planRetention: grace, disable, destroy', () => {
       destroy: [],
       remaining: 1,
       nextDueAt: undefined,
+      nextDisableAt: undefined,
+      dueSince: {},
     });
   });
 
@@ -169,6 +171,40 @@ describe('planRetention: keep at most N', () => {
   });
 });
 
+describe('planRetention: retire times (the retention lag)', () => {
+  test('a disable is due since the grace end; a destroy since the retention end (the grace end if ENABLED)', () => {
+    const superseded = T0 + HOUR;
+    const disable = planRetention(versions([0, HOUR]), superseded + 30 * HOUR, policy);
+    assert.deepEqual(disable.dueSince, { '1': superseded + 24 * HOUR });
+    const later = superseded + 40 * DAY;
+    assert.deepEqual(planRetention(versions([0, HOUR], { '1': 'DISABLED' }), later, policy).dueSince, {
+      '1': superseded + 30 * DAY,
+    });
+    assert.deepEqual(planRetention(versions([0, HOUR]), later, policy).dueSince, {
+      '1': superseded + 24 * HOUR,
+    });
+  });
+
+  test('keep-N: a DISABLED version beyond N is due since the newest write (or its grace, if later)', () => {
+    // Versions 1-3 an hour apart, 1 disabled after its grace; version 4 written two days later makes it excess.
+    const list = versions([0, HOUR, HOUR, 2 * DAY], { '1': 'DISABLED' });
+    const plan = planRetention(list, T0 + 2 * HOUR + 2 * DAY + HOUR, { ...policy, keepVersions: 3 });
+    assert.deepEqual(plan.destroy, ['1']);
+    assert.equal(plan.dueSince['1'], T0 + 2 * HOUR + 2 * DAY);
+  });
+
+  test('nextDisableAt is the next grace end of an ENABLED version; a retention end is not one', () => {
+    const superseded = T0 + HOUR;
+    assert.equal(
+      planRetention(versions([0, HOUR]), superseded, policy).nextDisableAt,
+      superseded + 24 * HOUR,
+    );
+    const disabled = planRetention(versions([0, HOUR], { '1': 'DISABLED' }), superseded + 2 * DAY, policy);
+    assert.equal(disabled.nextDisableAt, undefined);
+    assert.equal(disabled.nextDueAt, superseded + 30 * DAY);
+  });
+});
+
 describe('planRetention: properties', () => {
   const arbitraryCase = fc.record({
     gaps: fc.array(fc.integer({ min: 0, max: 40 * DAY }), { minLength: 1, maxLength: 12 }),
@@ -198,6 +234,9 @@ describe('planRetention: properties', () => {
           assert.ok(Number(v) < Number(plan.current));
         }
         for (const v of plan.disable) assert.equal(list.find((x) => x.version === v)?.state, 'ENABLED');
+        // Every planned change has its retire time, in the past; nothing else has one.
+        assert.deepEqual(Object.keys(plan.dueSince).sort(), [...touched].sort());
+        for (const v of touched) assert.ok((plan.dueSince[v] as number) <= last + c.later, `version ${v}`);
       }),
       { numRuns: 500 },
     );

@@ -54,6 +54,14 @@ export interface RetentionPlan {
   remaining: number;
   /** Epoch ms when the next change falls due (a grace or a retention ends); `undefined` when none will. */
   nextDueAt: number | undefined;
+  /** Epoch ms when the next grace of an ENABLED version ends (a disable falls due); `undefined` when none will. */
+  nextDisableAt: number | undefined;
+  /**
+   * Each planned version's retire time (epoch ms, in the past): when its change fell due. An ENABLED version: the
+   * end of its grace; a DISABLED one: the end of its retention, or for keep-N the later of its grace's end and the
+   * newest kept version's write (at the latest). For the retention lag metric.
+   */
+  dueSince: Readonly<Record<string, number>>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -95,6 +103,8 @@ export function planRetention(
       destroy: [],
       remaining: sorted.filter((v) => v.state !== 'DESTROYED').length,
       nextDueAt: undefined,
+      nextDisableAt: undefined,
+      dueSince: {},
     };
 
   const graceMs = policy.graceHours * HOUR_MS;
@@ -103,7 +113,9 @@ export function planRetention(
   const destroy = new Set<string>();
   const graceOver = new Set<string>();
   const graceEnd = new Map<string, number>();
+  const dueSince: Record<string, number> = {};
   let nextDueAt: number | undefined;
+  let nextDisableAt: number | undefined;
   const due = (at: number) => {
     if (at > now && (nextDueAt === undefined || at < nextDueAt)) nextDueAt = at;
   };
@@ -119,16 +131,20 @@ export function planRetention(
     if (now >= graceEndsAt) graceOver.add(version.version);
     if (now >= retentionEndsAt) {
       destroy.add(version.version);
+      dueSince[version.version] = version.state === 'ENABLED' ? graceEndsAt : retentionEndsAt;
     } else if (now >= graceEndsAt) {
       if (version.state === 'ENABLED') disable.add(version.version);
+      dueSince[version.version] = graceEndsAt;
       due(retentionEndsAt);
     } else {
       due(version.state === 'ENABLED' ? graceEndsAt : retentionEndsAt);
+      if (version.state === 'ENABLED') nextDisableAt = Math.min(nextDisableAt ?? graceEndsAt, graceEndsAt);
     }
   }
 
   // Keep-N: count what stays, newest first; past N, destroy what the plan may touch.
   let kept = 0;
+  let newestKeptAt = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < sorted.length; i++) {
     const version = sorted[i] as VersionView;
     if (version.state === 'DESTROYED' || destroy.has(version.version)) continue;
@@ -136,7 +152,12 @@ export function planRetention(
     if (kept > policy.keepVersions && i > currentIndex && graceOver.has(version.version)) {
       destroy.add(version.version);
       disable.delete(version.version);
+      // A DISABLED version became excess when a newer one was written: at the latest the newest kept one's write.
+      if (version.state !== 'ENABLED')
+        dueSince[version.version] = Math.max(graceEnd.get(version.version) ?? now, newestKeptAt);
       kept--;
+    } else if (kept === 1 && Number.isFinite(Date.parse(version.createdTime))) {
+      newestKeptAt = Date.parse(version.createdTime);
     }
   }
 
@@ -157,6 +178,8 @@ export function planRetention(
     destroy: inOrder(destroy),
     remaining: kept,
     nextDueAt,
+    nextDisableAt,
+    dueSince: Object.fromEntries([...disable, ...destroy].map((v) => [v, dueSince[v] as number])),
   };
 }
 

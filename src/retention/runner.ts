@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { isManaged } from '../pullsecret/identifiers.js';
 import type { SecretStore } from '../stores/store.js';
 import { withRetry, type RetryPolicy } from '../util/retry.js';
-import type { RetentionObserver } from './metrics.js';
+import type { RetentionLagSource, RetentionObserver } from './metrics.js';
 import { planRetention, type PreviousVersion, type RetentionPolicy } from './plan.js';
 
 /** What a reconcile reports about the secret's versions (status `data`, `inspect`). */
@@ -41,6 +41,15 @@ interface Known {
   view: RetentionView;
 }
 
+/**
+ * What one pass learnt of what is left to retire: set once it listed the versions (`late`: each change it
+ * planned and has not made yet, with its retire time; `nextDueAt`: the next one to fall due).
+ */
+interface Progress {
+  late?: Map<string, number>;
+  nextDueAt?: number;
+}
+
 const DEFAULT_MAX_CHANGES = 10;
 const DEFAULT_FAILURE_BACKOFF_MS = 60_000;
 
@@ -57,13 +66,34 @@ const DEFAULT_FAILURE_BACKOFF_MS = 60_000;
  *
  * Never throws: a failure is logged, counted (`pullsecret_retention_failures_total`) and retried
  * by a later reconcile; the reconcile's own result stands.
+ *
+ * The lag (`lagSeconds`, `pullsecret_retention_lag_seconds`) comes from the same memory: per secret, the
+ * earliest retire time of a version not retired yet as far as the last pass saw (a failed or unmade
+ * change, or the next due time, which counts once it passes without a pass).
  */
-export class RetentionRunner {
+export class RetentionRunner implements RetentionLagSource {
   readonly #known = new Map<string, Known>();
+  /** Secrets with something left to retire: their store kind and earliest retire time (epoch ms). */
+  readonly #pending = new Map<string, { store: string; at: number }>();
   readonly #clock: () => number;
+  readonly graceSeconds: number;
 
   constructor(private readonly options: RetentionRunnerOptions) {
     this.#clock = options.clock ?? Date.now;
+    this.graceSeconds = options.policy.graceHours * 3600;
+    options.observer?.watch(this);
+  }
+
+  /**
+   * By store kind, seconds since the earliest retire time passed among the secrets this runner knows
+   * (a store without one is absent). O(secrets with something left to retire); no store call.
+   */
+  lagSeconds(): ReadonlyMap<string, number> {
+    const now = this.#clock();
+    const lag = new Map<string, number>();
+    for (const { store, at } of this.#pending.values())
+      lag.set(store, Math.max(lag.get(store) ?? 0, Math.max(0, now - at) / 1000));
+    return lag;
   }
 
   /**
@@ -90,8 +120,9 @@ export class RetentionRunner {
     }
     const fallback: RetentionView =
       known?.currentVersion === input.currentVersion ? known.view : { currentVersion: input.currentVersion };
+    const progress: Progress = {};
     try {
-      const result = await this.#pass(store, input, log, now, signal);
+      const result = await this.#pass(store, input, log, now, signal, progress);
       this.#known.set(key, { currentVersion: input.currentVersion, ...result });
       return result.view;
     } catch (err) {
@@ -107,12 +138,25 @@ export class RetentionRunner {
         view: fallback,
       });
       return fallback;
+    } finally {
+      this.#record(key, store.kind, progress);
     }
   }
 
   /** Forgets a secret (its cluster was deleted). */
   forget(store: SecretStore, secretId: string): void {
-    this.#known.delete(`${store.kind}|${store.secretPath(secretId)}`);
+    const key = `${store.kind}|${store.secretPath(secretId)}`;
+    this.#known.delete(key);
+    this.#pending.delete(key);
+  }
+
+  /** Keeps a pass's earliest retire time left; a pass that could not list keeps what was known before. */
+  #record(key: string, store: string, progress: Progress): void {
+    if (progress.late === undefined) return;
+    const times = [...progress.late.values()];
+    if (progress.nextDueAt !== undefined) times.push(progress.nextDueAt);
+    if (times.length === 0) this.#pending.delete(key);
+    else this.#pending.set(key, { store, at: Math.min(...times) });
   }
 
   async #pass(
@@ -121,10 +165,13 @@ export class RetentionRunner {
     log: Logger,
     now: number,
     signal: AbortSignal | undefined,
+    progress: Progress,
   ): Promise<{ dueAt: number | undefined; view: RetentionView }> {
     const { retry, policy, observer } = this.options;
     const call = { signal };
     const described = await withRetry(retry, () => store.describe(input.secretId, call), { signal });
+    // Listed: from here on what is left to retire is known (nothing, for a missing or unmanaged secret).
+    const late = (progress.late = new Map<string, number>());
     const bare = { dueAt: undefined, view: { currentVersion: input.currentVersion } };
     if (described === undefined) return bare;
     if (!isManaged(described.labels) || described.labels['cluster-id'] !== input.clusterId) {
@@ -150,6 +197,9 @@ export class RetentionRunner {
       ...destroy.map((v) => ['destroy', v] as const),
     ];
     const batch = changes.slice(0, max);
+    for (const [, version] of changes) late.set(version, plan.dueSince[version] ?? now);
+    // Without destroy, a retention's end retires nothing: only the next grace's end is a retire time.
+    progress.nextDueAt = canDestroy ? plan.nextDueAt : plan.nextDisableAt;
     for (const [action, version] of batch) {
       const started = performance.now();
       if (action === 'disable') {
@@ -169,6 +219,7 @@ export class RetentionRunner {
             { operation: 'retention-disable', version },
             'Kept a superseded version: the store serves it for someone else',
           );
+          late.delete(version);
           continue;
         }
         observer?.disabled(store.kind);
@@ -185,6 +236,7 @@ export class RetentionRunner {
         );
         observer?.destroyed(store.kind);
       }
+      late.delete(version);
       log.info(
         { operation: `retention-${action}`, version, duration_ms: Math.round(performance.now() - started) },
         action === 'disable' ? 'Disabled a superseded version' : 'Destroyed a retired version',

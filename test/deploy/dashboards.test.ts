@@ -257,6 +257,15 @@ describe('PrometheusRule', () => {
       assert.match(rules.find((r) => r.alert === alert)?.expr ?? '', expr, alert);
   });
 
+  test("retention lag: each store's lag against the configured grace, at least 6 hours, for 30 minutes", () => {
+    const lagging = rules.find((r) => r.alert === 'PullSecretRetentionLagging');
+    assert.match(
+      lagging?.expr ?? '',
+      /^max by \(store\) \(pullsecret_retention_lag_seconds\)\s+> scalar\(clamp_min\(max\(pullsecret_retention_grace_seconds\), 21600\)\)\n$/,
+    );
+    assert.equal(lagging?.for, '30m');
+  });
+
   test('every rule has a severity, a valid for, a summary, a description and its runbook section', () => {
     const runbook = read('docs/runbook.md');
     for (const rule of rules) {

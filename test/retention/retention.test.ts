@@ -102,6 +102,14 @@ function capture() {
   return { lines, log: createLogger({ level: 'debug', destination: sink }) };
 }
 
+/** `pullsecret_retention_lag_seconds` of one store: one series per store, no cluster label. */
+async function lagOf(registry: Registry, store: string): Promise<number> {
+  const text = await registry.metrics();
+  const found = new RegExp(`^pullsecret_retention_lag_seconds\\{store="${store}"\\} (\\S+)$`, 'm').exec(text);
+  assert.ok(found, `a lag series for ${store}`);
+  return Number(found[1]);
+}
+
 /** A store whose contract calls are counted by method. */
 function counted(store: SecretStore) {
   const calls: Record<string, number> = {};
@@ -328,10 +336,98 @@ for (const make of [localBackend, gcpBackend]) {
       assert.deepEqual(result.retention, { currentVersion: '2' });
       assert.match(await registry.metrics(), /pullsecret_retention_failures_total\{store="[a-z]+"\} 1/);
     });
+
+    test('retention lag: the oldest version past its retire time and not retired, per store, until it is', async () => {
+      // A fixed clock (no real time in it): the expected lag is computed from the stored create times.
+      const base = Date.now();
+      let offset = 0;
+      const clock = () => base + offset;
+      const kind = backend.store.kind;
+      const registry = new Registry();
+      const runner = new RetentionRunner({
+        policy: DEFAULT_RETENTION_POLICY,
+        retry: RETRY,
+        clock,
+        observer: new RetentionMetrics(registry, [kind]),
+        failureBackoffMs: HOUR,
+      });
+      const lag = () => lagOf(registry, kind);
+      let failDisable = false;
+      const failing = () => Promise.reject(Object.assign(new Error('refused'), { code: 'STORE_FAILED' }));
+      const flaky = new Proxy(backend.store, {
+        get: (target, key) => {
+          if (key === 'disableVersion' && failDisable) return failing;
+          const value: unknown = Reflect.get(target, key);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+      const { log } = capture();
+      const reconcile = (cluster: string, n: number) =>
+        reconcilePullSecret(
+          { clusterId: cluster, pullSecretData: content(n) },
+          { store: flaky, retry: RETRY, log, steps: [retentionStep(runner)] },
+        );
+      /** When version 1's grace ends: version 2's create time plus the grace. */
+      const graceEnd = async (cluster: string) => {
+        const listed = await backend.store.describe(`hyperfleet-${cluster}-pull-secret`);
+        const v2 = listed?.versions.find((v) => v.version === '2');
+        return Date.parse(v2?.createdTime ?? '') + DEFAULT_RETENTION_POLICY.graceHours * HOUR;
+      };
+      const seconds = (since: number) => (clock() - since) / 1000;
+
+      for (const cluster of ['c-lag-1', 'c-lag-2']) {
+        await reconcile(cluster, 1);
+        await reconcile(cluster, 2);
+      }
+      assert.equal(await lag(), 0, 'within the grace nothing is late');
+      assert.match(await registry.metrics(), /^pullsecret_retention_grace_seconds 86400$/m);
+      const [end1, end2] = [await graceEnd('c-lag-1'), await graceEnd('c-lag-2')];
+
+      // Not reconciled since the graces ended: the runner knows the due times; the oldest shows.
+      offset = 26 * HOUR;
+      assert.equal(await lag(), seconds(Math.min(end1, end2)));
+
+      // A reconcile whose disable fails: still late, and growing while the failures go on.
+      failDisable = true;
+      await reconcile('c-lag-1', 2);
+      await reconcile('c-lag-2', 2);
+      assert.deepEqual(await states('hyperfleet-c-lag-1-pull-secret'), ['2:ENABLED', '1:ENABLED']);
+      assert.equal(await lag(), seconds(Math.min(end1, end2)));
+      offset = 28 * HOUR;
+      await reconcile('c-lag-1', 2);
+      assert.equal(await lag(), seconds(Math.min(end1, end2)));
+      assert.match(await registry.metrics(), /pullsecret_retention_failures_total\{store="[a-z]+"\} 3/);
+
+      // Past the failure backoff, the first secret is retired: the other one is the oldest left; then 0.
+      failDisable = false;
+      offset = 30 * HOUR;
+      await reconcile('c-lag-1', 2);
+      assert.deepEqual(await states('hyperfleet-c-lag-1-pull-secret'), ['2:ENABLED', '1:DISABLED']);
+      assert.equal(await lag(), seconds(end2));
+      await reconcile('c-lag-2', 2);
+      assert.deepEqual(await states('hyperfleet-c-lag-2-pull-secret'), ['2:ENABLED', '1:DISABLED']);
+      assert.equal(await lag(), 0);
+
+      // A deleted cluster is forgotten: its due times no longer count.
+      offset = 31 * DAY;
+      assert.equal(await lag(), seconds(Math.min(end1, end2) - 24 * HOUR + 30 * DAY));
+      runner.forget(backend.store, 'hyperfleet-c-lag-1-pull-secret');
+      runner.forget(backend.store, 'hyperfleet-c-lag-2-pull-secret');
+      assert.equal(await lag(), 0);
+    });
   });
 }
 
 describe('retention in the adapter (in-process, local store)', () => {
+  test('without a runner (retention off, Job mode) the lag is 0 for every store, and so is the grace', async () => {
+    const registry = new Registry();
+    new RetentionMetrics(registry, ['gcp', 'local']);
+    const text = await registry.metrics();
+    assert.match(text, /^pullsecret_retention_lag_seconds\{store="gcp"\} 0$/m);
+    assert.match(text, /^pullsecret_retention_lag_seconds\{store="local"\} 0$/m);
+    assert.match(text, /^pullsecret_retention_grace_seconds 0$/m);
+  });
+
   test('content A, B, C: the status shows the current version, the previous one and the end of its grace; metrics and logs hold no credential', async () => {
     const stack = await startAdapterStack({ retention: { enabled: true } });
     try {
@@ -364,6 +460,9 @@ describe('retention in the adapter (in-process, local store)', () => {
       );
       const metrics = await stack.adapter.metrics.registry.metrics();
       assert.match(metrics, /pullsecret_secret_versions_count\{store="local"\} [1-9]/);
+      // The adapter's runner feeds the lag gauges: nothing late within the grace, the grace for the alert.
+      assert.match(metrics, /^pullsecret_retention_lag_seconds\{store="local"\} 0$/m);
+      assert.match(metrics, /^pullsecret_retention_grace_seconds 86400$/m);
       assert.equal(findCanary(JSON.stringify(status)), undefined);
       assert.equal(findCanary(metrics), undefined);
       assert.equal(findCanary(stack.logs.join('\n')), undefined);
@@ -607,6 +706,7 @@ describe('retention on the AWS Secrets Manager store (AWSPREVIOUS is the overlap
 
     // The retention is over: nothing more happens (no destroy on AWS); version 1 stays listed, deprecated.
     offset = 31 * DAY;
+    assert.equal(await lagOf(registry, 'aws'), 0, 'a retention end retires nothing on AWS: not late');
     stages = stageCalls();
     await reconcile(2);
     assert.equal(stageCalls() - stages, 0);
