@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadJobConfig } from '../../src/job/config.js';
 import { runPullSecretJob } from '../../src/job/pull-secret-job.js';
 import type { JobResultFile } from '../../src/job/result-file.js';
+import { parseJobReport, type JobReport } from '../../src/kube/job-report.js';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/observability/logger.js';
 import { LocalStore } from '../../src/stores/local/index.js';
@@ -58,11 +59,14 @@ interface JobRun {
   cli: CliResult;
   result: JobResultFile;
   resultText: string;
+  /** What the pod's termination message would hold (TERMINATION_MESSAGE_PATH), parsed as the adapter does. */
+  report: JobReport | undefined;
 }
 
 /** One job run, its own store directory per `storeName`, the verification/retention env as the adapter sets it. */
 async function runJob(storeName: string, data: string, extra: Record<string, string>): Promise<JobRun> {
   const resultsPath = join(dir, `result-${++runs}.json`);
+  const terminationPath = join(dir, `termination-${runs}.log`);
   const cli = await runCli(
     ['run-job', 'pull-secret'],
     baseEnv({
@@ -71,11 +75,13 @@ async function runJob(storeName: string, data: string, extra: Record<string, str
       CLUSTER_ID: CLUSTER,
       PULL_SECRET_DATA: data,
       RESULTS_PATH: resultsPath,
+      TERMINATION_MESSAGE_PATH: terminationPath,
       ...extra,
     }),
   );
   const resultText = await readFile(resultsPath, 'utf8');
-  return { cli, result: JSON.parse(resultText) as JobResultFile, resultText };
+  const report = parseJobReport(await readFile(terminationPath, 'utf8').catch(() => undefined));
+  return { cli, result: JSON.parse(resultText) as JobResultFile, resultText, report };
 }
 
 function verifyEnv(mode: 'warn' | 'enforce'): Record<string, string> {
@@ -135,6 +141,13 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.ok(run.result.message.includes(registry.host), run.result.message);
     assert.match(run.result.message, /401/);
     assert.equal(finalLine(run.cli)?.error_code, 'CREDENTIALS_REJECTED');
+    // What was refused, and the version still served, in the result file and the termination message alike.
+    const refused = { mode: 'enforce', results: { [registry.host]: 'rejected' } };
+    assert.deepEqual(run.result.registry_verification, refused);
+    assert.equal(run.result.current_version, '1', 'version 1 is still served');
+    assert.deepEqual(run.report?.registryVerification, refused);
+    assert.equal(run.report?.currentVersion, '1');
+    assert.equal(run.report?.errorCode, 'CREDENTIALS_REJECTED');
     // The registry was asked (401 challenge, then 401 to the credentials) and nothing was written.
     assert.equal(registry.requests() - before, 2);
     assert.deepEqual(await versions('enforce'), [{ version: '1', state: 'ENABLED' }]);
@@ -149,6 +162,10 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.equal(run.result.error_code, 'REGISTRY_UNREACHABLE');
     assert.match(run.result.message, /will retry/);
     assert.deepEqual(await versions('unreachable'), []);
+    const unchecked = { mode: 'enforce', results: { [DOWN]: 'unreachable' } };
+    assert.deepEqual(run.result.registry_verification, unchecked);
+    assert.deepEqual(run.report?.registryVerification, unchecked);
+    assert.equal(run.result.current_version, undefined, 'no version was ever stored');
   });
 
   test('an unchanged pull secret makes no registry call (the check runs only before a write)', async () => {
@@ -283,7 +300,8 @@ describe('run-job with RETENTION_ENABLED=true', { skip }, () => {
     // Refused credentials under enforce: no write, so no retention pass either.
     const refused = await runJob('retention-cli', pullSecret(CANARY_AUTH, 'three'), env);
     assert.equal(refused.result.reason, 'CredentialsRejected');
-    assert.equal(refused.result.current_version, undefined);
+    assert.equal(refused.result.current_version, '2', 'the version still served');
+    assert.equal(refused.result.previous_version, undefined, 'no retention pass');
     assert.equal((await versions('retention-cli')).length, 2);
   });
 });
@@ -423,6 +441,10 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     const available = no.conditions.find((c) => c.type === 'Available');
     assert.ok((available?.message ?? '').includes(registry.host), available?.message);
     assert.equal(no.data?.errorCode, 'CREDENTIALS_REJECTED');
+    assert.deepEqual(no.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'rejected' },
+    });
     const store = new LocalStore({ dir: join(stack.dir, 'store') });
     try {
       assert.equal(await store.describe(`hyperfleet-${refused.id}-pull-secret`), undefined, '0 store writes');
@@ -442,6 +464,10 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
       60_000,
     );
     assert.equal(unreachable.data?.errorCode, 'REGISTRY_UNREACHABLE');
+    assert.deepEqual(unreachable.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [DOWN]: 'unreachable' },
+    });
     assert.ok(
       kube.jobRuns().filter((r) => r.job === `pullsecret-${down.id}-gen1`).length > 1,
       'the Job retried its pod',
