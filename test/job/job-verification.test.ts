@@ -7,7 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadJobConfig } from '../../src/job/config.js';
 import { runPullSecretJob } from '../../src/job/pull-secret-job.js';
 import type { JobResultFile } from '../../src/job/result-file.js';
-import { parseJobReport, type JobReport } from '../../src/kube/job-report.js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { loadKubeConfig, makeApiClient } from '../../src/kube/client.js';
+import { parseJobReport, readJobReport, type JobReport } from '../../src/kube/job-report.js';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/observability/logger.js';
 import { LocalStore } from '../../src/stores/local/index.js';
@@ -485,5 +487,48 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
       assert.equal(findCanary(text), undefined);
       assert.ok(!text.includes(CANARY_AUTH));
     }
+  });
+
+  // A real API server can fail the pod list that reads the Job's report (a reset keep-alive connection,
+  // 429 from API Priority and Fairness, a 5xx: https://kubernetes.io/docs/concepts/cluster-administration/flow-control/):
+  // the report is read again, so a Job's success is never reported without what its pod found.
+  test('a pod list that fails once does not lose the report: the status still carries currentVersion', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: pullSecret(validAuth(), 'listed') } });
+    kube.createNamespace(`clusters-${cluster.id}`);
+    let taken = 0;
+    const remove = kube.injectFault({
+      method: 'GET',
+      resource: 'pods',
+      namespace: 'hyperfleet-system',
+      reset: true,
+      onTaken: () => void taken++,
+    });
+    try {
+      await stack.publish(cluster);
+      const ok = await stack.waitForStatus(
+        cluster.id,
+        (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded',
+        60_000,
+      );
+      assert.equal(taken, 1, 'the pod list failed once');
+      assert.equal(ok.data?.currentVersion, '1');
+      assert.deepEqual(ok.data?.registryVerification, {
+        mode: 'enforce',
+        results: { [registry.host]: 'accepted' },
+      });
+    } finally {
+      remove();
+    }
+  });
+
+  test('readJobReport gives up only when its signal aborts, and then throws instead of answering "no report"', async () => {
+    const core = makeApiClient(loadKubeConfig({ kubeconfigPath: kube.kubeconfigPath }).kubeConfig, CoreV1Api);
+    const aborted = AbortSignal.abort();
+    await assert.rejects(readJobReport(core, 'hyperfleet-system', 'some-uid', aborted), { code: 'ABORTED' });
+    assert.equal(
+      await readJobReport(core, 'hyperfleet-system', 'no-such-uid'),
+      undefined,
+      'no pod: no report',
+    );
   });
 });
