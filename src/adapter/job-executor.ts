@@ -88,6 +88,7 @@ export async function createJobExecutor(
           ...jobBase,
           jobName: result.jobName,
           message: `${result.result.reason}: ${result.message}`,
+          ...(result.report === undefined ? {} : { report: result.report }),
         }
       );
     } catch (err) {

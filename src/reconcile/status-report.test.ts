@@ -269,3 +269,24 @@ test('a failure carries what was found before it: the verification, and the vers
   assert.deepEqual(after.data?.registryVerification, { mode: 'warn', results: { 'quay.io': 'accepted' } });
   assert.equal(toPullSecretError(late).retryable, true);
 });
+
+test('a failed Job reports the verification its last pod found (a failure after the check)', () => {
+  const report = buildStatusReport(
+    {
+      kind: 'job-failed',
+      target,
+      jobName: 'pullsecret-c1-gen2',
+      jobNamespace: 'hyperfleet-system',
+      message: 'BackoffLimitExceeded: Job has reached the specified backoff limit',
+      report: {
+        status: 'failure',
+        reason: 'KubernetesUnavailable',
+        message: 'Kubernetes API unreachable',
+        registryVerification: { mode: 'warn', results: { 'quay.io': 'accepted' } },
+      },
+    },
+    2,
+  );
+  assert.deepEqual(report.data?.registryVerification, { mode: 'warn', results: { 'quay.io': 'accepted' } });
+  assert.equal(report.data?.jobName, 'pullsecret-c1-gen2');
+});

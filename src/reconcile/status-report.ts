@@ -270,7 +270,12 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
           condition('Health', 'False', 'JobFailed', outcome.message),
         ],
-        data: { ...targetData(outcome.target), jobName: outcome.jobName },
+        data: {
+          ...targetData(outcome.target),
+          jobName: outcome.jobName,
+          // A failure after the check: what the check found, from the Job's last pod (docs/verification.md).
+          ...verificationData(outcome.report?.registryVerification),
+        },
       };
     case 'finalized': {
       const cloud = {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -168,6 +168,35 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.deepEqual(run.result.registry_verification, unchecked);
     assert.deepEqual(run.report?.registryVerification, unchecked);
     assert.equal(run.result.current_version, undefined, 'no version was ever stored');
+  });
+
+  test('a failure after the check (the Kubernetes API is down) still carries what the check found', async () => {
+    const kubeconfig = join(dir, 'kubeconfig-down.yaml');
+    await writeFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          { name: 'down', cluster: { server: `https://${DOWN}`, 'insecure-skip-tls-verify': true } },
+        ],
+        users: [{ name: 'u', user: { token: 'not-a-credential-of-the-pull-secret' } }],
+        contexts: [{ name: 'down', context: { cluster: 'down', user: 'u' } }],
+        'current-context': 'down',
+      }),
+    );
+    const run = await runJob('after-check', pullSecret(validAuth(), 'k8s-down'), {
+      ...verifyEnv('enforce'),
+      KUBERNETES_TARGET: 'api',
+      KUBECONFIG: kubeconfig,
+      RETRY_MAX_ATTEMPTS: '1',
+    });
+    assert.equal(run.cli.code, 1, run.cli.stderr);
+    assert.equal(run.result.status, 'failure');
+    assert.match(run.result.error_code ?? '', /^KUBE_/);
+    const accepted = { mode: 'enforce', results: { [registry.host]: 'accepted' } };
+    assert.deepEqual(run.result.registry_verification, accepted);
+    assert.deepEqual(run.report?.registryVerification, accepted);
   });
 
   test('an unchanged pull secret makes no registry call (the check runs only before a write)', async () => {
