@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -415,12 +415,21 @@ describe('the job entry with a controllable clock', () => {
 describe('Job-mode adapter: the status carries what the Job found', { skip }, () => {
   let kube: KubernetesTestServer;
   let stack: AdapterStack;
+  /**
+   * The store the Jobs share, standing in for a volume a real cluster mounts: outside /tmp, since the
+   * Job's pod mounts an emptyDir there (src/kube/job-manifest.ts), which would make it each pod's own.
+   */
+  let storeDir: string;
   before(async () => {
+    const base = fileURLToPath(new URL('../../.tmp/', import.meta.url));
+    await mkdir(base, { recursive: true });
+    storeDir = await mkdtemp(join(base, 'ps-job-store-'));
     kube = await startKubernetesTestServer({
       namespaces: ['hyperfleet-system'],
       runJobs: { command: [process.execPath, '--import', TSX, MAIN] },
     });
     stack = await startAdapterStack({
+      store: { type: 'local', settings: { dir: storeDir } },
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
       execution: {
         mode: 'job',
@@ -443,6 +452,7 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
   after(async () => {
     await stack?.stop();
     await kube?.close();
+    if (storeDir !== undefined) await rm(storeDir, { recursive: true, force: true });
   });
 
   test('accepted: JobSucceeded with currentVersion and registryVerification; refused: CredentialsRejected naming the registry, nothing written, no credential byte', async () => {
@@ -476,7 +486,7 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
       mode: 'enforce',
       results: { [registry.host]: 'rejected' },
     });
-    const store = new LocalStore({ dir: join(stack.dir, 'store') });
+    const store = new LocalStore({ dir: storeDir });
     try {
       assert.equal(await store.describe(`hyperfleet-${refused.id}-pull-secret`), undefined, '0 store writes');
     } finally {
@@ -516,6 +526,36 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
       assert.equal(findCanary(text), undefined);
       assert.ok(!text.includes(CANARY_AUTH));
     }
+  });
+
+  test('a refused rotation: the status names the version the Job left served', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: pullSecret(validAuth(), 'rotate') } });
+    kube.createNamespace(`clusters-${cluster.id}`);
+    await stack.publish(cluster);
+    const first = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded',
+      60_000,
+    );
+    assert.equal(first.data?.currentVersion, '1');
+    const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, {
+      spec: { ...cluster.spec, pullSecret: { data: pullSecret(CANARY_AUTH, 'rotate') } },
+    });
+    assert.equal(patched.status, 200);
+    await stack.publish((await patched.json()) as { id: string; generation: number });
+    const refused = await stack.waitForStatus(
+      cluster.id,
+      (s) => s.observed_generation === 2 && conditionOf(s, 'Available') === 'False/CredentialsRejected',
+      60_000,
+    );
+    assert.equal(refused.data?.currentVersion, '1', 'version 1 is still served');
+    assert.deepEqual(refused.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'rejected' },
+    });
+    const available = refused.conditions.find((c) => c.type === 'Available');
+    assert.match(available?.message ?? '', /; version 1 is still served$/);
+    assert.equal(findCanary(JSON.stringify(refused)), undefined);
   });
 
   // A real API server can fail the pod list that reads the Job's report (a reset keep-alive connection,
