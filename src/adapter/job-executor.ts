@@ -139,9 +139,10 @@ export async function createJobExecutor(
 /**
  * A Job that failed on the registry verification (its pod's report says CREDENTIALS_REJECTED or
  * REGISTRY_UNREACHABLE) is reported as the in-process executor reports it: `Available=False` with
- * that reason, naming the registry, with the verification's results and the version still served. Not retried by the event: the Job already retried its pods, and
- * the same generation's Job would only be read again; a new Job checks again once the finished one's
- * TTL removed it, or at the next generation.
+ * that reason, naming the registry, with the verification's results and the version still served.
+ * Not retried by the event: the Job already retried its pods, and the same generation's Job would only
+ * be read again; a new Job checks again once the finished one's TTL removed it, or at the next
+ * generation.
  */
 function verificationFailure(result: JobLaunchResult, target: WorkTarget): WorkOutcome | undefined {
   const code = result.report?.errorCode;

@@ -558,9 +558,10 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     assert.equal(findCanary(JSON.stringify(refused)), undefined);
   });
 
-  // A real API server can fail the pod list that reads the Job's report (a reset keep-alive connection,
-  // 429 from API Priority and Fairness, a 5xx: https://kubernetes.io/docs/concepts/cluster-administration/flow-control/):
-  // the report is read again, so a Job's success is never reported without what its pod found.
+  // A real API server can fail the pod list that reads the Job's report (a reset keep-alive
+  // connection, a 5xx, 429 from API Priority and Fairness:
+  // https://kubernetes.io/docs/concepts/cluster-administration/flow-control/): the report is read
+  // again, so a Job's success is never reported without what its pod found.
   test('a pod list that fails once does not lose the report: the status still carries currentVersion', async () => {
     const cluster = await stack.seedCluster({ pullSecret: { data: pullSecret(validAuth(), 'listed') } });
     kube.createNamespace(`clusters-${cluster.id}`);
