@@ -10,6 +10,7 @@ import { storeFactory } from '../stores/registry.js';
 import type { AdapterConfig } from './config.js';
 import type { ClusterCleanup, ClusterWork, Executor } from '../reconcile/executor.js';
 import type { WorkOutcome, WorkTarget } from '../reconcile/outcome.js';
+import { withFacts } from '../reconcile/failure-facts.js';
 import { lifecycleJobEnv } from '../job/lifecycle.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
@@ -87,6 +88,7 @@ export async function createJobExecutor(
           ...jobBase,
           jobName: result.jobName,
           message: `${result.result.reason}: ${result.message}`,
+          ...(result.report === undefined ? {} : { report: result.report }),
         }
       );
     } catch (err) {
@@ -137,9 +139,10 @@ export async function createJobExecutor(
 /**
  * A Job that failed on the registry verification (its pod's report says CREDENTIALS_REJECTED or
  * REGISTRY_UNREACHABLE) is reported as the in-process executor reports it: `Available=False` with
- * that reason, naming the registry. Not retried by the event: the Job already retried its pods, and
- * the same generation's Job would only be read again; a new Job checks again once the finished one's
- * TTL removed it, or at the next generation.
+ * that reason, naming the registry, with the verification's results and the version still served.
+ * Not retried by the event: the Job already retried its pods, and the same generation's Job would only
+ * be read again; a new Job checks again once the finished one's TTL removed it, or at the next
+ * generation.
  */
 function verificationFailure(result: JobLaunchResult, target: WorkTarget): WorkOutcome | undefined {
   const code = result.report?.errorCode;
@@ -148,9 +151,12 @@ function verificationFailure(result: JobLaunchResult, target: WorkTarget): WorkO
     (code !== 'CREDENTIALS_REJECTED' && code !== 'REGISTRY_UNREACHABLE')
   )
     return undefined;
+  // With what the Job found: the registry verification and the version still served (docs/verification.md).
+  const { registryVerification: verification, currentVersion: servedVersion } = result.report;
+  const error = new PullSecretError(code, result.report.message, { retryable: false });
   return {
     kind: 'failed',
-    error: new PullSecretError(code, result.report.message, { retryable: false }),
+    error: toPullSecretError(withFacts(error, { verification, servedVersion })),
     target,
   };
 }

@@ -4,7 +4,8 @@ import { createKubernetesTarget } from '../kube/target-config.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
-import type { ReconcileStep } from '../reconcile/steps.js';
+import type { ReconcileFacts, ReconcileStep } from '../reconcile/steps.js';
+import { factsOf } from '../reconcile/failure-facts.js';
 import { verificationNote } from '../reconcile/status-report.js';
 import { transferMergeStep } from '../account-service/transfer-merge-step.js';
 import { retentionStep } from '../retention/step.js';
@@ -139,6 +140,8 @@ export async function runPullSecretJob(
       secret_name: secretName,
       error_code: error.code,
       dry_run: dryRun,
+      // What the run found before it failed: the registry verification, the version still served.
+      ...lifecycleResult(factsOf(error)),
       timestamp: new Date().toISOString(),
     }).catch((writeErr: unknown) =>
       log.error({ operation: 'write-result', ...describeError(writeErr) }, 'Could not write the result file'),
@@ -159,9 +162,12 @@ function withoutCurrentVersion({
   return fields;
 }
 
-/** The result file's versions (retention on) and registry verification, as the adapter's status data carries them. */
+/**
+ * The result file's versions (retention on) and registry verification, as the adapter's status data
+ * carries them; of a failure, what it found before it (`current_version`: the version still served).
+ */
 function lifecycleResult(
-  result: ReconcileResult,
+  result: Readonly<ReconcileFacts> & { version?: string },
 ): Pick<
   JobResultFile,
   | 'current_version'
@@ -172,9 +178,9 @@ function lifecycleResult(
 > {
   const previous = result.retention?.previous;
   return {
-    ...(result.version === undefined
+    ...(result.version === undefined && result.servedVersion === undefined
       ? {}
-      : { current_version: result.retention?.currentVersion ?? result.version }),
+      : { current_version: result.retention?.currentVersion ?? result.version ?? result.servedVersion }),
     ...(previous === undefined
       ? {}
       : {

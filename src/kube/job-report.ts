@@ -1,5 +1,8 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import { PullSecretError } from '../errors/index.js';
+import { withRetry, type RetryPolicy } from '../util/retry.js';
 import { withSignal } from './client.js';
+import { classifyKubeError } from './errors.js';
 import {
   VERIFICATION_OUTCOMES,
   type VerificationOutcome,
@@ -81,25 +84,52 @@ function lastTerminationMessage(pods: readonly V1Pod[]): string | undefined {
 }
 
 /**
+ * Reads of the pod list that failed for a reason that passes (429 from API Priority and Fairness, a
+ * 5xx, a reset connection, a timeout): tried again, so that a Job's end is not reported without its
+ * report because of one failed call.
+ */
+const REPORT_READ_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 2000 };
+
+/**
  * The report of the Job's most recently finished pod (pods found by `controller-uid`, the label the
  * Job controller puts on them), or undefined when there is none or it cannot be read (pods already
- * removed, no permission to list them): the caller then reports from the Job's conditions alone.
- * Never throws.
+ * removed, no permission to list them, the list still failing after its retries): the caller then
+ * reports from the Job's conditions alone.
+ * @throws PullSecretError ABORTED when `signal` aborts first: an unread report is not "no report", so
+ *   the caller does not report the Job's end without it (the launcher then answers JOB_IN_PROGRESS,
+ *   and the Job is read again).
  */
 export async function readJobReport(
   core: CoreV1Api,
   namespace: string,
   jobUid: string | undefined,
   signal?: AbortSignal,
+  retry: RetryPolicy = REPORT_READ_RETRY,
 ): Promise<JobReport | undefined> {
   if (jobUid === undefined || jobUid === '') return undefined;
+  const list = async () => {
+    try {
+      return await core.listNamespacedPod(
+        { namespace, labelSelector: `controller-uid=${jobUid}` },
+        withSignal(signal),
+      );
+    } catch (err) {
+      throw classifyKubeError(err, {
+        verb: 'list',
+        kind: 'Pod',
+        namespace,
+        name: `controller-uid=${jobUid}`,
+      });
+    }
+  };
   try {
-    const pods = await core.listNamespacedPod(
-      { namespace, labelSelector: `controller-uid=${jobUid}` },
-      withSignal(signal),
-    );
+    const pods = await withRetry(retry, list, { signal });
     return parseJobReport(lastTerminationMessage(pods.items));
-  } catch {
+  } catch (err) {
+    if (signal?.aborted)
+      throw new PullSecretError('ABORTED', `reading the report of the Job's pods in ${namespace} aborted`, {
+        cause: err,
+      });
     return undefined;
   }
 }

@@ -25,7 +25,15 @@ export type WorkOutcome =
   | { kind: 'job-running'; target: WorkTarget; jobName: string; jobNamespace: string }
   /** `report`: what the Job's pod reported (versions, registry verification), when it could be read. */
   | { kind: 'job-succeeded'; target: WorkTarget; jobName: string; jobNamespace: string; report?: JobReport }
-  | { kind: 'job-failed'; target: WorkTarget; jobName: string; jobNamespace: string; message: string }
+  /** `report`: what the Job's last pod reported (the registry verification of a failure after it), when read. */
+  | {
+      kind: 'job-failed';
+      target: WorkTarget;
+      jobName: string;
+      jobNamespace: string;
+      message: string;
+      report?: JobReport;
+    }
   | {
       kind: 'finalized';
       target?: WorkTarget;

@@ -8,6 +8,7 @@ import type { SecretStore } from '../stores/store.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 import type { RetryPolicy } from '../util/retry.js';
 import { provisionKubernetesSecret } from './provision-kubernetes.js';
+import { withFacts } from './failure-facts.js';
 import type { ReconcileFacts, ReconcileStep, StepContext } from './steps.js';
 
 /** One cluster's desired pull secret. */
@@ -56,15 +57,19 @@ export interface ReconcileResult extends PushResult, ReconcileFacts {
  * handles thousands of clusters; the redactor must not keep them all).
  *
  * @throws PullSecretError IDENTIFIER_INVALID, PULL_SECRET_INVALID, PAYLOAD_TOO_LARGE, or what the
- *   store and target throw.
+ *   store, target and steps throw, with the facts the steps gathered before (`factsOf`).
  */
 export async function reconcilePullSecret(
   input: ReconcileInput,
   deps: ReconcileDeps,
 ): Promise<ReconcileResult> {
   const releases = [redactor.register(credentialStrings(input.pullSecretData))];
+  // What the steps found, kept for a failure's report (`factsOf`): a throw would lose it otherwise.
+  const facts: ReconcileFacts = {};
   try {
-    return await reconcileRegistered(input, deps, releases);
+    return await reconcileRegistered(input, deps, releases, facts);
+  } catch (err) {
+    throw withFacts(err, facts);
   } finally {
     for (const release of releases) release();
   }
@@ -74,6 +79,7 @@ async function reconcileRegistered(
   input: ReconcileInput,
   deps: ReconcileDeps,
   releases: (() => void)[],
+  facts: ReconcileFacts,
 ): Promise<ReconcileResult> {
   const dryRun = input.dryRun ?? false;
   const writesKubernetes = deps.kubernetes !== undefined && !dryRun;
@@ -104,7 +110,6 @@ async function reconcileRegistered(
     registerCredentials: (document: string) =>
       void releases.push(redactor.register(credentialStrings(document))),
   });
-  const facts: ReconcileFacts = {};
   let payload = secret.raw;
   for (const step of steps) {
     if (step.preparePayload === undefined) continue;
@@ -116,8 +121,13 @@ async function reconcileRegistered(
   const beforeWrite =
     gates.length === 0
       ? undefined
-      : async () => {
-          for (const step of gates) Object.assign(facts, await step.beforeWrite?.(ctx, payload));
+      : async (current: { version: string } | undefined) => {
+          try {
+            for (const step of gates) Object.assign(facts, await step.beforeWrite?.(ctx, payload));
+          } catch (err) {
+            // Refused before any write: the version the store holds is still the one served.
+            throw withFacts(err, { servedVersion: current?.version });
+          }
         };
   const pushed = await pushSecret(
     store,

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PullSecretError } from '../errors/index.js';
+import { PullSecretError, toPullSecretError } from '../errors/index.js';
+import { withFacts } from './failure-facts.js';
 import { buildStatusReport } from './status-report.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
@@ -237,4 +238,55 @@ test('entitlementExpiresAt joins the data when given, beside what the outcome re
   assert.equal(report.data?.entitlementExpiresAt, '2027-01-01T00:00:00Z');
   assert.equal(report.data?.secretVersion, '2');
   assert.equal('entitlementExpiresAt' in (buildStatusReport(applied, 1).data ?? {}), false);
+});
+
+test('a failure carries what was found before it: the verification, and the version still served after a refusal', () => {
+  const refused = withFacts(
+    new PullSecretError('CREDENTIALS_REJECTED', 'registry refused quay.io (HTTP 401)'),
+    {
+      verification: { mode: 'enforce', results: { 'quay.io': 'rejected' } },
+      servedVersion: '4',
+    },
+  );
+  const report = buildStatusReport({ kind: 'failed', target, error: toPullSecretError(refused) }, 5);
+  assert.equal(report.data?.errorCode, 'CREDENTIALS_REJECTED');
+  assert.equal(report.data?.currentVersion, '4');
+  assert.deepEqual(report.data?.registryVerification, {
+    mode: 'enforce',
+    results: { 'quay.io': 'rejected' },
+  });
+  const available = report.conditions.find((c) => c.type === 'Available');
+  assert.equal(`${available?.status}/${available?.reason}`, 'False/CredentialsRejected');
+  assert.match(available?.message ?? '', /registry refused quay\.io .*; version 4 is still served$/);
+  // The error is the one wrapped: same code and retryability for the outcome table.
+  assert.equal(toPullSecretError(refused).retryable, false);
+  // A failure after an accepted check (the store write failed): the verification, no served version.
+  const late = withFacts(new PullSecretError('STORE_UNAVAILABLE', 'store down'), {
+    verification: { mode: 'warn', results: { 'quay.io': 'accepted' } },
+  });
+  const after = buildStatusReport({ kind: 'failed', target, error: toPullSecretError(late) }, 5);
+  assert.equal(after.data?.currentVersion, undefined);
+  assert.deepEqual(after.data?.registryVerification, { mode: 'warn', results: { 'quay.io': 'accepted' } });
+  assert.equal(toPullSecretError(late).retryable, true);
+});
+
+test('a failed Job reports the verification its last pod found (a failure after the check)', () => {
+  const report = buildStatusReport(
+    {
+      kind: 'job-failed',
+      target,
+      jobName: 'pullsecret-c1-gen2',
+      jobNamespace: 'hyperfleet-system',
+      message: 'BackoffLimitExceeded: Job has reached the specified backoff limit',
+      report: {
+        status: 'failure',
+        reason: 'KubernetesUnavailable',
+        message: 'Kubernetes API unreachable',
+        registryVerification: { mode: 'warn', results: { 'quay.io': 'accepted' } },
+      },
+    },
+    2,
+  );
+  assert.deepEqual(report.data?.registryVerification, { mode: 'warn', results: { 'quay.io': 'accepted' } });
+  assert.equal(report.data?.jobName, 'pullsecret-c1-gen2');
 });

@@ -1,7 +1,8 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
-import type { VerificationFacts, VersionFacts } from './steps.js';
+import type { ReconcileFacts, VerificationFacts, VersionFacts } from './steps.js';
+import { factsOf } from './failure-facts.js';
 import type { StatusAddition } from './pipeline-plugin.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
 
@@ -86,6 +87,22 @@ function verificationData(verification: VerificationFacts | undefined): Record<s
 }
 
 /**
+ * What a failure found before it (docs/verification.md): the registry verification, and the version
+ * still served when the new pull secret was refused before any write (`currentVersion`).
+ */
+function failureData(facts: Readonly<ReconcileFacts>): Record<string, unknown> {
+  return {
+    ...(facts.servedVersion === undefined ? {} : { currentVersion: facts.servedVersion }),
+    ...verificationData(facts.verification),
+  };
+}
+
+/** The note that the version before a refused pull secret is still served. */
+function servedNote(facts: Readonly<ReconcileFacts>): string {
+  return facts.servedVersion === undefined ? '' : `; version ${facts.servedVersion} is still served`;
+}
+
+/**
  * The Applied message's note on registries that did not accept (warn mode writes anyway); the Job's
  * completion message carries the same note.
  */
@@ -163,6 +180,8 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
       };
     case 'failed': {
       const reason = failureReason(outcome.error.code);
+      const facts = factsOf(outcome.error);
+      const served = servedNote(facts);
       const health = INPUT_ERRORS.has(outcome.error.code)
         ? HEALTHY
         : condition('Health', 'False', reason, outcome.error.message);
@@ -174,12 +193,17 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
                 'Available',
                 'False',
                 reason,
-                `The new pull secret is not provisioned: ${outcome.error.message}`,
+                `The new pull secret is not provisioned: ${outcome.error.message}${served}`,
               )
-            : condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
+            : condition(
+                'Available',
+                'False',
+                'SecretNotReady',
+                `The pull secret is not provisioned${served}`,
+              ),
           health,
         ],
-        data: { ...targetData(outcome.target), errorCode: outcome.error.code },
+        data: { ...targetData(outcome.target), errorCode: outcome.error.code, ...failureData(facts) },
       };
     }
     case 'job-running':
@@ -246,7 +270,12 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition('Available', 'False', 'SecretNotReady', 'The pull secret is not provisioned'),
           condition('Health', 'False', 'JobFailed', outcome.message),
         ],
-        data: { ...targetData(outcome.target), jobName: outcome.jobName },
+        data: {
+          ...targetData(outcome.target),
+          jobName: outcome.jobName,
+          // A failure after the check: what the check found, from the Job's last pod (docs/verification.md).
+          ...verificationData(outcome.report?.registryVerification),
+        },
       };
     case 'finalized': {
       const cloud = {

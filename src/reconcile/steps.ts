@@ -38,6 +38,11 @@ export interface ReconcileFacts {
   transfer?: TransferFacts;
   verification?: VerificationFacts;
   retention?: VersionFacts;
+  /**
+   * Only on a failure before any write (a `beforeWrite` refused the new pull secret): the store's newest
+   * enabled version, still served (status `currentVersion`; `factsOf` in failure-facts.ts).
+   */
+  servedVersion?: string;
 }
 
 /** What every step of one reconcile sees: frozen, the names checked once before the first call. */
@@ -56,7 +61,8 @@ export interface StepContext {
 /**
  * One plug-in step of the reconcile (`reconcilePullSecret`), in the order given. The core calls
  * each hook it has and knows nothing else of it; a throw stops the reconcile (a failed outcome).
- * Each hook returns the facts it adds to the result, or nothing.
+ * Each hook returns the facts it adds to the result, or nothing; a hook that throws may attach its
+ * facts to the error (`withFacts`, failure-facts.ts), and the core adds the facts gathered before.
  */
 export interface ReconcileStep {
   /** Before the store is read or written: may replace the payload (the applied-transfer merge). */

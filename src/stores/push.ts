@@ -21,9 +21,10 @@ interface PushRequest {
   /**
    * Runs once the first read shows the payload differs from the newest version (a new pull secret
    * would be promoted), before any write; a throw stops the push with nothing written. A no-op
-   * push never calls it (registry verification: a no-op makes no registry call).
+   * push never calls it (registry verification: a no-op makes no registry call). `current`: the newest
+   * enabled version that read found (the one still served when the throw stops the push), if any.
    */
-  beforeWrite?: () => Promise<void>;
+  beforeWrite?: (current: { version: string } | undefined) => Promise<void>;
 }
 
 export interface PushResult {
@@ -127,7 +128,9 @@ export async function pushSecret(
 
   const first = await readLatest();
   if (first !== NO_SECRET && first !== undefined && sameContent(first.data, payload)) return unchanged(first);
-  await request.beforeWrite?.();
+  await request.beforeWrite?.(
+    first === NO_SECRET || first === undefined ? undefined : { version: first.version },
+  );
 
   // Something to write: only now are the secret's metadata and ownership read.
   let metadata: SecretMetadata | undefined;

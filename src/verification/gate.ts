@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import type { ReconcileStep } from '../reconcile/steps.js';
+import { withFacts } from '../reconcile/failure-facts.js';
 import { enforce, problemsOf, summarize, type VerificationMode, type VerificationSummary } from './policy.js';
 import type { RegistryVerifier } from './verifier.js';
 
@@ -15,7 +16,8 @@ export class VerificationGate {
 
   /**
    * Checks `pullSecret` and applies the mode: `enforce` throws CREDENTIALS_REJECTED or
-   * REGISTRY_UNREACHABLE (so nothing is written); `warn` logs a warning and lets the write go on.
+   * REGISTRY_UNREACHABLE (so nothing is written) carrying the summary (`factsOf`, for the failed status
+   * and the Job's result); `warn` logs a warning and lets the write go on.
    * Resolves with the summary for the status.
    */
   async check(pullSecret: string, log: Logger, signal?: AbortSignal): Promise<VerificationSummary> {
@@ -36,8 +38,15 @@ export class VerificationGate {
     const problems = problemsOf(report);
     if (problems === undefined) log.info(fields, 'Registry verification passed');
     else log.warn(fields, `Registry verification: ${problems}`);
-    if (this.mode === 'enforce') enforce(report);
-    return summarize(this.mode, report);
+    const summary = summarize(this.mode, report);
+    if (this.mode === 'enforce') {
+      try {
+        enforce(report);
+      } catch (err) {
+        throw withFacts(err, { verification: summary });
+      }
+    }
+    return summary;
   }
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -7,6 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadJobConfig } from '../../src/job/config.js';
 import { runPullSecretJob } from '../../src/job/pull-secret-job.js';
 import type { JobResultFile } from '../../src/job/result-file.js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { loadKubeConfig, makeApiClient } from '../../src/kube/client.js';
+import { parseJobReport, readJobReport, type JobReport } from '../../src/kube/job-report.js';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/observability/logger.js';
 import { LocalStore } from '../../src/stores/local/index.js';
@@ -58,11 +61,14 @@ interface JobRun {
   cli: CliResult;
   result: JobResultFile;
   resultText: string;
+  /** What the pod's termination message would hold (TERMINATION_MESSAGE_PATH), parsed as the adapter does. */
+  report: JobReport | undefined;
 }
 
 /** One job run, its own store directory per `storeName`, the verification/retention env as the adapter sets it. */
 async function runJob(storeName: string, data: string, extra: Record<string, string>): Promise<JobRun> {
   const resultsPath = join(dir, `result-${++runs}.json`);
+  const terminationPath = join(dir, `termination-${runs}.log`);
   const cli = await runCli(
     ['run-job', 'pull-secret'],
     baseEnv({
@@ -71,11 +77,13 @@ async function runJob(storeName: string, data: string, extra: Record<string, str
       CLUSTER_ID: CLUSTER,
       PULL_SECRET_DATA: data,
       RESULTS_PATH: resultsPath,
+      TERMINATION_MESSAGE_PATH: terminationPath,
       ...extra,
     }),
   );
   const resultText = await readFile(resultsPath, 'utf8');
-  return { cli, result: JSON.parse(resultText) as JobResultFile, resultText };
+  const report = parseJobReport(await readFile(terminationPath, 'utf8').catch(() => undefined));
+  return { cli, result: JSON.parse(resultText) as JobResultFile, resultText, report };
 }
 
 function verifyEnv(mode: 'warn' | 'enforce'): Record<string, string> {
@@ -135,6 +143,13 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.ok(run.result.message.includes(registry.host), run.result.message);
     assert.match(run.result.message, /401/);
     assert.equal(finalLine(run.cli)?.error_code, 'CREDENTIALS_REJECTED');
+    // What was refused, and the version still served, in the result file and the termination message alike.
+    const refused = { mode: 'enforce', results: { [registry.host]: 'rejected' } };
+    assert.deepEqual(run.result.registry_verification, refused);
+    assert.equal(run.result.current_version, '1', 'version 1 is still served');
+    assert.deepEqual(run.report?.registryVerification, refused);
+    assert.equal(run.report?.currentVersion, '1');
+    assert.equal(run.report?.errorCode, 'CREDENTIALS_REJECTED');
     // The registry was asked (401 challenge, then 401 to the credentials) and nothing was written.
     assert.equal(registry.requests() - before, 2);
     assert.deepEqual(await versions('enforce'), [{ version: '1', state: 'ENABLED' }]);
@@ -149,6 +164,39 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.equal(run.result.error_code, 'REGISTRY_UNREACHABLE');
     assert.match(run.result.message, /will retry/);
     assert.deepEqual(await versions('unreachable'), []);
+    const unchecked = { mode: 'enforce', results: { [DOWN]: 'unreachable' } };
+    assert.deepEqual(run.result.registry_verification, unchecked);
+    assert.deepEqual(run.report?.registryVerification, unchecked);
+    assert.equal(run.result.current_version, undefined, 'no version was ever stored');
+  });
+
+  test('a failure after the check (the Kubernetes API is down) still carries what the check found', async () => {
+    const kubeconfig = join(dir, 'kubeconfig-down.yaml');
+    await writeFile(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          { name: 'down', cluster: { server: `https://${DOWN}`, 'insecure-skip-tls-verify': true } },
+        ],
+        users: [{ name: 'u', user: { token: 'not-a-credential-of-the-pull-secret' } }],
+        contexts: [{ name: 'down', context: { cluster: 'down', user: 'u' } }],
+        'current-context': 'down',
+      }),
+    );
+    const run = await runJob('after-check', pullSecret(validAuth(), 'k8s-down'), {
+      ...verifyEnv('enforce'),
+      KUBERNETES_TARGET: 'api',
+      KUBECONFIG: kubeconfig,
+      RETRY_MAX_ATTEMPTS: '1',
+    });
+    assert.equal(run.cli.code, 1, run.cli.stderr);
+    assert.equal(run.result.status, 'failure');
+    assert.match(run.result.error_code ?? '', /^KUBE_/);
+    const accepted = { mode: 'enforce', results: { [registry.host]: 'accepted' } };
+    assert.deepEqual(run.result.registry_verification, accepted);
+    assert.deepEqual(run.report?.registryVerification, accepted);
   });
 
   test('an unchanged pull secret makes no registry call (the check runs only before a write)', async () => {
@@ -283,7 +331,8 @@ describe('run-job with RETENTION_ENABLED=true', { skip }, () => {
     // Refused credentials under enforce: no write, so no retention pass either.
     const refused = await runJob('retention-cli', pullSecret(CANARY_AUTH, 'three'), env);
     assert.equal(refused.result.reason, 'CredentialsRejected');
-    assert.equal(refused.result.current_version, undefined);
+    assert.equal(refused.result.current_version, '2', 'the version still served');
+    assert.equal(refused.result.previous_version, undefined, 'no retention pass');
     assert.equal((await versions('retention-cli')).length, 2);
   });
 });
@@ -366,12 +415,21 @@ describe('the job entry with a controllable clock', () => {
 describe('Job-mode adapter: the status carries what the Job found', { skip }, () => {
   let kube: KubernetesTestServer;
   let stack: AdapterStack;
+  /**
+   * The store the Jobs share, standing in for a volume a real cluster mounts: outside /tmp, since the
+   * Job's pod mounts an emptyDir there (src/kube/job-manifest.ts), which would make it each pod's own.
+   */
+  let storeDir: string;
   before(async () => {
+    const base = fileURLToPath(new URL('../../.tmp/', import.meta.url));
+    await mkdir(base, { recursive: true });
+    storeDir = await mkdtemp(join(base, 'ps-job-store-'));
     kube = await startKubernetesTestServer({
       namespaces: ['hyperfleet-system'],
       runJobs: { command: [process.execPath, '--import', TSX, MAIN] },
     });
     stack = await startAdapterStack({
+      store: { type: 'local', settings: { dir: storeDir } },
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
       execution: {
         mode: 'job',
@@ -394,6 +452,7 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
   after(async () => {
     await stack?.stop();
     await kube?.close();
+    if (storeDir !== undefined) await rm(storeDir, { recursive: true, force: true });
   });
 
   test('accepted: JobSucceeded with currentVersion and registryVerification; refused: CredentialsRejected naming the registry, nothing written, no credential byte', async () => {
@@ -423,7 +482,11 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
     const available = no.conditions.find((c) => c.type === 'Available');
     assert.ok((available?.message ?? '').includes(registry.host), available?.message);
     assert.equal(no.data?.errorCode, 'CREDENTIALS_REJECTED');
-    const store = new LocalStore({ dir: join(stack.dir, 'store') });
+    assert.deepEqual(no.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'rejected' },
+    });
+    const store = new LocalStore({ dir: storeDir });
     try {
       assert.equal(await store.describe(`hyperfleet-${refused.id}-pull-secret`), undefined, '0 store writes');
     } finally {
@@ -442,6 +505,10 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
       60_000,
     );
     assert.equal(unreachable.data?.errorCode, 'REGISTRY_UNREACHABLE');
+    assert.deepEqual(unreachable.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [DOWN]: 'unreachable' },
+    });
     assert.ok(
       kube.jobRuns().filter((r) => r.job === `pullsecret-${down.id}-gen1`).length > 1,
       'the Job retried its pod',
@@ -459,5 +526,79 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
       assert.equal(findCanary(text), undefined);
       assert.ok(!text.includes(CANARY_AUTH));
     }
+  });
+
+  test('a refused rotation: the status names the version the Job left served', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: pullSecret(validAuth(), 'rotate') } });
+    kube.createNamespace(`clusters-${cluster.id}`);
+    await stack.publish(cluster);
+    const first = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded',
+      60_000,
+    );
+    assert.equal(first.data?.currentVersion, '1');
+    const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, {
+      spec: { ...cluster.spec, pullSecret: { data: pullSecret(CANARY_AUTH, 'rotate') } },
+    });
+    assert.equal(patched.status, 200);
+    await stack.publish((await patched.json()) as { id: string; generation: number });
+    const refused = await stack.waitForStatus(
+      cluster.id,
+      (s) => s.observed_generation === 2 && conditionOf(s, 'Available') === 'False/CredentialsRejected',
+      60_000,
+    );
+    assert.equal(refused.data?.currentVersion, '1', 'version 1 is still served');
+    assert.deepEqual(refused.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'rejected' },
+    });
+    const available = refused.conditions.find((c) => c.type === 'Available');
+    assert.match(available?.message ?? '', /; version 1 is still served$/);
+    assert.equal(findCanary(JSON.stringify(refused)), undefined);
+  });
+
+  // A real API server can fail the pod list that reads the Job's report (a reset keep-alive
+  // connection, a 5xx, 429 from API Priority and Fairness:
+  // https://kubernetes.io/docs/concepts/cluster-administration/flow-control/): the report is read
+  // again, so a Job's success is never reported without what its pod found.
+  test('a pod list that fails once does not lose the report: the status still carries currentVersion', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: pullSecret(validAuth(), 'listed') } });
+    kube.createNamespace(`clusters-${cluster.id}`);
+    let taken = 0;
+    const remove = kube.injectFault({
+      method: 'GET',
+      resource: 'pods',
+      namespace: 'hyperfleet-system',
+      reset: true,
+      onTaken: () => void taken++,
+    });
+    try {
+      await stack.publish(cluster);
+      const ok = await stack.waitForStatus(
+        cluster.id,
+        (s) => conditionOf(s, 'Applied') === 'True/JobSucceeded',
+        60_000,
+      );
+      assert.equal(taken, 1, 'the pod list failed once');
+      assert.equal(ok.data?.currentVersion, '1');
+      assert.deepEqual(ok.data?.registryVerification, {
+        mode: 'enforce',
+        results: { [registry.host]: 'accepted' },
+      });
+    } finally {
+      remove();
+    }
+  });
+
+  test('readJobReport gives up only when its signal aborts, and then throws instead of answering "no report"', async () => {
+    const core = makeApiClient(loadKubeConfig({ kubeconfigPath: kube.kubeconfigPath }).kubeConfig, CoreV1Api);
+    const aborted = AbortSignal.abort();
+    await assert.rejects(readJobReport(core, 'hyperfleet-system', 'some-uid', aborted), { code: 'ABORTED' });
+    assert.equal(
+      await readJobReport(core, 'hyperfleet-system', 'no-such-uid'),
+      undefined,
+      'no pod: no report',
+    );
   });
 });

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse } from 'yaml';
 import type { AdapterStatus } from '../../src/hyperfleet/index.js';
-import { RegistryVerifier, type VerifierSettings } from '../../src/verification/index.js';
+import {
+  RegistryVerifier,
+  VerificationGate,
+  verificationStep,
+  type VerifierSettings,
+} from '../../src/verification/index.js';
+import { toPullSecretError } from '../../src/errors/index.js';
+import { factsOf } from '../../src/reconcile/failure-facts.js';
 import { conditionOf, startAdapterStack, type AdapterStack } from '../support/adapter-stack.js';
 import { baseEnv, runCli } from '../support/cli.js';
 import { CANARY_NEEDLES, CANARY_PULL_SECRET, findCanary } from '../support/fixtures.js';
@@ -254,6 +261,47 @@ describe('registry verification in the adapter (enforce)', { skip }, () => {
     assert.equal(conditionOf(status, 'Health'), 'True/Healthy');
     assert.ok(condition(status, 'Available')?.message?.includes(registry.host));
     assert.equal((status.data as { errorCode?: string }).errorCode, 'CREDENTIALS_REJECTED');
+    // What the check found is reported with the refusal, as with a write (docs/verification.md).
+    assert.deepEqual((status.data as { registryVerification?: unknown }).registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'rejected' },
+    });
+    assert.equal(status.data?.currentVersion, undefined, 'nothing was ever stored for this cluster');
+  });
+
+  test('a refused rotation names the version still served: currentVersion stays, the new pull secret is refused', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: registry.pullSecret() } });
+    await stack.publish(cluster);
+    const served = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Available') === 'True/SecretAvailable',
+    );
+    assert.equal(served.data?.currentVersion, '1');
+    const writes = await storeWrites(stack);
+    const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, {
+      spec: {
+        ...(cluster as { spec: Record<string, unknown> }).spec,
+        pullSecret: { data: registry.pullSecret(registry.username, 'rotated-but-wrong') },
+      },
+    });
+    assert.equal(patched.status, 200);
+    const rotated = (await patched.json()) as { id: string; generation: number };
+    assert.equal(rotated.generation, 2);
+    await stack.publish(rotated);
+    const status = await stack.waitForStatus(
+      cluster.id,
+      (s) => s.observed_generation === 2 && conditionOf(s, 'Available') === 'False/CredentialsRejected',
+    );
+    assert.equal(await storeWrites(stack), writes, 'the refused pull secret was not written');
+    assert.equal(status.data?.currentVersion, '1', 'the version the Secret still holds');
+    assert.deepEqual(status.data?.registryVerification, {
+      mode: 'enforce',
+      results: { [registry.host]: 'rejected' },
+    });
+    const message = condition(status, 'Available')?.message ?? '';
+    assert.match(message, /version 1 .*still served/, message);
+    // The Kubernetes Secret still holds version 1's content, which still pulls.
+    assert.equal(await writtenDockerConfig(stack, status), registry.pullSecret());
   });
 
   test('accepted credentials are written; skopeo pulls with the written .dockerconfigjson; a no-op makes 0 registry calls', async () => {
@@ -310,6 +358,10 @@ describe('registry verification in the adapter (enforce)', { skip }, () => {
       );
       assert.equal(await storeWrites(stack), writes);
       assert.equal(conditionOf(status, 'Applied'), 'False/RegistryUnreachable');
+      assert.deepEqual((status.data as { registryVerification?: unknown }).registryVerification, {
+        mode: 'enforce',
+        results: { [registry.host]: 'unreachable' },
+      });
       // Retried by the broker: more than one check while the registry is down.
       const deadline = Date.now() + 10_000;
       while ((await verifications(stack, 'unreachable')) < 2 && Date.now() < deadline)
@@ -324,6 +376,48 @@ describe('registry verification in the adapter (enforce)', { skip }, () => {
       );
     } finally {
       if (!resumed) await registry.resume();
+    }
+  });
+});
+
+describe('a failure after the check keeps what the check found (the core, real registry)', { skip }, () => {
+  let registry: TestRegistry;
+  let dir: string;
+  before(async () => {
+    registry = await startTestRegistry({ auth: 'basic' });
+    dir = await mkdtemp(join(tmpdir(), 'ps-verify-late-'));
+  });
+  after(async () => {
+    await registry?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('the Kubernetes Secret cannot be written after an accepted check: the error carries the verification', async () => {
+    const blocker = join(dir, 'not-a-directory');
+    await writeFile(blocker, 'x');
+    const verifier = new RegistryVerifier(settings(registry));
+    const store = new LocalStore({ dir: join(dir, 'store') });
+    try {
+      const failure = await reconcilePullSecret(
+        { clusterId: 'c-late-1', pullSecretData: registry.pullSecret() },
+        {
+          store,
+          kubernetes: new ManifestDirectoryTarget({ directory: join(blocker, 'manifests') }),
+          retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+          log: createLogger({ level: 'silent' }),
+          steps: [verificationStep(new VerificationGate('warn', verifier))],
+        },
+      ).then(
+        () => assert.fail('the manifest write should fail'),
+        (err: unknown) => err,
+      );
+      assert.match(toPullSecretError(failure).code, /^KUBE_/);
+      assert.deepEqual(factsOf(failure), {
+        verification: { mode: 'warn', results: { [registry.host]: 'accepted' } },
+      });
+    } finally {
+      verifier.close();
+      await store.close();
     }
   });
 });
