@@ -1,7 +1,7 @@
 /**
  * The reconcile of one PullSecretShare: its consumer namespaces, the access review of each
- * consumer's service accounts (cached), the copy of the source pull secret Secret in each granted
- * namespace, its imagePullSecrets entries, the removal of copies no longer granted, and the share's
+ * consumer's service accounts (cached), the copy of the source Secret (its kind's row of
+ * source-kinds.ts: the pull secret or the entitlement bundle) in each granted namespace, its imagePullSecrets entries, the removal of copies no longer granted, and the share's
  * status. The watch loop that decides when a share is reconciled is controller.ts.
  */
 import { describeError, toPullSecretError } from '../errors/index.js';
@@ -21,6 +21,7 @@ import {
   type ShareSpec,
 } from '../kube/share-types.js';
 import { parseShareSpec } from './validate.js';
+import { SOURCE_KINDS } from './source-kinds.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 
 /** The logger shape used (pino's fits). Fields never carry Secret data. */
@@ -87,13 +88,15 @@ export class ShareReconciler {
     }
     const spec = parsed.spec;
     this.known.set(name, { uid: share.uid, spec });
-    const source = this.state.source(spec.source.clusterId);
+    const source = this.state.source(spec.source.kind, spec.source.clusterId);
     if (source === undefined) {
       await this.removeCopies(name, { uid: share.uid, spec }, new Set(), 'source-deleted');
+      const kind = SOURCE_KINDS[spec.source.kind];
+      const id = spec.source.clusterId;
       await this.report(
         share,
         'SourceNotFound',
-        `the pull secret Secret of cluster ${spec.source.clusterId} was not found`,
+        `the ${kind.noun} Secret ${kind.secretName(id)} of cluster ${id} was not found`,
         [],
       );
       return;
@@ -232,8 +235,8 @@ export class ShareReconciler {
       return undefined;
     const log = (outcome: string) =>
       this.options.logger.info(
-        { operation: 'share', share: share.name, namespace, secret: name, outcome },
-        'Shared pull secret projected',
+        { operation: 'share', share: share.name, source: source.kind, namespace, secret: name, outcome },
+        'Shared Secret projected',
       );
     if (existing === undefined) {
       const created = await this.api.createCopy(this.desiredCopy(share, source, namespace, name));
@@ -298,8 +301,8 @@ export class ShareReconciler {
     if (await this.api.deleteCopy(namespace, name, copy.uid)) {
       this.options.metrics.removals.inc({ reason });
       this.options.logger.info(
-        { operation: 'share', share: share.name, namespace, secret: name, reason },
-        'Shared pull secret copy removed',
+        { operation: 'share', share: share.name, source: spec?.source.kind, namespace, secret: name, reason },
+        'Shared Secret copy removed',
       );
     }
     this.state.observeSecret(undefined, { namespace, name });
