@@ -88,6 +88,8 @@ export class ShareReconciler {
     }
     const spec = parsed.spec;
     this.known.set(name, { uid: share.uid, spec });
+    if (previous?.uid === share.uid && previous.spec !== undefined)
+      await this.dropStaleEntries(name, share.uid, previous.spec, spec);
     const source = this.state.source(spec.source.kind, spec.source.clusterId);
     if (source === undefined) {
       await this.removeCopies(name, { uid: share.uid, spec }, new Set(), 'source-deleted');
@@ -286,6 +288,24 @@ export class ShareReconciler {
     if (!always && !this.pullSecretEntries.has(key)) return;
     await this.api.removeImagePullSecret(namespace, sa, secretName);
     this.pullSecretEntries.delete(key);
+  }
+
+  /**
+   * Takes out the imagePullSecrets entries the previous spec added that this one no longer wants
+   * (turned off, e.g. by a switch to an entitlement, which is no registry credential; the copy renamed;
+   * a service account no longer listed). Nothing to do, and no call, while the spec is unchanged.
+   */
+  private async dropStaleEntries(name: string, uid: string, before: ShareSpec, after: ShareSpec) {
+    if (!before.target.imagePullSecrets) return;
+    const sameCopy = after.target.imagePullSecrets && after.target.secretName === before.target.secretName;
+    const stale = before.consumers.serviceAccounts.filter(
+      (sa) => !sameCopy || !after.consumers.serviceAccounts.includes(sa),
+    );
+    if (stale.length === 0) return;
+    const copies = this.state.copiesOf(name).filter((c) => c.ownerUids.includes(uid));
+    await forEachLimited(copies, this.concurrency, async (c) => {
+      for (const sa of stale) await this.dropEntry(c.namespace, sa, c.name, true);
+    });
   }
 
   /** Deletes the share's copy in a namespace (only one it owns) and its imagePullSecrets entries. */

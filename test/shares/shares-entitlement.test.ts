@@ -201,6 +201,35 @@ describe('PullSecretShare of an entitlement bundle', () => {
     assert.ok(server.getObject('secrets', SOURCE_NS, ENTITLEMENT_SECRET_NAME), 'the source is never touched');
   });
 
+  it('switching a share from the pull secret to the entitlement takes the copy out of imagePullSecrets', async () => {
+    server.seed({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'builder', namespace: 'builds-a' },
+      imagePullSecrets: [{ name: 'theirs' }],
+    });
+    const entries = () =>
+      (
+        (server.getObject('serviceaccounts', 'builds-a', 'builder')?.imagePullSecrets as
+          { name: string }[] | undefined) ?? []
+      ).map((r) => r.name);
+    const spec = (kind: string, imagePullSecrets: boolean) => ({
+      source: { clusterId: CLUSTER, kind },
+      consumers: { namespaces: ['builds-a'], serviceAccounts: ['builder'] },
+      target: { secretName: 'creds', imagePullSecrets },
+    });
+    server.apply(share('switch', spec('pullSecret', true)));
+    await until('entry added', () => entries().includes('creds'));
+    assert.equal(copy('builds-a', 'creds')?.type, 'kubernetes.io/dockerconfigjson');
+    server.apply(share('switch', spec('entitlement', false)));
+    await until('the copy made again as the bundle', () => copy('builds-a', 'creds')?.type === 'Opaque');
+    await until('entry removed', () => !entries().includes('creds'));
+    assert.deepEqual(entries(), ['theirs'], 'other entries kept');
+    assert.deepEqual(dataOf('builds-a', 'creds'), sourceData());
+    server.deleteObject('pullsecretshares', undefined, 'switch');
+    await until('copy removed with the share', () => copy('builds-a', 'creds') === undefined);
+  });
+
   it('refuses imagePullSecrets for an entitlement (not a registry credential)', async () => {
     server.seed(
       share('subs-pull', {
