@@ -131,7 +131,7 @@ export class ShareState {
     return this.listed.size === 3 + RBAC_KINDS.length;
   }
 
-  /** A cluster's source Secret of a kind: the one in `clusters-{id}` when several exist, else the first by namespace. */
+  /** A cluster's source Secret of a kind (`ShareSources.get`). */
   source(kind: SourceKind, clusterId: string): SourceSecret | undefined {
     return this.sources.get(kind, clusterId);
   }

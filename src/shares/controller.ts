@@ -18,8 +18,9 @@ interface ShareControllerOptions extends ShareReconcileOptions {
 
 /**
  * The share controller: for every PullSecretShare, every consumer namespace gets a copy of the
- * source cluster's Secret of the share's kind (pull secret or entitlement) only while a SubjectAccessReview says one of its service
- * accounts may `use` the share; a denied or revoked consumer has none. Copies are labelled,
+ * source cluster's Secret of the share's kind (pull secret or entitlement) only while a
+ * SubjectAccessReview says one of its service accounts may `use` the share; a denied or revoked
+ * consumer has none. Copies are labelled,
  * owned by the share (ownerReference), and a Secret the share does not own is never written.
  *
  * Event-driven from the watches of `ShareState` (kube/share-state.ts); access reviews are cached until an RBAC object

@@ -1,8 +1,9 @@
 /**
  * The reconcile of one PullSecretShare: its consumer namespaces, the access review of each
  * consumer's service accounts (cached), the copy of the source Secret (its kind's row of
- * source-kinds.ts: the pull secret or the entitlement bundle) in each granted namespace, its imagePullSecrets entries, the removal of copies no longer granted, and the share's
- * status. The watch loop that decides when a share is reconciled is controller.ts.
+ * source-kinds.ts: the pull secret or the entitlement bundle) in each granted namespace, its
+ * imagePullSecrets entries, the removal of copies no longer granted, and the share's status.
+ * The watch loop that decides when a share is reconciled is controller.ts.
  */
 import { describeError, toPullSecretError } from '../errors/index.js';
 import { MANAGED_BY } from '../pullsecret/identifiers.js';

@@ -110,7 +110,7 @@ describe('adapter with shares and entitlements enabled: an entitlement share', (
     await service?.stop();
   });
 
-  test('projects the refreshed certificate, follows its rotation, removes it with the grant, leaks no key', async () => {
+  test('projects the certificate, follows its rotation, removes it with the grant, leaks no key', async () => {
     const cloud = Buffer.from('cluster-bot:cloud-token-entshare-0001').toString('base64');
     const cluster = await stack.seedCluster({
       pullSecret: { data: JSON.stringify({ auths: { 'cloud.openshift.com': { auth: cloud } } }) },
