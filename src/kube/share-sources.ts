@@ -43,11 +43,13 @@ export function dataSha256(data: Readonly<Record<string, string>> | undefined): 
 export class ShareSources {
   /** `{kind}/{clusterId}` → namespace → source Secret. */
   private readonly byKey = new Map<string, { ref: SourceRef; byNs: Map<string, SourceSecret> }>();
+  /** `{namespace}/{name}` → the `byKey` key it is held under. */
+  private readonly held = new Map<string, string>();
 
   constructor(private readonly matchers: readonly SourceMatcher[]) {}
 
   /** The kind and cluster of a source Secret, or undefined for anything else (copies included). */
-  match(secret: WatchedSecret): { matcher: SourceMatcher; clusterId: string } | undefined {
+  private match(secret: WatchedSecret): { matcher: SourceMatcher; clusterId: string } | undefined {
     const labels = secret.metadata?.labels ?? {};
     const clusterId = labels['cluster-id'];
     if (clusterId === undefined || !isManaged(labels) || labels[SHARE_LABEL] !== undefined) return undefined;
@@ -68,27 +70,42 @@ export class ShareSources {
   }
 
   /**
-   * Records a source Secret (`match` found it) with only its kind's data keys.
-   * @returns its ref when its data changed (or it is new).
+   * Records a Secret as it now is: a source (`match` found it) with only its kind's data keys, or
+   * none (a source that lost its labels is one no more).
+   * @returns the sources that changed: its own when its data changed or it is new, and the one it was
+   * held as before when that differs.
    */
-  put(secret: WatchedSecret, found: { matcher: SourceMatcher; clusterId: string }): SourceRef | undefined {
-    const { matcher, clusterId } = found;
+  put(secret: WatchedSecret): SourceRef[] {
     const namespace = secret.metadata?.namespace ?? '';
+    const name = secret.metadata?.name ?? '';
+    const found = this.match(secret);
+    const key = found === undefined ? undefined : `${found.matcher.kind}/${found.clusterId}`;
+    const changed: SourceRef[] = [];
+    if (this.held.get(`${namespace}/${name}`) !== key) {
+      const gone = this.forget(namespace, name);
+      if (gone !== undefined) changed.push(gone);
+    }
+    if (found === undefined) return changed;
+    const { matcher, clusterId } = found;
     const byNs = this.entry(matcher.kind, clusterId).byNs;
     const data: Record<string, string> = {};
-    for (const key of matcher.keys) if (secret.data?.[key] !== undefined) data[key] = secret.data[key];
+    for (const k of matcher.keys) if (secret.data?.[k] !== undefined) data[k] = secret.data[k];
     const sha256 = dataSha256(data);
     const before = byNs.get(namespace);
-    const name = secret.metadata?.name ?? '';
     byNs.set(namespace, { kind: matcher.kind, namespace, name, type: matcher.type, data, sha256 });
-    return before?.sha256 === sha256 ? undefined : { source: matcher.kind, clusterId };
+    this.held.set(`${namespace}/${name}`, `${matcher.kind}/${clusterId}`);
+    if (before?.sha256 !== sha256) changed.push({ source: matcher.kind, clusterId });
+    return changed;
   }
 
-  /** Forgets a source Secret (`match` found it). @returns its ref. */
-  remove(namespace: string, found: { matcher: SourceMatcher; clusterId: string }): SourceRef {
-    const ref = { source: found.matcher.kind, clusterId: found.clusterId };
-    this.byKey.get(`${ref.source}/${ref.clusterId}`)?.byNs.delete(namespace);
-    return ref;
+  /** Forgets the Secret `namespace/name` if it is held as a source. @returns the source it was. */
+  forget(namespace: string, name: string): SourceRef | undefined {
+    const key = this.held.get(`${namespace}/${name}`);
+    if (key === undefined) return undefined;
+    this.held.delete(`${namespace}/${name}`);
+    const entry = this.byKey.get(key);
+    entry?.byNs.delete(namespace);
+    return entry?.ref;
   }
 
   /** Every kind and cluster seen since the last `clear` (for a relist to report them all). */
@@ -98,6 +115,7 @@ export class ShareSources {
 
   clear(): void {
     this.byKey.clear();
+    this.held.clear();
   }
 
   private entry(kind: SourceKind, clusterId: string) {

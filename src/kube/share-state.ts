@@ -157,12 +157,9 @@ export class ShareState {
   private putSecret(secret: Meta & { type?: string; data?: Record<string, string> }, notify: boolean): void {
     const namespace = secret.metadata?.namespace ?? '';
     const name = secret.metadata?.name ?? '';
-    const found = this.sources.match(secret);
-    if (found !== undefined) {
-      const changed = this.sources.put(secret, found);
-      if (notify && changed !== undefined) this.options.onChange({ kind: 'source', ...changed });
-      return;
-    }
+    const changed = this.sources.put(secret);
+    if (notify) for (const ref of changed) this.options.onChange({ kind: 'source', ...ref });
+    // A source carries no share label: it is no copy either.
     const share = secret.metadata?.labels?.[SHARE_LABEL];
     if (share === undefined) return;
     const key = `${namespace}/${name}`;
@@ -184,9 +181,8 @@ export class ShareState {
 
   private removeSecret(secret: Meta, notify: boolean): void {
     const namespace = secret.metadata?.namespace ?? '';
-    const found = this.sources.match(secret);
-    if (found !== undefined) {
-      const ref = this.sources.remove(namespace, found);
+    const ref = this.sources.forget(namespace, secret.metadata?.name ?? '');
+    if (ref !== undefined) {
       if (notify) this.options.onChange({ kind: 'source', ...ref });
       return;
     }

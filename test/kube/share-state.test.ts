@@ -125,6 +125,19 @@ test("each source kind's Secret is told apart by name, type and labels; copies a
     secret('team-b', 'etc-pki-entitlement', 'Opaque', copyLabels, bundle);
     await until('the copy is known', () => state.copy('team-b', 'etc-pki-entitlement') !== undefined);
     assert.equal(state.source('entitlement', 'c1'), undefined);
+
+    // Labelled, the look-alike becomes the source; unlabelled again, it is one no more.
+    const relabel = (labels: Record<string, string>) => {
+      const current = server.getObject('secrets', 'clusters-c1', 'etc-pki-entitlement');
+      assert.ok(current);
+      server.apply({ ...current, metadata: { ...current.metadata, labels } });
+    };
+    changes.length = 0;
+    relabel({ ...managed, 'resource-type': 'entitlement' });
+    await until('labelled: a source', () => state.source('entitlement', 'c1') !== undefined);
+    relabel(managed);
+    await until('unlabelled: no source', () => state.source('entitlement', 'c1') === undefined);
+    assert.equal(changes.filter((c) => c.kind === 'source' && c.source === 'entitlement').length, 2);
   } finally {
     await state.stop();
     await server.close();
