@@ -230,6 +230,24 @@ describe('PullSecretShare of an entitlement bundle', () => {
     await until('copy removed with the share', () => copy('builds-a', 'creds') === undefined);
   });
 
+  it('never writes over the source itself: its own namespace as a consumer is a conflict', async () => {
+    grant(server, SOURCE_NS);
+    const source = server.getObject('secrets', SOURCE_NS, ENTITLEMENT_SECRET_NAME);
+    assert.ok(source);
+    server.seed(
+      share('onto-source', {
+        source: { clusterId: CLUSTER, kind: 'entitlement' },
+        consumers: { namespaces: [SOURCE_NS], serviceAccounts: ['builder'] },
+        target: { secretName: ENTITLEMENT_SECRET_NAME },
+      }),
+    );
+    await until('reported', () => consumer('onto-source', SOURCE_NS) !== undefined);
+    assert.equal(consumer('onto-source', SOURCE_NS)?.result, 'conflict');
+    assert.deepEqual(server.getObject('secrets', SOURCE_NS, ENTITLEMENT_SECRET_NAME), source);
+    server.deleteObject('pullsecretshares', undefined, 'onto-source');
+    server.deleteObject('rolebindings', SOURCE_NS, 'use-shares');
+  });
+
   it('refuses imagePullSecrets for an entitlement (not a registry credential)', async () => {
     server.seed(
       share('subs-pull', {
