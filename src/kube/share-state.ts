@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -6,13 +5,22 @@ import {
   type KubeConfig,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { isManaged } from '../pullsecret/identifiers.js';
-import { defaultManagementNamespace, pullSecretName } from '../pullsecret/cluster-names.js';
 import { makeApiClient, withSignal } from './client.js';
 import { listPages, runListWatch, type Listed } from './list-watch.js';
 import { CACHED_SECRETS_SELECTOR, isNewerVersion } from './secret-cache.js';
 import type { RetryPolicy } from '../util/retry.js';
-import { SHARE_GROUP, SHARE_LABEL, SHARE_PLURAL, SHARE_VERSION, type ShareObject } from './share-types.js';
+import {
+  SHARE_GROUP,
+  SHARE_LABEL,
+  SHARE_PLURAL,
+  SHARE_VERSION,
+  type ShareObject,
+  type SourceKind,
+  type SourceMatcher,
+} from './share-types.js';
+import { dataSha256, ShareSources, type SourceRef, type SourceSecret } from './share-sources.js';
+
+export type { SourceSecret } from './share-sources.js';
 
 /**
  * What the share controller knows, kept by list+watches (`runListWatch`): the shares, the
@@ -23,15 +31,6 @@ import { SHARE_GROUP, SHARE_LABEL, SHARE_PLURAL, SHARE_VERSION, type ShareObject
  * A separate watch from the Secret writer's cache (`kube/secret-cache.ts`): that one keeps no
  * data by design, and a share needs the source's bytes to copy them.
  */
-
-/** A cluster's pull secret Secret, with its data (base64, as served). */
-export interface SourceSecret {
-  namespace: string;
-  name: string;
-  type: string;
-  data: Record<string, string>;
-  sha256: string;
-}
 
 /** A copy made by a share: no data, only its hash. */
 interface CopySummary {
@@ -45,23 +44,18 @@ interface CopySummary {
   sha256: string;
 }
 
-/** SHA-256 of a Secret's data (keys sorted), as the copies' annotation and the comparisons use it. */
-function dataSha256(data: Readonly<Record<string, string>> | undefined): string {
-  const hash = createHash('sha256');
-  for (const key of Object.keys(data ?? {}).sort()) hash.update(`${key}\0${data?.[key] ?? ''}\0`);
-  return hash.digest('hex');
-}
-
 /** What changed, for the controller to enqueue the right shares. */
 export type StateChange =
   | { kind: 'share'; name: string }
   | { kind: 'namespaces' }
-  | { kind: 'source'; clusterId: string }
+  | ({ kind: 'source' } & SourceRef)
   | { kind: 'copy'; share: string }
   | { kind: 'rbac' };
 
 interface ShareStateOptions {
   kubeConfig: KubeConfig;
+  /** The source kinds: how each one's Secret is told apart. */
+  sources: readonly SourceMatcher[];
   retry?: RetryPolicy;
   onChange: (change: StateChange) => void;
   onError?: (fields: Record<string, unknown>) => void;
@@ -91,14 +85,6 @@ function toShare(obj: unknown): ShareObject | undefined {
   return { name, uid: o.metadata.uid, generation: o.metadata.generation, spec: o.spec, status: o.status };
 }
 
-/** The cluster a source Secret belongs to, or undefined for anything else (copies included). */
-function sourceClusterOf(secret: Meta): string | undefined {
-  const labels = secret.metadata?.labels ?? {};
-  const clusterId = labels['cluster-id'];
-  if (clusterId === undefined || !isManaged(labels) || labels[SHARE_LABEL] !== undefined) return undefined;
-  return secret.metadata?.name === pullSecretName(clusterId) ? clusterId : undefined;
-}
-
 /** True when both are absent, or both present with the same labels. */
 function sameLabels(
   a: Readonly<Record<string, string>> | undefined,
@@ -123,8 +109,7 @@ export class ShareState {
    * content there until they are gone, so they are no consumers (also in `namespaces` until then).
    */
   readonly terminating = new Set<string>();
-  /** clusterId → namespace → source Secret. */
-  private readonly sources = new Map<string, Map<string, SourceSecret>>();
+  private readonly sources: ShareSources;
   /** `{namespace}/{name}` → copy. */
   private readonly copies = new Map<string, CopySummary>();
   private readonly listed = new Set<string>();
@@ -135,6 +120,7 @@ export class ShareState {
   private readonly rbac: RbacAuthorizationV1Api;
 
   constructor(private readonly options: ShareStateOptions) {
+    this.sources = new ShareSources(options.sources);
     this.core = makeApiClient(options.kubeConfig, CoreV1Api);
     this.custom = makeApiClient(options.kubeConfig, CustomObjectsApi);
     this.rbac = makeApiClient(options.kubeConfig, RbacAuthorizationV1Api);
@@ -145,11 +131,9 @@ export class ShareState {
     return this.listed.size === 3 + RBAC_KINDS.length;
   }
 
-  /** The source Secret of a cluster: the one in `clusters-{id}` when several exist, else the first by namespace. */
-  source(clusterId: string): SourceSecret | undefined {
-    const byNs = this.sources.get(clusterId);
-    if (byNs === undefined || byNs.size === 0) return undefined;
-    return byNs.get(defaultManagementNamespace(clusterId)) ?? byNs.get([...byNs.keys()].sort()[0] ?? '');
+  /** A cluster's source Secret of a kind (`ShareSources.get`). */
+  source(kind: SourceKind, clusterId: string): SourceSecret | undefined {
+    return this.sources.get(kind, clusterId);
   }
 
   copy(namespace: string, name: string): CopySummary | undefined {
@@ -173,17 +157,9 @@ export class ShareState {
   private putSecret(secret: Meta & { type?: string; data?: Record<string, string> }, notify: boolean): void {
     const namespace = secret.metadata?.namespace ?? '';
     const name = secret.metadata?.name ?? '';
-    const clusterId = sourceClusterOf(secret);
-    if (clusterId !== undefined) {
-      const byNs = this.sources.get(clusterId) ?? new Map<string, SourceSecret>();
-      this.sources.set(clusterId, byNs);
-      const data = { ...(secret.data ?? {}) };
-      const sha256 = dataSha256(data);
-      const before = byNs.get(namespace);
-      byNs.set(namespace, { namespace, name, type: secret.type ?? 'Opaque', data, sha256 });
-      if (notify && before?.sha256 !== sha256) this.options.onChange({ kind: 'source', clusterId });
-      return;
-    }
+    const changed = this.sources.put(secret);
+    if (notify) for (const ref of changed) this.options.onChange({ kind: 'source', ...ref });
+    // A source carries no share label: it is no copy either.
     const share = secret.metadata?.labels?.[SHARE_LABEL];
     if (share === undefined) return;
     const key = `${namespace}/${name}`;
@@ -205,10 +181,9 @@ export class ShareState {
 
   private removeSecret(secret: Meta, notify: boolean): void {
     const namespace = secret.metadata?.namespace ?? '';
-    const clusterId = sourceClusterOf(secret);
-    if (clusterId !== undefined) {
-      this.sources.get(clusterId)?.delete(namespace);
-      if (notify) this.options.onChange({ kind: 'source', clusterId });
+    const ref = this.sources.forget(namespace, secret.metadata?.name ?? '');
+    if (ref !== undefined) {
+      if (notify) this.options.onChange({ kind: 'source', ...ref });
       return;
     }
     const key = `${namespace}/${secret.metadata?.name ?? ''}`;
@@ -323,15 +298,15 @@ export class ShareState {
           ),
         onList: (items) => {
           const initial = first('secrets');
-          const changedSources = new Set<string>([...this.sources.keys()]);
+          const changedSources = this.sources.refs();
           const shares = new Set([...this.copies.values()].map((c) => c.share));
           this.sources.clear();
           this.copies.clear();
           for (const item of items as Meta[]) this.putSecret(item, false);
-          for (const id of this.sources.keys()) changedSources.add(id);
+          for (const [key, ref] of this.sources.refs()) changedSources.set(key, ref);
           for (const c of this.copies.values()) shares.add(c.share);
           if (initial) return;
-          for (const clusterId of changedSources) this.options.onChange({ kind: 'source', clusterId });
+          for (const ref of changedSources.values()) this.options.onChange({ kind: 'source', ...ref });
           for (const share of shares) this.options.onChange({ kind: 'copy', share });
         },
         onEvent: (type, object) =>

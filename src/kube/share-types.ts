@@ -29,10 +29,30 @@ export interface LabelSelector {
   }[];
 }
 
-/** What is shared: a cluster's pull secret (entitlement bundles are not available yet). */
+/** What a share copies: a cluster's pull secret or its entitlement bundle (`etc-pki-entitlement`). */
+export type SourceKind = 'pullSecret' | 'entitlement';
+
+/** What is shared: which cluster's Secret of which kind. */
 interface ShareSource {
   clusterId: string;
-  kind: 'pullSecret' | 'entitlement';
+  kind: SourceKind;
+}
+
+/**
+ * How the share controller tells the source Secret of one kind among the managed Secrets it watches
+ * (it also carries `managed-by=hyperfleet` and `cluster-id`, and no share label). The table of kinds
+ * is src/shares/source-kinds.ts, above the features whose Secrets it names.
+ */
+export interface SourceMatcher {
+  kind: SourceKind;
+  /** The source Secret's name for a cluster. */
+  secretName(clusterId: string): string;
+  /** Its type: a Secret of another type is no source (and a copy's type is the source's). */
+  type: string;
+  /** Labels it carries besides `managed-by` and `cluster-id`. */
+  labels: Readonly<Record<string, string>>;
+  /** The data keys copied; any other key of the source is not. */
+  keys: readonly string[];
 }
 
 /** Who receives it: namespaces by name and/or selector; the service accounts checked (default: `default`). */

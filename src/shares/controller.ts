@@ -7,6 +7,7 @@ import type { LoadedKubeConfig } from '../kube/client.js';
 import { ShareApi } from '../kube/share-api.js';
 import { ShareState, type StateChange } from '../kube/share-state.js';
 import { ShareReconciler, type ShareReconcileOptions } from './reconcile-share.js';
+import { SOURCE_KINDS } from './source-kinds.js';
 
 /** The controller's cluster and settings. */
 interface ShareControllerOptions extends ShareReconcileOptions {
@@ -17,8 +18,9 @@ interface ShareControllerOptions extends ShareReconcileOptions {
 
 /**
  * The share controller: for every PullSecretShare, every consumer namespace gets a copy of the
- * source cluster's pull secret Secret only while a SubjectAccessReview says one of its service
- * accounts may `use` the share; a denied or revoked consumer has none. Copies are labelled,
+ * source cluster's Secret of the share's kind (pull secret or entitlement) only while a
+ * SubjectAccessReview says one of its service accounts may `use` the share; a denied or revoked
+ * consumer has none. Copies are labelled,
  * owned by the share (ownerReference), and a Secret the share does not own is never written.
  *
  * Event-driven from the watches of `ShareState` (kube/share-state.ts); access reviews are cached until an RBAC object
@@ -39,6 +41,7 @@ export class ShareController {
   constructor(private readonly options: ShareControllerOptions) {
     this.state = new ShareState({
       kubeConfig: options.kubeConfig,
+      sources: Object.values(SOURCE_KINDS),
       onChange: (change) => this.onChange(change),
       onError: (fields) => options.logger.debug(fields, 'Share watch interrupted; listing again'),
     });
@@ -109,7 +112,10 @@ export class ShareController {
         return this.enqueueAll();
       case 'source':
         for (const [name, known] of this.shares.known)
-          if (known.spec === undefined || known.spec.source.clusterId === change.clusterId)
+          if (
+            known.spec === undefined ||
+            (known.spec.source.clusterId === change.clusterId && known.spec.source.kind === change.source)
+          )
             this.enqueue(name);
         for (const name of this.state.shares.keys()) if (!this.shares.known.has(name)) this.enqueue(name);
     }

@@ -17,7 +17,7 @@ export class ShareMetrics {
   constructor(registry: Registry) {
     this.projections = new Counter({
       name: 'pullsecret_share_projections_total',
-      help: 'Copies of a shared pull secret written into consumer namespaces, by outcome (created, updated)',
+      help: 'Copies of a shared Secret (pull secret or entitlement) written into consumer namespaces, by outcome',
       labelNames: ['outcome'],
       registers: [registry],
     });
@@ -28,7 +28,7 @@ export class ShareMetrics {
     });
     this.removals = new Counter({
       name: 'pullsecret_share_removals_total',
-      help: 'Copies of a shared pull secret removed, by reason',
+      help: 'Copies of a shared Secret (pull secret or entitlement) removed, by reason',
       labelNames: ['reason'],
       registers: [registry],
     });

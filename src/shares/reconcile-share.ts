@@ -1,8 +1,9 @@
 /**
  * The reconcile of one PullSecretShare: its consumer namespaces, the access review of each
- * consumer's service accounts (cached), the copy of the source pull secret Secret in each granted
- * namespace, its imagePullSecrets entries, the removal of copies no longer granted, and the share's
- * status. The watch loop that decides when a share is reconciled is controller.ts.
+ * consumer's service accounts (cached), the copy of the source Secret (its kind's row of
+ * source-kinds.ts: the pull secret or the entitlement bundle) in each granted namespace, its
+ * imagePullSecrets entries, the removal of copies no longer granted, and the share's status.
+ * The watch loop that decides when a share is reconciled is controller.ts.
  */
 import { describeError, toPullSecretError } from '../errors/index.js';
 import { MANAGED_BY } from '../pullsecret/identifiers.js';
@@ -21,6 +22,7 @@ import {
   type ShareSpec,
 } from '../kube/share-types.js';
 import { parseShareSpec } from './validate.js';
+import { SOURCE_KINDS } from './source-kinds.js';
 import { forEachLimited } from '../util/for-each-limited.js';
 
 /** The logger shape used (pino's fits). Fields never carry Secret data. */
@@ -87,13 +89,17 @@ export class ShareReconciler {
     }
     const spec = parsed.spec;
     this.known.set(name, { uid: share.uid, spec });
-    const source = this.state.source(spec.source.clusterId);
+    if (previous?.uid === share.uid && previous.spec !== undefined)
+      await this.dropStaleEntries(name, share.uid, previous.spec, spec);
+    const source = this.state.source(spec.source.kind, spec.source.clusterId);
     if (source === undefined) {
       await this.removeCopies(name, { uid: share.uid, spec }, new Set(), 'source-deleted');
+      const kind = SOURCE_KINDS[spec.source.kind];
+      const id = spec.source.clusterId;
       await this.report(
         share,
         'SourceNotFound',
-        `the pull secret Secret of cluster ${spec.source.clusterId} was not found`,
+        `the ${kind.noun} Secret ${kind.secretName(id)} of cluster ${id} was not found`,
         [],
       );
       return;
@@ -232,8 +238,8 @@ export class ShareReconciler {
       return undefined;
     const log = (outcome: string) =>
       this.options.logger.info(
-        { operation: 'share', share: share.name, namespace, secret: name, outcome },
-        'Shared pull secret projected',
+        { operation: 'share', share: share.name, source: source.kind, namespace, secret: name, outcome },
+        'Shared Secret projected',
       );
     if (existing === undefined) {
       const created = await this.api.createCopy(this.desiredCopy(share, source, namespace, name));
@@ -285,6 +291,24 @@ export class ShareReconciler {
     this.pullSecretEntries.delete(key);
   }
 
+  /**
+   * Takes out the imagePullSecrets entries the previous spec added that this one no longer wants
+   * (turned off, e.g. by a switch to an entitlement, which is no registry credential; the copy renamed;
+   * a service account no longer listed). Nothing to do, and no call, while the spec is unchanged.
+   */
+  private async dropStaleEntries(name: string, uid: string, before: ShareSpec, after: ShareSpec) {
+    if (!before.target.imagePullSecrets) return;
+    const sameCopy = after.target.imagePullSecrets && after.target.secretName === before.target.secretName;
+    const stale = before.consumers.serviceAccounts.filter(
+      (sa) => !sameCopy || !after.consumers.serviceAccounts.includes(sa),
+    );
+    if (stale.length === 0) return;
+    const copies = this.state.copiesOf(name).filter((c) => c.ownerUids.includes(uid));
+    await forEachLimited(copies, this.concurrency, async (c) => {
+      for (const sa of stale) await this.dropEntry(c.namespace, sa, c.name, true);
+    });
+  }
+
   /** Deletes the share's copy in a namespace (only one it owns) and its imagePullSecrets entries. */
   private async removeCopy(
     share: { name: string; uid: string },
@@ -298,8 +322,8 @@ export class ShareReconciler {
     if (await this.api.deleteCopy(namespace, name, copy.uid)) {
       this.options.metrics.removals.inc({ reason });
       this.options.logger.info(
-        { operation: 'share', share: share.name, namespace, secret: name, reason },
-        'Shared pull secret copy removed',
+        { operation: 'share', share: share.name, source: spec?.source.kind, namespace, secret: name, reason },
+        'Shared Secret copy removed',
       );
     }
     this.state.observeSecret(undefined, { namespace, name });

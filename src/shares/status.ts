@@ -2,13 +2,7 @@ import { canonicalize } from '../pullsecret/canonical.js';
 import type { ConsumerStatus, ShareCondition, ShareStatus } from '../kube/share-types.js';
 
 /** Reasons of the `Ready` condition of a share (docs/shares.md). */
-export const READY_REASONS = [
-  'Projected',
-  'ConsumersFailed',
-  'SourceNotFound',
-  'InvalidSpec',
-  'SourceKindUnavailable',
-] as const;
+export const READY_REASONS = ['Projected', 'ConsumersFailed', 'SourceNotFound', 'InvalidSpec'] as const;
 export type ReadyReason = (typeof READY_REASONS)[number];
 
 /** A one-line count of the consumers' results. */

@@ -62,13 +62,26 @@ describe('parseShareSpec', () => {
     }
   });
 
-  test('refuses entitlement sources as not available yet', () => {
-    const parsed = parseShareSpec(
-      { source: { clusterId: 'c1', kind: 'entitlement' }, consumers: { namespaces: ['a'] } },
-      's',
+  test('accepts an entitlement source, but not as an image pull secret; refuses unknown kinds', () => {
+    const spec = (kind: unknown, target: Record<string, unknown> = {}) =>
+      parseShareSpec({ source: { clusterId: 'c1', kind }, consumers: { namespaces: ['a'] }, target }, 's');
+    const parsed = spec('entitlement', { secretName: 'etc-pki-entitlement' });
+    assert.ok('spec' in parsed);
+    assert.deepEqual(parsed.spec.source, { clusterId: 'c1', kind: 'entitlement' });
+    assert.equal(parsed.spec.target.secretName, 'etc-pki-entitlement');
+    const pulled = spec('entitlement', { imagePullSecrets: true });
+    assert.ok('problem' in pulled);
+    assert.equal(pulled.problem.reason, 'InvalidSpec');
+    assert.match(
+      pulled.problem.message,
+      /imagePullSecrets: a source of kind entitlement is no registry credential/,
     );
-    assert.ok('problem' in parsed);
-    assert.equal(parsed.problem.reason, 'SourceKindUnavailable');
+    assert.ok('spec' in spec('pullSecret', { imagePullSecrets: true }));
+    for (const kind of ['other', 'toString', 42]) {
+      const refused = spec(kind);
+      assert.ok('problem' in refused, String(kind));
+      assert.match(refused.problem.message, /spec.source.kind must be pullSecret or entitlement/);
+    }
   });
 });
 

@@ -1,9 +1,10 @@
 import { isClusterId, isKubernetesName, quoteIdentifier } from '../pullsecret/identifiers.js';
 import type { LabelSelector, ShareSpec } from '../kube/share-types.js';
+import { isSourceKind, SOURCE_KINDS } from './source-kinds.js';
 
 /**
  * Validation of a PullSecretShare spec beyond what the CRD schema checks: names that Kubernetes
- * accepts, a well-formed selector, a source that can be served. Pure; messages quote only names.
+ * accepts, a well-formed selector, a target the source kind allows. Pure; messages quote only names.
  */
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
@@ -12,7 +13,7 @@ const RESERVED_SUFFIX = '-pull-secret';
 
 /** A refused share: `reason` for the Ready condition, `message` for people. */
 interface ShareSpecProblem {
-  reason: 'InvalidSpec' | 'SourceKindUnavailable';
+  reason: 'InvalidSpec';
   message: string;
 }
 
@@ -71,10 +72,7 @@ function selector(value: unknown, problems: string[]): LabelSelector | undefined
   return out;
 }
 
-/**
- * Checks a share's spec and returns it typed, or the problem to report in its status.
- * `entitlement` sources are refused (SourceKindUnavailable) until entitlement bundles are provisioned.
- */
+/** Checks a share's spec and returns it typed, or the problem to report in its status. */
 export function parseShareSpec(
   spec: unknown,
   shareName: string,
@@ -88,8 +86,8 @@ export function parseShareSpec(
   if (!isClusterId(clusterId))
     problems.push(`spec.source.clusterId ${quoteIdentifier(clusterId)} is not a cluster id`);
   const kind = source.kind ?? 'pullSecret';
-  if (kind !== 'pullSecret' && kind !== 'entitlement')
-    problems.push('spec.source.kind must be pullSecret or entitlement');
+  if (!isSourceKind(kind))
+    problems.push(`spec.source.kind must be ${Object.keys(SOURCE_KINDS).join(' or ')}`);
   const namespaces = names(consumers.namespaces, 'spec.consumers.namespaces', 63, problems);
   const namespaceSelector = selector(consumers.namespaceSelector, problems);
   const serviceAccounts = names(
@@ -115,21 +113,20 @@ export function parseShareSpec(
     );
   if (target.imagePullSecrets !== undefined && typeof target.imagePullSecrets !== 'boolean')
     problems.push('spec.target.imagePullSecrets must be true or false');
+  else if (target.imagePullSecrets === true && isSourceKind(kind) && !SOURCE_KINDS[kind].imagePullSecrets)
+    problems.push(
+      `spec.target.imagePullSecrets: a source of kind ${kind} is no registry credential; ` +
+        `only pullSecret copies can be image pull secrets`,
+    );
   if (shareName.length > 63)
     problems.push(
       `the share's name ${quoteIdentifier(shareName)} is longer than 63 characters (it labels every copy)`,
     );
-  if (problems.length > 0) return { problem: { reason: 'InvalidSpec', message: problems.join('; ') } };
-  if (kind === 'entitlement')
-    return {
-      problem: {
-        reason: 'SourceKindUnavailable',
-        message: 'entitlement sources are not available yet: share the pullSecret',
-      },
-    };
+  if (problems.length > 0 || !isSourceKind(kind))
+    return { problem: { reason: 'InvalidSpec', message: problems.join('; ') } };
   return {
     spec: {
-      source: { clusterId, kind: 'pullSecret' },
+      source: { clusterId, kind },
       consumers: { namespaces, namespaceSelector, serviceAccounts },
       target: { secretName, imagePullSecrets: target.imagePullSecrets === true },
     },

@@ -26,6 +26,7 @@ import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authoriz
 import { parseAllDocuments } from 'yaml';
 import { loadAdapterConfig } from '../../src/adapter/config.js';
 import { SHARE_GROUP, SHARE_KIND, SHARE_PLURAL, SHARE_VERSION } from '../../src/kube/share-types.js';
+import { SOURCE_KINDS } from '../../src/shares/source-kinds.js';
 import { admit, type AdmissionRequest } from '../support/admission-policy.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -122,6 +123,27 @@ describe('deploy/overlays/in-process-shares', () => {
       validate({ spec: { source: { clusterId: 'c1' }, consumers: { namespaces: 'team-a' } } }),
       false,
     );
+  });
+
+  test('the CRD offers exactly the source kinds the controller serves, and the docs show a share of each', async () => {
+    const crd = find<V1CustomResourceDefinition>(
+      objects,
+      'CustomResourceDefinition',
+      `${SHARE_PLURAL}.${SHARE_GROUP}`,
+    );
+    // Parsed YAML: the schema's own field names (`enum`, `default`), not the client's.
+    type Props<T> = { properties: T };
+    type KindSchema = { enum: string[]; default: string };
+    const schema = crd.spec.versions[0]?.schema?.openAPIV3Schema as unknown as Props<{
+      spec: Props<{ source: Props<{ kind: KindSchema }> }>;
+    }>;
+    const kind = schema.properties.spec.properties.source.properties.kind;
+    assert.deepEqual([...kind.enum].sort(), Object.keys(SOURCE_KINDS).sort());
+    assert.equal(kind.default, 'pullSecret');
+    const shown = (await exampleShares()).map(
+      (o) => (o.spec as { source?: { kind?: string } }).source?.kind ?? 'pullSecret',
+    );
+    assert.deepEqual([...new Set(shown)].sort(), Object.keys(SOURCE_KINDS).sort());
   });
 
   test('the share controller gets exactly its grants, with no wildcards', () => {

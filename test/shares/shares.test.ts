@@ -2,13 +2,9 @@
 // reviews before every copy, revocation, propagation, deletion, foreign Secrets, imagePullSecrets
 // patches, and the canary that must appear only in the Secret copies.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
-import { createLogger } from '../../src/observability/logger.js';
-import { ShareController } from '../../src/shares/controller.js';
-import { ShareMetrics } from '../../src/shares/metrics.js';
+import type { Registry } from 'prom-client';
+import type { ShareController } from '../../src/shares/controller.js';
 import { SHARE_API_VERSION } from '../../src/kube/share-types.js';
 import { CANARY_PULL_SECRET, findCanary, VALID_PULL_SECRET } from '../support/fixtures.js';
 import {
@@ -17,6 +13,7 @@ import {
   type KubernetesTestServer,
 } from '../servers/kubernetes/server.js';
 import { until } from '../support/until.js';
+import { startShareController } from './share-controller-harness.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -74,7 +71,7 @@ describe('PullSecretShare controller', () => {
   let server: KubernetesTestServer;
   let controller: ShareController;
   let registry: Registry;
-  const logs: string[] = [];
+  let logs: string[];
   const statusOf = (name: string) =>
     (server.getObject('pullsecretshares', undefined, name)?.status ?? {}) as Status;
   const consumer = (name: string, ns: string) => statusOf(name).consumers?.find((c) => c.namespace === ns);
@@ -90,22 +87,7 @@ describe('PullSecretShare controller', () => {
       namespaces: ['clusters-c1', 'team-a', 'team-b', 'team-c', 'team-d'],
     });
     server.seed(source('c1', CANARY_PULL_SECRET));
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    registry = new Registry();
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        logs.push(chunk.toString());
-        done();
-      },
-    });
-    controller = new ShareController({
-      kubeConfig: kc,
-      metrics: new ShareMetrics(registry),
-      logger: createLogger({ level: 'debug', destination: sink }),
-      recheckSeconds: 3600,
-    });
-    controller.start();
+    ({ controller, registry, logs } = startShareController(server));
   });
   after(async () => {
     await controller.stop();
@@ -261,7 +243,7 @@ describe('PullSecretShare controller', () => {
     assert.equal(statusOf('by-label').consumers?.length, 1);
   });
 
-  it('reports invalid and entitlement shares without copying', async () => {
+  it('reports invalid shares, and entitlement shares of a cluster without one, without copying', async () => {
     server.seed(
       share('ent', {
         source: { clusterId: 'c1', kind: 'entitlement' },
@@ -273,7 +255,8 @@ describe('PullSecretShare controller', () => {
       'both reported',
       () => statusOf('ent').conditions !== undefined && statusOf('bad').conditions !== undefined,
     );
-    assert.equal(statusOf('ent').conditions?.[0]?.reason, 'SourceKindUnavailable');
+    // c1 has a pull secret but no entitlement: the pull secret is never shared in its place.
+    assert.equal(statusOf('ent').conditions?.[0]?.reason, 'SourceNotFound');
     assert.equal(statusOf('bad').conditions?.[0]?.reason, 'InvalidSpec');
     assert.equal(copy('team-a', 'ent'), undefined);
   });
