@@ -60,8 +60,13 @@ export interface AdapterTransfers {
   readonly plugin: PipelinePlugin;
   /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
   readonly source?: PullSecretSource;
-  /** Starts the fleet's schedule once the pipeline exists. */
-  start(pipeline: EventPipeline): void;
+  /** Gives the checks the pipeline they run through (every replica: `checkNow`), before the broker starts. */
+  attach(pipeline: EventPipeline): void;
+  /**
+   * Starts the fleet's schedule while this replica leads (one replica checks each cluster once per
+   * interval); `stop` ends it when the leadership is lost.
+   */
+  lead(): { stop(): Promise<void> };
   /** One check now, through the pipeline (the admin API's trigger). */
   checkNow(clusterId: string): Promise<TransferRun>;
   readonly fleet?: TransferFleet;
@@ -122,6 +127,12 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     return run;
   };
 
+  const stopFleet = async (): Promise<void> => {
+    const running = fleet;
+    fleet = undefined;
+    await running?.stop();
+  };
+
   const source: PullSecretSource | undefined =
     deps.pullSecretSource === 'account-service'
       ? {
@@ -161,8 +172,11 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     get fleet() {
       return fleet;
     },
-    start(pipeline) {
+    attach(pipeline) {
       pipelineRef = pipeline;
+    },
+    lead() {
+      if (fleet !== undefined) return { stop: stopFleet };
       fleet = new TransferFleet({
         intervalMs: section.transfer.interval,
         jitter: section.transfer.jitter,
@@ -187,10 +201,9 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
         logger: deps.logger,
       });
       fleet.start();
+      return { stop: stopFleet };
     },
     checkNow,
-    async stop() {
-      await fleet?.stop();
-    },
+    stop: stopFleet,
   };
 }

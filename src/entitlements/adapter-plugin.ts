@@ -30,8 +30,10 @@ export interface AdapterEntitlements {
    */
   readonly plugin: PipelinePlugin;
   readonly expiry: EntitlementExpiry;
-  /** Starts the refresher's schedule once the pipeline exists. */
-  start(pipeline: EventPipeline): void;
+  /** Gives the refreshes the pipeline they run through (every replica), before the broker starts. */
+  attach(pipeline: EventPipeline): void;
+  /** Starts the refresh schedule while this replica leads; `stop` ends it (leadership lost). */
+  lead(): { stop(): Promise<void> };
   stop(): Promise<void>;
 }
 
@@ -47,7 +49,6 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
   // The adapter's metrics own the expiry tracker the fleet-wide gauges read.
   const { expiry, counters: entitlementMetrics } = deps.entitlementMetrics;
   let pipelineRef: EventPipeline | undefined;
-  let refresher: EntitlementRefresher | undefined;
 
   const refresh = async (clusterId: string): Promise<RefreshResult> => {
     const pipeline = pipelineRef;
@@ -91,13 +92,25 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
     }
   };
 
+  const refresher = new EntitlementRefresher({
+    intervalMs: section.interval,
+    jitter: section.jitter,
+    requestsPerSecond: section.requestsPerSecond,
+    maxInFlight: deps.concurrency,
+    refresh,
+    expiry,
+    metrics: entitlementMetrics,
+    list: (signal) => listClusterIds(deps.api, signal),
+    logger,
+  });
+
   return {
     expiry,
     plugin: {
       onClusterRead: (clusterId, exists) =>
-        void (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
+        void (exists ? refresher.seen(clusterId) : refresher.forget(clusterId)),
       onPullSecretWritten: (clusterId) => {
-        refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
+        refresher.pullSecretChanged(clusterId).catch((err: unknown) => {
           logger.warn(
             { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) },
             'Entitlement refresh after a new pull secret failed',
@@ -110,23 +123,15 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         return entitlementExpiresAt === undefined ? undefined : { data: { entitlementExpiresAt } };
       },
     },
-    start(pipeline) {
+    attach(pipeline) {
       pipelineRef = pipeline;
-      refresher = new EntitlementRefresher({
-        intervalMs: section.interval,
-        jitter: section.jitter,
-        requestsPerSecond: section.requestsPerSecond,
-        maxInFlight: deps.concurrency,
-        refresh,
-        expiry,
-        metrics: entitlementMetrics,
-        list: (signal) => listClusterIds(deps.api, signal),
-        logger,
-      });
+    },
+    lead() {
       refresher.start();
+      return { stop: () => refresher.stop() };
     },
     async stop() {
-      await refresher?.stop();
+      await refresher.stop();
     },
   };
 }

@@ -27,12 +27,20 @@ interface EntitlementRefresherOptions {
 /**
  * Refreshes every known cluster's entitlement once per interval, on the transfer fleet's machinery
  * (deterministic phase per cluster, token-bucket pacing, bounded in-flight), and at once when the
- * cluster's pull secret changed (`pullSecretChanged`). Records expiry and metrics.
+ * cluster's pull secret changed (`pullSecretChanged`). Records expiry and metrics. The schedule
+ * runs only in the replica that leads (`start` / `stop` as leadership comes and goes), so the account
+ * service sees the configured rate once, whatever the number of replicas.
  */
 export class EntitlementRefresher {
-  private readonly fleet: TransferFleet;
+  /** The schedule, while this replica leads (`start` to `stop`); refreshes after a new version run without it. */
+  private fleet?: TransferFleet;
 
-  constructor(private readonly options: EntitlementRefresherOptions) {
+  constructor(private readonly options: EntitlementRefresherOptions) {}
+
+  /** Starts the schedule (again after a `stop`: this replica leads again). */
+  start(): void {
+    if (this.fleet !== undefined) return;
+    const { options } = this;
     this.fleet = new TransferFleet({
       intervalMs: options.intervalMs,
       jitter: options.jitter,
@@ -47,30 +55,33 @@ export class EntitlementRefresher {
       },
       check: (clusterId) => this.refreshOne(clusterId),
     });
-  }
-
-  start(): void {
     this.fleet.start();
   }
 
   /** A cluster was seen (an event): scheduled at its phase if new. */
   seen(clusterId: string): void {
-    this.fleet.seen(clusterId);
+    this.fleet?.seen(clusterId);
   }
 
-  /** The cluster's pull secret got a new version: refresh now (the new token may bring another certificate). */
+  /**
+   * The cluster's pull secret got a new version: refresh now (the new token may bring another
+   * certificate), in the replica that wrote it, leader or not.
+   */
   async pullSecretChanged(clusterId: string): Promise<RefreshResult> {
-    this.fleet.seen(clusterId);
+    this.fleet?.seen(clusterId);
     return this.run(clusterId);
   }
 
   forget(clusterId: string): void {
-    this.fleet.forget(clusterId);
+    this.fleet?.forget(clusterId);
     this.options.expiry.forget(clusterId);
   }
 
+  /** Stops the schedule and waits for its running refreshes. */
   async stop(): Promise<void> {
-    await this.fleet.stop();
+    const fleet = this.fleet;
+    this.fleet = undefined;
+    await fleet?.stop();
   }
 
   private async refreshOne(clusterId: string): Promise<FleetCheck> {

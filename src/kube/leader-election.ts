@@ -1,8 +1,8 @@
-import { V1MicroTime, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, V1MicroTime, type V1Lease } from '@kubernetes/client-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
-import { withSignal } from './client.js';
+import { loadKubeConfig, makeApiClient, withSignal } from './client.js';
 import { apiFailure } from './errors.js';
 
 /** The Lease calls the elector makes (`CoordinationV1Api`). */
@@ -57,6 +57,8 @@ export class LeaderElector {
   /** The record last read and when (this replica's clock) it last changed. */
   private observed?: { key: string; at: number };
   private lastRenew = 0;
+  /** True after a failed try: the next failures of the series are logged at debug only. */
+  private failing = false;
   private readonly now: () => number;
 
   constructor(private readonly options: LeaderElectorOptions) {
@@ -128,6 +130,7 @@ export class LeaderElector {
       } catch (err) {
         if (apiFailure(err)?.code !== 404) throw err;
         await api.createNamespacedLease({ namespace, body: this.record(undefined, now) }, withSignal(signal));
+        this.failing = false;
         return 'held';
       }
       const spec = lease.spec ?? {};
@@ -141,16 +144,19 @@ export class LeaderElector {
         { name, namespace, body: this.record(lease, now) },
         withSignal(signal),
       );
+      this.failing = false;
       return 'held';
     } catch (err) {
       if (this.stopper.signal.aborted) return 'error';
       // 409: another candidate wrote first (it leads, or we read a stale record): try again later.
-      const code = apiFailure(err)?.code;
-      if (code !== 409)
-        this.options.logger.warn(
-          { operation: 'leader-election', lease: `${namespace}/${name}`, ...describeError(err) },
-          'Could not acquire or renew the Lease',
-        );
+      if (apiFailure(err)?.code === 409) return 'error';
+      // The first failure of a series is a warning; its repeats (every retry period) are debug lines.
+      const level = this.failing ? 'debug' : 'warn';
+      this.failing = true;
+      this.options.logger[level](
+        { operation: 'leader-election', lease: `${namespace}/${name}`, ...describeError(err) },
+        'Could not acquire or renew the Lease',
+      );
       return 'error';
     }
   }
@@ -196,6 +202,19 @@ export class LeaderElector {
       );
     }
   }
+}
+
+/**
+ * An elector on the cluster of the kubeconfig the adapter uses (`kubernetes.kubeconfig`, else the
+ * usual lookup). Makes no API call until `start`.
+ * @throws CONFIG_INVALID when no kubeconfig can be loaded.
+ */
+export function createLeaderElector(
+  kubeconfigPath: string | undefined,
+  options: Omit<LeaderElectorOptions, 'api'>,
+): LeaderElector {
+  const { kubeConfig } = loadKubeConfig({ kubeconfigPath });
+  return new LeaderElector({ ...options, api: makeApiClient(kubeConfig, CoordinationV1Api) });
 }
 
 /** A Lease time: RFC 3339 with microseconds, as the API server keeps it. */
