@@ -26,7 +26,9 @@ import type { PipelinePlugin, PullSecretSource } from '../reconcile/pipeline-plu
 import { checkTransferThrough, type TransferCheckInput, type TransferRun } from './transfer-task.js';
 import type { StoreProvider } from '../reconcile/store-provider.js';
 import { TransferFleet } from './transfer-fleet.js';
-import { TransferHealth } from './transfer-health.js';
+import { TransferHealth, type TransferProblem } from './transfer-health.js';
+import { findAdapterStatus } from '../status-view/read-statuses.js';
+import { ADAPTER_NAME } from '../reconcile/status-report.js';
 
 /** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
 const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
@@ -122,6 +124,7 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     const run = await checkTransferThrough(pipelineRef, clusterId, check, {
       health,
       onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+      reported: (id, signal) => reportedProblem(deps.api, id, signal),
     });
     if (run.kind === 'gone') health.forget(clusterId);
     return run;
@@ -131,6 +134,8 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     const running = fleet;
     fleet = undefined;
     await running?.stop();
+    // No longer the leader: the one that is derives the clusters' health again from their statuses.
+    health.clear();
   };
 
   const source: PullSecretSource | undefined =
@@ -205,5 +210,20 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     },
     checkNow,
     stop: stopFleet,
+  };
+}
+
+/** The transfer problem the cluster's last reported `Health` shows (ours: `AccountServiceUnavailable`), if any. */
+async function reportedProblem(
+  api: HyperFleetClient,
+  clusterId: string,
+  signal: AbortSignal,
+): Promise<TransferProblem | undefined> {
+  const status = await findAdapterStatus(api, clusterId, ADAPTER_NAME, signal);
+  const health = status?.conditions.find((c) => c.type === 'Health');
+  if (health?.status !== 'False' || health.reason !== 'AccountServiceUnavailable') return undefined;
+  return {
+    reason: 'AccountServiceUnavailable',
+    message: health.message ?? 'Degraded: ownership transfer checks failed',
   };
 }
