@@ -8,7 +8,7 @@
  */
 import { checkAndApplyClusterTransfer, type ClusterTransferResult } from './apply-transfer.js';
 import { createAccountServiceClient, type AccountServiceClient } from './client.js';
-import { TRANSFER_REASONS } from './transfer-check.js';
+import { TRANSFER_REASONS, transferBackoff } from './transfer-check.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
@@ -25,7 +25,7 @@ import type { EventPipeline } from '../reconcile/pipeline.js';
 import type { PipelinePlugin, PullSecretSource } from '../reconcile/pipeline-plugin.js';
 import { checkTransferThrough, type TransferCheckInput, type TransferRun } from './transfer-task.js';
 import type { StoreProvider } from '../reconcile/store-provider.js';
-import { TransferFleet } from './transfer-fleet.js';
+import { decideRun, TransferFleet } from './transfer-fleet.js';
 import { TransferHealth, type TransferProblem } from './transfer-health.js';
 import { findAdapterStatus } from '../status-view/read-statuses.js';
 import { ADAPTER_NAME } from '../reconcile/status-report.js';
@@ -87,6 +87,8 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   const { section, metrics } = deps;
   const client = createAccountServiceClient(section);
   const health = new TransferHealth(section.transfer.interval);
+  /** A cluster that could not be read for a retryable reason is checked again after the first step. */
+  const retryInMs = transferBackoff(section.transfer.interval);
   let pipelineRef: EventPipeline | undefined;
   let fleet: TransferFleet | undefined;
 
@@ -194,13 +196,13 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
               { operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) },
               'Transfer check failed',
             );
-          if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
-          return run.kind === 'done'
-            ? {
-                kind: 'checked',
-                ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }),
-              }
-            : run;
+          if (run.kind === 'done')
+            return {
+              kind: 'checked',
+              ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }),
+            };
+          const next = decideRun(run);
+          return next === 'retry' ? { kind: 'checked', retryInMs: retryInMs[0] } : { kind: next };
         },
         list: (signal) => listClusterIds(deps.api, signal),
         logger: deps.logger,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
-import { clusterPhase } from './transfer-fleet.js';
+import { clusterPhase, decideRun } from './transfer-fleet.js';
 import { TransferHealth } from './transfer-health.js';
 
 const HOUR = 3_600_000;
@@ -74,5 +74,15 @@ describe('clusterPhase', () => {
     }
     // 1,000 expected per tenth of the interval; never a pile-up.
     for (const n of buckets) assert.ok(n > 850 && n < 1150, `bucket of ${n}`);
+  });
+});
+
+describe('decideRun', () => {
+  it('plans the next run of a cluster by the outcome table: retry a retryable unread cluster sooner', () => {
+    assert.equal(decideRun({ kind: 'gone' }), 'gone');
+    assert.equal(decideRun({ kind: 'superseded' }), 'superseded');
+    assert.equal(decideRun({ kind: 'failed', error: new PullSecretError('API_UNAVAILABLE', 'x') }), 'retry');
+    assert.equal(decideRun({ kind: 'failed', error: new PullSecretError('CONFIG_INVALID', 'x') }), 'skipped');
+    assert.equal(decideRun({ kind: 'skipped', message: 'preconditions not met' }), 'skipped');
   });
 });

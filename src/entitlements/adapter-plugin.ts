@@ -9,6 +9,7 @@ import type { BackgroundDeps } from '../account-service/adapter-plugin.js';
 import { refreshEntitlement } from './entitlement.js';
 import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
 import { EntitlementRefresher, type RefreshResult } from './refresher.js';
+import { decideRun } from '../account-service/transfer-fleet.js';
 import { describeError } from '../errors/index.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
 import type { EventPipeline } from '../reconcile/pipeline.js';
@@ -76,13 +77,12 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         },
       );
       if (run.kind === 'done') return run.value;
-      if (run.kind === 'gone' || run.kind === 'superseded') return run.kind;
       if (run.kind === 'failed')
         logger.warn(
           { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(run.error) },
           'Entitlement refresh could not read the cluster',
         );
-      return 'skipped';
+      return decideRun(run);
     } catch (err) {
       logger.warn(
         { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) },

@@ -1,11 +1,14 @@
-import { TransferFleet, type FleetCheck } from '../account-service/transfer-fleet.js';
+import { TransferFleet, type FleetCheck, type FleetRunDecision } from '../account-service/transfer-fleet.js';
 import type { Logger } from '../observability/logger.js';
 import { ENTITLEMENT_REASONS, type EntitlementOutcome } from './entitlement.js';
 import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
 import { transferBackoff } from '../account-service/transfer-check.js';
 
-/** What one refresh came to, for the refresher. */
-export type RefreshResult = EntitlementOutcome | 'gone' | 'skipped' | 'superseded';
+/**
+ * What one refresh came to, for the refresher: its outcome, or what the core's outcome table decides
+ * for a run that ended before it (`decideRun`: gone, superseded, retry, skipped).
+ */
+export type RefreshResult = EntitlementOutcome | FleetRunDecision;
 
 interface EntitlementRefresherOptions {
   intervalMs: number;
@@ -87,7 +90,7 @@ export class EntitlementRefresher {
   private async refreshOne(clusterId: string): Promise<FleetCheck> {
     const outcome = await this.run(clusterId);
     if (outcome === 'gone' || outcome === 'skipped' || outcome === 'superseded') return { kind: outcome };
-    if (outcome.kind === 'unreachable')
+    if (outcome === 'retry' || outcome.kind === 'unreachable')
       return { kind: 'checked', retryInMs: transferBackoff(this.options.intervalMs)[0] };
     return { kind: 'checked' };
   }
@@ -98,7 +101,7 @@ export class EntitlementRefresher {
       this.options.expiry.forget(clusterId);
       return outcome;
     }
-    if (outcome === 'skipped' || outcome === 'superseded') return outcome;
+    if (typeof outcome === 'string') return outcome;
     this.options.metrics?.refreshes.inc({ result: ENTITLEMENT_REASONS[outcome.kind].label });
     if (outcome.kind === 'refreshed') this.options.expiry.record(clusterId, outcome.expiresAt);
     else
