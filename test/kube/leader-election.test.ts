@@ -89,6 +89,19 @@ describe('LeaderElector (coordination.k8s.io/v1 Lease)', () => {
     assert.ok(Date.parse(String(s.acquireTime)) >= lastRenew + TIMING.leaseDurationMs);
   });
 
+  it('steps down when it cannot renew for the renew deadline, and leads again once it can', async () => {
+    const a = candidate('unrenewable', 'pod-a');
+    await until('pod-a leads', () => a.elector.isLeader);
+    const heal = server.injectFault({ resource: 'leases', status: 503, times: Infinity });
+    // Stopped before its Lease could expire for anyone else (renew deadline 1.5 s < lease 2 s).
+    await until('pod-a steps down', () => !a.elector.isLeader, TIMING.leaseDurationMs * 5);
+    assert.deepEqual(a.changes, [true, false]);
+    heal();
+    await until('pod-a leads again', () => a.elector.isLeader, TIMING.leaseDurationMs * 5);
+    assert.deepEqual(a.changes, [true, false, true]);
+    assert.equal(spec('unrenewable').leaseTransitions, 0, 'the same holder: no transition');
+  });
+
   it('refuses an update at a stale resourceVersion with 409 Conflict', async () => {
     const a = candidate('conflict', 'pod-a');
     await until('pod-a leads', () => a.elector.isLeader);
