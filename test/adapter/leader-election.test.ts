@@ -152,5 +152,16 @@ describe('two replicas: one leader on the Lease', () => {
     await until('the copy from the survivor', () => kube.getObject('secrets', 'team-a', 'after-kill'));
     assert.equal(await metric(follower, 'pullsecret_share_projections_total', 'created'), 1);
     assert.equal(await metric(leader, 'pullsecret_share_projections_total', 'created'), 1);
+
+    // A clean stop (loops stopped, then the Lease released) hands over to a third replica.
+    const { adapter: third } = await stack.startReplica((c) => ({
+      ...c,
+      leaderElection: { ...c.leaderElection, identity: 'replica-c' },
+    }));
+    assert.equal(third.leadership.leading, false);
+    await follower.stop();
+    await until('the third replica leads', () => third.leadership.leading, LEASE_MS * 5);
+    assert.equal(holder().holderIdentity, 'replica-c');
+    assert.equal(holder().leaseTransitions, 2);
   });
 });
