@@ -4,7 +4,8 @@
  * merged into every spec reconcile), a `PipelinePlugin` (the transfer fleet hears of the clusters
  * events read; failing transfer checks show in `Health`), the `PullSecretSource` for
  * `pullSecretSource: account-service`, and the transfer check task run in a cluster's scheduler slot
- * (transfer-task.ts). The adapter wires it in one line; the core imports nothing from here.
+ * (transfer-task.ts). The fleet's schedule runs in the replica that leads (`lead`). The adapter
+ * wires it in one line; the core imports nothing from here.
  */
 import { checkAndApplyClusterTransfer, type ClusterTransferResult } from './apply-transfer.js';
 import { createAccountServiceClient, type AccountServiceClient } from './client.js';

@@ -2,7 +2,8 @@
  * The entitlements plug-in (docs/account-service.md, "Entitlement certificates"). Registers a
  * `PipelinePlugin`: the refresher hears of the clusters events read and of every new pull secret
  * version, and the certificate's expiry goes into the status data (`entitlementExpiresAt`). The
- * refreshes run through the core's `runForCluster`. The adapter wires it in one line.
+ * refreshes run through the core's `runForCluster`; the schedule runs in the replica that leads
+ * (`lead`). The adapter wires it in one line.
  */
 import type { AccountServiceClient } from '../account-service/client.js';
 import type { BackgroundDeps } from '../account-service/adapter-plugin.js';
