@@ -2,8 +2,9 @@
  * The shares plug-in (docs/shares.md). Registers no reconcile step: the adapter starts one
  * PullSecretShare controller (`startShares`) beside the pipeline when `shares.enabled`, in the
  * replica that holds the leader Lease only (one writer of the copies; started again in the replica
- * that takes over), and stops it when that replica stops leading or shuts down. The controller copies a cluster's Secret into consumer namespaces after a
- * SubjectAccessReview, and watches, rechecks and revokes on its own (controller.ts).
+ * that takes over), and stops it when that replica stops leading or shuts down. The controller
+ * copies a cluster's Secret into consumer namespaces after a SubjectAccessReview, and watches,
+ * rechecks and revokes on its own (controller.ts).
  */
 import type { Logger } from '../observability/logger.js';
 import type { ShareMetrics } from './metrics.js';

@@ -97,7 +97,7 @@ describe('two replicas: one leader on the Lease', () => {
       spec: { source: { clusterId }, consumers: { namespaces: ['team-a'] } },
     });
 
-  it('checks each cluster from the leader only, writes share copies from the leader only, and hands over when the leader is killed', async () => {
+  it('checks and writes share copies from the leader only; the survivor takes over a killed leader', async () => {
     const [leader, follower] = await until('one leader', () =>
       a.leadership.leading ? [a, b] : b.leadership.leading ? [b, a] : false,
     );

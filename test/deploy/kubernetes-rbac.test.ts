@@ -8,7 +8,6 @@ import {
   ApiException,
   AuthorizationV1Api,
   BatchV1Api,
-  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -451,50 +450,4 @@ describe('the RBAC the deployment ships, loaded from deploy/', () => {
       },
     );
   }
-});
-
-describe('the leader election grants the deployment ships (deploy/base/rbac.yaml)', () => {
-  let server: KubernetesTestServer;
-  before(async () => {
-    server = await startKubernetesTestServer({
-      namespaces: ['team-a', 'hyperfleet-system'],
-      rbac: ['overlays/in-process'],
-    });
-  });
-  after(() => server.close());
-
-  it('lets the adapter create, read and update its Lease, and no other Lease or namespace', async () => {
-    const leases = apiOf(
-      await server.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter'),
-      CoordinationV1Api,
-    );
-    const body = { metadata: { name: 'pullsecret-adapter' }, spec: { holderIdentity: 'pod-a' } };
-    await leases.createNamespacedLease({ namespace: 'hyperfleet-system', body });
-    const lease = await leases.readNamespacedLease({
-      namespace: 'hyperfleet-system',
-      name: 'pullsecret-adapter',
-    });
-    const renewed = { ...lease, spec: { ...lease.spec, holderIdentity: 'pod-b' } };
-    await leases.replaceNamespacedLease({
-      namespace: 'hyperfleet-system',
-      name: 'pullsecret-adapter',
-      body: renewed,
-    });
-    server.seed({
-      apiVersion: 'coordination.k8s.io/v1',
-      kind: 'Lease',
-      metadata: { name: 'other', namespace: 'hyperfleet-system' },
-      spec: {},
-    });
-    const refused = (e: unknown) => statusOf(e).code === 403;
-    await assert.rejects(
-      leases.readNamespacedLease({ namespace: 'hyperfleet-system', name: 'other' }),
-      refused,
-    );
-    await assert.rejects(leases.createNamespacedLease({ namespace: 'team-a', body }), refused);
-    await assert.rejects(
-      leases.deleteNamespacedLease({ namespace: 'hyperfleet-system', name: 'pullsecret-adapter' }),
-      refused,
-    );
-  });
 });

@@ -1,7 +1,8 @@
 // Leader election on a coordination.k8s.io/v1 Lease (src/kube/leader-election.ts) through the real
 // @kubernetes/client-node against the Kubernetes test server: one leader of two candidates, the
 // Lease's fields as client-go writes them, a release on a clean stop handing over at once, a killed
-// leader's Lease taken only once it expired, and 409 on a stale update.
+// leader's Lease taken only once it expired, 409 on a stale update; and the Lease grants the
+// deployment ships (deploy/base/rbac.yaml) through the test server's RBAC.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, KubeConfig, type V1Lease } from '@kubernetes/client-node';
@@ -12,6 +13,13 @@ import { startKubernetesTestServer, type KubernetesTestServer } from '../servers
 import { until } from '../support/until.js';
 
 const NAMESPACE = 'hyperfleet-system';
+
+/** A Lease client acting as the kubeconfig's user. */
+function apiOf(kubeconfigPath: string): CoordinationV1Api {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath);
+  return makeApiClient(kc, CoordinationV1Api);
+}
 const TIMING = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 100 };
 const logger = createLogger({ level: 'silent' });
 
@@ -22,9 +30,7 @@ describe('LeaderElector (coordination.k8s.io/v1 Lease)', () => {
 
   before(async () => {
     server = await startKubernetesTestServer({ namespaces: [NAMESPACE] });
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    api = makeApiClient(kc, CoordinationV1Api);
+    api = apiOf(server.kubeconfigPath);
   });
   after(async () => {
     await Promise.all(electors.map((e) => e.stop({ release: false })));
@@ -116,5 +122,48 @@ describe('LeaderElector (coordination.k8s.io/v1 Lease)', () => {
       (err: { code?: number }) => err.code === 409,
     );
     assert.equal(spec('conflict').holderIdentity, 'pod-a');
+  });
+});
+
+describe('the leader election grants the deployment ships (deploy/base/rbac.yaml)', () => {
+  let server: KubernetesTestServer;
+  before(async () => {
+    server = await startKubernetesTestServer({
+      namespaces: ['team-a', 'hyperfleet-system'],
+      rbac: ['overlays/in-process'],
+    });
+  });
+  after(() => server.close());
+
+  it('lets the adapter create, read and update its Lease, and no other Lease or namespace', async () => {
+    const leases = apiOf(await server.serviceAccountKubeconfig('hyperfleet-system', 'pullsecret-adapter'));
+    const body = { metadata: { name: 'pullsecret-adapter' }, spec: { holderIdentity: 'pod-a' } };
+    await leases.createNamespacedLease({ namespace: 'hyperfleet-system', body });
+    const lease = await leases.readNamespacedLease({
+      namespace: 'hyperfleet-system',
+      name: 'pullsecret-adapter',
+    });
+    const renewed = { ...lease, spec: { ...lease.spec, holderIdentity: 'pod-b' } };
+    await leases.replaceNamespacedLease({
+      namespace: 'hyperfleet-system',
+      name: 'pullsecret-adapter',
+      body: renewed,
+    });
+    server.seed({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'other', namespace: 'hyperfleet-system' },
+      spec: {},
+    });
+    const refused = (e: unknown) => (e as { code?: number }).code === 403;
+    await assert.rejects(
+      leases.readNamespacedLease({ namespace: 'hyperfleet-system', name: 'other' }),
+      refused,
+    );
+    await assert.rejects(leases.createNamespacedLease({ namespace: 'team-a', body }), refused);
+    await assert.rejects(
+      leases.deleteNamespacedLease({ namespace: 'hyperfleet-system', name: 'pullsecret-adapter' }),
+      refused,
+    );
   });
 });
