@@ -4,11 +4,12 @@
  * merged into every spec reconcile), a `PipelinePlugin` (the transfer fleet hears of the clusters
  * events read; failing transfer checks show in `Health`), the `PullSecretSource` for
  * `pullSecretSource: account-service`, and the transfer check task run in a cluster's scheduler slot
- * (transfer-task.ts). The adapter wires it in one line; the core imports nothing from here.
+ * (transfer-task.ts). The fleet's schedule runs in the replica that leads (`lead`). The adapter
+ * wires it in one line; the core imports nothing from here.
  */
 import { checkAndApplyClusterTransfer, type ClusterTransferResult } from './apply-transfer.js';
 import { createAccountServiceClient, type AccountServiceClient } from './client.js';
-import { TRANSFER_REASONS } from './transfer-check.js';
+import { TRANSFER_REASONS, transferBackoff } from './transfer-check.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
@@ -25,8 +26,10 @@ import type { EventPipeline } from '../reconcile/pipeline.js';
 import type { PipelinePlugin, PullSecretSource } from '../reconcile/pipeline-plugin.js';
 import { checkTransferThrough, type TransferCheckInput, type TransferRun } from './transfer-task.js';
 import type { StoreProvider } from '../reconcile/store-provider.js';
-import { TransferFleet } from './transfer-fleet.js';
-import { TransferHealth } from './transfer-health.js';
+import { decideRun, TransferFleet } from './transfer-fleet.js';
+import { TransferHealth, type TransferProblem } from './transfer-health.js';
+import { findAdapterStatus } from '../status-view/read-statuses.js';
+import { ADAPTER_NAME } from '../reconcile/status-report.js';
 
 /** What a cluster's reconcile names as the setting of its secret name (in the refusal of an unmanaged secret). */
 const SECRET_NAME_SETTING = 'spec.pullSecret.secretName';
@@ -60,8 +63,13 @@ export interface AdapterTransfers {
   readonly plugin: PipelinePlugin;
   /** For `PipelineDeps.pullSecretSource` (only with `pullSecretSource: account-service`). */
   readonly source?: PullSecretSource;
-  /** Starts the fleet's schedule once the pipeline exists. */
-  start(pipeline: EventPipeline): void;
+  /** Gives the checks the pipeline they run through (every replica: `checkNow`), before the broker starts. */
+  attach(pipeline: EventPipeline): void;
+  /**
+   * Starts the fleet's schedule while this replica leads (one replica checks each cluster once per
+   * interval); `stop` ends it when the leadership is lost.
+   */
+  lead(): { stop(): Promise<void> };
   /** One check now, through the pipeline (the admin API's trigger). */
   checkNow(clusterId: string): Promise<TransferRun>;
   readonly fleet?: TransferFleet;
@@ -80,6 +88,8 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
   const { section, metrics } = deps;
   const client = createAccountServiceClient(section);
   const health = new TransferHealth(section.transfer.interval);
+  /** A cluster that could not be read for a retryable reason is checked again after the first step. */
+  const retryInMs = transferBackoff(section.transfer.interval);
   let pipelineRef: EventPipeline | undefined;
   let fleet: TransferFleet | undefined;
 
@@ -117,9 +127,18 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     const run = await checkTransferThrough(pipelineRef, clusterId, check, {
       health,
       onOutcome: (outcome) => metrics.transferChecks.inc({ outcome: TRANSFER_REASONS[outcome.kind].label }),
+      reported: (id, signal) => reportedProblem(deps.api, id, signal),
     });
     if (run.kind === 'gone') health.forget(clusterId);
     return run;
+  };
+
+  const stopFleet = async (): Promise<void> => {
+    const running = fleet;
+    fleet = undefined;
+    await running?.stop();
+    // No longer the leader: the one that is derives the clusters' health again from their statuses.
+    health.clear();
   };
 
   const source: PullSecretSource | undefined =
@@ -161,8 +180,11 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
     get fleet() {
       return fleet;
     },
-    start(pipeline) {
+    attach(pipeline) {
       pipelineRef = pipeline;
+    },
+    lead() {
+      if (fleet !== undefined) return { stop: stopFleet };
       fleet = new TransferFleet({
         intervalMs: section.transfer.interval,
         jitter: section.transfer.jitter,
@@ -175,22 +197,36 @@ export function createAdapterTransfers(deps: AdapterTransferDeps): AdapterTransf
               { operation: 'transfer-check', cluster_id: clusterId, ...describeError(run.error) },
               'Transfer check failed',
             );
-          if (run.kind === 'failed' || run.kind === 'skipped') return { kind: 'skipped' };
-          return run.kind === 'done'
-            ? {
-                kind: 'checked',
-                ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }),
-              }
-            : run;
+          if (run.kind === 'done')
+            return {
+              kind: 'checked',
+              ...(run.value.retryInMs === undefined ? {} : { retryInMs: run.value.retryInMs }),
+            };
+          const next = decideRun(run);
+          return next === 'retry' ? { kind: 'checked', retryInMs: retryInMs[0] } : { kind: next };
         },
         list: (signal) => listClusterIds(deps.api, signal),
         logger: deps.logger,
       });
       fleet.start();
+      return { stop: stopFleet };
     },
     checkNow,
-    async stop() {
-      await fleet?.stop();
-    },
+    stop: stopFleet,
+  };
+}
+
+/** The transfer problem the cluster's last reported `Health` shows (ours: `AccountServiceUnavailable`), if any. */
+async function reportedProblem(
+  api: HyperFleetClient,
+  clusterId: string,
+  signal: AbortSignal,
+): Promise<TransferProblem | undefined> {
+  const status = await findAdapterStatus(api, clusterId, ADAPTER_NAME, signal);
+  const health = status?.conditions.find((c) => c.type === 'Health');
+  if (health?.status !== 'False' || health.reason !== 'AccountServiceUnavailable') return undefined;
+  return {
+    reason: 'AccountServiceUnavailable',
+    message: health.message ?? 'Degraded: ownership transfer checks failed',
   };
 }

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { describeError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { TokenBucket } from '../util/token-bucket.js';
+import { decide, runOutcome } from '../reconcile/outcome-table.js';
+import type { ClusterRun } from '../reconcile/pipeline-plugin.js';
 
 /** What one scheduled check came to, as the fleet needs it to plan the cluster's next one. */
 export type FleetCheck =
@@ -34,6 +36,21 @@ interface TransferFleetOptions {
    */
   label?: { operation: string; work: string; listFailed: string };
 }
+
+/**
+ * What the fleet does after a run that ended before its work (`runForCluster`), as the core's
+ * outcome table decides it for an event (`decide`): `gone` (forgotten), `superseded` (re-run soon),
+ * `retry` (the cluster could not be read for a retryable reason: re-run after the first backoff
+ * step) or `skipped` (a lasting failure, preconditions: the next interval).
+ */
+export function decideRun(run: Exclude<ClusterRun<unknown>, { kind: 'done' }>): FleetRunDecision {
+  const decision = decide(runOutcome(run));
+  if (decision.event === 'gone' || decision.event === 'superseded') return decision.event;
+  return decision.disposition === 'retry' ? 'retry' : 'skipped';
+}
+
+/** See {@link decideRun}. */
+export type FleetRunDecision = 'gone' | 'superseded' | 'retry' | 'skipped';
 
 /** A cluster's place in the interval: a fraction in [0, 1) from its id, the same on every replica and restart. */
 export function clusterPhase(clusterId: string): number {

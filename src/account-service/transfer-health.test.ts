@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
-import { clusterPhase } from './transfer-fleet.js';
+import { clusterPhase, decideRun } from './transfer-fleet.js';
 import { TransferHealth } from './transfer-health.js';
 
 const HOUR = 3_600_000;
@@ -20,9 +20,9 @@ describe('TransferHealth', () => {
       delays.map((n) => n.retryInMs),
       [0.5, 1, 2, 4, 8].map((h) => h * HOUR),
     );
-    assert.ok(delays.every((n) => !n.healthChanged));
+    assert.ok(delays.every((n) => !n.report));
     assert.equal(health.problem('c1'), undefined);
-    assert.deepEqual(health.note('c1', unreachable), { healthChanged: true });
+    assert.deepEqual(health.note('c1', unreachable), { report: true });
     assert.equal(health.problem('c1')?.reason, 'AccountServiceUnavailable');
     assert.match(
       health.problem('c1')?.message ?? '',
@@ -30,13 +30,26 @@ describe('TransferHealth', () => {
     );
     assert.deepEqual(
       health.note('c1', unreachable),
-      { healthChanged: false },
-      'still degraded: no new report',
+      { report: true },
+      'still degraded: said again (an event handled elsewhere may have reported it True)',
     );
     assert.equal(health.problem('c2'), undefined, 'per cluster');
-    assert.deepEqual(health.note('c1', { kind: 'none' }), { healthChanged: true });
+    assert.deepEqual(health.note('c1', { kind: 'none' }), { report: true });
     assert.equal(health.problem('c1'), undefined);
     assert.equal(health.note('c1', unreachable).retryInMs, 0.5 * HOUR, 'the count starts again');
+  });
+
+  it('derives a Degraded cluster from its reported status once, so its recovery is reported', () => {
+    const health = new TransferHealth(12 * HOUR);
+    assert.equal(health.needsRestore('c1'), true);
+    health.restore('c1', { reason: 'AccountServiceUnavailable', message: 'Degraded: as reported' });
+    assert.equal(health.needsRestore('c1'), false);
+    assert.equal(health.problem('c1')?.message, 'Degraded: as reported');
+    assert.deepEqual(health.note('c1', { kind: 'none' }), { report: true }, 'the recovery is reported');
+    health.restore('c2', undefined);
+    assert.equal(health.note('c2', unreachable).retryInMs, 0.5 * HOUR, 'reported healthy: counted afresh');
+    health.clear();
+    assert.equal(health.needsRestore('c2'), true, 'a new leadership derives again');
   });
 
   it('forgets a deleted cluster', () => {
@@ -61,5 +74,15 @@ describe('clusterPhase', () => {
     }
     // 1,000 expected per tenth of the interval; never a pile-up.
     for (const n of buckets) assert.ok(n > 850 && n < 1150, `bucket of ${n}`);
+  });
+});
+
+describe('decideRun', () => {
+  it('plans the next run of a cluster by the outcome table: retry a retryable unread cluster sooner', () => {
+    assert.equal(decideRun({ kind: 'gone' }), 'gone');
+    assert.equal(decideRun({ kind: 'superseded' }), 'superseded');
+    assert.equal(decideRun({ kind: 'failed', error: new PullSecretError('API_UNAVAILABLE', 'x') }), 'retry');
+    assert.equal(decideRun({ kind: 'failed', error: new PullSecretError('CONFIG_INVALID', 'x') }), 'skipped');
+    assert.equal(decideRun({ kind: 'skipped', message: 'preconditions not met' }), 'skipped');
   });
 });

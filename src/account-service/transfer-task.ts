@@ -3,7 +3,7 @@ import type { ClusterRun, ClusterTaskInput } from '../reconcile/pipeline-plugin.
 import { supersededBy, type EventPipeline } from '../reconcile/pipeline.js';
 import type { ClusterTransferResult } from './apply-transfer.js';
 import type { TransferOutcome } from './transfer-check.js';
-import type { TransferHealth } from './transfer-health.js';
+import type { TransferHealth, TransferProblem } from './transfer-health.js';
 
 /** One cluster's current inputs for a transfer check. */
 export type TransferCheckInput = ClusterTaskInput;
@@ -22,6 +22,11 @@ interface TransferTaskDeps {
   health: TransferHealth;
   /** Counts one check's outcome (`pullsecret_transfer_checks_total`). */
   onOutcome?: (outcome: TransferOutcome) => void;
+  /**
+   * The cluster's transfer problem as last reported (its `Health`), read before the first check this
+   * replica notes for it (`TransferHealth.restore`). @throws like the HyperFleet API client
+   */
+  reported?: (clusterId: string, signal: AbortSignal) => Promise<TransferProblem | undefined>;
 }
 
 /**
@@ -66,13 +71,14 @@ async function transferTask(
     return { kind: 'failed', error };
   }
   deps.onOutcome?.(result.outcome);
+  await restoreHealth(cluster.id, deps, input);
   const note = deps.health.note(cluster.id, result.outcome);
   if (signal.aborted)
     return supersededBy(signal)
       ? { kind: 'superseded' }
       : { kind: 'done', value: { outcome: result.outcome } };
   if (result.reconcile !== undefined) await pipeline.reportApplied(input, result.reconcile);
-  else if (note.healthChanged) await pipeline.reportFresh(input);
+  else if (note.report) await pipeline.reportFresh(input);
   return {
     kind: 'done',
     value: {
@@ -80,4 +86,21 @@ async function transferTask(
       ...(note.retryInMs === undefined ? {} : { retryInMs: note.retryInMs }),
     },
   };
+}
+
+/** Derives the cluster's transfer health from its reported status once; a failed read is tried at the next check. */
+async function restoreHealth(
+  clusterId: string,
+  deps: TransferTaskDeps,
+  input: TransferCheckInput,
+): Promise<void> {
+  if (deps.reported === undefined || !deps.health.needsRestore(clusterId)) return;
+  try {
+    deps.health.restore(clusterId, await deps.reported(clusterId, input.signal));
+  } catch (err) {
+    input.log.debug(
+      { ...describeError(err) },
+      'Could not read the reported status; derived at the next check',
+    );
+  }
 }

@@ -29,6 +29,7 @@ import type { ProviderRoute } from '../reconcile/provider-routes.js';
 import { managementNamespaceSchema } from '../config/kubernetes-env.js';
 import { logLevelSchema, retrySectionSchema } from '../config/sections.js';
 import { kubernetesSectionSchema } from '../kube/config-section.js';
+import { leaderElectionProblems, leaderElectionSectionSchema } from '../kube/leader-election-config.js';
 import { storeSectionSchema } from '../stores/config-section.js';
 import { verificationProblems, verificationSectionSchema } from '../config/verification.js';
 import { notificationsProblems, notificationsSectionSchema } from '../stores/notifications.js';
@@ -126,6 +127,8 @@ export const adapterConfigSchema = z
       .prefault({}),
     /** Secret Manager event notifications that trigger reconciles (docs/architecture.md, "Store notifications"). */
     notifications: notificationsSectionSchema.prefault({}),
+    /** Leader election on a Lease for the once-per-fleet loops (docs/configuration.md). */
+    leaderElection: leaderElectionSectionSchema,
   })
   .strict();
 
@@ -171,6 +174,7 @@ function crossChecks(
   );
   problems.push(...entitlementsProblems(config));
   problems.push(...jobModeGrantProblems(config));
+  problems.push(...leaderElectionProblems(config));
   try {
     new Preconditions(rules);
   } catch (err) {

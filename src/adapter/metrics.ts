@@ -1,5 +1,6 @@
 import { EntitlementExpiry, EntitlementMetrics } from '../entitlements/expiry.js';
 import { storeNotificationsMetric } from '../stores/notifications.js';
+import { Gauge } from 'prom-client';
 import { Metrics } from '../observability/metrics.js';
 import { RetentionMetrics } from '../retention/metrics.js';
 import { ShareMetrics } from '../shares/metrics.js';
@@ -29,4 +30,10 @@ export class AdapterMetrics extends Metrics {
   /** Entitlement certificates (docs/account-service.md): each cluster's expiry, aggregated over the fleet. */
   readonly entitlementExpiry = new EntitlementExpiry();
   readonly entitlements = new EntitlementMetrics(this.registry, this.entitlementExpiry);
+  /** 1 while this replica holds the leader Lease and runs the once-per-fleet loops (docs/architecture.md). */
+  readonly leader = new Gauge({
+    name: 'pullsecret_leader',
+    help: 'Whether this replica leads (runs transfer checks, entitlement refreshes, the share controller): 1 yes, 0 no',
+    registers: [this.registry],
+  });
 }

@@ -28,6 +28,7 @@ import { transferMergeStep } from '../account-service/transfer-merge-step.js';
 import { retentionStep } from '../retention/step.js';
 import type { ReconcileStep } from '../reconcile/steps.js';
 import { startShares } from '../shares/start.js';
+import { Leadership, leaderElector, type LeadershipView } from './leadership.js';
 import { startStoreNotifications, type RunningStoreNotifications } from '../stores/notifications.js';
 
 /** A running adapter. */
@@ -43,6 +44,8 @@ export interface RunningAdapter {
   readonly transfers?: AdapterTransfers;
   /** The entitlement refresher's parts (`entitlements.enabled`); undefined when off. */
   readonly entitlements?: AdapterEntitlements;
+  /** Whether this replica runs the once-per-fleet loops (the Lease, with Kubernetes). */
+  readonly leadership: LeadershipView;
   /** True while connected and not draining (what /readyz says). */
   ready(): boolean;
   /** Graceful shutdown: stop taking events, finish in-flight work (up to drainSeconds), close everything. */
@@ -116,8 +119,10 @@ async function startParts(
   );
   await stores.preload();
   const watches = track('watches', await startWatches(config, metrics, logger), (w) => w.stop());
-  // PullSecretShares (docs/shares.md), when enabled.
-  if (config.shares.enabled) track('shares', await startShares(config, metrics, logger), (s) => s.stop());
+  // The once-per-fleet loops run in the replica that leads (docs/architecture.md, "Several replicas").
+  const leadership = track('leadership', new Leadership({ gauge: metrics.leader, logger }), (l) => l.stop());
+  // PullSecretShares (docs/shares.md), when enabled: one controller writes the copies.
+  if (config.shares.enabled) leadership.add('shares', () => startShares(config, metrics, logger));
   const kubernetes: KubernetesSecretTarget | undefined =
     config.kubernetes.target === 'none'
       ? undefined
@@ -260,9 +265,12 @@ async function startParts(
   listing = true;
   await waitForSecretList(watches, config.informer.listWaitSeconds, logger);
   listing = false;
-  // Before the broker: the first events' clusters join the schedule.
-  transfers?.start(pipeline);
-  entitlements?.start(pipeline);
+  // Before the broker: the first events' clusters join the schedule (of the leader).
+  transfers?.attach(pipeline);
+  entitlements?.attach(pipeline);
+  if (transfers !== undefined) leadership.add('transfer-checks', () => transfers.lead());
+  if (entitlements !== undefined) leadership.add('entitlement-refreshes', () => entitlements.lead());
+  leadership.begin(await leaderElector(config, leadership, logger));
   await broker.start(pipeline.handle);
   track('broker', broker, (b, { drainMs }) => b.stop({ drainMs }));
   track(
@@ -298,6 +306,7 @@ async function startParts(
     admin,
     transfers,
     entitlements,
+    leadership,
     ready,
     stop: () =>
       (stopping ??= (async () => {

@@ -1,6 +1,7 @@
 /**
  * The one order in which the adapter's parts stop, for the normal stop and a failed start alike:
- * first what brings new work (the admin API, the background checks, store notifications), then the
+ * first what brings new work (the admin API, the background checks, store notifications, the loops
+ * this replica runs as the leader, then the Lease given up), then the
  * broker (draining in-flight events), the watches and share controller, the scheduler's remaining
  * tasks and the executor, then what the work used (registry connections, stores), and the health
  * and metrics servers last, so probes and scrapes see the drain.
@@ -10,6 +11,7 @@ const STOP_ORDER = [
   'entitlements',
   'transfers',
   'notifications',
+  'leadership',
   'broker',
   'watches',
   'shares',

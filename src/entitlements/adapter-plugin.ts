@@ -2,13 +2,15 @@
  * The entitlements plug-in (docs/account-service.md, "Entitlement certificates"). Registers a
  * `PipelinePlugin`: the refresher hears of the clusters events read and of every new pull secret
  * version, and the certificate's expiry goes into the status data (`entitlementExpiresAt`). The
- * refreshes run through the core's `runForCluster`. The adapter wires it in one line.
+ * refreshes run through the core's `runForCluster`; the schedule runs in the replica that leads
+ * (`lead`). The adapter wires it in one line.
  */
 import type { AccountServiceClient } from '../account-service/client.js';
 import type { BackgroundDeps } from '../account-service/adapter-plugin.js';
 import { refreshEntitlement } from './entitlement.js';
 import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
 import { EntitlementRefresher, type RefreshResult } from './refresher.js';
+import { decideRun } from '../account-service/transfer-fleet.js';
 import { describeError } from '../errors/index.js';
 import { listClusterIds } from '../reconcile/cluster-list.js';
 import type { EventPipeline } from '../reconcile/pipeline.js';
@@ -30,8 +32,10 @@ export interface AdapterEntitlements {
    */
   readonly plugin: PipelinePlugin;
   readonly expiry: EntitlementExpiry;
-  /** Starts the refresher's schedule once the pipeline exists. */
-  start(pipeline: EventPipeline): void;
+  /** Gives the refreshes the pipeline they run through (every replica), before the broker starts. */
+  attach(pipeline: EventPipeline): void;
+  /** Starts the refresh schedule while this replica leads; `stop` ends it (leadership lost). */
+  lead(): { stop(): Promise<void> };
   stop(): Promise<void>;
 }
 
@@ -47,7 +51,6 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
   // The adapter's metrics own the expiry tracker the fleet-wide gauges read.
   const { expiry, counters: entitlementMetrics } = deps.entitlementMetrics;
   let pipelineRef: EventPipeline | undefined;
-  let refresher: EntitlementRefresher | undefined;
 
   const refresh = async (clusterId: string): Promise<RefreshResult> => {
     const pipeline = pipelineRef;
@@ -75,13 +78,12 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         },
       );
       if (run.kind === 'done') return run.value;
-      if (run.kind === 'gone' || run.kind === 'superseded') return run.kind;
       if (run.kind === 'failed')
         logger.warn(
           { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(run.error) },
           'Entitlement refresh could not read the cluster',
         );
-      return 'skipped';
+      return decideRun(run);
     } catch (err) {
       logger.warn(
         { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) },
@@ -91,13 +93,25 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
     }
   };
 
+  const refresher = new EntitlementRefresher({
+    intervalMs: section.interval,
+    jitter: section.jitter,
+    requestsPerSecond: section.requestsPerSecond,
+    maxInFlight: deps.concurrency,
+    refresh,
+    expiry,
+    metrics: entitlementMetrics,
+    list: (signal) => listClusterIds(deps.api, signal),
+    logger,
+  });
+
   return {
     expiry,
     plugin: {
       onClusterRead: (clusterId, exists) =>
-        void (exists ? refresher?.seen(clusterId) : refresher?.forget(clusterId)),
+        void (exists ? refresher.seen(clusterId) : refresher.forget(clusterId)),
       onPullSecretWritten: (clusterId) => {
-        refresher?.pullSecretChanged(clusterId).catch((err: unknown) => {
+        refresher.pullSecretChanged(clusterId).catch((err: unknown) => {
           logger.warn(
             { operation: 'entitlement-refresh', cluster_id: clusterId, ...describeError(err) },
             'Entitlement refresh after a new pull secret failed',
@@ -110,23 +124,15 @@ export function createAdapterEntitlements(deps: AdapterEntitlementDeps): Adapter
         return entitlementExpiresAt === undefined ? undefined : { data: { entitlementExpiresAt } };
       },
     },
-    start(pipeline) {
+    attach(pipeline) {
       pipelineRef = pipeline;
-      refresher = new EntitlementRefresher({
-        intervalMs: section.interval,
-        jitter: section.jitter,
-        requestsPerSecond: section.requestsPerSecond,
-        maxInFlight: deps.concurrency,
-        refresh,
-        expiry,
-        metrics: entitlementMetrics,
-        list: (signal) => listClusterIds(deps.api, signal),
-        logger,
-      });
+    },
+    lead() {
       refresher.start();
+      return { stop: () => refresher.stop() };
     },
     async stop() {
-      await refresher?.stop();
+      await refresher.stop();
     },
   };
 }

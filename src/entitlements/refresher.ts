@@ -1,11 +1,14 @@
-import { TransferFleet, type FleetCheck } from '../account-service/transfer-fleet.js';
+import { TransferFleet, type FleetCheck, type FleetRunDecision } from '../account-service/transfer-fleet.js';
 import type { Logger } from '../observability/logger.js';
 import { ENTITLEMENT_REASONS, type EntitlementOutcome } from './entitlement.js';
 import type { EntitlementExpiry, EntitlementMetrics } from './expiry.js';
 import { transferBackoff } from '../account-service/transfer-check.js';
 
-/** What one refresh came to, for the refresher. */
-export type RefreshResult = EntitlementOutcome | 'gone' | 'skipped' | 'superseded';
+/**
+ * What one refresh came to, for the refresher: its outcome, or what the core's outcome table decides
+ * for a run that ended before it (`decideRun`: gone, superseded, retry, skipped).
+ */
+export type RefreshResult = EntitlementOutcome | FleetRunDecision;
 
 interface EntitlementRefresherOptions {
   intervalMs: number;
@@ -27,12 +30,20 @@ interface EntitlementRefresherOptions {
 /**
  * Refreshes every known cluster's entitlement once per interval, on the transfer fleet's machinery
  * (deterministic phase per cluster, token-bucket pacing, bounded in-flight), and at once when the
- * cluster's pull secret changed (`pullSecretChanged`). Records expiry and metrics.
+ * cluster's pull secret changed (`pullSecretChanged`). Records expiry and metrics. The schedule
+ * runs only in the replica that leads (`start` / `stop` as leadership comes and goes), so the account
+ * service sees the configured rate once, whatever the number of replicas.
  */
 export class EntitlementRefresher {
-  private readonly fleet: TransferFleet;
+  /** The schedule, while this replica leads (`start` to `stop`); refreshes after a new version run without it. */
+  private fleet?: TransferFleet;
 
-  constructor(private readonly options: EntitlementRefresherOptions) {
+  constructor(private readonly options: EntitlementRefresherOptions) {}
+
+  /** Starts the schedule (again after a `stop`: this replica leads again). */
+  start(): void {
+    if (this.fleet !== undefined) return;
+    const { options } = this;
     this.fleet = new TransferFleet({
       intervalMs: options.intervalMs,
       jitter: options.jitter,
@@ -47,36 +58,39 @@ export class EntitlementRefresher {
       },
       check: (clusterId) => this.refreshOne(clusterId),
     });
-  }
-
-  start(): void {
     this.fleet.start();
   }
 
   /** A cluster was seen (an event): scheduled at its phase if new. */
   seen(clusterId: string): void {
-    this.fleet.seen(clusterId);
+    this.fleet?.seen(clusterId);
   }
 
-  /** The cluster's pull secret got a new version: refresh now (the new token may bring another certificate). */
+  /**
+   * The cluster's pull secret got a new version: refresh now (the new token may bring another
+   * certificate), in the replica that wrote it, leader or not.
+   */
   async pullSecretChanged(clusterId: string): Promise<RefreshResult> {
-    this.fleet.seen(clusterId);
+    this.fleet?.seen(clusterId);
     return this.run(clusterId);
   }
 
   forget(clusterId: string): void {
-    this.fleet.forget(clusterId);
+    this.fleet?.forget(clusterId);
     this.options.expiry.forget(clusterId);
   }
 
+  /** Stops the schedule and waits for its running refreshes. */
   async stop(): Promise<void> {
-    await this.fleet.stop();
+    const fleet = this.fleet;
+    this.fleet = undefined;
+    await fleet?.stop();
   }
 
   private async refreshOne(clusterId: string): Promise<FleetCheck> {
     const outcome = await this.run(clusterId);
     if (outcome === 'gone' || outcome === 'skipped' || outcome === 'superseded') return { kind: outcome };
-    if (outcome.kind === 'unreachable')
+    if (outcome === 'retry' || outcome.kind === 'unreachable')
       return { kind: 'checked', retryInMs: transferBackoff(this.options.intervalMs)[0] };
     return { kind: 'checked' };
   }
@@ -87,7 +101,7 @@ export class EntitlementRefresher {
       this.options.expiry.forget(clusterId);
       return outcome;
     }
-    if (outcome === 'skipped' || outcome === 'superseded') return outcome;
+    if (typeof outcome === 'string') return outcome;
     this.options.metrics?.refreshes.inc({ result: ENTITLEMENT_REASONS[outcome.kind].label });
     if (outcome.kind === 'refreshed') this.options.expiry.record(clusterId, outcome.expiresAt);
     else

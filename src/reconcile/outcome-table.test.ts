@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PullSecretError } from '../errors/index.js';
-import { decide, jobResultOf } from './outcome-table.js';
+import { decide, jobResultOf, runOutcome } from './outcome-table.js';
 import type { WorkTarget } from './outcome.js';
 
 const target: WorkTarget = {
@@ -48,4 +48,20 @@ test('work outcomes are reported; a transient failure and an unconfirmed cleanup
   const finalized = { kind: 'finalized', kubernetesRemoved: true, cloud: 'deleted' } as const;
   assert.deepEqual(decide(finalized), { disposition: 'ack', event: 'finalized', report: true });
   assert.equal(jobResultOf(finalized), undefined);
+});
+
+test('a task run that ended before its work (transfer check, entitlement refresh) decides as an event would', () => {
+  assert.deepEqual(decide(runOutcome({ kind: 'gone' })), {
+    disposition: 'ack',
+    event: 'gone',
+    report: false,
+  });
+  assert.equal(decide(runOutcome({ kind: 'superseded' })).event, 'superseded');
+  assert.deepEqual(decide(runOutcome({ kind: 'failed', error: transient })), {
+    disposition: 'retry',
+    event: 'failed',
+    report: false,
+  });
+  assert.equal(decide(runOutcome({ kind: 'failed', error: lasting })).disposition, 'ack');
+  assert.equal(decide(runOutcome({ kind: 'skipped', message: 'preconditions' })).event, 'skipped');
 });

@@ -2,6 +2,7 @@ import type { Disposition } from '../brokers/broker.js';
 import type { PullSecretError } from '../errors/index.js';
 import type { EventResult, JobResult } from '../observability/metrics.js';
 import type { WorkOutcome } from './outcome.js';
+import type { ClusterRun } from './pipeline-plugin.js';
 
 /**
  * Everything one unit of work can end in: the outcome of the work on a cluster (`WorkOutcome`),
@@ -65,6 +66,24 @@ export function decide(outcome: Outcome): Decision {
       return { disposition: 'ack', event: 'finalized', report: true };
     case 'finalize-failed':
       return { disposition: 'retry', event: 'failed', report: true };
+  }
+}
+
+/**
+ * The outcome of a task run for one cluster (`EventPipeline.runForCluster`: a transfer check, an
+ * entitlement refresh) that ended before its work, for `decide`: the cluster gone, a newer event
+ * superseding it, the cluster unread (then retried when the error is retryable, as an event is), or
+ * skipped (unroutable, preconditions, no pull secret: the events of the cluster report that).
+ */
+export function runOutcome(run: Exclude<ClusterRun<unknown>, { kind: 'done' }>): Outcome {
+  switch (run.kind) {
+    case 'gone':
+    case 'superseded':
+      return { kind: run.kind };
+    case 'failed':
+      return { kind: 'unread', error: run.error };
+    case 'skipped':
+      return { kind: 'skipped', precondition: 'task', message: run.message };
   }
 }
 

@@ -1,8 +1,10 @@
 /*
  * The shares plug-in (docs/shares.md). Registers no reconcile step: the adapter starts one
- * PullSecretShare controller (`startShares`) beside the pipeline when `shares.enabled`, and stops it
- * in its shutdown order. The controller copies a cluster's Secret into consumer namespaces after a
- * SubjectAccessReview, and watches, rechecks and revokes on its own (controller.ts).
+ * PullSecretShare controller (`startShares`) beside the pipeline when `shares.enabled`, in the
+ * replica that holds the leader Lease only (one writer of the copies; started again in the replica
+ * that takes over), and stops it when that replica stops leading or shuts down. The controller
+ * copies a cluster's Secret into consumer namespaces after a SubjectAccessReview, and watches,
+ * rechecks and revokes on its own (controller.ts).
  */
 import type { Logger } from '../observability/logger.js';
 import type { ShareMetrics } from './metrics.js';
@@ -13,8 +15,9 @@ interface RunningShares {
 }
 
 /**
- * Starts the PullSecretShare controller (`shares.enabled`): loads the kubeconfig the adapter uses
- * and watches in the background; makes no API call itself. The client library is loaded lazily.
+ * Starts the PullSecretShare controller (`shares.enabled`; called each time this replica becomes
+ * the leader): loads the kubeconfig the adapter uses and watches in the background; makes no API
+ * call itself. The client library is loaded lazily.
  * @throws CONFIG_INVALID when no kubeconfig can be loaded.
  */
 export async function startShares(

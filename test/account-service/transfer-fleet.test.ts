@@ -168,6 +168,33 @@ describe('scheduled transfer checks (interval 1s)', () => {
       false,
     );
   });
+
+  it('derives Degraded again after a restart from the reported status, so a recovery is reported', async () => {
+    const cluster = await stack.seedCluster({ pullSecret: { data: SPEC } });
+    service.setClusterToken(cluster.id, CLOUD);
+    await stack.publish(cluster);
+    await stack.waitForStatus(cluster.id, (s) => conditionOf(s, 'Available') === 'True/SecretAvailable');
+    service.injectFault({ route: 'transfers', status: 503, times: Infinity });
+    await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Health') === 'False/AccountServiceUnavailable',
+      30_000,
+    );
+    // Last in this suite: the stack's adapter stops. The new replica has counted nothing; the API
+    // holds Degraded.
+    await stack.adapter.stop();
+    const { adapter: restarted } = await stack.startReplica();
+    service.clearFaults();
+    // Its first answered check finds the cluster healthy again, and says so: the failure count was
+    // derived from the status last reported, not started afresh (which would keep Degraded shown).
+    const healed = await stack.waitForStatus(
+      cluster.id,
+      (s) => conditionOf(s, 'Health') === 'True/Healthy',
+      20_000,
+    );
+    assert.equal(conditionOf(healed, 'Available'), 'True/SecretAvailable');
+    assert.equal(restarted.transfers?.fleet?.has(cluster.id), true);
+  });
 });
 
 describe('two adapter replicas checking the same clusters', () => {

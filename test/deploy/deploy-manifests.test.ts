@@ -62,6 +62,9 @@ const CLUSTER_SCOPED = new Set([
 const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
   'in-process': [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,create,update,delete',
+    // Leader election: the one Lease, in the adapter's namespace (create cannot be limited by name).
+    'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases create',
+    'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases get,update',
   ],
   job: [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,delete',
@@ -69,6 +72,9 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
     'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /pods list',
+    // Leader election: the one Lease, in the adapter's namespace (create cannot be limited by name).
+    'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases create',
+    'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases get,update',
   ],
 };
 

@@ -41,7 +41,8 @@ describe('adapter entitlement refreshes on the fleet schedule (interval 1s)', ()
 
   before(async () => {
     service = await startAccountServiceStandIn();
-    kube = await startKubernetesTestServer();
+    // The leader election's Lease (the refreshes run in the leader) is kept in hyperfleet-system.
+    kube = await startKubernetesTestServer({ namespaces: ['hyperfleet-system'] });
     stack = await startAdapterStack({
       kubernetes: { target: 'api', kubeconfig: kube.kubeconfigPath },
       accountService: { baseUrl: service.url, timeoutMs: 2000, transfer: { interval: '1h', jitter: 0 } },

@@ -59,6 +59,8 @@ export interface StackOptions {
   shares?: Record<string, unknown>;
   /** The `notifications` section (Secret Manager event notifications that trigger reconciles). */
   notifications?: Record<string, unknown>;
+  /** The `leaderElection` section (the Lease the replicas elect their leader on). */
+  leaderElection?: Record<string, unknown>;
 }
 
 function captureLogs(): { logs: string[]; sink: Writable } {
@@ -101,6 +103,7 @@ export async function startAdapterStack(options: StackOptions = {}): Promise<Ada
     verification: options.verification,
     shares: options.shares,
     notifications: options.notifications,
+    leaderElection: options.leaderElection,
   });
   const logger = createLogger({ level: 'debug', destination: sink });
   const adapter = await startAdapter(config, logger);

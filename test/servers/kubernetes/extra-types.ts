@@ -2,14 +2,16 @@ import type { ResourceType } from './types.js';
 
 /**
  * Resource types served besides namespaces, Secrets and Jobs: ServiceAccounts, the RBAC objects
- * (evaluated by `rbac.ts`), SubjectAccessReviews (create-only, answered by `access-review.ts`), and
- * the `PullSecretShare` custom resource of `deploy/components/shares/pullsecretshare-crd.yaml`.
+ * (evaluated by `rbac.ts`), SubjectAccessReviews (create-only, answered by `access-review.ts`),
+ * the `PullSecretShare` custom resource of `deploy/components/shares/pullsecretshare-crd.yaml`, and
+ * Leases (leader election).
  */
 
 /** Group of the project's custom resources. */
 export const SHARE_GROUP = 'pullsecret.hyperfleet.io';
 export const RBAC_GROUP = 'rbac.authorization.k8s.io';
 export const AUTHORIZATION_GROUP = 'authorization.k8s.io';
+export const COORDINATION_GROUP = 'coordination.k8s.io';
 
 const base = { shortNames: [] as string[], hasStatus: false, tracksGeneration: false, maxNameLength: 253 };
 
@@ -93,5 +95,19 @@ export const EXTRA_RESOURCE_TYPES: readonly ResourceType[] = [
     shortNames: ['pss'],
     hasStatus: true,
     tracksGeneration: true,
+  },
+  // Leases for leader election
+  // (https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/lease-v1/): namespaced,
+  // no status subresource; an update at a stale resourceVersion is refused with 409 Conflict by the
+  // shared update path (operations.ts), as the API server's optimistic concurrency does
+  // (https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions).
+  {
+    ...base,
+    resource: 'leases',
+    singular: 'lease',
+    group: COORDINATION_GROUP,
+    version: 'v1',
+    kind: 'Lease',
+    namespaced: true,
   },
 ];
