@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toPullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
+import { CONFIG_DURATION, parseDuration } from '../util/duration.js';
 import type { AdminService } from './admin-service.js';
 import { writeAudit, type AdminAction, type AuditRecord } from './audit.js';
 import { CLUSTER_FILTERS, type ClusterFilter } from './cluster-state.js';
@@ -30,6 +31,8 @@ const ROLLBACK_REFUSALS: ReadonlySet<string> = new Set([
   'VERSION_NOT_ENABLED',
 ]);
 const VERSION_ID = /^[A-Za-z0-9-]{1,64}$/;
+/** A pin's reason: printable, no control characters (it goes into logs and status). */
+const PIN_REASON = /^[^\p{Cc}]{1,200}$/u;
 
 interface AdminHandlerDeps {
   service: AdminService;
@@ -45,6 +48,10 @@ interface Route {
   filter?: ClusterFilter;
   /** Rollback: the version asked for (body `{"toVersion": "3"}`). */
   toVersion?: string;
+  /** Rollback: why (the pin's reason). */
+  reason?: string;
+  /** Rollback: when the pin ends (from `expiresIn`, e.g. `"4h"`). */
+  expiresAt?: string;
 }
 
 class Refusal extends Error {
@@ -78,7 +85,13 @@ function onlyMethod(method: string, allowed: 'GET' | 'POST', path: string): void
  * Matches the path to a route.
  * @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter)
  */
-function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
+function route(
+  method: string,
+  url: URL,
+  transfers: boolean,
+  offersRollback: boolean,
+  offersRelease = false,
+): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`)
     ? url.pathname.slice(ADMIN_BASE_PATH.length + 1)
     : undefined;
@@ -127,6 +140,10 @@ function route(method: string, url: URL, transfers: boolean, offersRollback: boo
   if (action === 'rollback' && offersRollback) {
     onlyMethod(method, 'POST', 'clusters/{id}/rollback');
     return { action: 'rollback', method, clusterId };
+  }
+  if (action === 'rollback-release' && offersRelease) {
+    onlyMethod(method, 'POST', 'clusters/{id}/rollback-release');
+    return { action: 'rollback-release', method, clusterId };
   }
   if (action === 'transfer-check' && transfers) {
     onlyMethod(method, 'POST', 'clusters/{id}/transfer-check');
@@ -265,6 +282,7 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
         new URL(req.url ?? '/', 'http://admin'),
         deps.service.checksTransfers,
         deps.service.offersRollback,
+        deps.service.offersRelease,
       );
     } catch (err) {
       const planned = err as Partial<Route>;
@@ -275,18 +293,15 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     audit.action = r.action;
     audit.clusterId = r.clusterId;
     if (r.method === 'POST') {
-      const body = await readBody(req, r.action === 'rollback' ? ['toVersion'] : []);
-      if (body.toVersion !== undefined && !VERSION_ID.test(body.toVersion))
-        throw refuse(
-          400,
-          'ADMIN-REQ-001',
-          'Bad Request',
-          'toVersion must be a version id such as "3"',
-          'invalid',
-        );
-      r.toVersion = body.toVersion;
+      const body = await readBody(req, r.action === 'rollback' ? ['toVersion', 'reason', 'expiresIn'] : []);
+      Object.assign(r, rollbackFields(body));
     }
-    const { status, body } = await act(deps.service, r, controller.signal);
+    const { status, body } = await act(
+      deps.service,
+      r,
+      controller.signal,
+      `admin-api (${slot} token, ${client})`,
+    );
     audit.result = status === 200 ? 'ok' : 'not-found';
     audit.httpStatus = status;
     if (status === 200) sendJson(res, status, body);
@@ -328,10 +343,39 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
   }
 }
 
+/**
+ * A rollback's body checked: `toVersion` a version id, `reason` printable text of at most 200
+ * characters, `expiresIn` a duration (`30m`, `4h`, `2d`). @throws Refusal 400
+ */
+function rollbackFields(body: Record<string, string>): Pick<Route, 'toVersion' | 'reason' | 'expiresAt'> {
+  const bad = (detail: string) => refuse(400, 'ADMIN-REQ-001', 'Bad Request', detail, 'invalid');
+  if (body.toVersion !== undefined && !VERSION_ID.test(body.toVersion))
+    throw bad('toVersion must be a version id such as "3"');
+  if (body.reason !== undefined && !PIN_REASON.test(body.reason))
+    throw bad('reason must be 1-200 printable characters');
+  let expiresAt: string | undefined;
+  if (body.expiresIn !== undefined) {
+    const ms = parseDuration(body.expiresIn, CONFIG_DURATION);
+    if (ms === undefined || ms <= 0) throw bad('expiresIn must be a duration such as "30m", "4h" or "2d"');
+    expiresAt = new Date(Date.now() + ms).toISOString();
+  }
+  return { toVersion: body.toVersion, reason: body.reason, expiresAt };
+}
+
+/** The rollback fields given, without the absent ones. */
+function pick(r: Route): { toVersion?: string; reason?: string; expiresAt?: string } {
+  return Object.fromEntries(
+    Object.entries({ toVersion: r.toVersion, reason: r.reason, expiresAt: r.expiresAt }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
+}
+
 async function act(
   service: AdminService,
   r: Route,
   signal: AbortSignal,
+  by: string,
 ): Promise<{ status: number; body?: unknown }> {
   if (r.action === 'list-clusters')
     return {
@@ -349,7 +393,9 @@ async function act(
     r.action === 'reconcile'
       ? await service.reconcile(id)
       : r.action === 'rollback'
-        ? await service.rollback(id, r.toVersion)
-        : await service.cluster(id, signal);
+        ? await service.rollback(id, { ...pick(r), by })
+        : r.action === 'rollback-release'
+          ? await service.release(id, by)
+          : await service.cluster(id, signal);
   return value === undefined ? { status: 404 } : { status: 200, body: value };
 }

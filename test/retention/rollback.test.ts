@@ -156,7 +156,7 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-rollback-cli-'));
-    kube = await startKubernetesTestServer({ namespaces: [namespace] });
+    kube = await startKubernetesTestServer({ namespaces: [namespace, 'hyperfleet-system'] });
     const settings = { dir: join(dir, 'store') };
     const store = await storeFactory('local').create(storeConfigSchema('local').parse(settings));
     await store.createSecret(secretId, managedLabels(CLUSTER));
@@ -191,6 +191,7 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
       restored_version: '2',
       version: '4',
       outcome: 'updated',
+      pinned: true,
       kubernetes: { namespace, name: `${CLUSTER}-pull-secret`, outcome: 'created' },
     });
     const secret = kube.getObject('secrets', namespace, `${CLUSTER}-pull-secret`) as

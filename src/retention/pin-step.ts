@@ -1,0 +1,78 @@
+import { PullSecretError } from '../errors/index.js';
+import { fingerprint } from '../pullsecret/canonical.js';
+import { validatePullSecret } from '../pullsecret/validate.js';
+import type { PinFacts, ReconcileStep, StepContext } from '../reconcile/steps.js';
+import { pinExpired, type Pin, type PinEnd, type PinStore } from './pin.js';
+
+/** A pin as the status and the Job's result show it (digests and names only). */
+export function pinFacts(pin: Pin): PinFacts {
+  const facts: PinFacts = { sourceVersion: pin.sourceVersion, by: pin.by, at: pin.at };
+  if (pin.version !== undefined) facts.version = pin.version;
+  if (pin.reason !== undefined) facts.reason = pin.reason;
+  if (pin.expiresAt !== undefined) facts.expiresAt = pin.expiresAt;
+  return facts;
+}
+
+/**
+ * The rollback pin's reconcile step (docs/retention.md, "Rollback and pin"): compares the spec's
+ * own pull secret (`ctx.spec`, before any step changed it) with the pin. While the pin
+ * holds, the payload becomes the pinned content and no later step changes it (`final`): every
+ * reconcile path (event, resync, notification, admin reconcile, drift repair, transfer, entitlement
+ * refresh) then serves the pinned content, a no-op when the store's latest already holds it. The
+ * pin ends (deleted, logged, the spec served) when the spec's digest differs from the one pinned,
+ * or at its expiry. A dry run changes no pin.
+ *
+ * Calls: one pin read; under a pin, one store access of the pinned version the first time (its
+ * content is immutable, kept while the pin holds).
+ */
+export function pinStep(pins: PinStore, now: () => number = Date.now): ReconcileStep {
+  const contents = new Map<string, Buffer>();
+  const end = async (ctx: StepContext, pin: Pin, why: PinEnd) => {
+    contents.delete(pin.clusterId);
+    if (!ctx.dryRun) await pins.delete(pin.clusterId, ctx.signal);
+    ctx.log.info(
+      { operation: 'rollback-pin', ended: why, source_version: pin.sourceVersion, version: pin.version },
+      'Rollback pin ended: serving the spec again',
+    );
+  };
+  return Object.freeze({
+    async preparePayload(ctx, payload) {
+      const pin = await pins.get(ctx.names.clusterId, ctx.signal);
+      if (pin === undefined) return { payload };
+      const spec = fingerprint(ctx.spec);
+      if (pinExpired(pin, now())) {
+        await end(ctx, pin, 'expired');
+        return { payload };
+      }
+      if (pin.specSha256 !== undefined && pin.specSha256 !== spec) {
+        await end(ctx, pin, 'spec-changed');
+        return { payload };
+      }
+      if (pin.specSha256 === undefined && !ctx.dryRun)
+        await pins.put({ ...pin, specSha256: spec }, ctx.signal);
+      const pinned = await pinnedContent(ctx, pin, contents);
+      return { payload: pinned, final: true, facts: { pin: pinFacts(pin) } };
+    },
+  } satisfies ReconcileStep);
+}
+
+/** The pinned version's bytes (cached per cluster and version), checked against the pin's digest. */
+async function pinnedContent(ctx: StepContext, pin: Pin, contents: Map<string, Buffer>): Promise<Buffer> {
+  const version = pin.version ?? pin.sourceVersion;
+  const key = `${ctx.store.secretPath(ctx.names.secretId)}@${version}`;
+  let data = contents.get(pin.clusterId + '\n' + key);
+  if (data === undefined) {
+    data = (await ctx.store.accessVersion(ctx.names.secretId, version, { signal: ctx.signal })).data;
+    if (fingerprint(data) !== pin.contentSha256)
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        `version ${version} of ${ctx.store.secretPath(ctx.names.secretId)} does not hold the content ` +
+          `the rollback pinned; release the pin (pull-secret rollback --release) and roll back again`,
+      );
+    for (const k of contents.keys()) if (k.startsWith(pin.clusterId + '\n')) contents.delete(k);
+    contents.set(pin.clusterId + '\n' + key, data);
+  }
+  ctx.registerCredentials(data.toString('utf8'));
+  validatePullSecret(data.toString('utf8'), ctx.limits);
+  return data;
+}
