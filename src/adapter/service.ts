@@ -132,7 +132,15 @@ async function startParts(
           watches.secrets,
         );
   // Rollback pins (docs/retention.md): beside the Kubernetes target, seen by every replica and the Job.
-  const pins = await pinStoreFor({ ...config.kubernetes, namespace: config.execution.job.namespace });
+  const pins = await pinStoreFor({
+    ...config.kubernetes,
+    namespace: config.execution.job.namespace,
+    watch: {
+      retry: config.execution.retry,
+      onError: (fields) => logger.warn(fields, 'Rollback pin watch failed'),
+    },
+  });
+  if (pins?.stop !== undefined) track('watches', pins, (p) => Promise.resolve(p.stop?.()));
   const pinned = pins === undefined ? [] : [pinStep(pins)];
   const resources = {
     stores,

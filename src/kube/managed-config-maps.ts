@@ -1,8 +1,10 @@
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import { PullSecretError } from '../errors/index.js';
 import { assertKubernetesName } from '../pullsecret/identifiers.js';
-import { createKubeApis, withSignal, type KubeApis } from './client.js';
+import type { RetryPolicy } from '../util/retry.js';
+import { loadKubeConfig, makeApiClient, withSignal, type KubeApis } from './client.js';
+import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { apiFailure, classifyKubeError } from './errors.js';
+import { listPages, runListWatch } from './list-watch.js';
 
 interface ManagedConfigMapsOptions {
   namespace: string;
@@ -12,6 +14,11 @@ interface ManagedConfigMapsOptions {
   kubeconfigPath?: string;
   /** A client already built (tests); wins over `kubeconfigPath`. */
   core?: KubeApis['core'];
+  /**
+   * Keep every ConfigMap with these labels in memory by list and watch (the adapter): `cached` then
+   * answers without a call. Absent: no watch (the Job, the CLI).
+   */
+  watch?: { retry: RetryPolicy; onError?: (fields: Record<string, unknown>) => void };
 }
 
 /** ConfigMaps of plain string values in one namespace that a component owns (by its labels). */
@@ -28,6 +35,20 @@ export interface ManagedConfigMaps {
   ): Promise<void>;
   /** Deletes our ConfigMap `name`; true when there was one. */
   remove(name: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * With `watch`, once listed and while the watch holds: the data of our ConfigMap `name` as last
+   * seen (null: none), without a call. Otherwise undefined: read instead.
+   */
+  cached(name: string): Record<string, string> | null | undefined;
+  /** Stops the watch. */
+  stop(): void;
+}
+
+/** The client given, or one (with its KubeConfig, for a watch) from the kubeconfig. */
+function connect(options: ManagedConfigMapsOptions): { core: KubeApis['core']; kubeConfig?: KubeConfig } {
+  if (options.core !== undefined) return { core: options.core };
+  const { kubeConfig } = loadKubeConfig({ kubeconfigPath: options.kubeconfigPath });
+  return { core: makeApiClient(kubeConfig, CoreV1Api), kubeConfig };
 }
 
 /**
@@ -40,7 +61,14 @@ export interface ManagedConfigMaps {
 export function managedConfigMaps(options: ManagedConfigMapsOptions): ManagedConfigMaps {
   const { namespace } = options;
   assertKubernetesName(namespace, 'namespace', 63);
-  const core = options.core ?? createKubeApis({ kubeconfigPath: options.kubeconfigPath }).core;
+  const { core, kubeConfig } = connect(options);
+  const selector = Object.entries(options.labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  // The watched copy: name → data; `synced` while a list has been taken and the watch holds.
+  const seen = new Map<string, Record<string, string>>();
+  let synced = false;
+  const controller = new AbortController();
   const op = (verb: string, name: string) => ({ verb, kind: 'ConfigMap', namespace, name });
   const ours = (cm: V1ConfigMap) =>
     Object.entries(options.labels).every(([k, v]) => cm.metadata?.labels?.[k] === v);
@@ -55,8 +83,48 @@ export function managedConfigMaps(options: ManagedConfigMapsOptions): ManagedCon
     }
   }
 
+  const keep = (cm: V1ConfigMap): [string, Record<string, string>] => [
+    cm.metadata?.name ?? '',
+    { ...cm.data },
+  ];
+  if (options.watch !== undefined && kubeConfig !== undefined) {
+    const { retry, onError } = options.watch;
+    void runListWatch<[string, Record<string, string>]>({
+      kubeConfig,
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`,
+      labelSelector: selector,
+      signal: controller.signal,
+      retry,
+      list: (signal) =>
+        listPages(
+          (cont) =>
+            core.listNamespacedConfigMap(
+              { namespace, labelSelector: selector, limit: 500, _continue: cont },
+              withSignal(signal),
+            ),
+          keep,
+        ).catch((err: unknown) => {
+          throw classifyKubeError(err, op('list', selector));
+        }),
+      onList: (items) => {
+        seen.clear();
+        for (const [name, data] of items) seen.set(name, data);
+        synced = true;
+      },
+      onEvent: (type, object) => {
+        const [name, data] = keep(object as V1ConfigMap);
+        if (type === 'DELETED') seen.delete(name);
+        else seen.set(name, data);
+      },
+      onUnsynced: () => (synced = false),
+      onError,
+    });
+  }
+
   return {
     namespace,
+    cached: (name) => (synced ? (seen.get(name) ?? null) : undefined),
+    stop: () => controller.abort(),
     async read(name, signal) {
       const cm = await get(name, signal);
       return cm === undefined || !ours(cm) ? undefined : { ...cm.data };
@@ -88,6 +156,7 @@ export function managedConfigMaps(options: ManagedConfigMapsOptions): ManagedCon
       if (existing === undefined || !ours(existing)) return false;
       try {
         await core.deleteNamespacedConfigMap({ name, namespace }, withSignal(signal));
+        seen.delete(name);
       } catch (err) {
         if (apiFailure(err)?.code === 404) return false;
         throw classifyKubeError(err, op('delete', name));

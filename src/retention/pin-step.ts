@@ -22,8 +22,9 @@ export function pinFacts(pin: Pin): PinFacts {
  * pin ends (deleted, logged, the spec served) when the spec's digest differs from the one pinned,
  * or at its expiry. A dry run changes no pin.
  *
- * Calls: one pin read; under a pin, one store access of the pinned version the first time (its
- * content is immutable, kept while the pin holds).
+ * Calls: one pin read (none when the store watches); under a pin, one store access of the pinned
+ * version the first time (its content is immutable, kept while the pin holds); before writing the
+ * spec's content, one fresh pin read.
  */
 export function pinStep(pins: PinStore, now: () => number = Date.now): ReconcileStep {
   const contents = new Map<string, Buffer>();
@@ -35,10 +36,12 @@ export function pinStep(pins: PinStore, now: () => number = Date.now): Reconcile
       'Rollback pin ended: serving the spec again',
     );
   };
+  const served = new WeakSet<StepContext>();
   return Object.freeze({
     async preparePayload(ctx, payload) {
       const pin = await pins.get(ctx.names.clusterId, ctx.signal);
       if (pin === undefined) return { payload };
+      served.add(ctx);
       const spec = fingerprint(ctx.spec);
       if (pinExpired(pin, now())) {
         await end(ctx, pin, 'expired');
@@ -52,6 +55,18 @@ export function pinStep(pins: PinStore, now: () => number = Date.now): Reconcile
         await pins.put({ ...pin, specSha256: spec }, ctx.signal);
       const pinned = await pinnedContent(ctx, pin, contents);
       return { payload: pinned, final: true, facts: { pin: pinFacts(pin) } };
+    },
+    // Before a write of the spec's content: a pin another replica just recorded may not have
+    // reached this one's watch yet. Read it fresh (writes are rare; a no-op never gets here).
+    async beforeWrite(ctx) {
+      if (served.has(ctx)) return undefined;
+      const pin = await pins.get(ctx.names.clusterId, ctx.signal, true);
+      if (pin === undefined || pinExpired(pin, now())) return undefined;
+      if (pin.specSha256 !== undefined && pin.specSha256 !== fingerprint(ctx.spec)) return undefined;
+      throw new PullSecretError(
+        'STORE_CONFLICT',
+        `a rollback pin of cluster ${ctx.names.clusterId} was recorded meanwhile; the reconcile is retried`,
+      );
     },
   } satisfies ReconcileStep);
 }

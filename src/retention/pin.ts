@@ -33,8 +33,13 @@ export interface Pin {
 export interface PinStore {
   /** `ConfigMap hyperfleet-system` or the pin directory, for messages. */
   readonly where: string;
-  /** The cluster's pin; undefined when it has none. */
-  get(clusterId: string, signal?: AbortSignal): Promise<Pin | undefined>;
+  /**
+   * The cluster's pin; undefined when it has none. A watching store answers from memory unless
+   * `fresh` (a read of the object itself).
+   */
+  get(clusterId: string, signal?: AbortSignal, fresh?: boolean): Promise<Pin | undefined>;
+  /** Stops a watch (the adapter's shutdown); nothing for the others. */
+  stop?(): void;
   /** Creates or replaces the cluster's pin. */
   put(pin: Pin, signal?: AbortSignal): Promise<void>;
   /** Removes the cluster's pin; true when there was one. */

@@ -62,6 +62,7 @@ const CLUSTER_SCOPED = new Set([
 const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
   'in-process': [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,create,update,delete',
+    'Role/pullsecret-adapter-pins hyperfleet-system: /configmaps get,list,watch,create,update,delete',
   ],
   job: [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,delete',
@@ -69,6 +70,8 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
     'Role/pullsecret-adapter-jobs hyperfleet-system: batch/jobs get,list,watch,create,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /secrets get,create,update,delete',
     'Role/pullsecret-adapter-jobs hyperfleet-system: /pods list',
+    'Role/pullsecret-adapter-pins hyperfleet-system: /configmaps get,list,watch,create,update,delete',
+    'Role/pullsecret-job-pins hyperfleet-system: /configmaps get,update,delete',
   ],
 };
 
