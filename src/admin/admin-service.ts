@@ -10,7 +10,6 @@ import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { RECONCILE_EVENT_TYPE } from '../events/cluster-event.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
-import { fingerprint } from '../pullsecret/canonical.js';
 import { pinFacts } from '../retention/pin-step.js';
 import { collectStatusRows, findAdapterStatus } from '../status-view/read-statuses.js';
 import {
@@ -268,10 +267,6 @@ export class AdminService {
         secretName: params.secretName,
         namespace: params.namespace,
         ...ask,
-        // The spec's digest now: a spec that differs later ends the pin.
-        ...(params.pullSecret === undefined
-          ? {}
-          : { specSha256: fingerprint(Buffer.from(params.pullSecret)) }),
       },
     );
     const view: RollbackView = {
@@ -289,8 +284,10 @@ export class AdminService {
         name: result.kubernetes.name,
         outcome: result.kubernetes.outcome,
       };
-    // A reconcile follows: the status shows the pin, and in Job mode the Job writes the Secret (the
-    // adapter may not). Its failure is the status's; the rollback has succeeded.
+    // A reconcile follows: the pin adopts the digest of the pull secret reconciled from (the spec's,
+    // or the account service's when that is the source), the status shows the pin, and in Job mode
+    // the Job writes the Secret (the adapter may not). Its failure is the status's; the rollback
+    // has succeeded.
     view.reconcile = await this.reconcileQuietly(id, signal);
     return view;
   }

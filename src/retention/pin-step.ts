@@ -36,12 +36,11 @@ export function pinStep(pins: PinStore, now: () => number = Date.now): Reconcile
       'Rollback pin ended: serving the spec again',
     );
   };
-  const served = new WeakSet<StepContext>();
+  const served = new WeakMap<StepContext, Pin>();
   return Object.freeze({
     async preparePayload(ctx, payload) {
-      const pin = await pins.get(ctx.names.clusterId, ctx.signal);
+      let pin = await pins.get(ctx.names.clusterId, ctx.signal);
       if (pin === undefined) return { payload };
-      served.add(ctx);
       const spec = fingerprint(ctx.spec);
       if (pinExpired(pin, now())) {
         await end(ctx, pin, 'expired');
@@ -51,10 +50,22 @@ export function pinStep(pins: PinStore, now: () => number = Date.now): Reconcile
         await end(ctx, pin, 'spec-changed');
         return { payload };
       }
-      if (pin.specSha256 === undefined && !ctx.dryRun)
-        await pins.put({ ...pin, specSha256: spec }, ctx.signal);
+      if (pin.specSha256 === undefined && !ctx.dryRun) {
+        pin = { ...pin, specSha256: spec };
+        await pins.put(pin, ctx.signal);
+      }
       const pinned = await pinnedContent(ctx, pin, contents);
+      served.set(ctx, pin);
       return { payload: pinned, final: true, facts: { pin: pinFacts(pin) } };
+    },
+    // The pinned content written again (someone added a version meanwhile): the pin follows the
+    // new version, which retention then keeps as current, not the superseded one it may retire.
+    async afterProvision(ctx, pushed) {
+      const pin = served.get(ctx);
+      if (ctx.dryRun || pin === undefined || pushed.outcome === 'unchanged' || pushed.version === undefined)
+        return undefined;
+      await pins.put({ ...pin, version: pushed.version }, ctx.signal);
+      return undefined;
     },
     // Before a write of the spec's content: a pin another replica just recorded may not have
     // reached this one's watch yet. Read it fresh (writes are rare; a no-op never gets here).

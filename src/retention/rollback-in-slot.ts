@@ -4,7 +4,8 @@ import type { KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
 import { SUPERSEDED, type ClusterScheduler } from '../reconcile/cluster-scheduler.js';
 import type { StoreProvider, StoreTarget } from '../reconcile/store-provider.js';
-import type { RetryPolicy } from '../util/retry.js';
+import { backoffDelay, type RetryPolicy } from '../util/retry.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PinStore } from './pin.js';
 import { releasePin, rollbackPullSecret, type RollbackRequest, type RollbackResult } from './rollback.js';
 
@@ -43,12 +44,16 @@ export function adminRollback(
       for (let attempt = 1; ; attempt++) {
         const done = await attemptInSlot(scheduler, deps, target, request);
         if (done !== undefined) return done;
-        if (attempt >= SUPERSEDED_ATTEMPTS)
-          throw new PullSecretError(
-            'STORE_CONFLICT',
-            `events for cluster ${request.clusterId} took their turn ${attempt} times before the rollback ` +
-              `wrote its version; check the versions and try again`,
-          );
+        if (attempt < SUPERSEDED_ATTEMPTS) {
+          // A waiting event turns the rollback away at once: give it time to run first.
+          await sleep(backoffDelay(REQUEUE_PACE, attempt));
+          continue;
+        }
+        throw new PullSecretError(
+          'STORE_CONFLICT',
+          `events for cluster ${request.clusterId} took their turn ${attempt} times before the rollback ` +
+            `wrote its version; check the versions and try again`,
+        );
       }
     },
     release:
@@ -60,7 +65,9 @@ export function adminRollback(
 }
 
 /** How often a rollback queues again after events took the cluster's slot before it wrote. */
-const SUPERSEDED_ATTEMPTS = 5;
+const SUPERSEDED_ATTEMPTS = 8;
+/** The pause before it queues again: 100 ms doubling to 2 s (about 8 s in all), jittered. */
+const REQUEUE_PACE: RetryPolicy = { maxAttempts: SUPERSEDED_ATTEMPTS, baseDelayMs: 100, maxDelayMs: 2000 };
 
 /** One turn in the slot: the result once the version is written; undefined when an event came first. */
 async function attemptInSlot(

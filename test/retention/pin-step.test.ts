@@ -83,6 +83,13 @@ describe('the rollback pin step', () => {
     await store.addVersion(defaultSecretId('c-step-1'), Buffer.from(content(9)));
     assert.equal((await reconcile('c-step-1', 2)).outcome, 'updated');
     assert.equal(await latest('c-step-1'), content(1));
+    const followed = await pins.get('c-step-1');
+    assert.deepEqual(
+      [followed?.version, followed?.specSha256 !== undefined],
+      ['5', true],
+      'the pin follows v5',
+    );
+    assert.equal((await reconcile('c-step-1', 2)).outcome, 'unchanged');
     // The spec changes: the pin ends and the spec (with the merge) is served.
     const changed = await reconcile('c-step-1', 3);
     assert.equal(changed.pin, undefined);
