@@ -2,12 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toPullSecretError } from '../errors/index.js';
 import type { Logger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
-import { CONFIG_DURATION, parseDuration } from '../util/duration.js';
 import type { AdminService } from './admin-service.js';
 import { writeAudit, type AdminAction, type AuditRecord } from './audit.js';
 import { CLUSTER_FILTERS, type ClusterFilter } from './cluster-state.js';
 import type { FailureLimiter } from './failure-limiter.js';
 import { sendJson, sendProblem, type AdminProblem } from './problem.js';
+import { rollbackFields, type RollbackFields } from './rollback-body.js';
 import { bearerToken, challenge, clientAddress, type TokenChecker } from './request-auth.js';
 
 /** The admin API's versioned base path. */
@@ -30,9 +30,6 @@ const ROLLBACK_REFUSALS: ReadonlySet<string> = new Set([
   'SECRET_UNMANAGED',
   'VERSION_NOT_ENABLED',
 ]);
-const VERSION_ID = /^[A-Za-z0-9-]{1,64}$/;
-/** A pin's reason: printable, no control characters (it goes into logs and status). */
-const PIN_REASON = /^[^\p{Cc}]{1,200}$/u;
 
 interface AdminHandlerDeps {
   service: AdminService;
@@ -46,12 +43,8 @@ interface Route {
   method: string;
   clusterId?: string;
   filter?: ClusterFilter;
-  /** Rollback: the version asked for (body `{"toVersion": "3"}`). */
-  toVersion?: string;
-  /** Rollback: why (the pin's reason). */
-  reason?: string;
-  /** Rollback: when the pin ends (from `expiresIn`, e.g. `"4h"`). */
-  expiresAt?: string;
+  /** Rollback: the version asked for, the pin's reason and end (body `{"toVersion": "3", ...}`). */
+  rollback?: RollbackFields;
 }
 
 class Refusal extends Error {
@@ -294,7 +287,9 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     audit.clusterId = r.clusterId;
     if (r.method === 'POST') {
       const body = await readBody(req, r.action === 'rollback' ? ['toVersion', 'reason', 'expiresIn'] : []);
-      Object.assign(r, rollbackFields(body));
+      r.rollback = rollbackFields(body, (detail) =>
+        refuse(400, 'ADMIN-REQ-001', 'Bad Request', detail, 'invalid'),
+      );
     }
     const { status, body } = await act(
       deps.service,
@@ -343,34 +338,6 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
   }
 }
 
-/**
- * A rollback's body checked: `toVersion` a version id, `reason` printable text of at most 200
- * characters, `expiresIn` a duration (`30m`, `4h`, `2d`). @throws Refusal 400
- */
-function rollbackFields(body: Record<string, string>): Pick<Route, 'toVersion' | 'reason' | 'expiresAt'> {
-  const bad = (detail: string) => refuse(400, 'ADMIN-REQ-001', 'Bad Request', detail, 'invalid');
-  if (body.toVersion !== undefined && !VERSION_ID.test(body.toVersion))
-    throw bad('toVersion must be a version id such as "3"');
-  if (body.reason !== undefined && !PIN_REASON.test(body.reason))
-    throw bad('reason must be 1-200 printable characters');
-  let expiresAt: string | undefined;
-  if (body.expiresIn !== undefined) {
-    const ms = parseDuration(body.expiresIn, CONFIG_DURATION);
-    if (ms === undefined || ms <= 0) throw bad('expiresIn must be a duration such as "30m", "4h" or "2d"');
-    expiresAt = new Date(Date.now() + ms).toISOString();
-  }
-  return { toVersion: body.toVersion, reason: body.reason, expiresAt };
-}
-
-/** The rollback fields given, without the absent ones. */
-function pick(r: Route): { toVersion?: string; reason?: string; expiresAt?: string } {
-  return Object.fromEntries(
-    Object.entries({ toVersion: r.toVersion, reason: r.reason, expiresAt: r.expiresAt }).filter(
-      ([, v]) => v !== undefined,
-    ),
-  );
-}
-
 async function act(
   service: AdminService,
   r: Route,
@@ -393,7 +360,7 @@ async function act(
     r.action === 'reconcile'
       ? await service.reconcile(id)
       : r.action === 'rollback'
-        ? await service.rollback(id, { ...pick(r), by })
+        ? await service.rollback(id, { ...r.rollback, by })
         : r.action === 'rollback-release'
           ? await service.release(id, by)
           : await service.cluster(id, signal);
