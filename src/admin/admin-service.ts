@@ -285,9 +285,8 @@ export class AdminService {
         outcome: result.kubernetes.outcome,
       };
     // A reconcile follows: the pin adopts the digest of the pull secret reconciled from (the spec's,
-    // or the account service's when that is the source), the status shows the pin, and in Job mode
-    // the Job writes the Secret (the adapter may not). Its failure is the status's; the rollback
-    // has succeeded.
+    // or the account service's when that is the source) and the status shows the pin. Its failure
+    // is the status's; the rollback has succeeded.
     view.reconcile = await this.reconcileQuietly(id, signal);
     return view;
   }
