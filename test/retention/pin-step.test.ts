@@ -4,11 +4,12 @@
 // store says so.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { PullSecretError } from '../../src/errors/index.js';
+import { ManifestDirectoryTarget } from '../../src/kube/manifest-directory.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { defaultSecretId } from '../../src/pullsecret/identifiers.js';
 import { reconcilePullSecret } from '../../src/reconcile/reconcile-pull-secret.js';
@@ -123,6 +124,28 @@ describe('the rollback pin step', () => {
     assert.equal(await pins.get('c-step-3'), undefined);
     assert.match(await latest('c-step-3'), /merged\.example\.com/);
     assert.ok(lines.some((l) => l.includes('"ended":"expired"')));
+  });
+
+  it('Job mode (writeKubernetes false): the version and the pin are written, the cluster Secret is not', async () => {
+    for (const n of [1, 2])
+      await reconcilePullSecret(
+        { clusterId: 'c-step-5', pullSecretData: content(n) },
+        { store, retry: RETRY, log },
+      );
+    const manifests = join(dir, 'manifests');
+    const result = await rollbackPullSecret(
+      { clusterId: 'c-step-5', by: 'test' },
+      {
+        store,
+        retry: RETRY,
+        log,
+        pins,
+        kubernetes: new ManifestDirectoryTarget({ directory: manifests }),
+        writeKubernetes: false,
+      },
+    );
+    assert.deepEqual([result.push.version, result.pin?.version, result.kubernetes], ['3', '3', undefined]);
+    await assert.rejects(readdir(manifests), { code: 'ENOENT' });
   });
 
   it('without a pin store the rollback warns that nothing holds it', async () => {
