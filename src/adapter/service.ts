@@ -8,16 +8,17 @@ import { startHealthServer, startMetricsServer, type RunningServer } from '../ob
 import type { Logger } from '../observability/logger.js';
 import { AdapterMetrics as Metrics } from './metrics.js';
 import { Shutdown } from './shutdown.js';
-import { ClusterScheduler, SUPERSEDED } from '../reconcile/cluster-scheduler.js';
-import { PullSecretError } from '../errors/index.js';
-import { rollbackPullSecret, type RollbackRequest, type RollbackResult } from '../retention/rollback.js';
+import { ClusterScheduler } from '../reconcile/cluster-scheduler.js';
+import { adminRollback } from '../retention/rollback-in-slot.js';
+import { pinStep } from '../retention/pin-step.js';
+import { pinStoreFor } from '../retention/pin-store.js';
 import type { AdapterConfig } from './config.js';
 import type { Executor } from '../reconcile/executor.js';
 import { InProcessExecutor } from './in-process-executor.js';
 import { RetentionRunner } from '../retention/runner.js';
 import { EventPipeline } from '../reconcile/pipeline.js';
 import { ProviderRoutes } from '../reconcile/provider-routes.js';
-import { StoreProvider, type StoreTarget } from '../reconcile/store-provider.js';
+import { StoreProvider } from '../reconcile/store-provider.js';
 import { createJobExecutor } from './job-executor.js';
 import { createAdapterEntitlements, type AdapterEntitlements } from '../entitlements/adapter-plugin.js';
 import { createAdapterTransfers, type AdapterTransfers } from '../account-service/adapter-plugin.js';
@@ -135,6 +136,17 @@ async function startParts(
           logger,
           watches.secrets,
         );
+  // Rollback pins (docs/retention.md): beside the Kubernetes target, seen by every replica and the Job.
+  const pins = await pinStoreFor({
+    ...config.kubernetes,
+    namespace: config.execution.job.namespace,
+    watch: {
+      retry: config.execution.retry,
+      onError: (fields) => logger.warn(fields, 'Rollback pin watch failed'),
+    },
+  });
+  if (pins?.stop !== undefined) track('watches', pins, (p) => Promise.resolve(p.stop?.()));
+  const pinned = pins === undefined ? [] : [pinStep(pins)];
   const resources = {
     stores,
     kubernetes,
@@ -149,7 +161,7 @@ async function startParts(
         : new InProcessExecutor({
             resources,
             retry: config.execution.retry,
-            steps: reconcileSteps(config, verification, retentionRunner(config, metrics)),
+            steps: [...pinned, ...reconcileSteps(config, verification, retentionRunner(config, metrics))],
           }),
     ),
     (e) => e.close(),
@@ -176,7 +188,7 @@ async function startParts(
             section: config.accountService,
             pullSecretSource: config.pullSecretSource,
             ...background,
-            steps: verification === undefined ? [] : [verificationStep(verification)],
+            steps: [...pinned, ...(verification === undefined ? [] : [verificationStep(verification)])],
           }),
           (t) => t.stop(),
         );
@@ -215,7 +227,14 @@ async function startParts(
   let listing = false;
   const ready = () => !draining && !listing && broker.isReady();
   const servers: RunningServer[] = [];
-  const rollback = rollbackInSlot(scheduler, { stores, kubernetes, retry: config.execution.retry, logger });
+  const rollback = adminRollback(scheduler, {
+    stores,
+    kubernetes,
+    writeKubernetes: config.execution.mode !== 'job',
+    pins,
+    retry: config.execution.retry,
+    logger,
+  });
   const adminDeps = {
     api,
     stores,
@@ -224,7 +243,8 @@ async function startParts(
     writesKubernetes: kubernetes !== undefined,
     handleEvent: pipeline.handle,
     checkTransfer: transfers === undefined ? undefined : (clusterId: string) => transfers.checkNow(clusterId),
-    rollback,
+    rollback: rollback.rollback,
+    releasePin: rollback.release,
   };
   const admin = track(
     'admin',
@@ -343,48 +363,4 @@ function retentionRunner(config: AdapterConfig, metrics: Metrics): RetentionRunn
     retry: config.execution.retry,
     observer: metrics.retention,
   });
-}
-
-/**
- * The admin API's rollback (docs/retention.md): `rollbackPullSecret` run in the cluster's scheduler
- * slot, so it never overlaps a reconcile of that cluster. It queues at the lowest generation: it
- * never replaces a waiting event nor stops a running one, and an event arriving meanwhile takes the
- * slot (the rollback then fails with STORE_CONFLICT, retryable: try again).
- */
-function rollbackInSlot(
-  scheduler: ClusterScheduler<Disposition>,
-  deps: {
-    stores: StoreProvider;
-    kubernetes: KubernetesSecretTarget | undefined;
-    retry: AdapterConfig['execution']['retry'];
-    logger: Logger;
-  },
-): (target: StoreTarget, request: RollbackRequest) => Promise<RollbackResult> {
-  return async (target, request) => {
-    let result: RollbackResult | undefined;
-    const settled = await scheduler.submit(request.clusterId, -1, async (signal) => {
-      const store = await deps.stores.forTarget(target);
-      const log = deps.logger.child({ cluster_id: request.clusterId });
-      try {
-        result = await rollbackPullSecret(request, {
-          store,
-          kubernetes: deps.kubernetes,
-          retry: deps.retry,
-          log,
-          signal,
-        });
-      } catch (err) {
-        if (signal.reason !== SUPERSEDED) throw err;
-      }
-      return 'ack';
-    });
-    if (settled === SUPERSEDED || result === undefined) {
-      throw new PullSecretError(
-        'STORE_CONFLICT',
-        `an event for cluster ${request.clusterId} took its turn before the rollback finished; check the ` +
-          `versions and try again`,
-      );
-    }
-    return result;
-  };
 }

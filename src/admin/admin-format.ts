@@ -1,6 +1,12 @@
 import { renderTable } from '../util/table.js';
 import type { ConditionView, ReportView } from '../status-view/status-row.js';
-import type { ClusterView, ReconcileView, RollbackView, TransferCheckView } from './admin-service.js';
+import type {
+  ClusterView,
+  ReconcileView,
+  ReleaseView,
+  RollbackView,
+  TransferCheckView,
+} from './admin-service.js';
 
 /** One line of `GET clusters` (the summary the server sends). */
 interface ClusterSummary {
@@ -112,8 +118,21 @@ export function formatRollback(view: RollbackView): string {
       ? ''
       : `\nKubernetes Secret ${view.kubernetesSecret.namespace}/${view.kubernetesSecret.name}: ` +
         `${view.kubernetesSecret.outcome}`;
+  const pin =
+    view.pin === undefined
+      ? '\nNot pinned: the next reconcile serves the spec again'
+      : `\nPinned by ${view.pin.by} at ${view.pin.at}` +
+        `${view.pin.expiresAt === undefined ? '' : ` until ${view.pin.expiresAt}`}` +
+        `${view.pin.reason === undefined ? '' : `: ${view.pin.reason}`}`;
   return (
     `Rollback of ${view.id}: version ${view.restoredVersion} restored as version ` +
-    `${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}`
+    `${view.version ?? NONE} (${view.outcome}); was ${view.fromVersion}${k8s}${pin}`
   );
+}
+
+/** `pull-secret admin rollback --release`: whether a pin ended, and the reconcile that followed. Pure. */
+export function formatRelease(view: ReleaseView): string {
+  return view.released
+    ? `Rollback pin of ${view.id} released; reconcile: ${view.reconcile ?? NONE}`
+    : `Cluster ${view.id} had no rollback pin: nothing changed`;
 }

@@ -7,6 +7,7 @@ import { writeAudit, type AdminAction, type AuditRecord } from './audit.js';
 import { CLUSTER_FILTERS, type ClusterFilter } from './cluster-state.js';
 import type { FailureLimiter } from './failure-limiter.js';
 import { sendJson, sendProblem, type AdminProblem } from './problem.js';
+import { rollbackFields, type RollbackFields } from './rollback-body.js';
 import { bearerToken, challenge, clientAddress, type TokenChecker } from './request-auth.js';
 
 /** The admin API's versioned base path. */
@@ -29,7 +30,6 @@ const ROLLBACK_REFUSALS: ReadonlySet<string> = new Set([
   'SECRET_UNMANAGED',
   'VERSION_NOT_ENABLED',
 ]);
-const VERSION_ID = /^[A-Za-z0-9-]{1,64}$/;
 
 interface AdminHandlerDeps {
   service: AdminService;
@@ -43,8 +43,8 @@ interface Route {
   method: string;
   clusterId?: string;
   filter?: ClusterFilter;
-  /** Rollback: the version asked for (body `{"toVersion": "3"}`). */
-  toVersion?: string;
+  /** Rollback: the version asked for, the pin's reason and end (body `{"toVersion": "3", ...}`). */
+  rollback?: RollbackFields;
 }
 
 class Refusal extends Error {
@@ -78,7 +78,13 @@ function onlyMethod(method: string, allowed: 'GET' | 'POST', path: string): void
  * Matches the path to a route.
  * @throws Refusal (404 unknown path or planned action, 405 method, 400 hostile id or filter)
  */
-function route(method: string, url: URL, transfers: boolean, offersRollback: boolean): Route {
+function route(
+  method: string,
+  url: URL,
+  transfers: boolean,
+  offersRollback: boolean,
+  offersRelease = false,
+): Route {
   const rest = url.pathname.startsWith(`${ADMIN_BASE_PATH}/`)
     ? url.pathname.slice(ADMIN_BASE_PATH.length + 1)
     : undefined;
@@ -127,6 +133,10 @@ function route(method: string, url: URL, transfers: boolean, offersRollback: boo
   if (action === 'rollback' && offersRollback) {
     onlyMethod(method, 'POST', 'clusters/{id}/rollback');
     return { action: 'rollback', method, clusterId };
+  }
+  if (action === 'rollback-release' && offersRelease) {
+    onlyMethod(method, 'POST', 'clusters/{id}/rollback-release');
+    return { action: 'rollback-release', method, clusterId };
   }
   if (action === 'transfer-check' && transfers) {
     onlyMethod(method, 'POST', 'clusters/{id}/transfer-check');
@@ -265,6 +275,7 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
         new URL(req.url ?? '/', 'http://admin'),
         deps.service.checksTransfers,
         deps.service.offersRollback,
+        deps.service.offersRelease,
       );
     } catch (err) {
       const planned = err as Partial<Route>;
@@ -275,18 +286,17 @@ async function handle(deps: AdminHandlerDeps, req: IncomingMessage, res: ServerR
     audit.action = r.action;
     audit.clusterId = r.clusterId;
     if (r.method === 'POST') {
-      const body = await readBody(req, r.action === 'rollback' ? ['toVersion'] : []);
-      if (body.toVersion !== undefined && !VERSION_ID.test(body.toVersion))
-        throw refuse(
-          400,
-          'ADMIN-REQ-001',
-          'Bad Request',
-          'toVersion must be a version id such as "3"',
-          'invalid',
-        );
-      r.toVersion = body.toVersion;
+      const body = await readBody(req, r.action === 'rollback' ? ['toVersion', 'reason', 'expiresIn'] : []);
+      r.rollback = rollbackFields(body, (detail) =>
+        refuse(400, 'ADMIN-REQ-001', 'Bad Request', detail, 'invalid'),
+      );
     }
-    const { status, body } = await act(deps.service, r, controller.signal);
+    const { status, body } = await act(
+      deps.service,
+      r,
+      controller.signal,
+      `admin-api (${slot} token, ${client})`,
+    );
     audit.result = status === 200 ? 'ok' : 'not-found';
     audit.httpStatus = status;
     if (status === 200) sendJson(res, status, body);
@@ -332,6 +342,7 @@ async function act(
   service: AdminService,
   r: Route,
   signal: AbortSignal,
+  by: string,
 ): Promise<{ status: number; body?: unknown }> {
   if (r.action === 'list-clusters')
     return {
@@ -349,7 +360,9 @@ async function act(
     r.action === 'reconcile'
       ? await service.reconcile(id)
       : r.action === 'rollback'
-        ? await service.rollback(id, r.toVersion)
-        : await service.cluster(id, signal);
+        ? await service.rollback(id, { ...r.rollback, by })
+        : r.action === 'rollback-release'
+          ? await service.release(id, by)
+          : await service.cluster(id, signal);
   return value === undefined ? { status: 404 } : { status: 200, body: value };
 }

@@ -3,12 +3,14 @@ import type { Disposition, InboundMessage } from '../brokers/broker.js';
 import { readClusterParams, type FieldPaths } from '../reconcile/cluster-params.js';
 import type { ProviderRoutes } from '../reconcile/provider-routes.js';
 import type { StoreProvider, StoreTarget } from '../reconcile/store-provider.js';
+import type { PinFacts } from '../reconcile/steps.js';
 import type { RollbackRequest, RollbackResult } from '../retention/rollback.js';
 import { ADAPTER_NAME } from '../reconcile/status-report.js';
 import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import { RECONCILE_EVENT_TYPE } from '../events/cluster-event.js';
 import type { HyperFleetClient } from '../hyperfleet/index.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
+import { pinFacts } from '../retention/pin-step.js';
 import { collectStatusRows, findAdapterStatus } from '../status-view/read-statuses.js';
 import {
   explainRow,
@@ -39,6 +41,26 @@ export interface AdminServiceDeps {
   checkTransfer?: (clusterId: string) => Promise<TransferRun>;
   /** Runs a rollback in the cluster's scheduler slot (service.ts); absent: rollback is not offered (404). */
   rollback?: (target: StoreTarget, request: RollbackRequest) => Promise<RollbackResult>;
+  /** Ends a cluster's rollback pin (true: there was one); absent: no pin store, release is not offered. */
+  releasePin?: (clusterId: string, by: string) => Promise<boolean>;
+}
+
+/** What a rollback is asked to do besides its version: the pin's who, why and until when. */
+export interface RollbackAsk {
+  toVersion?: string;
+  reason?: string;
+  /** RFC 3339 time the pin ends by itself. */
+  expiresAt?: string;
+  by: string;
+}
+
+/** What `POST clusters/{id}/rollback-release` answers. */
+export interface ReleaseView {
+  id: string;
+  /** False: the cluster had no pin (nothing changed). */
+  released: boolean;
+  /** The reconcile that served the spec again (`done`, `retrying`), after a release. */
+  reconcile?: string;
 }
 
 /**
@@ -73,6 +95,10 @@ export interface RollbackView {
   version?: string;
   outcome: string;
   kubernetesSecret?: { namespace: string; name: string; outcome: string };
+  /** The pin recorded (docs/retention.md): every reconcile serves this content until it ends. */
+  pin?: PinFacts;
+  /** The reconcile that followed (`done`, `retrying`, `failed`). */
+  reconcile?: string;
 }
 
 /** One stored version, without payload. */
@@ -225,11 +251,7 @@ export class AdminService {
    * @throws API_* from the HyperFleet API; CONFIG_INVALID (no store serves it); the rollback's errors
    *   (VERSION_DESTROYED, SECRET_NOT_FOUND, SECRET_UNMANAGED, VERSION_NOT_ENABLED, store, Kubernetes)
    */
-  async rollback(
-    id: string,
-    toVersion: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<RollbackView | undefined> {
+  async rollback(id: string, ask: RollbackAsk, signal?: AbortSignal): Promise<RollbackView | undefined> {
     const run = this.deps.rollback;
     if (run === undefined) throw new PullSecretError('INTERNAL', 'rollback is not offered by this server');
     const cluster = await this.deps.api.getCluster(id, { signal });
@@ -240,7 +262,12 @@ export class AdminService {
       throw new PullSecretError('CONFIG_INVALID', this.deps.routes.unmappedMessage(params.provider));
     const result = await run(
       { provider: route.provider, settings: route.settings },
-      { clusterId: cluster.id, secretName: params.secretName, namespace: params.namespace, toVersion },
+      {
+        clusterId: cluster.id,
+        secretName: params.secretName,
+        namespace: params.namespace,
+        ...ask,
+      },
     );
     const view: RollbackView = {
       id,
@@ -250,13 +277,47 @@ export class AdminService {
       outcome: result.push.outcome,
     };
     if (result.push.version !== undefined) view.version = result.push.version;
+    if (result.pin !== undefined) view.pin = pinFacts(result.pin);
     if (result.kubernetes !== undefined)
       view.kubernetesSecret = {
         namespace: result.kubernetes.namespace,
         name: result.kubernetes.name,
         outcome: result.kubernetes.outcome,
       };
+    // A reconcile follows: the pin adopts the digest of the pull secret reconciled from (the spec's,
+    // or the account service's when that is the source) and the status shows the pin. Its failure
+    // is the status's; the rollback has succeeded.
+    view.reconcile = await this.reconcileQuietly(id, signal);
     return view;
+  }
+
+  /** True when this server can release rollback pins. */
+  get offersRelease(): boolean {
+    return this.deps.releasePin !== undefined;
+  }
+
+  /**
+   * Ends the cluster's rollback pin and reconciles it, so the spec is served again; undefined
+   * when the cluster does not exist. @throws API_*, and what the pin store throws
+   */
+  async release(id: string, by: string, signal?: AbortSignal): Promise<ReleaseView | undefined> {
+    const run = this.deps.releasePin;
+    if (run === undefined) throw new PullSecretError('INTERNAL', 'release is not offered by this server');
+    const cluster = await this.deps.api.getCluster(id, { signal });
+    if (cluster === undefined) return undefined;
+    const released = await run(id, by);
+    if (!released) return { id, released };
+    return { id, released, reconcile: await this.reconcileQuietly(id, signal) };
+  }
+
+  /** A reconcile through the pipeline whose failure is reported in its status, not thrown. */
+  private async reconcileQuietly(id: string, signal?: AbortSignal): Promise<string> {
+    try {
+      const view = await this.reconcile(id, signal);
+      return view?.result ?? 'gone';
+    } catch {
+      return 'failed';
+    }
   }
 }
 

@@ -3,7 +3,13 @@ import type { TokenSlot } from './token-state.js';
 
 /** What the admin API was asked to do. */
 export type AdminAction =
-  'get-cluster' | 'list-clusters' | 'reconcile' | 'rollback' | 'transfer-check' | 'unknown';
+  | 'get-cluster'
+  | 'list-clusters'
+  | 'reconcile'
+  | 'rollback'
+  | 'rollback-release'
+  | 'transfer-check'
+  | 'unknown';
 
 /** One audit record: who (token slot, client address), what, on which cluster, with what result. */
 export interface AuditRecord {

@@ -67,10 +67,14 @@ export function adminCommand(): Command {
       new Command('rollback')
         .argument('<cluster-id>')
         .description(
-          'Make an earlier version current again (a new version) and update the Kubernetes Secret (docs/retention.md).',
+          'Make an earlier version current again (a new version), pin it, and update the Kubernetes Secret ' +
+            '(docs/retention.md).',
         ),
     )
-      .option('--to-version <n>', 'the version to restore (default: the previous one)')
+      .option('--to-version <n>', 'the version to restore (default: the previous one, or the pinned one)')
+      .option('--reason <text>', 'why (kept in the pin, shown in the status)')
+      .option('--expires-in <duration>', 'the pin ends by itself after this long (30m, 4h, 2d)')
+      .option('--release', 'end the pin instead: the spec is served again')
       .action(run('rollback')),
   );
   admin.addCommand(
@@ -85,13 +89,31 @@ export function adminCommand(): Command {
   return admin;
 }
 
+/** The flags of `admin list` and `admin rollback`. */
+interface RollbackFlags {
+  filter?: string;
+  toVersion?: string;
+  reason?: string;
+  expiresIn?: string;
+  release?: boolean;
+}
+
+/** A rollback's body: the flags given (the server checks them). */
+function rollbackBody(options: RollbackFlags): Record<string, string> | undefined {
+  const body = Object.fromEntries(
+    Object.entries({
+      toVersion: options.toVersion,
+      reason: options.reason,
+      expiresIn: options.expiresIn,
+    }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  return Object.keys(body).length === 0 ? undefined : body;
+}
+
 function run(action: Action) {
   return async (...args: unknown[]) => {
     const clusterId = action === 'list' ? undefined : (args[0] as string);
-    const options = (action === 'list' ? args[0] : args[1]) as AdminOptions & {
-      filter?: string;
-      toVersion?: string;
-    };
+    const options = (action === 'list' ? args[0] : args[1]) as AdminOptions & RollbackFlags;
     process.exitCode = await callAdmin(action, clusterId, options);
   };
 }
@@ -99,7 +121,7 @@ function run(action: Action) {
 async function callAdmin(
   action: Action,
   clusterId: string | undefined,
-  options: AdminOptions & { filter?: string; toVersion?: string },
+  options: AdminOptions & RollbackFlags,
 ): Promise<number> {
   try {
     // Loaded here: other commands must not pay for the admin client.
@@ -122,15 +144,20 @@ async function callAdmin(
       }
     }
     const token = readTokenFile(options.tokenFile);
+    const release = action === 'rollback' && options.release === true;
+    if (release && (options.toVersion ?? options.reason ?? options.expiresIn) !== undefined)
+      throw new PullSecretError(
+        'CONFIG_INVALID',
+        '--release takes no --to-version, --reason or --expires-in',
+      );
     const id = encodeURIComponent(clusterId ?? '');
     const path =
       action === 'list'
         ? `/clusters${options.filter ? `?filter=${options.filter}` : ''}`
         : action === 'get'
           ? `/clusters/${id}`
-          : `/clusters/${id}/${action}`;
-    const body =
-      action === 'rollback' && options.toVersion !== undefined ? { toVersion: options.toVersion } : undefined;
+          : `/clusters/${id}/${action}${release ? '-release' : ''}`;
+    const body = action === 'rollback' && !release ? rollbackBody(options) : undefined;
     const answer = await adminRequest({
       server: options.server,
       method: action === 'list' || action === 'get' ? 'GET' : 'POST',
@@ -151,6 +178,7 @@ async function callAdmin(
         );
       if (action === 'get')
         return format.formatClusterView(answered as Parameters<typeof format.formatClusterView>[0]);
+      if (release) return format.formatRelease(answered as Parameters<typeof format.formatRelease>[0]);
       if (action === 'rollback')
         return format.formatRollback(answered as Parameters<typeof format.formatRollback>[0]);
       if (action === 'transfer-check')

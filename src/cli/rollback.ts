@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { Command } from 'commander';
 import { z } from 'zod';
 import { retrySectionSchema } from '../config/sections.js';
@@ -7,7 +8,9 @@ import { PullSecretError } from '../errors/index.js';
 import { createLogger } from '../observability/logger.js';
 import { assertClusterId } from '../pullsecret/identifiers.js';
 import { DEFAULT_STORE_KIND } from '../stores/registry.js';
-import { printOut, reportFailure } from './output.js';
+import type { PinStore } from '../retention/pin.js';
+import { CONFIG_DURATION, parseDuration } from '../util/duration.js';
+import { printError, printOut, reportFailure } from './output.js';
 import { factsTable, outputOption, render, type OutputFormat } from './output-format.js';
 import { configuredStore, readConfigSections, type ScopeFlags } from './store-from-config.js';
 
@@ -18,13 +21,22 @@ interface RollbackOptions extends ScopeFlags {
   secretName?: string;
   namespace?: string;
   output: OutputFormat;
+  release?: boolean;
+  reason?: string;
+  expiresIn?: string;
 }
 
 /** The sections `rollback` reads from the adapter's config file; the others are ignored. */
 const rollbackConfigSchema = z.object({
   store: storeSectionSchema.prefault({}),
   kubernetes: kubernetesSectionSchema.prefault({}),
-  execution: z.object({ retry: retrySectionSchema.prefault({}) }).prefault({}),
+  execution: z
+    .object({
+      retry: retrySectionSchema.prefault({}),
+      // Where the adapter and its Jobs run: the pin ConfigMaps live there (kubernetes.target api).
+      job: z.object({ namespace: z.string().min(1).default('hyperfleet-system') }).prefault({}),
+    })
+    .prefault({}),
 });
 
 /** `rollback --cluster-id ID [--to-version N] --config FILE`: an earlier version's content, current again. */
@@ -53,6 +65,9 @@ export function rollbackCommand(): Command {
     )
     .option('--secret-name <name>', 'the cloud secret (default hyperfleet-{cluster-id}-pull-secret)')
     .option('--namespace <ns>', 'namespace of the Kubernetes Secret (default clusters-{cluster-id})')
+    .option('--reason <text>', 'why (kept in the pin, shown in the status)')
+    .option('--expires-in <duration>', 'the pin ends by itself after this long (30m, 4h, 2d)')
+    .option('--release', "end the cluster's pin instead: the adapter's next reconcile serves the spec again")
     .addOption(outputOption('json'))
     .addHelpText(
       'after',
@@ -61,7 +76,9 @@ export function rollbackCommand(): Command {
         "Adds a new version holding the chosen version's content (history stays append-only), then writes the",
         "Kubernetes Secret when the config's kubernetes.target is api or manifests. Refused with VERSION_DESTROYED",
         'when that version was destroyed. A disabled version is enabled for the read and disabled again.',
-        "The adapter's next reconcile of the cluster pushes the spec's pull secret again: fix the spec too.",
+        'The restored content is pinned (kubernetes.target api: a ConfigMap in execution.job.namespace; manifests:',
+        "{manifestDir}/.pins): every reconcile serves it until the spec's pull secret changes, --release, or",
+        '--expires-in passes. With kubernetes.target none there is no pin: the next reconcile serves the spec.',
         'Prints the versions and outcomes (one JSON line unless -o says otherwise; never a credential).',
         'Exit codes: 0 done, 1 refused or a store/Kubernetes failure, 2 usage or configuration error.',
       ].join('\n'),
@@ -93,6 +110,40 @@ function assertVersionFlag(kind: string, version: string): void {
     );
 }
 
+/**
+ * `--reason`, `--expires-in` and `--release` checked before anything is opened, with the pin's
+ * `by` (the user running the command). @throws CONFIG_INVALID
+ */
+function checkPinFlags(options: RollbackOptions): { by: string; reason?: string; expiresAt?: string } {
+  if (options.release === true && (options.toVersion ?? options.reason ?? options.expiresIn) !== undefined)
+    throw new PullSecretError('CONFIG_INVALID', '--release takes no --to-version, --reason or --expires-in');
+  if (options.reason !== undefined && !/^[^\p{Cc}]{1,200}$/u.test(options.reason))
+    throw new PullSecretError('CONFIG_INVALID', '--reason must be 1-200 printable characters');
+  const flags: { by: string; reason?: string; expiresAt?: string } = { by: `cli (${userInfo().username})` };
+  if (options.reason !== undefined) flags.reason = options.reason;
+  if (options.expiresIn !== undefined) {
+    const ms = parseDuration(options.expiresIn, CONFIG_DURATION);
+    if (ms === undefined || ms <= 0)
+      throw new PullSecretError('CONFIG_INVALID', '--expires-in must be a duration such as 30m, 4h or 2d');
+    flags.expiresAt = new Date(Date.now() + ms).toISOString();
+  }
+  return flags;
+}
+
+/** `rollback --release`: ends the pin (exit 0 also when there was none: nothing to do). */
+async function runRelease(clusterId: string, pins: PinStore | undefined): Promise<number> {
+  if (pins === undefined)
+    throw new PullSecretError('CONFIG_INVALID', 'kubernetes.target is none: there is no pin to release');
+  const { releasePin } = await import('../retention/rollback.js');
+  const released = await releasePin(clusterId, {
+    pins,
+    log: createLogger({ level: 'warn' }),
+    by: `cli (${userInfo().username})`,
+  });
+  printOut(JSON.stringify({ cluster_id: clusterId, released }));
+  return 0;
+}
+
 async function runRollback(options: RollbackOptions): Promise<number> {
   try {
     assertClusterId(options.clusterId);
@@ -103,6 +154,10 @@ async function runRollback(options: RollbackOptions): Promise<number> {
     } = await readConfigSections(options.config, rollbackConfigSchema);
     if (options.toVersion !== undefined)
       assertVersionFlag(storeSection.type ?? DEFAULT_STORE_KIND, options.toVersion);
+    const pinFlags = checkPinFlags(options);
+    const { pinStoreFor } = await import('../retention/pin-store.js');
+    const pins = await pinStoreFor({ ...k8s, namespace: execution.job.namespace });
+    if (options.release === true) return await runRelease(options.clusterId, pins);
     const { open } = configuredStore(storeSection, options);
     // Loaded here, not at start-up: other commands must not pay for them.
     const { rollbackPullSecret } = await import('../retention/rollback.js');
@@ -124,8 +179,9 @@ async function runRollback(options: RollbackOptions): Promise<number> {
           secretName: options.secretName,
           namespace: options.namespace,
           toVersion: options.toVersion,
+          ...pinFlags,
         },
-        { store, kubernetes, retry: execution.retry, log },
+        { store, kubernetes, retry: execution.retry, log, pins },
       );
       const shown: Record<string, unknown> = {
         cluster_id: options.clusterId,
@@ -134,7 +190,13 @@ async function runRollback(options: RollbackOptions): Promise<number> {
         restored_version: result.sourceVersion,
         version: result.push.version,
         outcome: result.push.outcome,
+        pinned: result.pin !== undefined,
       };
+      if (result.pin?.expiresAt !== undefined) shown.pin_expires_at = result.pin.expiresAt;
+      if (result.pin === undefined)
+        printError(
+          'warning: kubernetes.target is none: no pin was recorded, the next reconcile serves the spec again',
+        );
       if (result.kubernetes !== undefined)
         shown.kubernetes = {
           namespace: result.kubernetes.namespace,

@@ -9,6 +9,8 @@ import { factsOf } from '../reconcile/failure-facts.js';
 import { verificationNote } from '../reconcile/status-report.js';
 import { transferMergeStep } from '../account-service/transfer-merge-step.js';
 import { retentionStep } from '../retention/step.js';
+import { pinStep } from '../retention/pin-step.js';
+import { ownNamespace, pinStoreFor } from '../retention/pin-store.js';
 import type { RetentionRunner } from '../retention/runner.js';
 import { verificationStep, type VerificationGate } from '../verification/index.js';
 import { defaultSecretId } from '../pullsecret/identifiers.js';
@@ -89,7 +91,7 @@ export async function runPullSecretJob(
         retry: config.retry,
         log,
         signal: options.signal,
-        steps: jobSteps(config, verification, retention),
+        steps: [...(await jobPin(config)), ...jobSteps(config, verification, retention)],
       },
     );
     const message = completionMessage(result);
@@ -210,6 +212,18 @@ async function checkBeforeWriting(config: JobConfig, dryRun: boolean): Promise<C
   if (config.kubernetes.target === 'manifests' && !dryRun)
     await checkManifestDir(config.kubernetes.manifestDir);
   return names;
+}
+
+/** The rollback pin's step (docs/retention.md): the pin in the Job's own namespace, or its directory. */
+async function jobPin(config: JobConfig): Promise<ReconcileStep[]> {
+  const { target, manifestDir, kubeconfigPath } = config.kubernetes;
+  const pins = await pinStoreFor({
+    target,
+    manifestDir,
+    kubeconfig: kubeconfigPath,
+    namespace: ownNamespace(),
+  });
+  return pins === undefined ? [] : [pinStep(pins)];
 }
 
 /** The reconcile's plug-in steps in the Job, one line each, in the adapter's order. */

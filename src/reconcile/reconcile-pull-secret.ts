@@ -102,6 +102,7 @@ async function reconcileRegistered(
   const ctx: StepContext = Object.freeze({
     store,
     names,
+    spec: secret.raw,
     dryRun,
     limits,
     log,
@@ -116,6 +117,7 @@ async function reconcileRegistered(
     const prepared = await step.preparePayload(ctx, payload);
     payload = prepared.payload;
     Object.assign(facts, prepared.facts);
+    if (prepared.final === true) break;
   }
   const gates = steps.filter((step) => step.beforeWrite !== undefined);
   const beforeWrite =

@@ -1,7 +1,7 @@
 import { failureReason, type ErrorCode } from '../errors/index.js';
 import type { AdapterStatusReport, ConditionRequest } from '../hyperfleet/types.js';
 import { scopeStatusData } from '../stores/registry.js';
-import type { ReconcileFacts, VerificationFacts, VersionFacts } from './steps.js';
+import type { PinFacts, ReconcileFacts, VerificationFacts, VersionFacts } from './steps.js';
 import { factsOf } from './failure-facts.js';
 import type { StatusAddition } from './pipeline-plugin.js';
 import type { WorkOutcome, WorkTarget } from './outcome.js';
@@ -35,6 +35,8 @@ const APPLIED_REASON = {
   updated: 'SecretUpdated',
   unchanged: 'SecretUpToDate',
 } as const;
+/** Applied's reason while a rollback pin holds: the spec's pull secret is not what is served (docs/retention.md). */
+const PINNED_REASON = 'RolledBackPinned';
 
 function condition(
   type: string,
@@ -132,7 +134,15 @@ function appliedData(
   Object.assign(data, transferData(result.transfer));
   addVersionData(data, result);
   if (result.verification !== undefined) data.registryVerification = result.verification;
+  if (result.pin !== undefined) data.pin = result.pin;
   return data;
+}
+
+/** The Applied message's note on a rollback pin: which version is served instead of the spec's. */
+function pinNote(pin: PinFacts | undefined): string {
+  if (pin === undefined) return '';
+  const until = pin.expiresAt === undefined ? '' : ` until ${pin.expiresAt}`;
+  return `; rolled back to version ${pin.sourceVersion}'s content, pinned by ${pin.by}${until}`;
 }
 
 /** Conditions and data for each outcome (docs/status-contract.md). */
@@ -149,8 +159,8 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition(
             'Applied',
             'True',
-            APPLIED_REASON[result.outcome],
-            `Pull secret ${result.outcome} in the ${target.store} store${k8s}${verified}`,
+            result.pin === undefined ? APPLIED_REASON[result.outcome] : PINNED_REASON,
+            `Pull secret ${result.outcome} in the ${target.store} store${k8s}${verified}${pinNote(result.pin)}`,
           ),
           condition(
             'Available',

@@ -33,6 +33,18 @@ interface TransferFacts {
   appliedAt: string;
 }
 
+/** A rollback pin the reconcile served (docs/retention.md, "Rollback and pin"): names, never content. */
+export interface PinFacts {
+  /** The version whose content was restored. */
+  sourceVersion: string;
+  /** The version the rollback wrote. */
+  version?: string;
+  by: string;
+  at: string;
+  reason?: string;
+  expiresAt?: string;
+}
+
 /** What steps add to a reconcile's result, for the status data and the Job's result file. */
 export interface ReconcileFacts {
   transfer?: TransferFacts;
@@ -43,12 +55,15 @@ export interface ReconcileFacts {
    * enabled version, still served (status `currentVersion`; `factsOf` in failure-facts.ts).
    */
   servedVersion?: string;
+  pin?: PinFacts;
 }
 
 /** What every step of one reconcile sees: frozen, the names checked once before the first call. */
 export interface StepContext {
   readonly store: SecretStore;
   readonly names: ClusterNames;
+  /** The pull secret as the reconcile was given it (the spec's), validated, before any step changed it. */
+  readonly spec: Buffer;
   readonly dryRun: boolean;
   /** The store's per-version limit, for a step that changes the payload. */
   readonly limits: ValidateOptions;
@@ -65,8 +80,14 @@ export interface StepContext {
  * facts to the error (`withFacts`, failure-facts.ts), and the core adds the facts gathered before.
  */
 export interface ReconcileStep {
-  /** Before the store is read or written: may replace the payload (the applied-transfer merge). */
-  preparePayload?(ctx: StepContext, payload: Buffer): Promise<{ payload: Buffer; facts?: ReconcileFacts }>;
+  /**
+   * Before the store is read or written: may replace the payload (the applied-transfer merge).
+   * `final`: no later step's `preparePayload` runs (a rollback pin serves its content as it is).
+   */
+  preparePayload?(
+    ctx: StepContext,
+    payload: Buffer,
+  ): Promise<{ payload: Buffer; facts?: ReconcileFacts; final?: boolean }>;
   /** Only when a new version would be written, before it is (the registry verification). */
   beforeWrite?(ctx: StepContext, payload: Buffer): Promise<ReconcileFacts | undefined>;
   /** After the store push and the Kubernetes Secret (retention retires superseded versions). */

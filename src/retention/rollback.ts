@@ -1,15 +1,17 @@
-import { PullSecretError } from '../errors/index.js';
+import { PullSecretError, toPullSecretError } from '../errors/index.js';
 import type { ApplyResult, KubernetesSecretTarget } from '../kube/target.js';
 import type { Logger } from '../observability/logger.js';
 import { deriveClusterNames } from '../pullsecret/cluster-names.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { redactor } from '../pullsecret/redact.js';
+import { fingerprint } from '../pullsecret/canonical.js';
 import { validatePullSecret } from '../pullsecret/validate.js';
 import { provisionKubernetesSecret } from '../reconcile/provision-kubernetes.js';
 import { pushSecret, type PushResult } from '../stores/push.js';
 import type { SecretDescription, SecretStore, SecretVersionInfo } from '../stores/store.js';
 import { withRetry, type RetryPolicy } from '../util/retry.js';
+import { pinExpired, type Pin, type PinStore } from './pin.js';
 
 /** Which cluster, and which version to go back to. */
 export interface RollbackRequest {
@@ -20,6 +22,14 @@ export interface RollbackRequest {
   namespace?: string;
   /** The version whose content becomes current again; default the previous one (see `rollbackPullSecret`). */
   toVersion?: string;
+  /** Who rolls back (the admin caller, the CLI user), recorded in the pin. */
+  by?: string;
+  /** Why, recorded in the pin. */
+  reason?: string;
+  /** When the pin ends by itself (RFC 3339); none: until the spec changes or a release. */
+  expiresAt?: string;
+  /** SHA-256 of the spec's pull secret now (canonical form), when the caller read it: a different one ends the pin. */
+  specSha256?: string;
 }
 
 interface RollbackDeps {
@@ -29,6 +39,15 @@ interface RollbackDeps {
   retry: RetryPolicy;
   log: Logger;
   signal?: AbortSignal;
+  /** Where the pin goes (docs/retention.md, "Rollback and pin"); none: no pin, the next reconcile serves the spec. */
+  pins?: PinStore;
+  /**
+   * Told once the version is written and the pin completed, before the Kubernetes Secret: from then
+   * on the rollback has succeeded (the pin makes every later reconcile serve it).
+   */
+  onWritten?: (result: RollbackResult) => void;
+  /** False: the Kubernetes Secret is left to a reconcile (Job mode: the Job writes it, the adapter may not). */
+  writeKubernetes?: boolean;
 }
 
 /** What a rollback did. Never carries payload bytes but in `push.stored` (callers must not print it). */
@@ -41,22 +60,30 @@ export interface RollbackResult {
   /** The push of that content (`updated`: a new version; `unchanged`: it was current content already). */
   push: PushResult;
   kubernetes?: ApplyResult;
+  /** The pin recorded (absent without a pin store). */
+  pin?: Pin;
 }
 
 /**
  * Makes an earlier version's content current again, as a NEW version (history stays append-only),
- * then writes the Kubernetes Secret from it (the same provisioning as a reconcile). The default
- * target is the previous version: the newest ENABLED version below the current one (the one in
- * its grace), else the newest version below it. A DISABLED version is enabled for the read and
- * disabled again (its state is left as it was).
+ * pins it (docs/retention.md, "Rollback and pin": every later reconcile serves it until the spec's
+ * pull secret changes, a release or the expiry), then writes the Kubernetes Secret from it (the
+ * same provisioning as a reconcile). The default target is the previous version: the newest
+ * ENABLED version below the current one (the one in its grace), else the newest version below it;
+ * while a pin holds, the pinned one. A DISABLED version is enabled for the read and disabled again.
+ * Repeated while its pin holds and its version is current, it writes nothing (idempotent).
+ *
+ * Order: everything is checked and read first, then the pin is recorded (pending), the version
+ * written, the pin completed with that version (`onWritten`), and the Kubernetes Secret written.
  *
  * Calls: describe (GCP: GetSecret + ListSecretVersions), 1 access (+ enable and disable for a
- * disabled version), then the push (access, get, add, access-back) and the Kubernetes apply.
+ * disabled version), then the push (access, get, add, access-back), 2 pin writes and the
+ * Kubernetes apply; a repeat: the pin read and the describe only.
  *
  * @throws PullSecretError SECRET_NOT_FOUND (no secret, no such version, nothing earlier),
  *   SECRET_UNMANAGED (not ours, or another cluster's), VERSION_DESTROYED (that version's payload is
- *   gone), VERSION_NOT_ENABLED (disabled and the store cannot enable versions), or what the store
- *   and target throw.
+ *   gone), VERSION_NOT_ENABLED (disabled and the store cannot enable versions), or what the store,
+ *   the pin store and the target throw.
  */
 export async function rollbackPullSecret(
   request: RollbackRequest,
@@ -68,9 +95,11 @@ export async function rollbackPullSecret(
     namespace: request.namespace,
     kubernetes: deps.kubernetes !== undefined,
   });
-  const { store, log, signal } = deps;
+  const { store, log, signal, pins } = deps;
   const call = { signal };
   const retried = <T>(fn: () => Promise<T>) => withRetry(deps.retry, fn, { signal });
+  const held = await pins?.get(names.clusterId, signal);
+  const existing = held !== undefined && !pinExpired(held) ? held : undefined;
   const described = await retried(() => store.describe(names.secretId, call));
   if (described === undefined)
     throw new PullSecretError(
@@ -78,7 +107,28 @@ export async function rollbackPullSecret(
       `secret ${store.secretPath(names.secretId)} does not exist: nothing to roll back`,
     );
   assertOurs(described, names.clusterId);
-  const { current, source } = pickVersions(described, request.toVersion);
+  const { current, source } = pickVersions(described, request.toVersion ?? existing?.sourceVersion);
+  if (existing?.sourceVersion === source.version && existing.version === current.version) {
+    log.info(
+      {
+        operation: 'rollback',
+        source_version: source.version,
+        version: current.version,
+        outcome: 'unchanged',
+      },
+      'Rollback already in place: its pin holds',
+    );
+    const push: PushResult = { outcome: 'unchanged', secretPath: described.path, version: current.version };
+    const result: RollbackResult = {
+      secretPath: described.path,
+      fromVersion: current.version,
+      sourceVersion: source.version,
+      push,
+      pin: existing,
+    };
+    deps.onWritten?.(result);
+    return result;
+  }
 
   const data = await readVersion(store, names.secretId, source, retried, call);
   const release = redactor.register(credentialStrings(data.toString('utf8')));
@@ -87,15 +137,36 @@ export async function rollbackPullSecret(
       maxBytes: store.maxPayloadBytes,
       targetName: `${store.kind} store`,
     });
-    const push = await pushSecret(
-      store,
-      { secretId: names.secretId, labels: { ...names.labels }, payload: data },
-      {
-        retry: deps.retry,
-        signal,
-        onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
-      },
-    );
+    let pin: Pin | undefined;
+    if (pins === undefined) {
+      log.warn(
+        { operation: 'rollback', source_version: source.version },
+        'No place for a rollback pin (no Kubernetes target): the next reconcile serves the spec again',
+      );
+    } else {
+      pin = newPin(names, source.version, fingerprint(data), request, existing);
+      await pins.put(pin, signal);
+    }
+    let push: PushResult;
+    try {
+      push = await pushSecret(
+        store,
+        { secretId: names.secretId, labels: { ...names.labels }, payload: data },
+        {
+          retry: deps.retry,
+          signal,
+          onEvent: ({ level, message, ...fields }) => log[level ?? 'info'](fields, message),
+        },
+      );
+    } catch (err) {
+      // Not written: the pending pin goes (the pin before it comes back), so nothing serves it.
+      if (pins !== undefined && pin !== undefined) await undoPending(pins, names.clusterId, existing, log);
+      throw err;
+    }
+    if (pins !== undefined && pin !== undefined && push.version !== undefined) {
+      pin = { ...pin, version: push.version };
+      await pins.put(pin, signal);
+    }
     log.info(
       {
         operation: 'rollback',
@@ -103,6 +174,7 @@ export async function rollbackPullSecret(
         source_version: source.version,
         version: push.version,
         outcome: push.outcome,
+        pinned: pin !== undefined,
       },
       'Rolled back to an earlier version',
     );
@@ -112,7 +184,14 @@ export async function rollbackPullSecret(
       sourceVersion: source.version,
       push,
     };
-    if (deps.kubernetes !== undefined && push.stored !== undefined && push.version !== undefined) {
+    if (pin !== undefined) result.pin = pin;
+    deps.onWritten?.({ ...result });
+    if (
+      deps.kubernetes !== undefined &&
+      deps.writeKubernetes !== false &&
+      push.stored !== undefined &&
+      push.version !== undefined
+    ) {
       result.kubernetes = await provisionKubernetesSecret(
         deps.kubernetes,
         {
@@ -130,6 +209,63 @@ export async function rollbackPullSecret(
   } finally {
     release();
   }
+}
+
+/** Puts back the pin a failed rollback replaced, or removes its pending one (without the caller's signal). */
+async function undoPending(
+  pins: PinStore,
+  clusterId: string,
+  before: Pin | undefined,
+  log: Logger,
+): Promise<void> {
+  try {
+    if (before === undefined) await pins.delete(clusterId);
+    else await pins.put(before);
+  } catch (err) {
+    log.warn(
+      { operation: 'rollback-pin', error_code: toPullSecretError(err).code },
+      'Could not remove the pending rollback pin; release it (pull-secret rollback --release)',
+    );
+  }
+}
+
+/** The pending pin (no version yet); a rollback to the content already pinned keeps its spec digest. */
+function newPin(
+  names: { clusterId: string; secretId: string },
+  sourceVersion: string,
+  contentSha256: string,
+  request: RollbackRequest,
+  existing: Pin | undefined,
+): Pin {
+  const pin: Pin = {
+    clusterId: names.clusterId,
+    secretId: names.secretId,
+    sourceVersion,
+    contentSha256,
+    by: request.by ?? 'unknown',
+    at: new Date().toISOString(),
+  };
+  const specSha256 = request.specSha256 ?? existing?.specSha256;
+  if (specSha256 !== undefined) pin.specSha256 = specSha256;
+  if (request.reason !== undefined) pin.reason = request.reason;
+  if (request.expiresAt !== undefined) pin.expiresAt = request.expiresAt;
+  return pin;
+}
+
+/**
+ * Ends the cluster's pin (`pull-secret rollback --release`, the admin API); true when there was
+ * one. The next reconcile serves the spec again.
+ */
+export async function releasePin(
+  clusterId: string,
+  deps: { pins: PinStore; log: Logger; by?: string; signal?: AbortSignal },
+): Promise<boolean> {
+  const had = await deps.pins.delete(clusterId, deps.signal);
+  deps.log.info(
+    { operation: 'rollback-pin', cluster_id: clusterId, ended: 'released', by: deps.by, had_pin: had },
+    had ? 'Rollback pin ended: serving the spec again' : 'No rollback pin to release',
+  );
+  return had;
 }
 
 function assertOurs(described: SecretDescription, clusterId: string): void {

@@ -23,6 +23,8 @@ export interface ReportView {
   /** With retention on (docs/retention.md): the previous version and when its grace ends. */
   previousVersion?: string;
   previousGraceEndsAt?: string;
+  /** A rollback pin the adapter serves (docs/retention.md): the restored version, who, until when. */
+  pin?: { sourceVersion: string; by?: string; expiresAt?: string };
 }
 
 /** One cluster's line in `pull-secret status` (also its JSON form). */
@@ -59,6 +61,22 @@ function kubernetesSecretOf(
   if (typeof k8s !== 'object' || k8s === null) return undefined;
   const { namespace, name } = k8s as Record<string, unknown>;
   return typeof namespace === 'string' && typeof name === 'string' ? { namespace, name } : undefined;
+}
+
+/** `data.pin` as the status shows it (names and times only). */
+function pinOf(data: Record<string, unknown> | undefined): ReportView['pin'] {
+  const pin = data?.pin;
+  if (typeof pin !== 'object' || pin === null) return undefined;
+  const fields = pin as Record<string, unknown>;
+  const sourceVersion = text(fields.sourceVersion);
+  if (sourceVersion === undefined) return undefined;
+  const by = text(fields.by);
+  const expiresAt = text(fields.expiresAt);
+  return {
+    sourceVersion,
+    ...(by === undefined ? {} : { by }),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+  };
 }
 
 /**
@@ -102,6 +120,8 @@ export function toStatusRow(cluster: Cluster, status: AdapterStatus | undefined)
   const previousGraceEndsAt = text(status.data?.previousGraceEndsAt);
   if (previousVersion !== undefined) report.previousVersion = previousVersion;
   if (previousGraceEndsAt !== undefined) report.previousGraceEndsAt = previousGraceEndsAt;
+  const pin = pinOf(status.data);
+  if (pin !== undefined) report.pin = pin;
   row.report = report;
   return row;
 }

@@ -118,9 +118,39 @@ describe('status rows and table', () => {
     const [header, line] = formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)], {
       wide: true,
     }).split('\n');
-    assert.match(header ?? '', / VERSION +PREVIOUS +GRACE ENDS +KUBERNETES SECRET$/);
-    assert.match(line ?? '', / 3 +2 +2026-01-02T10:00:00\.000Z +clusters-/);
+    assert.match(header ?? '', / VERSION +PREVIOUS +GRACE ENDS +PIN +KUBERNETES SECRET$/);
+    assert.match(line ?? '', / 3 +2 +2026-01-02T10:00:00\.000Z +- +clusters-/);
     assert.ok(!formatStatusTable([toStatusRow(cluster('prod-1', 2), retained)]).includes('PREVIOUS'));
+  });
+
+  it('wide output shows a rollback pin: the restored version and its expiry (status data.pin)', () => {
+    const pinned = {
+      ...provisioned,
+      data: {
+        ...provisioned.data,
+        pin: {
+          sourceVersion: '2',
+          version: '4',
+          by: 'cli (ops)',
+          at: T,
+          expiresAt: '2026-01-02T10:00:00.000Z',
+        },
+      },
+    };
+    const row = toStatusRow(cluster('prod-1', 2), pinned);
+    assert.deepEqual(row.report?.pin, {
+      sourceVersion: '2',
+      by: 'cli (ops)',
+      expiresAt: '2026-01-02T10:00:00.000Z',
+    });
+    const [header, line] = formatStatusTable([row], { wide: true }).split('\n');
+    assert.match(header ?? '', / PIN +KUBERNETES SECRET$/);
+    assert.match(line ?? '', / v2 until 2026-01-02T10:00:00\.000Z +clusters-/);
+    const { pin: _pin, ...unpinned } = pinned.data;
+    const plain = formatStatusTable([toStatusRow(cluster('prod-1', 2), { ...pinned, data: unpinned })], {
+      wide: true,
+    });
+    assert.match(plain.split('\n')[1] ?? '', / - +clusters-/);
   });
 
   it("failed and skipped clusters show no version or Secret, and say why in the adapter's words", () => {

@@ -3,8 +3,8 @@ import { explainRow, type ClusterStatusRow, type ConditionView } from './status-
 
 interface TableOptions {
   /**
-   * Full cluster ids (an ID column, and unabridged Kubernetes Secret names), and the previous version
-   * with the end of its grace.
+   * Full cluster ids (an ID column, and unabridged Kubernetes Secret names), the previous version
+   * with the end of its grace, and the rollback pin.
    */
   wide?: boolean;
 }
@@ -33,6 +33,14 @@ function generationCell(row: ClusterStatusRow): string {
   return row.deleting ? `${base} deleting` : base;
 }
 
+/** The PIN column: the restored version, and until when (`v2 until 2026-…`), or `-`. */
+function pinCell(pin: { sourceVersion: string; expiresAt?: string } | undefined): string {
+  if (pin === undefined) return NONE;
+  return pin.expiresAt === undefined
+    ? `v${pin.sourceVersion}`
+    : `v${pin.sourceVersion} until ${pin.expiresAt}`;
+}
+
 /**
  * The `pull-secret status` table: one line per cluster (name, generation, Applied / Available / Health
  * with reasons, secret version, Kubernetes Secret), then a "why" line for every cluster that is not
@@ -48,7 +56,7 @@ export function formatStatusTable(rows: readonly ClusterStatusRow[], options: Ta
     'AVAILABLE',
     'HEALTH',
     'VERSION',
-    ...(options.wide === true ? ['PREVIOUS', 'GRACE ENDS'] : []),
+    ...(options.wide === true ? ['PREVIOUS', 'GRACE ENDS', 'PIN'] : []),
     'KUBERNETES SECRET',
   ];
   const body = rows.map((row) => {
@@ -66,7 +74,7 @@ export function formatStatusTable(rows: readonly ClusterStatusRow[], options: Ta
       cell(report?.health),
       report?.secretVersion ?? NONE,
       ...(options.wide === true
-        ? [report?.previousVersion ?? NONE, report?.previousGraceEndsAt ?? NONE]
+        ? [report?.previousVersion ?? NONE, report?.previousGraceEndsAt ?? NONE, pinCell(report?.pin)]
         : []),
       options.wide === true ? k8s : abridge(k8s, row.id),
     ];

@@ -76,6 +76,48 @@ describe('pull-secret admin and token (CLI client)', () => {
     assert.match(rollback.stderr, /refused rollback \(409\): SECRET_NOT_FOUND: /);
   });
 
+  it('rollback --reason --expires-in pins (shown in the table and status -o wide); --release ends the pin', async () => {
+    const cluster = await stack.seedCluster();
+    await stack.publish(cluster);
+    await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '1');
+    const patched = await stack.request('PATCH', `/clusters/${cluster.id}`, {
+      spec: {
+        ...cluster.spec,
+        pullSecret: {
+          data: (cluster.spec.pullSecret as { data: string }).data.replace(
+            '}}',
+            '},"b.example.com":{"auth":"YjpiYg=="}}',
+          ),
+        },
+      },
+    });
+    assert.equal(patched.status, 200);
+    await stack.publish({ id: cluster.id, generation: 2 });
+    await stack.waitForStatus(cluster.id, (s) => s.data?.secretVersion === '2');
+    const admin = (...args: string[]) =>
+      runCli(['admin', 'rollback', cluster.id, ...args, '--server', server, '--token-file', tokenFile], env);
+    const pinned = await admin('--reason', 'bad b.example.com', '--expires-in', '4h');
+    assert.equal(pinned.code, 0, pinned.stderr);
+    assert.match(pinned.stdout, /version 1 restored as version 3 \(updated\)/);
+    assert.match(
+      pinned.stdout,
+      /Pinned by admin-api \(current token, 127\.0\.0\.1\) at \S+ until \S+: bad b\.example\.com/,
+    );
+    const status = await stack.waitForStatus(cluster.id, (s) => s.data?.pin !== undefined);
+    assert.equal(status.conditions.find((c) => c.type === 'Applied')?.reason, 'RolledBackPinned');
+    const wide = await runCli(['status', '-o', 'wide', '--api', stack.api.url], env);
+    assert.equal(wide.code, 0, wide.stderr);
+    assert.match(wide.stdout, /PIN/);
+    assert.match(wide.stdout, / v1 until \S+Z /);
+    const both = await admin('--release', '--reason', 'x');
+    assert.equal(both.code, 2);
+    const released = await admin('--release');
+    assert.equal(released.code, 0, released.stderr);
+    assert.match(released.stdout, /Rollback pin of \S+ released; reconcile: done/);
+    const none = await admin('--release');
+    assert.match(none.stdout, /had no rollback pin: nothing changed/);
+  });
+
   it('clear messages and exit codes: 401 (1), connection refused (1), a missing argument (2)', async () => {
     const wrong = join(dir, 'wrong-token');
     await writeFile(wrong, 'bm90LXRoZS10b2tlbg==\n');

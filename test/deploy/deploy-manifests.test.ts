@@ -65,6 +65,7 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
     // Leader election: the one Lease, in the adapter's namespace (create cannot be limited by name).
     'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases create',
     'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases get,update',
+    'Role/pullsecret-adapter-pins hyperfleet-system: /configmaps get,list,watch,create,update,delete',
   ],
   job: [
     'ClusterRole/pullsecret-adapter-managed-secrets -: /secrets get,list,watch,delete',
@@ -75,6 +76,8 @@ const EXPECTED_RULES: Record<(typeof OVERLAYS)[number], string[]> = {
     // Leader election: the one Lease, in the adapter's namespace (create cannot be limited by name).
     'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases create',
     'Role/pullsecret-adapter-leader-election hyperfleet-system: coordination.k8s.io/leases get,update',
+    'Role/pullsecret-adapter-pins hyperfleet-system: /configmaps get,list,watch,create,update,delete',
+    'Role/pullsecret-job-pins hyperfleet-system: /configmaps get,update,delete',
   ],
 };
 

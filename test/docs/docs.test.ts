@@ -236,6 +236,18 @@ function emittedReasons(): Set<string> {
       target,
       result: { outcome, secretPath: 'p', secretName: 's', dryRun: false },
     })),
+    // A rollback pin holds (docs/retention.md): Applied says so.
+    {
+      kind: 'applied',
+      target,
+      result: {
+        outcome: 'unchanged',
+        secretPath: 'p',
+        secretName: 's',
+        dryRun: false,
+        pin: { sourceVersion: '1', by: 'b', at: 't' },
+      },
+    },
     { kind: 'skipped', precondition: 'p', message: 'm' },
     ...errors.map((error): WorkOutcome => ({ kind: 'failed', error, target })),
     { kind: 'job-running', ...job },

@@ -156,7 +156,7 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ps-rollback-cli-'));
-    kube = await startKubernetesTestServer({ namespaces: [namespace] });
+    kube = await startKubernetesTestServer({ namespaces: [namespace, 'hyperfleet-system'] });
     const settings = { dir: join(dir, 'store') };
     const store = await storeFactory('local').create(storeConfigSchema('local').parse(settings));
     await store.createSecret(secretId, managedLabels(CLUSTER));
@@ -191,12 +191,35 @@ describe('pull-secret rollback (CLI) with the Kubernetes API test server', () =>
       restored_version: '2',
       version: '4',
       outcome: 'updated',
+      pinned: true,
       kubernetes: { namespace, name: `${CLUSTER}-pull-secret`, outcome: 'created' },
     });
     const secret = kube.getObject('secrets', namespace, `${CLUSTER}-pull-secret`) as
       { data?: Record<string, string> } | undefined;
     assert.equal(Buffer.from(secret?.data?.[DOCKERCONFIGJSON_KEY] ?? '', 'base64').toString(), content(2));
     assert.equal(findCanary(out.stdout + out.stderr), undefined);
+  });
+
+  it('pins the restored content in a ConfigMap in the adapter namespace (no credential); --release ends it', async () => {
+    const name = `pull-secret-pin-${CLUSTER}`;
+    const pin = kube.getObject('configmaps', 'hyperfleet-system', name) as unknown as
+      { data: Record<string, string> } | undefined;
+    assert.deepEqual(
+      [pin?.data.sourceVersion, pin?.data.version, pin?.data.specSha256],
+      ['2', '4', undefined],
+      'the CLI does not read the spec: the first reconcile adopts its digest',
+    );
+    assert.match(pin?.data.by ?? '', /^cli \(.+\)$/);
+    assert.equal(findCanary(JSON.stringify(pin)), undefined);
+    const bad = await run('--release', '--reason', 'x');
+    assert.equal(bad.code, 2, bad.stderr);
+    const soon = await run('--expires-in', 'soon');
+    assert.equal(soon.code, 2, soon.stderr);
+    assert.match(soon.stderr, /--expires-in must be a duration/);
+    const released = await run('--release');
+    assert.equal(released.code, 0, released.stderr);
+    assert.deepEqual(released.logs[0], { cluster_id: CLUSTER, released: true });
+    assert.equal(kube.getObject('configmaps', 'hyperfleet-system', name), undefined);
   });
 
   it('inspect shows the current and previous versions and the end of the grace', async () => {

@@ -1,10 +1,10 @@
 import type { ResourceType } from './types.js';
 
 /**
- * Resource types served besides namespaces, Secrets and Jobs: ServiceAccounts, the RBAC objects
- * (evaluated by `rbac.ts`), SubjectAccessReviews (create-only, answered by `access-review.ts`),
- * the `PullSecretShare` custom resource of `deploy/components/shares/pullsecretshare-crd.yaml`, and
- * Leases (leader election).
+ * Resource types served besides namespaces, Secrets and Jobs: ConfigMaps (rollback pins),
+ * ServiceAccounts, the RBAC objects (evaluated by `rbac.ts`), SubjectAccessReviews (create-only,
+ * answered by `access-review.ts`), the `PullSecretShare` custom resource of
+ * `deploy/components/shares/pullsecretshare-crd.yaml`, and Leases (leader election).
  */
 
 /** Group of the project's custom resources. */
@@ -28,6 +28,18 @@ export const EXTRA_RESOURCE_TYPES: readonly ResourceType[] = [
     shortNames: ['po'],
     hasStatus: true,
     maxNameLength: 253,
+  },
+  // ConfigMaps hold the rollback pins: core group, namespaced, `cm`, names up to 253 characters
+  // (https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/config-map-v1/).
+  {
+    ...base,
+    resource: 'configmaps',
+    singular: 'configmap',
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    namespaced: true,
+    shortNames: ['cm'],
   },
   {
     ...base,
