@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -170,33 +170,27 @@ describe('run-job with VERIFICATION_MODE=enforce', { skip }, () => {
     assert.equal(run.result.current_version, undefined, 'no version was ever stored');
   });
 
-  test('a failure after the check (the Kubernetes API is down) still carries what the check found', async () => {
-    const kubeconfig = join(dir, 'kubeconfig-down.yaml');
-    await writeFile(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [
-          { name: 'down', cluster: { server: `https://${DOWN}`, 'insecure-skip-tls-verify': true } },
-        ],
-        users: [{ name: 'u', user: { token: 'not-a-credential-of-the-pull-secret' } }],
-        contexts: [{ name: 'down', context: { cluster: 'down', user: 'u' } }],
-        'current-context': 'down',
-      }),
-    );
-    const run = await runJob('after-check', pullSecret(validAuth(), 'k8s-down'), {
-      ...verifyEnv('enforce'),
-      KUBERNETES_TARGET: 'api',
-      KUBECONFIG: kubeconfig,
-      RETRY_MAX_ATTEMPTS: '1',
-    });
-    assert.equal(run.cli.code, 1, run.cli.stderr);
-    assert.equal(run.result.status, 'failure');
-    assert.match(run.result.error_code ?? '', /^KUBE_/);
-    const accepted = { mode: 'enforce', results: { [registry.host]: 'accepted' } };
-    assert.deepEqual(run.result.registry_verification, accepted);
-    assert.deepEqual(run.report?.registryVerification, accepted);
+  test('a failure after the check (Secret writes fail) still carries what the check found', async () => {
+    // The Kubernetes API answers the rollback pin's read (before the check) and fails every Secret
+    // call (after it), so the failure comes after the registry was asked.
+    const kube = await startKubernetesTestServer();
+    try {
+      kube.injectFault({ resource: 'secrets', status: 503, times: Infinity });
+      const run = await runJob('after-check', pullSecret(validAuth(), 'k8s-down'), {
+        ...verifyEnv('enforce'),
+        KUBERNETES_TARGET: 'api',
+        KUBECONFIG: kube.kubeconfigPath,
+        RETRY_MAX_ATTEMPTS: '1',
+      });
+      assert.equal(run.cli.code, 1, run.cli.stderr);
+      assert.equal(run.result.status, 'failure');
+      assert.match(run.result.error_code ?? '', /^KUBE_/);
+      const accepted = { mode: 'enforce', results: { [registry.host]: 'accepted' } };
+      assert.deepEqual(run.result.registry_verification, accepted);
+      assert.deepEqual(run.report?.registryVerification, accepted);
+    } finally {
+      await kube.close();
+    }
   });
 
   test('an unchanged pull secret makes no registry call (the check runs only before a write)', async () => {
@@ -416,17 +410,16 @@ describe('Job-mode adapter: the status carries what the Job found', { skip }, ()
   let kube: KubernetesTestServer;
   let stack: AdapterStack;
   /**
-   * The store the Jobs share, standing in for a volume a real cluster mounts: outside /tmp, since the
-   * Job's pod mounts an emptyDir there (src/kube/job-manifest.ts), which would make it each pod's own.
+   * The store the Jobs share, standing in for a volume a real cluster mounts: a persistent path of the
+   * test server's pods, since they mount an emptyDir on /tmp (src/kube/job-manifest.ts), which would
+   * otherwise make a store under /tmp each pod's own.
    */
   let storeDir: string;
   before(async () => {
-    const base = fileURLToPath(new URL('../../.tmp/', import.meta.url));
-    await mkdir(base, { recursive: true });
-    storeDir = await mkdtemp(join(base, 'ps-job-store-'));
+    storeDir = await mkdtemp(join(tmpdir(), 'ps-job-store-'));
     kube = await startKubernetesTestServer({
       namespaces: ['hyperfleet-system'],
-      runJobs: { command: [process.execPath, '--import', TSX, MAIN] },
+      runJobs: { command: [process.execPath, '--import', TSX, MAIN], persistentPaths: [storeDir] },
     });
     stack = await startAdapterStack({
       store: { type: 'local', settings: { dir: storeDir } },

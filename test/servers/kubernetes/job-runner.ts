@@ -28,6 +28,13 @@ export interface RunJobsOptions {
     podLabels: Readonly<Record<string, string>>;
     env: Readonly<Record<string, string>>;
   }>;
+  /**
+   * Host paths every pod sees as they are, standing in for a persistent volume the cluster mounts at
+   * the same path (e.g. a shared local store). An env value under one of them is never taken for a
+   * path in the pod's emptyDir, even where the host path happens to start with its mount path
+   * (a checkout under /tmp).
+   */
+  persistentPaths?: readonly string[];
   /** Working directory of the child; default a fresh directory per pod. */
   cwd?: string;
   /** Called after every pod run, with its output. */
@@ -367,6 +374,11 @@ export class JobRunner {
     return out;
   }
 
+  /** True for a path under one of `persistentPaths`. */
+  private persistent(value: string): boolean {
+    return (this.options.persistentPaths ?? []).some((p) => value === p || value.startsWith(`${p}/`));
+  }
+
   /** The container's env, Secret references resolved; waits while a referenced Secret or key is missing. */
   private async resolveEnv(
     namespace: string,
@@ -379,7 +391,8 @@ export class JobRunner {
       let missing = false;
       for (const entry of list(container.env)) {
         const name = str(entry.name);
-        if (typeof entry.value === 'string') env[name] = rewritePath(entry.value, volumes);
+        if (typeof entry.value === 'string')
+          env[name] = this.persistent(entry.value) ? entry.value : rewritePath(entry.value, volumes);
         const ref = rec(rec(entry.valueFrom).secretKeyRef);
         if (typeof ref.name !== 'string') continue;
         const data = rec(this.ops.store.get(SECRETS, namespace, ref.name)?.data);
