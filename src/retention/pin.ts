@@ -96,11 +96,13 @@ export function pinFromFields(fields: Readonly<Record<string, unknown>>, where: 
     if (typeof value === 'string' && value !== '') pin[key] = value;
   }
   const missing = REQUIRED.filter((key) => pin[key] === undefined);
-  if (missing.length > 0 || !/^[0-9a-f]{64}$/.test(pin.contentSha256 ?? ''))
+  if (missing.length > 0 || !/^[0-9a-f]{64}$/.test(pin.contentSha256 ?? '')) {
+    const what = missing.length > 0 ? `missing ${missing.join(', ')}` : 'contentSha256';
     throw new PullSecretError(
       'CONFIG_INVALID',
-      `the rollback pin ${where} is malformed (${missing.length > 0 ? `missing ${missing.join(', ')}` : 'contentSha256'}); ` +
+      `the rollback pin ${where} is malformed (${what}); ` +
         'release it (pull-secret rollback --release) and roll back again',
     );
+  }
   return pin as unknown as Pin;
 }
