@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HOLD_LABEL } from '../../src/dev/upstream-adapters.js';
@@ -87,7 +87,12 @@ async function podsStopped(stack: ConformanceStack, clusterId: string, generatio
   await stack.waitFor(`the pod of ${name} to stop`, () => stack.kube?.jobRuns().some((r) => r.job === name));
 }
 
-/** In-process: makes the manifest target fail for one cluster (its namespace path is a plain file). */
+/**
+ * In-process: makes the manifest target fail for one cluster: its namespace path becomes a symlink to
+ * a plain file (ENOTDIR). Undoing it swaps in, with one rename, a symlink to the directory moved
+ * aside, so the adapter never sees the namespace missing in between (it would take the Secret for
+ * gone, and the restored manifest would be left behind).
+ */
 async function blockManifests(stack: ConformanceStack, clusterId: string): Promise<() => Promise<void>> {
   const dir = join(stack.manifestDir, `clusters-${clusterId}`);
   const aside = `${dir}.aside`;
@@ -96,10 +101,14 @@ async function blockManifests(stack: ConformanceStack, clusterId: string): Promi
     () => false,
   );
   await mkdir(stack.manifestDir, { recursive: true });
-  await writeFile(dir, 'not a directory');
+  await writeFile(`${dir}.block`, 'not a directory');
+  await symlink(`${dir}.block`, dir);
   return async () => {
-    await rm(dir, { force: true });
-    if (moved) await rename(aside, dir);
+    if (moved) {
+      await symlink(aside, `${dir}.swap`);
+      await rename(`${dir}.swap`, dir);
+    } else await rm(dir, { force: true });
+    await rm(`${dir}.block`, { force: true });
   };
 }
 
