@@ -177,6 +177,21 @@ describe('Job launcher against the test API server', () => {
     assert.equal(server.writes(), 0, 'an unchanged pin token reuses the finished Job without any write');
   });
 
+  it('watches a running Job of the same generation under another pin token rather than deleting it', async () => {
+    const req = request();
+    const name = `pullsecret-${req.clusterId}-gen1`;
+    const first = launcher.launch(req);
+    const job = await jobAppears(name);
+    const second = launcher.launch({ ...req, pinToken: 'v2.later' });
+    await until('the second launch watching', () =>
+      logs.some((l) => l.cluster_id === req.clusterId && l.message === 'reusing existing job'),
+    );
+    server.setJobStatus(NS, name, complete());
+    assert.equal((await first).reused, false);
+    assert.equal((await second).reused, true);
+    assert.equal(server.getObject('jobs', NS, name)?.metadata.uid, job.metadata.uid);
+  });
+
   it('sets KUBERNETES_TARGET and MANAGEMENT_NAMESPACE when asked to provision the Kubernetes Secret', async () => {
     const req = request({ kubernetesSecret: {} });
     const running = launcher.launch(req);
