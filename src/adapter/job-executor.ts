@@ -12,6 +12,7 @@ import type { ClusterCleanup, ClusterWork, Executor } from '../reconcile/executo
 import type { WorkOutcome, WorkTarget } from '../reconcile/outcome.js';
 import { withFacts } from '../reconcile/failure-facts.js';
 import { lifecycleJobEnv } from '../job/lifecycle.js';
+import { pinToken, type PinStore } from '../retention/pin.js';
 import { removeClusterSecrets, type ClusterResources } from './secret-cleanup.js';
 
 /**
@@ -28,6 +29,8 @@ export async function createJobExecutor(
   config: AdapterConfig,
   logger: Logger,
   resources: ClusterResources,
+  /** The adapter's rollback pins (its watch cache): a pin change runs the generation's Job again. */
+  pins?: PinStore,
 ): Promise<Executor> {
   const { createPullSecretJobLauncher } = await import('../kube/job-launcher.js');
   const launcher = createPullSecretJobLauncher({ kubeconfigPath: config.kubernetes.kubeconfig, logger });
@@ -72,6 +75,7 @@ export async function createJobExecutor(
           pod: store.jobPod,
           kubernetesSecret:
             config.kubernetes.target === 'api' ? { namespace: work.target.namespace } : undefined,
+          pinToken: pinToken(await pins?.get(work.clusterId, signal)),
         },
         { signal, timeoutMs: job.waitSeconds * 1000 },
       );

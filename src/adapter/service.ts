@@ -157,7 +157,7 @@ async function startParts(
     'executor',
     watches.track(
       config.execution.mode === 'job'
-        ? await createJobExecutor(config, logger, resources)
+        ? await createJobExecutor(config, logger, resources, pins)
         : new InProcessExecutor({
             resources,
             retry: config.execution.retry,

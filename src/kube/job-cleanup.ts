@@ -4,7 +4,13 @@ import { PullSecretError } from '../errors/index.js';
 import { isManaged, quoteIdentifier } from '../pullsecret/identifiers.js';
 import { withSignal } from './client.js';
 import { apiFailure, classifyKubeError } from './errors.js';
-import { clusterJobSelector, jobDataSecretName, JOB_DEFAULTS } from './job-manifest.js';
+import {
+  clusterJobSelector,
+  jobDataSecretName,
+  JOB_DEFAULTS,
+  JOB_PIN_LABEL,
+  PIN_TOKEN_NONE,
+} from './job-manifest.js';
 import { terminalCondition } from './job-watch.js';
 
 /** What a cluster's Job cleanup removed. */
@@ -80,6 +86,29 @@ export function stopOlderJobs(
     batch,
     clusterId,
     (job) => Number(job.metadata?.labels?.generation) < generation && terminalCondition(job) === undefined,
+    options,
+  );
+}
+
+/**
+ * Deletes the cluster's finished Job of `generation` when its pin label differs from `pinToken` (the
+ * rollback pin changed since it ran), and waits until it is gone, so that the launcher can run the
+ * generation again. A running Job is left alone. Resolves to the number of Jobs deleted (0 or 1).
+ */
+export function removeFinishedJobOfOtherPin(
+  batch: BatchV1Api,
+  clusterId: string,
+  generation: number,
+  pinToken: string,
+  options: JobCleanupOptions = {},
+): Promise<number> {
+  return deleteJobs(
+    batch,
+    clusterId,
+    (job) =>
+      Number(job.metadata?.labels?.generation) === generation &&
+      terminalCondition(job) !== undefined &&
+      (job.metadata?.labels?.[JOB_PIN_LABEL] ?? PIN_TOKEN_NONE) !== pinToken,
     options,
   );
 }

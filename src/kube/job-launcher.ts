@@ -12,11 +12,19 @@ import { loadKubeConfig, makeApiClient, withSignal, type LoadKubeConfigOptions }
 import { apiFailure, classifyKubeError } from './errors.js';
 import {
   removeClusterJobs,
+  removeFinishedJobOfOtherPin,
   stopOlderJobs,
   type JobCleanupOptions,
   type JobCleanupResult,
 } from './job-cleanup.js';
-import { buildPullSecretJob, jobDataSecretName, JOB_DEFAULTS, type JobSettings } from './job-manifest.js';
+import {
+  buildPullSecretJob,
+  jobDataSecretName,
+  JOB_DEFAULTS,
+  JOB_PIN_LABEL,
+  PIN_TOKEN_NONE,
+  type JobSettings,
+} from './job-manifest.js';
 import { readJobReport, type JobReport } from './job-report.js';
 import { terminalCondition, waitForJob } from './job-watch.js';
 import { ensureDataSecret, jobRef, removeStaleDataSecret } from './job-data-secret.js';
@@ -32,6 +40,11 @@ export interface JobLaunchRequest extends JobSettings {
   env: Readonly<Record<string, string>>;
   /** Also provision the cluster's Kubernetes Secret: sets KUBERNETES_TARGET=api and MANAGEMENT_NAMESPACE. */
   kubernetesSecret?: { namespace?: string };
+  /**
+   * The cluster's rollback pin state (label-safe, `none` by default): a finished Job of this generation
+   * created under another pin state is deleted and run again.
+   */
+  pinToken?: string;
 }
 
 interface JobLaunchOptions {
@@ -160,6 +173,10 @@ export class PullSecretJobLauncher {
     const fields = { cluster_id: request.clusterId, namespace, job: name, generation: request.generation };
     try {
       let current = await this.readJob(namespace, name, signal);
+      if (current !== undefined && (await this.removeIfPinChanged(current, request, namespace, signal))) {
+        this.options.logger?.info(fields, 'pin changed since the finished job ran; running it again');
+        current = undefined;
+      }
       let reused = current !== undefined;
       if (current === undefined) {
         const stopped = await stopOlderJobs(this.batch, request.clusterId, request.generation, {
@@ -240,6 +257,23 @@ export class PullSecretJobLauncher {
       }
       throw err;
     }
+  }
+
+  /** Deletes the finished same-generation Job when the cluster's pin state changed since it was created. */
+  private async removeIfPinChanged(
+    job: V1Job,
+    request: JobLaunchRequest,
+    namespace: string,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    const token = request.pinToken ?? PIN_TOKEN_NONE;
+    if (terminalCondition(job) === undefined) return false;
+    if ((job.metadata?.labels?.[JOB_PIN_LABEL] ?? PIN_TOKEN_NONE) === token) return false;
+    await removeFinishedJobOfOtherPin(this.batch, request.clusterId, request.generation, token, {
+      namespace,
+      signal,
+    });
+    return true;
   }
 
   private async readJob(namespace: string, name: string, signal: AbortSignal): Promise<V1Job | undefined> {

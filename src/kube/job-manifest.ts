@@ -39,6 +39,17 @@ const POD_TERMINATION_PATH = '/dev/termination-log';
 export const JOB_CONTAINER_NAME = 'pull-secret';
 /** `app` label of Job-mode Jobs and their pods. */
 export const JOB_APP_LABEL = 'pullsecret-job';
+
+/**
+ * Label holding the cluster's rollback pin state when the Job was created (`none`, or a label-safe
+ * token of the pin's version and time); a finished Job of another pin state is run again.
+ */
+export const JOB_PIN_LABEL = 'pullsecret.hyperfleet.io/pin';
+
+/** The pin token of a cluster without a rollback pin (also what a Job without the label counts as). */
+export const PIN_TOKEN_NONE = 'none';
+
+const PIN_TOKEN = /^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/;
 /** Exit code of the CLI for usage, configuration and input errors: retrying the pod cannot help. */
 const CONFIG_ERROR_EXIT_CODE = 2;
 /** Env variables the manifest sets itself; a caller's env map may not carry them. */
@@ -97,6 +108,8 @@ export interface PullSecretJobInput extends JobSettings {
    * spec as plain values. PULL_SECRET_DATA and RESULTS_PATH are set by the manifest.
    */
   env: Readonly<Record<string, string>>;
+  /** The cluster's rollback pin state (`JOB_PIN_LABEL`); default `none`. Never pull secret bytes. */
+  pinToken?: string;
 }
 
 /** The Job an owner reference points at. */
@@ -219,6 +232,9 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
   const secretName = jobDataSecretName(input.clusterId);
   if (input.image.trim() === '')
     throw new PullSecretError('CONFIG_MISSING', 'Job mode needs a container image for the pull-secret job');
+  const pinToken = input.pinToken ?? PIN_TOKEN_NONE;
+  if (!PIN_TOKEN.test(pinToken))
+    throw new PullSecretError('CONFIG_INVALID', 'invalid Job pin token: must be a Kubernetes label value');
   const labels = { ...jobLabels(input.clusterId, input.generation), app: JOB_APP_LABEL };
   const resources: V1ResourceRequirements = {
     requests: { ...JOB_DEFAULTS.resources.requests, ...input.resources?.requests },
@@ -229,7 +245,7 @@ export function buildPullSecretJob(input: PullSecretJobInput): V1Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name, namespace, labels },
+    metadata: { name, namespace, labels: { ...labels, [JOB_PIN_LABEL]: pinToken } },
     spec: {
       backoffLimit: nonNegative(input.backoffLimit, JOB_DEFAULTS.backoffLimit, 'backoffLimit'),
       activeDeadlineSeconds: nonNegative(

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /*
  * The rollback pin (docs/retention.md, "Rollback and pin"): a record, kept outside the cluster's
  * Secret and the store, that a cluster serves an earlier version's content until the spec's pull
@@ -105,4 +106,19 @@ export function pinFromFields(fields: Readonly<Record<string, unknown>>, where: 
     );
   }
   return pin as unknown as Pin;
+}
+
+/**
+ * The pin state as a Kubernetes label value (at most 63 of `[A-Za-z0-9._-]`): `none` without a pin,
+ * else the pinned version and the pin's time, or a SHA-256 prefix of them when that would not fit.
+ * The Job launcher runs a generation's finished Job again when this changed. No pull secret byte.
+ */
+export function pinToken(pin: Pin | undefined): string {
+  if (pin === undefined) return 'none';
+  const plain = `v${pin.version ?? pin.sourceVersion}.${pin.at}`.replace(/[^A-Za-z0-9._-]/g, '');
+  if (plain.length <= 63 && /[A-Za-z0-9]$/.test(plain)) return plain;
+  return `h${createHash('sha256')
+    .update(`${pin.version ?? pin.sourceVersion}|${pin.at}`)
+    .digest('hex')
+    .slice(0, 40)}`;
 }

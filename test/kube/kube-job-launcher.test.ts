@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { until } from '../support/until.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { PullSecretError } from '../../src/errors/index.js';
 import { PullSecretJobLauncher, type JobLaunchRequest } from '../../src/kube/job-launcher.js';
@@ -147,6 +148,48 @@ describe('Job launcher against the test API server', () => {
     assert.equal(again.reused, true);
     assert.equal(again.outcome, 'succeeded');
     assert.equal(server.writes(), 0, 'a finished Job is reused without any write');
+  });
+
+  it('runs a finished Job of the same generation again when the pin token changed, else reuses it', async () => {
+    const req = request();
+    const name = `pullsecret-${req.clusterId}-gen1`;
+    const first = launcher.launch(req);
+    const job = await jobAppears(name);
+    assert.equal(job.metadata.labels?.['pullsecret.hyperfleet.io/pin'], 'none');
+    server.setJobStatus(NS, name, complete());
+    assert.equal((await first).reused, false);
+
+    const pinned = { ...req, pinToken: 'v3.at-20250101T000000Z' };
+    const second = launcher.launch(pinned);
+    await until('the Job created again', () => {
+      const j = server.getObject('jobs', NS, name);
+      return j !== undefined && j.metadata.uid !== job.metadata.uid;
+    });
+    const rerun = await jobAppears(name);
+    assert.equal(rerun.metadata.labels?.['pullsecret.hyperfleet.io/pin'], pinned.pinToken);
+    server.setJobStatus(NS, name, complete());
+    assert.equal((await second).reused, false);
+    assert.ok(logs.some((l) => l.message === 'pin changed since the finished job ran; running it again'));
+
+    server.resetCalls();
+    const same = await launcher.launch(pinned);
+    assert.equal(same.reused, true);
+    assert.equal(server.writes(), 0, 'an unchanged pin token reuses the finished Job without any write');
+  });
+
+  it('watches a running Job of the same generation under another pin token rather than deleting it', async () => {
+    const req = request();
+    const name = `pullsecret-${req.clusterId}-gen1`;
+    const first = launcher.launch(req);
+    const job = await jobAppears(name);
+    const second = launcher.launch({ ...req, pinToken: 'v2.later' });
+    await until('the second launch watching', () =>
+      logs.some((l) => l.cluster_id === req.clusterId && l.message === 'reusing existing job'),
+    );
+    server.setJobStatus(NS, name, complete());
+    assert.equal((await first).reused, false);
+    assert.equal((await second).reused, true);
+    assert.equal(server.getObject('jobs', NS, name)?.metadata.uid, job.metadata.uid);
   });
 
   it('sets KUBERNETES_TARGET and MANAGEMENT_NAMESPACE when asked to provision the Kubernetes Secret', async () => {
