@@ -4,7 +4,7 @@ import { createKubernetesTarget } from '../kube/target-config.js';
 import type { Logger } from '../observability/logger.js';
 import { credentialStrings } from '../pullsecret/credentials.js';
 import { deriveClusterNames, type ClusterNames } from '../pullsecret/cluster-names.js';
-import type { ReconcileFacts, ReconcileStep } from '../reconcile/steps.js';
+import type { PinFacts, ReconcileFacts, ReconcileStep } from '../reconcile/steps.js';
 import { factsOf } from '../reconcile/failure-facts.js';
 import { verificationNote } from '../reconcile/status-report.js';
 import { transferMergeStep } from '../account-service/transfer-merge-step.js';
@@ -22,7 +22,7 @@ import type { JobConfig } from './config.js';
 import { jobRetentionRunner, jobVerificationGate } from './lifecycle.js';
 import { checkManifestDir, checkResultsPath } from './path-checks.js';
 import { writeFile } from 'node:fs/promises';
-import { terminationMessage, writeResultFile, type JobResultFile } from './result-file.js';
+import { terminationMessage, writeResultFile, type JobResultFile, type ResultPin } from './result-file.js';
 
 interface JobRunOptions {
   dryRun?: boolean;
@@ -177,6 +177,7 @@ function lifecycleResult(
   | 'previous_version_state'
   | 'previous_grace_ends_at'
   | 'registry_verification'
+  | 'pin'
 > {
   const previous = result.retention?.previous;
   return {
@@ -191,6 +192,17 @@ function lifecycleResult(
           previous_grace_ends_at: previous.graceEndsAt,
         }),
     ...(result.verification === undefined ? {} : { registry_verification: result.verification }),
+    ...(result.pin === undefined ? {} : { pin: resultPin(result.pin) }),
+  };
+}
+
+/** The pin in the result file's snake_case. */
+function resultPin(pin: PinFacts): ResultPin {
+  const { sourceVersion, expiresAt, ...rest } = pin;
+  return {
+    source_version: sourceVersion,
+    ...rest,
+    ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
   };
 }
 

@@ -40,7 +40,19 @@ export interface JobResultFile {
    * `registryVerification`).
    */
   registry_verification?: VerificationFacts;
+  /** The rollback pin the run served (status `pin`, docs/retention.md); names and times only. */
+  pin?: ResultPin;
   timestamp: string;
+}
+
+/** A rollback pin as the result file carries it (status `pin`, in snake_case). */
+export interface ResultPin {
+  source_version: string;
+  version?: string;
+  by: string;
+  at: string;
+  reason?: string;
+  expires_at?: string;
 }
 
 /** `text` cut to `max` characters, the cut marked with `...`. */
@@ -65,8 +77,9 @@ export const TERMINATION_MESSAGE_MAX = 4096;
 
 /**
  * The report the adapter reads from the pod's status (Job mode): the result's status, reason,
- * message, error code, versions and registry verification as compact JSON, at most 4096 bytes (the
- * message is cut, then the verification dropped, when it would not fit). Redacted like the file.
+ * message, error code, versions, registry verification and rollback pin as compact JSON, at most 4096
+ * bytes (the message is cut, then the verification and then the pin dropped, when it would not fit). Redacted like the
+ * file.
  */
 export function terminationMessage(result: JobResultFile): string {
   const {
@@ -79,6 +92,7 @@ export function terminationMessage(result: JobResultFile): string {
     previous_version_state,
     previous_grace_ends_at,
     registry_verification,
+    pin,
   } = sidecarResult(result);
   const report = {
     status,
@@ -90,10 +104,14 @@ export function terminationMessage(result: JobResultFile): string {
     previous_version_state,
     previous_grace_ends_at,
     registry_verification,
+    pin,
   };
   let text = redactor.redact(JSON.stringify(report));
   if (Buffer.byteLength(text) > TERMINATION_MESSAGE_MAX)
     text = redactor.redact(JSON.stringify({ ...report, registry_verification: undefined }));
+  // A pin's reason is an operator's free text: the pin goes too rather than the report.
+  if (Buffer.byteLength(text) > TERMINATION_MESSAGE_MAX)
+    text = redactor.redact(JSON.stringify({ ...report, registry_verification: undefined, pin: undefined }));
   return text;
 }
 

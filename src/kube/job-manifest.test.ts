@@ -50,7 +50,8 @@ describe('buildPullSecretJob', () => {
       generation: '7',
       app: 'pullsecret-job',
     };
-    assert.deepEqual(job.metadata?.labels, labels);
+    // The pin state the Job was created under is the Job's own (docs/retention.md), not its pods'.
+    assert.deepEqual(job.metadata?.labels, { ...labels, 'pullsecret.hyperfleet.io/pin': 'none' });
     assert.deepEqual(job.spec?.template.metadata?.labels, labels);
   });
 
@@ -180,7 +181,11 @@ describe("the store's Job pod metadata", () => {
     const job = buildPullSecretJob({ ...BASE, pod: storeFactory('azure').jobPod });
     validateJob(job);
     assert.deepEqual(job.spec?.template.metadata?.labels, { ...ownLabels, [WORKLOAD_IDENTITY]: 'true' });
-    assert.deepEqual(job.metadata?.labels, ownLabels, 'the Job object itself is not mutated by the webhook');
+    assert.deepEqual(
+      job.metadata?.labels,
+      { ...ownLabels, 'pullsecret.hyperfleet.io/pin': 'none' },
+      'the Job object itself is not mutated by the webhook',
+    );
   });
 
   it('adds nothing for the other stores (AWS IRSA needs only the service account annotation)', () => {

@@ -95,3 +95,41 @@ test('anything else is no report, never an error', () => {
     undefined,
   );
 });
+
+test('a rollback pin served by the Job reaches the report (snake_case in the file, the status shape back)', () => {
+  const text = terminationMessage({
+    ...base,
+    reason: 'SecretUpToDate',
+    current_version: '3',
+    pin: {
+      source_version: '1',
+      version: '3',
+      by: 'admin-api (current token, 127.0.0.1)',
+      at: '2026-01-01T00:00:00.000Z',
+      reason: 'bad credential in v2',
+      expires_at: '2026-01-02T00:00:00.000Z',
+    },
+  });
+  assert.deepEqual(parseJobReport(text)?.pin, {
+    sourceVersion: '1',
+    version: '3',
+    by: 'admin-api (current token, 127.0.0.1)',
+    at: '2026-01-01T00:00:00.000Z',
+    reason: 'bad credential in v2',
+    expiresAt: '2026-01-02T00:00:00.000Z',
+  });
+  // A pin without its required fields is left out, like any field that does not fit.
+  assert.equal(
+    parseJobReport(JSON.stringify({ status: 'success', reason: 'R', pin: { by: 'x' } }))?.pin,
+    undefined,
+  );
+});
+
+test('a pin whose reason would not fit is dropped, never the report', () => {
+  const text = terminationMessage({
+    ...base,
+    pin: { source_version: '1', by: 'cli (ops)', at: '2026-01-01T00:00:00.000Z', reason: 'r'.repeat(5000) },
+  });
+  assert.ok(Buffer.byteLength(text) <= TERMINATION_MESSAGE_MAX);
+  assert.equal(parseJobReport(text)?.reason, 'SecretUpdated');
+});

@@ -8,6 +8,7 @@ import {
   type VerificationOutcome,
   type VerificationSummary,
 } from '../pullsecret/verification-summary.js';
+import type { PinFacts } from '../pullsecret/pin-facts.js';
 import { JOB_CONTAINER_NAME } from './job-manifest.js';
 
 /**
@@ -26,6 +27,8 @@ export interface JobReport {
   previousVersionState?: string;
   previousGraceEndsAt?: string;
   registryVerification?: VerificationSummary;
+  /** The rollback pin the Job served (docs/retention.md): the status's `pin`. */
+  pin?: PinFacts;
 }
 
 const MAX_TEXT = 1024;
@@ -43,6 +46,17 @@ function verificationOf(value: unknown): JobReport['registryVerification'] {
     (e): e is [string, VerificationOutcome] => VERIFICATION_OUTCOMES.includes(e[1] as VerificationOutcome),
   );
   return { mode, results: Object.fromEntries(entries) };
+}
+
+function pinOf(value: unknown): PinFacts | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const p = value as Record<string, unknown>;
+  const [sourceVersion, by, at] = [text(p.source_version), text(p.by), text(p.at)];
+  if (sourceVersion === undefined || by === undefined || at === undefined) return undefined;
+  const optional = { version: text(p.version), reason: text(p.reason), expiresAt: text(p.expires_at) };
+  const pin: PinFacts = { sourceVersion, by, at };
+  for (const [key, v] of Object.entries(optional)) if (v !== undefined) Object.assign(pin, { [key]: v });
+  return pin;
 }
 
 /** The report in a termination message, or undefined when it is not one. */
@@ -65,6 +79,7 @@ export function parseJobReport(message: string | undefined): JobReport | undefin
     previousVersionState: text(r.previous_version_state),
     previousGraceEndsAt: text(r.previous_grace_ends_at),
     registryVerification: verificationOf(r.registry_verification),
+    pin: pinOf(r.pin),
   };
   const report: JobReport = { status: r.status, reason, message: text(r.message) ?? '' };
   for (const [key, v] of Object.entries(optional)) if (v !== undefined) Object.assign(report, { [key]: v });

@@ -290,3 +290,21 @@ test('a failed Job reports the verification its last pod found (a failure after 
   assert.deepEqual(report.data?.registryVerification, { mode: 'warn', results: { 'quay.io': 'accepted' } });
   assert.equal(report.data?.jobName, 'pullsecret-c1-gen2');
 });
+
+test('job-succeeded with a pin in the pod report: RolledBackPinned and data.pin, as in-process', () => {
+  const pin = { sourceVersion: '1', version: '3', by: 'cli (ops)', at: '2026-01-01T00:00:00.000Z' };
+  const report = buildStatusReport(
+    {
+      kind: 'job-succeeded',
+      target,
+      jobName: 'pullsecret-c1-gen2',
+      jobNamespace: 'hyperfleet-system',
+      report: { status: 'success', reason: 'SecretUpToDate', message: 'Unchanged', currentVersion: '3', pin },
+    },
+    2,
+  );
+  const applied = report.conditions.find((c) => c.type === 'Applied');
+  assert.equal(applied?.reason, 'RolledBackPinned');
+  assert.match(applied?.message ?? '', /rolled back to version 1's content, pinned by cli \(ops\)$/);
+  assert.deepEqual(report.data?.pin, pin);
+});

@@ -249,8 +249,9 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           condition(
             'Applied',
             'True',
-            'JobSucceeded',
-            `Job ${outcome.jobNamespace}/${outcome.jobName} completed${verificationNote(verification)}`,
+            report?.pin === undefined ? 'JobSucceeded' : PINNED_REASON,
+            `Job ${outcome.jobNamespace}/${outcome.jobName} completed${verificationNote(verification)}` +
+              pinNote(report?.pin),
           ),
           condition(
             'Available',
@@ -265,6 +266,7 @@ function describe(outcome: WorkOutcome): { conditions: ConditionRequest[]; data:
           jobName: outcome.jobName,
           ...versions,
           ...verificationData(verification),
+          ...(report?.pin === undefined ? {} : { pin: report.pin }),
         },
       };
     }

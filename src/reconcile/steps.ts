@@ -8,6 +8,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { ClusterNames } from '../pullsecret/cluster-names.js';
+import type { PinFacts } from '../pullsecret/pin-facts.js';
 import type { ValidateOptions } from '../pullsecret/validate.js';
 import type { PushResult } from '../stores/push.js';
 import type { SecretStore } from '../stores/store.js';
@@ -33,17 +34,7 @@ interface TransferFacts {
   appliedAt: string;
 }
 
-/** A rollback pin the reconcile served (docs/retention.md, "Rollback and pin"): names, never content. */
-export interface PinFacts {
-  /** The version whose content was restored. */
-  sourceVersion: string;
-  /** The version the rollback wrote. */
-  version?: string;
-  by: string;
-  at: string;
-  reason?: string;
-  expiresAt?: string;
-}
+export type { PinFacts } from '../pullsecret/pin-facts.js';
 
 /** What steps add to a reconcile's result, for the status data and the Job's result file. */
 export interface ReconcileFacts {

@@ -56,6 +56,8 @@ test('the Job serves the pinned content until the pull secret changes', async ()
   assert.equal(held.code, 0, held.stderr);
   assert.equal(finalLine(held)?.outcome, 'unchanged');
   assert.equal(await served(), content(1));
+  // The result carries the pin, for the Job-mode status (docs/retention.md).
+  assert.equal((finalLine(held)?.pin as { source_version?: string } | undefined)?.source_version, '1');
 
   const changed = await job(3);
   assert.equal(changed.code, 0, changed.stderr);
