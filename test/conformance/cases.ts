@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync, renameSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -96,13 +97,14 @@ async function podsStopped(stack: ConformanceStack, clusterId: string, generatio
 async function blockManifests(stack: ConformanceStack, clusterId: string): Promise<() => Promise<void>> {
   const dir = join(stack.manifestDir, `clusters-${clusterId}`);
   const aside = `${dir}.aside`;
-  const moved = await rename(dir, aside).then(
-    () => true,
-    () => false,
-  );
   await mkdir(stack.manifestDir, { recursive: true });
   await writeFile(`${dir}.block`, 'not a directory');
-  await symlink(`${dir}.block`, dir);
+  await symlink(`${dir}.block`, `${dir}.blocked`);
+  // Back to back and synchronous: the adapter runs in this process, and must not recreate the
+  // namespace directory in between.
+  const moved = existsSync(dir);
+  if (moved) renameSync(dir, aside);
+  renameSync(`${dir}.blocked`, dir);
   return async () => {
     if (moved) {
       await symlink(aside, `${dir}.swap`);
