@@ -240,7 +240,7 @@ test('entitlementExpiresAt joins the data when given, beside what the outcome re
   assert.equal('entitlementExpiresAt' in (buildStatusReport(applied, 1).data ?? {}), false);
 });
 
-test('a failure carries what was found before it: the verification, and the version still served after a refusal', () => {
+test('a failure carries what was found before it: the verification, the version still served after a refusal', () => {
   const refused = withFacts(
     new PullSecretError('CREDENTIALS_REJECTED', 'registry refused quay.io (HTTP 401)'),
     {

@@ -65,7 +65,8 @@ function awsChecks(
     status: 'warn',
     detail:
       `not verified (preflight writes nothing): ${writes.join(', ')} on ` +
-      `${target.resource.replace(/[^:]*$/, 'hyperfleet-*')}${target.kmsKeyId === undefined ? '' : ', kms:GenerateDataKey and kms:Decrypt on the key'}`,
+      target.resource.replace(/[^:]*$/, 'hyperfleet-*') +
+      (target.kmsKeyId === undefined ? '' : ', kms:GenerateDataKey and kms:Decrypt on the key'),
     fix,
   };
   if (!describe.allowed && describe.error.code !== 'STORE_PERMISSION_DENIED') {
